@@ -1,0 +1,38 @@
+# scheduler-extender: `make run` starts the daemon, `make test` runs the whole suite.
+# Both install missing Debian packages first when run as root (scripts/install-deps.sh).
+
+BUILD_DIR ?= build
+ASAN_DIR  ?= build-asan
+JOBS      ?= 2
+CONFIG    ?= examples/config.yaml
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test test-asan bench e2e clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+run: build
+	./$(BUILD_DIR)/scheduler-extender --config $(CONFIG)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_SANITIZE=ON -DEXTENDER_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN_DIR) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
+
+bench: build
+	bench/run.sh $(BUILD_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR)

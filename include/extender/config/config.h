@@ -1,0 +1,119 @@
+#pragma once
+// Config: every setting of the daemon, with a default for each, loaded from a YAML file
+// (--config) and command-line flags. Validation errors name the key and its line; unknown keys are
+// errors. The reference of every key is examples/config.yaml. A value type; thread-safe once built.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extender/common/result.h"
+#include "extender/model/demand.h"
+#include "extender/model/supply.h"
+#include "extender/policy/score.h"
+
+namespace extender::config {
+
+using std::chrono::milliseconds;
+
+enum class Mode { kStandalone, kKubernetes };
+
+struct TlsConfig {
+  std::string cert_file;       // serve TLS when cert_file and key_file are set
+  std::string key_file;
+  std::string client_ca_file;  // also require client certificates signed by this CA
+};
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8888";
+  std::string path_prefix = "/scheduler";  // verbs answer at /<verb> and at <path_prefix>/<verb>
+  std::int64_t threads = 64;               // each open connection holds one while it lives
+  std::int64_t max_body_bytes = std::int64_t{128} << 20;
+  milliseconds read_timeout{10'000};
+  milliseconds write_timeout{10'000};
+  milliseconds keep_alive_timeout{5'000};
+  std::int64_t keep_alive_max_requests = 1000;
+  milliseconds request_deadline{4'000};    // filter and prioritize answer within this
+  TlsConfig tls;
+};
+
+struct AdminConfig {
+  std::string listen = "127.0.0.1:8889";  // /admin/* and /debug/*; empty: served on server.listen
+};
+
+struct LoggingConfig {
+  std::string level = "info";  // trace, debug, info, warn, error
+  std::string format = "text"; // text or json
+};
+
+struct GpuConfig {
+  std::vector<model::GpuResourceRule> resources = {{"nvidia.com/gpu", "nvidia.com/gpu.memory", std::int64_t{1} << 20}};
+  std::string memory_annotation = "scheduler-extender.io/gpu-memory";
+};
+
+struct StorageConfig {
+  std::map<std::string, std::string, std::less<>> classes = {{"local-storage", "local"}};  // class -> pool
+  std::string default_class;  // for claim templates without a class
+  std::string default_pool = "local";
+  std::int64_t default_claim_bytes = std::int64_t{10} << 30;
+  std::string pool_annotation_prefix = "scheduler-extender.io/pool.";
+};
+
+struct StateConfig {
+  milliseconds reservation_ttl{300'000};
+  std::int64_t demand_cache_size = 10'000;
+  milliseconds demand_cache_ttl{900'000};
+};
+
+struct StandaloneConfig {
+  std::string inventory;              // YAML inventory file, loaded at start
+  bool upsert_request_nodes = true;   // remember nodes carried in Nodes requests
+};
+
+struct KubernetesConfig {
+  std::string kubeconfig;                 // empty: in-cluster credentials
+  milliseconds bind_timeout{4'000};       // below the scheduler's httpTimeout (5s by default)
+  milliseconds watch_timeout{300'000};    // timeoutSeconds of each watch request
+  milliseconds token_reload{60'000};
+  std::string user_agent = "scheduler-extender";
+};
+
+struct Config {
+  Mode mode = Mode::kStandalone;
+  ServerConfig server;
+  AdminConfig admin;
+  LoggingConfig logging;
+  GpuConfig gpu;
+  StorageConfig storage;
+  policy::ScoringRules scoring;
+  StateConfig state;
+  StandaloneConfig standalone;
+  KubernetesConfig kubernetes;
+
+  model::DemandRules demand_rules() const;
+  model::SupplyRules supply_rules() const;
+};
+
+// Parses a YAML document over the defaults; `source` names it in errors.
+Result<Config> parse_config(std::string text, std::string source);
+Result<Config> load_config_file(const std::string& path);
+
+// The command line. Flags override the file.
+struct CommandLine {
+  std::string config_file;
+  std::string listen;
+  std::string log_level;
+  std::string inventory;
+  std::string kubeconfig;
+  std::string mode;
+  bool show_version = false;
+  bool show_help = false;
+};
+Result<CommandLine> parse_command_line(int argc, const char* const* argv);
+std::string usage_text();
+
+// Loads the file (if any) and applies the flags.
+Result<Config> resolve_config(const CommandLine& cli);
+
+}  // namespace extender::config

@@ -1,0 +1,18 @@
+#pragma once
+// Binder: makes a placement official in the cluster (kubernetes mode: a Binding through the API
+// server). Called by the engine with no lock held, after the node's capacity was reserved.
+// Implementations must be thread-safe and answer within their configured deadline.
+#include <string>
+
+#include "extender/wire/verb_args.h"
+
+namespace extender::engine {
+
+class Binder {
+ public:
+  virtual ~Binder() = default;
+  // "" when the pod is bound to args.node (also when it already was), otherwise why not.
+  virtual std::string bind(const wire::BindingArgs& args) = 0;
+};
+
+}  // namespace extender::engine

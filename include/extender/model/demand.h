@@ -1,0 +1,63 @@
+#pragma once
+// PodDemand: what one pod needs of the resources this daemon manages, computed from a Pod by the
+// Kubernetes rules (KEP-753 for init containers and sidecars, requests falling back to limits,
+// spec.overhead). Pure functions over value types; thread-safe.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "extender/common/result.h"
+#include "extender/model/pod.h"
+
+namespace extender::model {
+
+struct VolumeDemand {
+  std::string volume;         // the pod's volume name
+  std::string storage_class;  // empty when unknown (standalone PVC)
+  std::string pool;           // the node pool it must be carved from
+  std::int64_t bytes = 0;
+  bool assumed = false;       // size and pool assumed: the claim could not be resolved
+};
+
+struct PodDemand {
+  std::string uid;
+  std::string name;
+  std::string namespace_name;
+  std::map<std::string, std::int64_t, std::less<>> gpus;  // managed GPU resource -> count (> 0)
+  std::optional<std::int64_t> gpu_memory_floor_bytes;     // per GPU
+  std::vector<VolumeDemand> volumes;                       // volumes that need new local capacity
+
+  bool needs_nothing() const { return gpus.empty() && volumes.empty(); }
+  std::string display_name() const { return namespace_name + "/" + name; }
+};
+
+// What a PersistentVolumeClaim says, as far as placement cares.
+struct ClaimInfo {
+  std::string storage_class;
+  std::int64_t bytes = 0;
+  bool bound = false;  // a volume already exists: it needs no new capacity
+};
+
+// Looks up a claim by namespace and name; nullopt when unknown.
+using ClaimLookup = std::function<std::optional<ClaimInfo>(const std::string& ns, const std::string& name)>;
+
+struct DemandRules {
+  std::vector<std::string> gpu_resources;                 // e.g. nvidia.com/gpu, amd.com/gpu
+  std::string gpu_memory_annotation;                      // e.g. scheduler-extender.io/gpu-memory
+  std::map<std::string, std::string, std::less<>> pool_by_class;  // managed storage class -> pool
+  std::string default_class;                              // for claim templates without a class
+  std::string default_pool;                               // for claims that cannot be resolved
+  std::int64_t default_claim_bytes = 0;                   // for claims that cannot be resolved
+};
+
+// Computes the pod's demand. `claims` resolves PersistentVolumeClaims; without it (standalone) every
+// claim counts in the default pool with the default size. Errors name the field that is invalid.
+Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims = {});
+
+// The effective request of one resource per KEP-753, in whole units (rounded up).
+Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource);
+
+}  // namespace extender::model

@@ -1,0 +1,29 @@
+#pragma once
+// Node: the fields of a Kubernetes Node that scheduling decisions read (name, labels, annotations,
+// capacity, allocatable, unschedulable, taints). Quantities stay as text; `supply.h` interprets them.
+#include <string>
+#include <vector>
+
+#include "extender/model/pod.h"
+
+namespace extender::model {
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  bool operator==(const Taint&) const = default;
+};
+
+struct Node {
+  std::string name;
+  StringMap labels;
+  StringMap annotations;
+  StringMap capacity;
+  StringMap allocatable;
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+  bool operator==(const Node&) const = default;
+};
+
+}  // namespace extender::model

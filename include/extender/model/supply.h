@@ -1,0 +1,62 @@
+#pragma once
+// NodeSupply: what one node offers of the managed resources: GPUs per resource name, memory per
+// GPU, local storage pools (optionally split into devices). Built from a Node object by the rules
+// below, or directly by the inventory. Value types; thread-safe once built.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "extender/common/result.h"
+#include "extender/model/node.h"
+
+namespace extender::model {
+
+struct Device {
+  std::string name;
+  std::int64_t capacity_bytes = 0;
+  bool operator==(const Device&) const = default;
+};
+
+struct Pool {
+  std::string name;
+  std::int64_t capacity_bytes = 0;
+  std::vector<Device> devices;             // empty: the pool is one free-form space
+  bool operator==(const Pool&) const = default;
+};
+
+struct NodeSupply {
+  std::string name;
+  std::map<std::string, std::int64_t, std::less<>> gpus;             // resource -> allocatable
+  std::map<std::string, std::int64_t, std::less<>> gpu_memory_bytes; // resource -> memory per GPU
+  std::vector<Pool> pools;
+  bool unschedulable = false;
+  // Values the node reports that could not be read: subject (a GPU resource name, or "storage")
+  // -> what is wrong. A pod that needs the subject cannot be placed on the node.
+  std::map<std::string, std::string, std::less<>> problems;
+
+  const Pool* find_pool(std::string_view pool_name) const;
+  bool operator==(const NodeSupply&) const = default;
+};
+
+struct GpuResourceRule {
+  std::string name;                   // e.g. nvidia.com/gpu
+  std::string memory_label;           // e.g. nvidia.com/gpu.memory
+  std::int64_t memory_label_unit = 1; // bytes per label unit, e.g. 1048576 for MiB
+};
+
+struct SupplyRules {
+  std::vector<GpuResourceRule> gpus;
+  std::string pool_annotation_prefix;  // "<prefix><pool>": "2Ti" or "dev0=1Ti,dev1=1Ti"; empty: none
+};
+
+inline constexpr std::string_view kStorageSubject = "storage";
+
+// Reads GPU allocatable, GPU memory labels and pool annotations. Values that cannot be read are
+// recorded in `problems` and count as absent.
+NodeSupply supply_from_node(const Node& node, const SupplyRules& rules);
+
+// Parses a pool description: a capacity ("2Ti") or a device list ("nvme0=1Ti,nvme1=1Ti").
+Result<Pool> parse_pool_spec(std::string name, std::string_view spec);
+
+}  // namespace extender::model

@@ -1,0 +1,17 @@
+#pragma once
+// Preemption vetting: would evicting the scheduler's chosen victims on a node make room for the pod?
+// Evicting a pod frees its GPUs, never its storage (persistent volumes stay). Pure.
+#include <span>
+
+#include "extender/model/demand.h"
+#include "extender/model/supply.h"
+#include "extender/model/usage.h"
+
+namespace extender::policy {
+
+// `usage` excludes the preemptor; `victims` are the allocations known for the victims on this node
+// (victims whose demand is unknown free nothing and are simply absent).
+bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+                         std::span<const model::Allocation> victims);
+
+}  // namespace extender::policy

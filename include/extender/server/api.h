@@ -1,0 +1,43 @@
+#pragma once
+// Api: turns HTTP requests into verbs and answers. Malformed requests (not JSON, not an object,
+// no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
+// inside. Writes one log line per verb request and feeds Metrics. Thread-safe.
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "extender/engine/extender.h"
+#include "extender/server/listener.h"
+#include "extender/server/metrics.h"
+#include "extender/server/router.h"
+#include "extender/state/cluster_state.h"
+
+namespace extender::server {
+
+struct ApiDeps {
+  engine::Extender* extender = nullptr;
+  state::ClusterState* state = nullptr;
+  Metrics* metrics = nullptr;
+  // A reason while not ready (caches not synced, shutting down); nullopt when ready.
+  std::function<std::optional<std::string>()> not_ready;
+  std::string mode;  // "standalone" or "kubernetes", shown by /version
+};
+
+class Api {
+ public:
+  Api(ApiDeps deps, RouterOptions routes) : deps_(std::move(deps)), routes_(std::move(routes)) {}
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  HttpResponse verb(const Route& route, const HttpRequest& request);
+  HttpResponse debug_state() const;
+  HttpResponse debug_node(const std::string& name) const;
+  HttpResponse admin_remove_pod(const std::string& uid);
+  HttpResponse readyz() const;
+  HttpResponse metrics() const;
+
+  ApiDeps deps_;
+  RouterOptions routes_;
+};
+
+}  // namespace extender::server

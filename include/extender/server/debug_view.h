@@ -1,0 +1,13 @@
+#pragma once
+// The /debug view: per node its supply, its usage by pod, devices and pools, and reservations with
+// their age, as indented JSON a person reads with curl. Pure rendering of a snapshot.
+#include <string>
+
+#include "extender/state/cluster_state.h"
+
+namespace extender::server {
+
+std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now);
+std::string render_node(const state::NodeState& node, state::Clock::time_point now);
+
+}  // namespace extender::server

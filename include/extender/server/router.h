@@ -1,0 +1,47 @@
+#pragma once
+// Router: maps a method and path to an endpoint, or to 404/405. kube-scheduler calls
+// <urlPrefix>/<verb> after trimming the prefix's trailing slashes, and a verb may start with a
+// slash, so repeated and trailing slashes are folded before matching. Pure; thread-safe.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace extender::server {
+
+enum class Endpoint {
+  kFilter,
+  kPrioritize,
+  kBind,
+  kPreempt,
+  kHealthz,
+  kReadyz,
+  kVersion,
+  kMetrics,
+  kDebugState,
+  kDebugNode,   // argument: node name
+  kAdminPod,    // argument: pod uid
+};
+
+struct Route {
+  Endpoint endpoint;
+  std::string argument;
+};
+
+struct RouteResult {
+  std::optional<Route> route;
+  int status = 200;   // 404 or 405 when there is no route
+  std::string allow;  // the Allow header for 405
+};
+
+struct RouterOptions {
+  std::string path_prefix;     // verbs answer at /<verb> and <path_prefix>/<verb>
+  bool scheduler_routes = true;  // filter, prioritize, bind, preempt, healthz, readyz, version, metrics
+  bool admin_routes = true;      // /debug/*, /admin/*
+};
+
+RouteResult route(std::string_view method, std::string_view path, const RouterOptions& options);
+
+// "//a///b/" -> "/a/b"
+std::string normalise_path(std::string_view path);
+
+}  // namespace extender::server

@@ -1,0 +1,101 @@
+#pragma once
+// ClusterState: the nodes this daemon knows (supply) and the claims pods hold on them, either
+// placed (a pod bound there) or reserved (a bind in flight, with an expiry). Readers take an
+// immutable Snapshot and never wait on writers; writers replace node entries under a short lock
+// and publish a new snapshot. Binds serialise per node through bind_lock(). No lock is held
+// across I/O by this class. Thread-safe.
+#include <array>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/supply.h"
+#include "extender/model/usage.h"
+
+namespace extender::state {
+
+using Clock = std::chrono::steady_clock;
+
+struct Claim {
+  enum class Kind { kPlaced, kReserved };
+  std::string owner;  // "namespace/name" of the pod (or claim) for people reading /debug
+  std::string node;
+  model::Allocation allocation;
+  Kind kind = Kind::kPlaced;
+  Clock::time_point since{};
+  Clock::time_point expires{};  // kReserved only
+};
+
+// One node as readers see it; immutable once published.
+struct NodeState {
+  model::NodeSupply supply;
+  std::map<std::string, Claim, std::less<>> claims;  // by uid
+  model::NodeUsage placed;                           // the sum of the placed claims
+
+  // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
+  // without uid's own claim (so evaluating a pod again gives the same answer).
+  model::NodeUsage usage_excluding(std::string_view uid, Clock::time_point now) const;
+};
+
+using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
+
+class Snapshot {
+ public:
+  Snapshot() : nodes_(std::make_shared<const NodeMap>()) {}
+  explicit Snapshot(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) {}
+  const NodeState* find(std::string_view node) const;
+  const NodeMap& nodes() const { return *nodes_; }
+
+ private:
+  std::shared_ptr<const NodeMap> nodes_;
+};
+
+class ClusterState {
+ public:
+  Snapshot snapshot() const;
+
+  // Nodes. Upserting an unchanged node publishes nothing.
+  void upsert_nodes(std::vector<model::NodeSupply> nodes);
+  // Replaces the whole node set (a relist); nodes not listed are removed.
+  void replace_nodes(std::vector<model::NodeSupply> nodes);
+  void remove_node(std::string_view name);
+
+  // Claims, one per uid: placing or reserving replaces whatever uid held before.
+  void place(std::string uid, Claim claim);
+  void reserve(std::string uid, Claim claim, Clock::duration ttl, Clock::time_point now);
+  void drop(std::string_view uid);
+  // Drops uid's claim only while it is still a reservation.
+  void drop_reservation(std::string_view uid);
+  // Replaces every placed claim (a relist of pods); reservations stay.
+  void replace_placements(std::vector<std::pair<std::string, Claim>> placed);
+  std::optional<Claim> claim_of(std::string_view uid) const;
+  // Removes reservations whose expiry has passed; returns how many.
+  std::size_t sweep_expired(Clock::time_point now);
+
+  // Serialises binds per node (striped: nodes may share a lock, never a node two locks).
+  std::mutex& bind_lock(std::string_view node);
+
+ private:
+  // Rebuilds the entries of `nodes` from supply_ and claims_ and publishes. Caller holds write_mu_.
+  void publish(const std::set<std::string, std::less<>>& nodes);
+  void set_claim(std::string uid, Claim claim, std::set<std::string, std::less<>>& touched);
+  void erase_claim(std::string_view uid, std::set<std::string, std::less<>>& touched);
+
+  mutable std::mutex read_mu_;  // guards current_ (the pointer only)
+  std::shared_ptr<const NodeMap> current_ = std::make_shared<const NodeMap>();
+
+  mutable std::mutex write_mu_;  // guards everything below and serialises publishers
+  std::map<std::string, model::NodeSupply, std::less<>> supply_;
+  std::map<std::string, Claim, std::less<>> claims_;
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> claims_by_node_;
+
+  std::array<std::mutex, 64> bind_locks_;
+};
+
+}  // namespace extender::state

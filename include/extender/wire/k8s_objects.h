@@ -1,0 +1,35 @@
+#pragma once
+// Decoders for Kubernetes objects held as nlohmann::json (small documents: pods in request bodies,
+// watch events, victims). Keys match case-insensitively, `null` equals absent, unknown fields are
+// ignored; a field of the wrong type is an error naming its path. Pure; thread-safe.
+#include <nlohmann/json_fwd.hpp>
+
+#include "extender/common/result.h"
+#include "extender/model/demand.h"
+#include "extender/model/node.h"
+#include "extender/model/pod.h"
+
+namespace extender::wire {
+
+Result<model::Pod> decode_pod(const nlohmann::json& pod);
+Result<model::Node> decode_node(const nlohmann::json& node);
+
+// A PersistentVolumeClaim: namespace/name, class, requested size, bound state, selected node.
+struct Claim {
+  std::string uid;
+  std::string namespace_name;
+  std::string name;
+  std::string selected_node;  // annotation volume.kubernetes.io/selected-node
+  bool terminating = false;
+  model::ClaimInfo info;
+};
+Result<Claim> decode_claim(const nlohmann::json& pvc);
+
+// A StorageClass: its name and whether it is the cluster default.
+struct StorageClass {
+  std::string name;
+  bool is_default = false;
+};
+Result<StorageClass> decode_storage_class(const nlohmann::json& sc);
+
+}  // namespace extender::wire

@@ -1,0 +1,378 @@
+#include "extender/config/config.h"
+
+#include <cstring>
+
+#include "extender/common/yaml_reader.h"
+#include "extender/model/quantity.h"
+
+namespace extender::config {
+namespace {
+
+#define CFG_TRY(expr)              \
+  do {                             \
+    if (auto _st = (expr); !_st) { \
+      return _st.error();          \
+    }                              \
+  } while (0)
+
+Status check_positive(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
+                      std::int64_t value, std::int64_t min = 1) {
+  if (value < min) return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key),
+                                     "must be at least " + std::to_string(min));
+  return {};
+}
+
+Status check_duration(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
+                      milliseconds value) {
+  if (value.count() <= 0) {
+    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be longer than 0");
+  }
+  return {};
+}
+
+Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
+  CFG_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "max_body_bytes", "read_timeout",
+                                      "write_timeout", "keep_alive_timeout", "keep_alive_max_requests",
+                                      "request_deadline", "tls"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  CFG_TRY(r.read(n, "listen", "server", s.listen));
+  if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
+  CFG_TRY(r.read(n, "path_prefix", "server", s.path_prefix));
+  if (!s.path_prefix.empty() && s.path_prefix[0] != '/') {
+    return r.error_at(n["path_prefix"], "server.path_prefix", "must start with /");
+  }
+  while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
+  if (s.path_prefix == "/") s.path_prefix.clear();
+  CFG_TRY(r.read(n, "threads", "server", s.threads));
+  CFG_TRY(check_positive(r, n, "threads", "server", s.threads, 4));
+  CFG_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
+  CFG_TRY(check_positive(r, n, "max_body_bytes", "server", s.max_body_bytes, 1024));
+  CFG_TRY(r.read_duration(n, "read_timeout", "server", s.read_timeout));
+  CFG_TRY(check_duration(r, n, "read_timeout", "server", s.read_timeout));
+  CFG_TRY(r.read_duration(n, "write_timeout", "server", s.write_timeout));
+  CFG_TRY(check_duration(r, n, "write_timeout", "server", s.write_timeout));
+  CFG_TRY(r.read_duration(n, "keep_alive_timeout", "server", s.keep_alive_timeout));
+  CFG_TRY(check_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
+  CFG_TRY(r.read(n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
+  CFG_TRY(check_positive(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
+  CFG_TRY(r.read_duration(n, "request_deadline", "server", s.request_deadline));
+  CFG_TRY(check_duration(r, n, "request_deadline", "server", s.request_deadline));
+  const YAML::Node tls = n["tls"];
+  CFG_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file"}));
+  if (tls.IsDefined() && !tls.IsNull()) {
+    CFG_TRY(r.read(tls, "cert_file", "server.tls", s.tls.cert_file));
+    CFG_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
+    CFG_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
+    if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {
+      return r.error_at(tls, "server.tls", "cert_file and key_file go together");
+    }
+    if (!s.tls.client_ca_file.empty() && s.tls.cert_file.empty()) {
+      return r.error_at(tls, "server.tls.client_ca_file", "needs cert_file and key_file (client verification is a TLS feature)");
+    }
+  }
+  return {};
+}
+
+Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
+  CFG_TRY(r.expect_keys(n, "gpu", {"resources", "memory_annotation"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  CFG_TRY(r.read(n, "memory_annotation", "gpu", g.memory_annotation));
+  const YAML::Node list = n["resources"];
+  if (!list.IsDefined() || list.IsNull()) return {};
+  if (!list.IsSequence()) return r.error_at(list, "gpu.resources", "expected a list");
+  g.resources.clear();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    std::string path = "gpu.resources[" + std::to_string(i) + "]";
+    CFG_TRY(r.expect_keys(item, path, {"name", "memory_label", "memory_label_unit"}));
+    model::GpuResourceRule rule;
+    CFG_TRY(r.read(item, "name", path, rule.name));
+    if (rule.name.empty()) return r.error_at(item, path + ".name", "is required");
+    rule.memory_label = rule.name + ".memory";
+    CFG_TRY(r.read(item, "memory_label", path, rule.memory_label));
+    std::string unit = "Mi";
+    CFG_TRY(r.read(item, "memory_label_unit", path, unit));
+    auto bytes = model::parse_count("1" + unit, "memory_label_unit");
+    if (!bytes || *bytes <= 0) {
+      return r.error_at(item["memory_label_unit"], path + ".memory_label_unit", "expected a unit such as Mi, Gi, M or \"\" (bytes)");
+    }
+    rule.memory_label_unit = *bytes;
+    for (const auto& existing : g.resources) {
+      if (existing.name == rule.name) return r.error_at(item, path + ".name", "listed twice");
+    }
+    g.resources.push_back(std::move(rule));
+  }
+  return {};
+}
+
+Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
+  CFG_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
+                                       "pool_annotation_prefix"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  CFG_TRY(r.read(n, "default_class", "storage", s.default_class));
+  CFG_TRY(r.read(n, "default_pool", "storage", s.default_pool));
+  CFG_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
+  CFG_TRY(r.read(n, "pool_annotation_prefix", "storage", s.pool_annotation_prefix));
+  const YAML::Node classes = n["classes"];
+  if (classes.IsDefined() && !classes.IsNull()) {
+    if (!classes.IsMap()) return r.error_at(classes, "storage.classes", "expected a mapping of storage class to pool");
+    s.classes.clear();
+    for (auto it = classes.begin(); it != classes.end(); ++it) {
+      CFG_TRY(r.spend(it->second, "storage.classes"));
+      if (!it->first.IsScalar() || !it->second.IsScalar() || it->second.Scalar().empty()) {
+        return r.error_at(it->first, "storage.classes", "each entry is <storage class>: <pool name>");
+      }
+      s.classes[it->first.Scalar()] = it->second.Scalar();
+    }
+  }
+  return {};
+}
+
+Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
+  CFG_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  CFG_TRY(r.read(n, "volume_balance_weight", "scoring", s.volume_balance_weight));
+  CFG_TRY(check_positive(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
+  CFG_TRY(r.read(n, "gpu_packing_weight", "scoring", s.gpu_packing_weight));
+  CFG_TRY(check_positive(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
+  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
+    return r.error_at(n, "scoring", "weights must be at most 1000000");
+  }
+  std::string packing = s.packing == policy::PackingStrategy::kBinpack ? "binpack" : "spread";
+  CFG_TRY(r.read(n, "gpu_packing", "scoring", packing));
+  if (packing == "binpack") {
+    s.packing = policy::PackingStrategy::kBinpack;
+  } else if (packing == "spread") {
+    s.packing = policy::PackingStrategy::kSpread;
+  } else {
+    return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected binpack or spread");
+  }
+  return {};
+}
+
+Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {
+  CFG_TRY(r.expect_keys(n, "state", {"reservation_ttl", "demand_cache_size", "demand_cache_ttl"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  CFG_TRY(r.read_duration(n, "reservation_ttl", "state", s.reservation_ttl));
+  CFG_TRY(check_duration(r, n, "reservation_ttl", "state", s.reservation_ttl));
+  CFG_TRY(r.read(n, "demand_cache_size", "state", s.demand_cache_size));
+  CFG_TRY(check_positive(r, n, "demand_cache_size", "state", s.demand_cache_size));
+  CFG_TRY(r.read_duration(n, "demand_cache_ttl", "state", s.demand_cache_ttl));
+  CFG_TRY(check_duration(r, n, "demand_cache_ttl", "state", s.demand_cache_ttl));
+  return {};
+}
+
+Status load_document(YamlReader& r, Config& c) {
+  const YAML::Node& root = r.root();
+  CFG_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
+                                   "standalone", "kubernetes"}));
+  if (!root.IsDefined() || root.IsNull()) return {};
+  std::string mode = c.mode == Mode::kStandalone ? "standalone" : "kubernetes";
+  CFG_TRY(r.read(root, "mode", "", mode));
+  if (mode == "standalone") {
+    c.mode = Mode::kStandalone;
+  } else if (mode == "kubernetes") {
+    c.mode = Mode::kKubernetes;
+  } else {
+    return r.error_at(root["mode"], "mode", "expected standalone or kubernetes");
+  }
+  CFG_TRY(load_server(r, root["server"], c.server));
+
+  const YAML::Node admin = root["admin"];
+  CFG_TRY(r.expect_keys(admin, "admin", {"listen"}));
+  if (admin.IsDefined() && !admin.IsNull()) {
+    CFG_TRY(r.read(admin, "listen", "admin", c.admin.listen));
+    if (!c.admin.listen.empty()) {
+      if (auto hp = parse_host_port(c.admin.listen); !hp) return r.error_at(admin["listen"], "admin.listen", hp.message());
+    }
+  }
+
+  const YAML::Node logging = root["logging"];
+  CFG_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
+  if (logging.IsDefined() && !logging.IsNull()) {
+    CFG_TRY(r.read(logging, "level", "logging", c.logging.level));
+    CFG_TRY(r.read(logging, "format", "logging", c.logging.format));
+    if (c.logging.format != "text" && c.logging.format != "json") {
+      return r.error_at(logging["format"], "logging.format", "expected text or json");
+    }
+  }
+
+  CFG_TRY(load_gpu(r, root["gpu"], c.gpu));
+  CFG_TRY(load_storage(r, root["storage"], c.storage));
+  CFG_TRY(load_scoring(r, root["scoring"], c.scoring));
+  CFG_TRY(load_state(r, root["state"], c.state));
+
+  const YAML::Node standalone = root["standalone"];
+  CFG_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes"}));
+  if (standalone.IsDefined() && !standalone.IsNull()) {
+    CFG_TRY(r.read(standalone, "inventory", "standalone", c.standalone.inventory));
+    CFG_TRY(r.read(standalone, "upsert_request_nodes", "standalone", c.standalone.upsert_request_nodes));
+  }
+
+  const YAML::Node kube = root["kubernetes"];
+  CFG_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "token_reload", "user_agent"}));
+  if (kube.IsDefined() && !kube.IsNull()) {
+    CFG_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
+    CFG_TRY(r.read_duration(kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
+    CFG_TRY(check_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
+    CFG_TRY(r.read_duration(kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    CFG_TRY(check_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    CFG_TRY(r.read_duration(kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
+    CFG_TRY(check_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
+    CFG_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
+  }
+  return {};
+}
+
+Status check_level(const std::string& level) {
+  for (const char* known : {"trace", "debug", "info", "warn", "error"}) {
+    if (level == known) return {};
+  }
+  return Error{"log level \"" + level + "\" is not one of trace, debug, info, warn, error"};
+}
+
+}  // namespace
+
+model::DemandRules Config::demand_rules() const {
+  model::DemandRules rules;
+  for (const auto& g : gpu.resources) rules.gpu_resources.push_back(g.name);
+  rules.gpu_memory_annotation = gpu.memory_annotation;
+  rules.pool_by_class = storage.classes;
+  rules.default_class = storage.default_class;
+  rules.default_pool = storage.default_pool;
+  rules.default_claim_bytes = storage.default_claim_bytes;
+  return rules;
+}
+
+model::SupplyRules Config::supply_rules() const {
+  return {gpu.resources, storage.pool_annotation_prefix};
+}
+
+static Result<Config> build_config(YamlReader& reader, const std::string& source) {
+  Config c;
+  try {
+    if (auto st = load_document(reader, c); !st) return st.error();
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+  if (auto st = check_level(c.logging.level); !st) return Error{source + ": logging.level: " + st.message()};
+  return c;
+}
+
+Result<Config> parse_config(std::string text, std::string source) {
+  auto reader = YamlReader::parse(std::move(text), source);
+  if (!reader) return reader.error();
+  return build_config(*reader, source);
+}
+
+// Relative file paths in a config file are relative to the file's own folder.
+static void anchor_paths(Config& c, const std::string& config_path) {
+  const auto slash = config_path.rfind('/');
+  if (slash == std::string::npos) return;
+  const std::string dir = config_path.substr(0, slash + 1);
+  for (std::string* p : {&c.standalone.inventory, &c.kubernetes.kubeconfig, &c.server.tls.cert_file,
+                         &c.server.tls.key_file, &c.server.tls.client_ca_file}) {
+    if (!p->empty() && (*p)[0] != '/') *p = dir + *p;
+  }
+}
+
+Result<Config> load_config_file(const std::string& path) {
+  auto reader = YamlReader::load_file(path, 1u << 20);
+  if (!reader) return reader.error();
+  auto config = build_config(*reader, path);
+  if (config) anchor_paths(*config, path);
+  return config;
+}
+
+std::string usage_text() {
+  return R"(Usage: scheduler-extender [flags]
+
+A kube-scheduler HTTP extender that places pods needing GPUs and local volumes.
+
+Flags:
+  --config FILE        YAML configuration (every key is documented in examples/config.yaml)
+  --listen HOST:PORT   scheduler-facing address (server.listen; default 127.0.0.1:8888)
+  --log-level LEVEL    trace, debug, info, warn or error (logging.level)
+  --inventory FILE     standalone inventory of nodes and pools (standalone.inventory)
+  --mode MODE          standalone or kubernetes (mode)
+  --kubeconfig FILE    kubeconfig for kubernetes mode (kubernetes.kubeconfig; default: in-cluster)
+  --version            print the version and exit
+  --help               print this help and exit
+)";
+}
+
+Result<CommandLine> parse_command_line(int argc, const char* const* argv) {
+  CommandLine cli;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_inline = true;
+    }
+    auto take = [&](std::string& out) -> Status {
+      if (has_inline) {
+        out = value;
+        return {};
+      }
+      if (i + 1 >= argc) return Error{arg + " needs a value"};
+      out = argv[++i];
+      return {};
+    };
+    Status st;
+    if (arg == "--help" || arg == "-h") {
+      cli.show_help = true;
+    } else if (arg == "--version") {
+      cli.show_version = true;
+    } else if (arg == "--config") {
+      st = take(cli.config_file);
+    } else if (arg == "--listen") {
+      st = take(cli.listen);
+    } else if (arg == "--log-level") {
+      st = take(cli.log_level);
+    } else if (arg == "--inventory") {
+      st = take(cli.inventory);
+    } else if (arg == "--kubeconfig") {
+      st = take(cli.kubeconfig);
+    } else if (arg == "--mode") {
+      st = take(cli.mode);
+    } else {
+      return Error{"unknown flag " + arg + " (see --help)"};
+    }
+    if (!st) return st.error();
+  }
+  return cli;
+}
+
+Result<Config> resolve_config(const CommandLine& cli) {
+  Config c;
+  if (!cli.config_file.empty()) {
+    auto loaded = load_config_file(cli.config_file);
+    if (!loaded) return loaded.error();
+    c = std::move(*loaded);
+  }
+  if (!cli.listen.empty()) {
+    if (auto hp = parse_host_port(cli.listen); !hp) return Error{"--listen: " + hp.message()};
+    c.server.listen = cli.listen;
+  }
+  if (!cli.log_level.empty()) {
+    if (auto st = check_level(cli.log_level); !st) return Error{"--log-level: " + st.message()};
+    c.logging.level = cli.log_level;
+  }
+  if (!cli.inventory.empty()) c.standalone.inventory = cli.inventory;
+  if (!cli.kubeconfig.empty()) c.kubernetes.kubeconfig = cli.kubeconfig;
+  if (!cli.mode.empty()) {
+    if (cli.mode == "standalone") {
+      c.mode = Mode::kStandalone;
+    } else if (cli.mode == "kubernetes") {
+      c.mode = Mode::kKubernetes;
+    } else {
+      return Error{"--mode: expected standalone or kubernetes"};
+    }
+  }
+  return c;
+}
+
+}  // namespace extender::config

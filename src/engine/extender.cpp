@@ -1,0 +1,264 @@
+#include "extender/engine/extender.h"
+
+#include <spdlog/spdlog.h>
+
+#include "extender/policy/fit.h"
+#include "extender/policy/preemption.h"
+#include "extender/policy/score.h"
+
+namespace extender::engine {
+namespace {
+
+std::string unknown_node_reason() { return "node is not known to scheduler-extender"; }
+
+}  // namespace
+
+Extender::Extender(const config::Config& config, ExtenderDeps deps)
+    : demand_rules_(config.demand_rules()),
+      scoring_(config.scoring),
+      reservation_ttl_(config.state.reservation_ttl),
+      deps_(std::move(deps)) {}
+
+std::optional<std::string> Extender::not_ready() const {
+  if (!deps_.not_ready) return std::nullopt;
+  return deps_.not_ready();
+}
+
+Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
+  auto demand = model::compute_demand(pod, demand_rules_, deps_.claims);
+  if (!demand) return Error{"pod " + pod.display_name() + ": " + demand.message()};
+  for (const auto& v : demand->volumes) {
+    if (v.assumed) {
+      spdlog::debug("pod {}: volume {} is a PersistentVolumeClaim, which standalone mode cannot resolve; "
+                    "counted as {} bytes in pool {}", pod.display_name(), v.volume, v.bytes, v.pool);
+    }
+  }
+  return demand;
+}
+
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args) {
+  FilterAnswer answer;
+  wire::FilterResult& r = answer.result;
+  answer.summary.pod = args.pod.display_name();
+  const auto names = args.candidate_names();
+  answer.summary.nodes_in = names.size();
+  const bool nodes_form = args.nodes.has_value();
+  if (nodes_form) {
+    r.node_objects.emplace();
+  } else {
+    r.node_names.emplace();
+  }
+  auto pass = [&](std::size_t i) {
+    if (nodes_form) {
+      r.node_objects->push_back((*args.nodes)[i].raw);
+    } else {
+      r.node_names->emplace_back(names[i]);
+    }
+    ++answer.summary.nodes_out;
+  };
+
+  auto demand = demand_of(args.pod);
+  if (!demand) {
+    r.error = demand.message();
+    answer.summary.note = r.error;
+    return answer;
+  }
+  if (demand->needs_nothing()) {
+    for (std::size_t i = 0; i < names.size(); ++i) pass(i);
+    answer.summary.note = "pod needs nothing managed";
+    return answer;
+  }
+  if (auto why = not_ready()) {
+    r.error = "scheduler-extender is not ready: " + *why;
+    answer.summary.note = r.error;
+    return answer;
+  }
+  const auto now = deps_.now();
+  deps_.demands->remember(*demand, now);
+  if (nodes_form && deps_.request_nodes) {
+    std::vector<const model::Node*> nodes;
+    nodes.reserve(args.nodes->size());
+    for (const auto& item : *args.nodes) nodes.push_back(&item.node);
+    deps_.request_nodes->observe(nodes);
+  }
+
+  const state::Snapshot snap = deps_.state->snapshot();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string name(names[i]);
+    const state::NodeState* node = snap.find(name);
+    if (!node) {
+      r.failed[name] = unknown_node_reason();
+      spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, r.failed[name]);
+      continue;
+    }
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_excluding(demand->uid, now));
+    switch (fit.verdict) {
+      case policy::Verdict::kFits:
+        pass(i);
+        break;
+      case policy::Verdict::kInsufficient:
+        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, fit.reason);
+        r.failed[name] = std::move(fit.reason);
+        break;
+      case policy::Verdict::kUnresolvable:
+        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, fit.reason);
+        r.failed_unresolvable[name] = std::move(fit.reason);
+        break;
+    }
+  }
+  return answer;
+}
+
+PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args) {
+  PrioritizeAnswer answer;
+  answer.summary.pod = args.pod.display_name();
+  const auto names = args.candidate_names();
+  answer.summary.nodes_in = names.size();
+
+  auto demand = demand_of(args.pod);
+  if (!demand) {
+    answer.summary.note = demand.message();
+    return answer;
+  }
+  if (demand->needs_nothing()) {
+    answer.summary.note = "pod needs nothing managed";
+    return answer;
+  }
+  if (auto why = not_ready()) {
+    answer.summary.note = "not ready: " + *why;
+    return answer;
+  }
+  const auto now = deps_.now();
+  deps_.demands->remember(*demand, now);
+  if (args.nodes && deps_.request_nodes) {
+    std::vector<const model::Node*> nodes;
+    for (const auto& item : *args.nodes) nodes.push_back(&item.node);
+    deps_.request_nodes->observe(nodes);
+  }
+
+  const state::Snapshot snap = deps_.state->snapshot();
+  std::vector<policy::Candidate> candidates;
+  std::vector<std::optional<std::size_t>> index(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const state::NodeState* node = snap.find(names[i]);
+    if (!node) continue;
+    index[i] = candidates.size();
+    candidates.push_back({&node->supply, node->usage_excluding(demand->uid, now)});
+  }
+  const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates, scoring_);
+  if (scores.empty()) {
+    answer.summary.note = "no scorer applies to the pod";
+    return answer;
+  }
+  answer.scores.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    answer.scores.push_back({std::string(names[i]), index[i] ? scores[*index[i]] : 0});
+  }
+  answer.summary.nodes_out = answer.scores.size();
+  return answer;
+}
+
+BindAnswer Extender::bind(const wire::BindingArgs& args) {
+  BindAnswer answer;
+  answer.summary.pod = args.pod_namespace + "/" + args.pod_name;
+  answer.summary.nodes_in = 1;
+  auto fail = [&](std::string why) {
+    answer.error = std::move(why);
+    answer.summary.note = answer.error;
+    return answer;
+  };
+  if (auto why = not_ready()) return fail("scheduler-extender is not ready: " + *why);
+  const auto now = deps_.now();
+  auto demand = deps_.demands->find(args.pod_uid, now);
+  if (!demand) {
+    return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
+                ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
+  }
+  model::Allocation allocation;
+  {
+    std::lock_guard lock(deps_.state->bind_lock(args.node));
+    if (auto existing = deps_.state->claim_of(args.pod_uid); existing && existing->kind == state::Claim::Kind::kPlaced) {
+      if (existing->node == args.node) {
+        answer.summary.nodes_out = 1;
+        answer.summary.note = "already placed there";
+        return answer;
+      }
+      return fail("pod " + answer.summary.pod + " is already placed on node " + existing->node);
+    }
+    const state::Snapshot snap = deps_.state->snapshot();
+    const state::NodeState* node = snap.find(args.node);
+    if (!node) return fail("node " + args.node + " is not known to scheduler-extender");
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_excluding(args.pod_uid, now));
+    if (fit.verdict != policy::Verdict::kFits) {
+      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
+    }
+    state::Claim claim;
+    claim.owner = answer.summary.pod;
+    claim.node = args.node;
+    claim.allocation = std::move(fit.allocation);
+    claim.since = now;
+    if (!deps_.binder) {
+      deps_.state->place(args.pod_uid, std::move(claim));
+      answer.summary.nodes_out = 1;
+      return answer;
+    }
+    deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
+  }
+  std::string error = deps_.binder->bind(args);
+  if (!error.empty()) {
+    deps_.state->drop_reservation(args.pod_uid);
+    return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
+  }
+  answer.summary.nodes_out = 1;
+  return answer;
+}
+
+PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
+  PreemptAnswer answer;
+  answer.summary.pod = args.pod.display_name();
+  answer.summary.nodes_in = args.victims_by_node.size();
+  auto unchanged = [&](std::string note) {
+    for (const auto& [node, victims] : args.victims_by_node) {
+      answer.victims[node] = {victims.uids, victims.num_pdb_violations};
+    }
+    answer.summary.nodes_out = answer.victims.size();
+    answer.summary.note = std::move(note);
+    return answer;
+  };
+  auto demand = demand_of(args.pod);
+  if (!demand) return unchanged(demand.message());
+  if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
+  if (auto why = not_ready()) return unchanged("not ready: " + *why);
+
+  const auto now = deps_.now();
+  const state::Snapshot snap = deps_.state->snapshot();
+  for (const auto& [name, victims] : args.victims_by_node) {
+    const state::NodeState* node = snap.find(name);
+    if (!node) {
+      spdlog::debug("preempt {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
+      continue;
+    }
+    std::vector<model::Allocation> freed;
+    for (const auto& uid : victims.uids) {
+      auto it = node->claims.find(uid);
+      if (it != node->claims.end() && it->second.kind == state::Claim::Kind::kPlaced) {
+        freed.push_back(it->second.allocation);
+      }
+    }
+    if (policy::eviction_makes_room(*demand, node->supply, node->usage_excluding(demand->uid, now), freed)) {
+      answer.victims[name] = {victims.uids, victims.num_pdb_violations};
+    } else {
+      spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);
+    }
+  }
+  answer.summary.nodes_out = answer.victims.size();
+  return answer;
+}
+
+bool Extender::remove_pod(const std::string& uid) {
+  if (!deps_.state->claim_of(uid)) return false;
+  deps_.state->drop(uid);
+  return true;
+}
+
+}  // namespace extender::engine

@@ -1,0 +1,195 @@
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "extender/common/logging.h"
+#include "extender/common/yaml_reader.h"
+#include "extender/config/config.h"
+#include "extender/engine/extender.h"
+#include "extender/server/api.h"
+#include "extender/server/listener.h"
+#include "extender/sources/inventory.h"
+#include "extender/sources/request_nodes.h"
+#include "extender/state/cluster_state.h"
+#include "extender/state/demand_cache.h"
+#include "extender/version.h"
+
+namespace {
+
+using namespace extender;
+
+server::ListenerOptions listener_options(const config::Config& c, std::string name, bool scheduler_facing) {
+  server::ListenerOptions o;
+  o.name = std::move(name);
+  o.threads = scheduler_facing ? c.server.threads : 8;
+  o.max_body_bytes = scheduler_facing ? c.server.max_body_bytes : 1 << 20;
+  o.read_timeout = c.server.read_timeout;
+  o.write_timeout = c.server.write_timeout;
+  o.keep_alive_timeout = c.server.keep_alive_timeout;
+  o.keep_alive_max_requests = c.server.keep_alive_max_requests;
+  if (scheduler_facing) o.tls = c.server.tls;
+  return o;
+}
+
+// Wakes every `interval` to drop expired reservations, until stopped.
+class Sweeper {
+ public:
+  Sweeper(state::ClusterState& state, std::chrono::milliseconds interval)
+      : thread_([this, &state, interval] {
+          std::unique_lock lock(mu_);
+          while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+            lock.unlock();
+            if (std::size_t n = state.sweep_expired(state::Clock::now())) {
+              spdlog::warn("{} reservation(s) expired before the cluster confirmed their bind", n);
+            }
+            lock.lock();
+          }
+        }) {}
+  ~Sweeper() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int run(const config::Config& cfg) {
+  state::ClusterState cluster;
+  state::DemandCache demands(static_cast<std::size_t>(cfg.state.demand_cache_size), cfg.state.demand_cache_ttl);
+  std::atomic<bool> shutting_down{false};
+
+  std::vector<model::NodeSupply> inventory;
+  if (!cfg.standalone.inventory.empty()) {
+    auto loaded = sources::load_inventory(cfg.standalone.inventory, cfg.gpu.resources);
+    if (!loaded) {
+      spdlog::critical("inventory: {}", loaded.message());
+      return 2;
+    }
+    inventory = std::move(*loaded);
+    spdlog::info("inventory {}: {} node(s)", cfg.standalone.inventory, inventory.size());
+  }
+
+  if (cfg.mode == config::Mode::kKubernetes) {
+    spdlog::critical("mode kubernetes is not available in this build");
+    return 2;
+  }
+  cluster.upsert_nodes(inventory);
+  std::unique_ptr<sources::RequestNodes> request_nodes;
+  if (cfg.standalone.upsert_request_nodes) {
+    request_nodes = std::make_unique<sources::RequestNodes>(cluster, inventory, cfg.supply_rules());
+  }
+  spdlog::warn("standalone mode: /bind records placements in this process's memory only; it creates no Binding "
+               "objects in any cluster, and placements are lost on restart");
+
+  auto not_ready = [&]() -> std::optional<std::string> {
+    if (shutting_down) return "shutting down";
+    return std::nullopt;
+  };
+  engine::ExtenderDeps deps;
+  deps.state = &cluster;
+  deps.demands = &demands;
+  deps.request_nodes = request_nodes.get();
+  deps.not_ready = not_ready;
+  engine::Extender extender(cfg, std::move(deps));
+
+  server::Metrics metrics;
+  server::ApiDeps api_deps{&extender, &cluster, &metrics, not_ready,
+                           cfg.mode == config::Mode::kStandalone ? "standalone" : "kubernetes"};
+  const bool separate_admin = !cfg.admin.listen.empty();
+  server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin});
+  server::Api admin_api(api_deps, {cfg.server.path_prefix, true, true});
+
+  server::Listener scheduler_listener(listener_options(cfg, "scheduler", true),
+                                      [&](const server::HttpRequest& r) { return scheduler_api.handle(r); });
+  server::Listener admin_listener(listener_options(cfg, "admin", false),
+                                  [&](const server::HttpRequest& r) { return admin_api.handle(r); });
+  auto listen_at = parse_host_port(cfg.server.listen);
+  if (auto st = scheduler_listener.bind(listen_at->host, listen_at->port); !st) {
+    spdlog::critical("{}", st.message());
+    return 2;
+  }
+  spdlog::info("scheduler-extender {} ({}) serving {} on {}:{}{}, verbs at /<verb> and {}/<verb>", kVersion, kGitCommit,
+               cfg.server.tls.cert_file.empty() ? "http" : "https", listen_at->host, scheduler_listener.port(),
+               cfg.server.tls.client_ca_file.empty() ? "" : " (client certificates required)",
+               cfg.server.path_prefix.empty() ? "" : cfg.server.path_prefix);
+  if (separate_admin) {
+    auto admin_at = parse_host_port(cfg.admin.listen);
+    if (auto st = admin_listener.bind(admin_at->host, admin_at->port); !st) {
+      spdlog::critical("{}", st.message());
+      return 2;
+    }
+    spdlog::info("admin and debug endpoints on http://{}:{} (/debug/state, /debug/nodes/<name>, /admin/pods/<uid>)",
+                 admin_at->host, admin_listener.port());
+  }
+
+  std::thread scheduler_thread([&] { scheduler_listener.serve(); });
+  std::thread admin_thread([&] {
+    if (separate_admin) admin_listener.serve();
+  });
+  {
+    Sweeper sweeper(cluster, std::chrono::seconds(5));
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    int signal = 0;
+    sigwait(&signals, &signal);
+    spdlog::info("received {}: no longer ready; finishing requests in flight", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    shutting_down = true;
+    scheduler_listener.stop();
+    admin_listener.stop();
+    scheduler_thread.join();
+    admin_thread.join();
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto cli = config::parse_command_line(argc, argv);
+  if (!cli) {
+    std::fprintf(stderr, "scheduler-extender: %s\n", cli.message().c_str());
+    return 2;
+  }
+  if (cli->show_help) {
+    std::fputs(config::usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (cli->show_version) {
+    std::printf("scheduler-extender %s (%s)\n", kVersion, kGitCommit);
+    return 0;
+  }
+  auto cfg = config::resolve_config(*cli);
+  if (!cfg) {
+    std::fprintf(stderr, "scheduler-extender: %s\n", cfg.message().c_str());
+    return 2;
+  }
+  if (auto st = setup_logging(cfg->logging.level, cfg->logging.format == "json"); !st) {
+    std::fprintf(stderr, "scheduler-extender: %s\n", st.message().c_str());
+    return 2;
+  }
+  return run(*cfg);
+}

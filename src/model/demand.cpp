@@ -1,0 +1,99 @@
+#include "extender/model/demand.h"
+
+#include <algorithm>
+
+#include "extender/model/quantity.h"
+
+namespace extender::model {
+namespace {
+
+Result<std::int64_t> container_request(const Container& c, std::string_view resource) {
+  const StringMap* source = &c.requests;
+  auto it = c.requests.find(resource);
+  if (it == c.requests.end()) {
+    it = c.limits.find(resource);
+    if (it == c.limits.end()) return std::int64_t{0};
+    source = &c.limits;
+  }
+  std::string what = "container " + c.name + (source == &c.requests ? " requests " : " limits ") + std::string(resource);
+  return parse_count(it->second, what);
+}
+
+}  // namespace
+
+Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource) {
+  std::int64_t total = 0;
+  for (const auto& c : pod.containers) {
+    auto r = container_request(c, resource);
+    if (!r) return r.error();
+    total = saturating_add(total, *r);
+  }
+  std::int64_t sidecars = 0;
+  std::int64_t init_peak = 0;
+  for (const auto& c : pod.init_containers) {
+    auto r = container_request(c, resource);
+    if (!r) return r.error();
+    if (c.restart_always) {
+      sidecars = saturating_add(sidecars, *r);
+      total = saturating_add(total, *r);
+      init_peak = std::max(init_peak, sidecars);
+    } else {
+      init_peak = std::max(init_peak, saturating_add(*r, sidecars));
+    }
+  }
+  total = std::max(total, init_peak);
+  if (auto it = pod.overhead.find(resource); it != pod.overhead.end()) {
+    auto r = parse_count(it->second, "overhead " + std::string(resource));
+    if (!r) return r.error();
+    total = saturating_add(total, *r);
+  }
+  return total;
+}
+
+Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims) {
+  PodDemand d;
+  d.uid = pod.uid;
+  d.name = pod.name;
+  d.namespace_name = pod.namespace_name;
+  for (const auto& resource : rules.gpu_resources) {
+    auto n = effective_request(pod, resource);
+    if (!n) return n.error();
+    if (*n > 0) d.gpus[resource] = *n;
+  }
+  if (!d.gpus.empty() && !rules.gpu_memory_annotation.empty()) {
+    if (auto it = pod.annotations.find(rules.gpu_memory_annotation); it != pod.annotations.end()) {
+      auto bytes = parse_count(it->second, "annotation " + rules.gpu_memory_annotation);
+      if (!bytes) return bytes.error();
+      if (*bytes > 0) d.gpu_memory_floor_bytes = *bytes;
+    }
+  }
+  for (const auto& v : pod.volumes) {
+    if (v.kind == PodVolume::Kind::kEphemeral) {
+      std::string cls = v.storage_class.value_or(rules.default_class);
+      auto pool = rules.pool_by_class.find(cls);
+      if (pool == rules.pool_by_class.end()) continue;
+      std::int64_t bytes = 0;
+      if (v.storage_request) {
+        auto b = parse_count(*v.storage_request, "volume " + v.name + " storage request");
+        if (!b) return b.error();
+        bytes = *b;
+      }
+      d.volumes.push_back({v.name, cls, pool->second, bytes, false});
+    } else if (v.kind == PodVolume::Kind::kClaim) {
+      if (!claims) {
+        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true});
+        continue;
+      }
+      auto info = claims(pod.namespace_name, v.claim_name);
+      if (!info) return Error{"persistentvolumeclaim " + pod.namespace_name + "/" + v.claim_name + " is not known yet"};
+      if (info->bound) continue;
+      std::string cls = info->storage_class.empty() ? rules.default_class : info->storage_class;
+      auto pool = rules.pool_by_class.find(cls);
+      if (pool == rules.pool_by_class.end()) continue;
+      d.volumes.push_back({v.name, cls, pool->second, info->bytes, false});
+    }
+  }
+  return d;
+}
+
+}  // namespace extender::model

@@ -1,0 +1,82 @@
+#include "extender/model/supply.h"
+
+#include <cstdint>
+
+#include "extender/model/quantity.h"
+
+namespace extender::model {
+
+const Pool* NodeSupply::find_pool(std::string_view pool_name) const {
+  for (const auto& p : pools) {
+    if (p.name == pool_name) return &p;
+  }
+  return nullptr;
+}
+
+Result<Pool> parse_pool_spec(std::string name, std::string_view spec) {
+  Pool pool;
+  pool.name = std::move(name);
+  if (spec.find('=') == std::string_view::npos) {
+    auto bytes = parse_count(spec, "pool " + pool.name);
+    if (!bytes) return bytes.error();
+    pool.capacity_bytes = *bytes;
+    return pool;
+  }
+  while (!spec.empty()) {
+    auto comma = spec.find(',');
+    std::string_view item = spec.substr(0, comma);
+    spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
+    auto eq = item.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return Error{"pool " + pool.name + ": device entry \"" + std::string(item.substr(0, 64)) + "\" is not name=capacity"};
+    }
+    auto bytes = parse_count(item.substr(eq + 1), "pool " + pool.name + " device " + std::string(item.substr(0, eq)));
+    if (!bytes) return bytes.error();
+    if (pool.capacity_bytes > INT64_MAX - *bytes) return Error{"pool " + pool.name + ": capacity overflows"};
+    pool.devices.push_back({std::string(item.substr(0, eq)), *bytes});
+    pool.capacity_bytes += *bytes;
+  }
+  return pool;
+}
+
+NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
+  NodeSupply s;
+  s.name = node.name;
+  s.unschedulable = node.unschedulable;
+  for (const auto& rule : rules.gpus) {
+    if (auto it = node.allocatable.find(rule.name); it != node.allocatable.end()) {
+      auto n = parse_count(it->second, "allocatable " + rule.name);
+      if (n) {
+        s.gpus[rule.name] = *n;
+      } else {
+        s.problems.emplace(rule.name, n.message());
+      }
+    }
+    if (rule.memory_label.empty()) continue;
+    if (auto it = node.labels.find(rule.memory_label); it != node.labels.end()) {
+      auto units = parse_count(it->second, "label " + rule.memory_label);
+      if (units && *units <= INT64_MAX / rule.memory_label_unit) {
+        s.gpu_memory_bytes[rule.name] = *units * rule.memory_label_unit;
+      } else {
+        s.problems.emplace(rule.name, units ? "label " + rule.memory_label + ": overflows" : units.message());
+      }
+    }
+  }
+  if (!rules.pool_annotation_prefix.empty()) {
+    const std::string& prefix = rules.pool_annotation_prefix;
+    for (auto it = node.annotations.lower_bound(prefix); it != node.annotations.end(); ++it) {
+      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+      std::string pool_name = it->first.substr(prefix.size());
+      if (pool_name.empty()) continue;
+      auto pool = parse_pool_spec(pool_name, it->second);
+      if (pool) {
+        s.pools.push_back(std::move(*pool));
+      } else {
+        s.problems.emplace(kStorageSubject, "annotation " + it->first + ": " + pool.message());
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace extender::model

@@ -1,0 +1,163 @@
+#include "extender/policy/fit.h"
+
+#include "extender/model/quantity.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <optional>
+
+namespace extender::policy {
+namespace {
+
+using model::NodeSupply;
+using model::NodeUsage;
+using model::PodDemand;
+using model::Pool;
+using model::VolumeDemand;
+using model::VolumePlacement;
+
+struct Findings {
+  std::optional<std::string> unresolvable;
+  std::optional<std::string> insufficient;
+
+  void fail(Verdict v, std::string reason) {
+    auto& slot = v == Verdict::kUnresolvable ? unresolvable : insufficient;
+    if (!slot) slot = std::move(reason);
+  }
+};
+
+std::string count_text(std::int64_t n) { return std::to_string(n); }
+
+void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f) {
+  for (const auto& [resource, need] : pod.gpus) {
+    if (auto p = node.problems.find(resource); p != node.problems.end()) {
+      f.fail(Verdict::kUnresolvable, resource + ": node reports an invalid value (" + p->second + ")");
+      continue;
+    }
+    auto it = node.gpus.find(resource);
+    std::int64_t allocatable = it == node.gpus.end() ? 0 : it->second;
+    if (allocatable < need) {
+      f.fail(Verdict::kUnresolvable, resource + ": pod needs " + count_text(need) + ", node has " +
+                                         (allocatable <= 0 ? std::string("none") : count_text(allocatable) + " allocatable"));
+      continue;
+    }
+    std::int64_t free = allocatable - usage.gpus_used(resource);
+    if (free < need) {
+      f.fail(Verdict::kInsufficient, resource + ": pod needs " + count_text(need) + ", node has " +
+                                         count_text(std::max<std::int64_t>(free, 0)) + " free of " + count_text(allocatable));
+    }
+  }
+}
+
+void check_gpu_memory(const PodDemand& pod, const NodeSupply& node, Findings& f) {
+  if (!pod.gpu_memory_floor_bytes) return;
+  std::int64_t floor = *pod.gpu_memory_floor_bytes;
+  for (const auto& [resource, need] : pod.gpus) {
+    auto it = node.gpu_memory_bytes.find(resource);
+    if (it == node.gpu_memory_bytes.end()) {
+      f.fail(Verdict::kUnresolvable, resource + ": pod needs " + format_bytes(floor) + " per GPU, node reports no GPU memory");
+    } else if (it->second < floor) {
+      f.fail(Verdict::kUnresolvable,
+             resource + ": pod needs " + format_bytes(floor) + " per GPU, node's GPUs have " + format_bytes(it->second));
+    }
+  }
+}
+
+// Places the volumes bound for one pool; returns false (with a finding) when they do not fit.
+bool place_in_pool(const Pool& pool, std::vector<const VolumeDemand*> volumes, const NodeUsage& usage,
+                   std::vector<VolumePlacement>& out, Findings& f) {
+  if (pool.devices.empty()) {
+    std::int64_t need = 0;
+    for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
+    std::int64_t free = pool.capacity_bytes - usage.pool_used(pool.name);
+    if (need > free) {
+      f.fail(Verdict::kUnresolvable, "pool " + pool.name + ": pod needs " + format_bytes(need) + ", node has " +
+                                         format_bytes(std::max<std::int64_t>(free, 0)) + " free of " +
+                                         format_bytes(pool.capacity_bytes));
+      return false;
+    }
+    for (const auto* v : volumes) out.push_back({v->volume, pool.name, "", v->bytes});
+    return true;
+  }
+  std::vector<std::int64_t> free(pool.devices.size());
+  for (size_t i = 0; i < pool.devices.size(); ++i) {
+    free[i] = pool.devices[i].capacity_bytes - usage.device_used(pool.name, pool.devices[i].name);
+  }
+  std::stable_sort(volumes.begin(), volumes.end(), [](const auto* a, const auto* b) { return a->bytes > b->bytes; });
+  for (const auto* v : volumes) {
+    std::optional<size_t> best;
+    for (size_t i = 0; i < free.size(); ++i) {
+      if (free[i] >= v->bytes && (!best || free[i] < free[*best])) best = i;
+    }
+    if (!best) {
+      std::int64_t largest = *std::max_element(free.begin(), free.end());
+      f.fail(Verdict::kUnresolvable, "pool " + pool.name + ": volume " + v->volume + " needs " + format_bytes(v->bytes) +
+                                         " on one device, largest free device has " +
+                                         format_bytes(std::max<std::int64_t>(largest, 0)));
+      return false;
+    }
+    free[*best] -= v->bytes;
+    out.push_back({v->volume, pool.name, pool.devices[*best].name, v->bytes});
+  }
+  return true;
+}
+
+void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f,
+                   std::vector<VolumePlacement>& placements) {
+  if (pod.volumes.empty()) return;
+  if (auto p = node.problems.find(model::kStorageSubject); p != node.problems.end()) {
+    f.fail(Verdict::kUnresolvable, "storage: node reports an invalid value (" + p->second + ")");
+    return;
+  }
+  std::map<std::string, std::vector<const VolumeDemand*>, std::less<>> by_pool;
+  for (const auto& v : pod.volumes) by_pool[v.pool].push_back(&v);
+  for (const auto& [pool_name, volumes] : by_pool) {
+    const Pool* pool = node.find_pool(pool_name);
+    if (!pool) {
+      std::int64_t need = 0;
+      for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
+      f.fail(Verdict::kUnresolvable, "pool " + pool_name + ": pod needs " + format_bytes(need) + ", node has no such pool");
+      continue;
+    }
+    place_in_pool(*pool, volumes, usage, placements, f);
+  }
+}
+
+}  // namespace
+
+std::string format_bytes(std::int64_t bytes) {
+  constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  char buf[64];
+  if (bytes < kGiB) {
+    if (bytes % kMiB == 0) {
+      std::snprintf(buf, sizeof buf, "%" PRId64 " MiB", bytes / kMiB);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / kMiB);
+    }
+  } else if (bytes % kGiB == 0) {
+    std::snprintf(buf, sizeof buf, "%" PRId64 " GiB", bytes / kGiB);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / kGiB);
+  }
+  return buf;
+}
+
+Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage) {
+  Findings f;
+  Fit fit;
+  check_gpus(pod, node, usage, f);
+  check_gpu_memory(pod, node, f);
+  check_volumes(pod, node, usage, f, fit.allocation.volumes);
+  if (f.unresolvable) {
+    return {Verdict::kUnresolvable, std::move(*f.unresolvable), {}};
+  }
+  if (f.insufficient) {
+    return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
+  }
+  fit.allocation.gpus = pod.gpus;
+  return fit;
+}
+
+}  // namespace extender::policy

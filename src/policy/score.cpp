@@ -1,0 +1,92 @@
+#include "extender/policy/score.h"
+
+#include <algorithm>
+
+namespace extender::policy {
+namespace {
+
+// Scoring inputs are clamped so that exact cross-multiplication fits in 128 bits.
+constexpr std::int64_t kMaxScoringValue = std::int64_t{1} << 30;
+
+std::int64_t clamp_value(std::int64_t v) { return std::clamp<std::int64_t>(v, 0, kMaxScoringValue); }
+
+// round(p / q) for p >= 0, q > 0, halves away from zero.
+std::int64_t round_div(__int128 p, __int128 q) { return static_cast<std::int64_t>((2 * p + q) / (2 * q)); }
+
+struct Ratio {
+  __int128 num = 0;
+  __int128 den = 1;  // > 0
+};
+
+bool less(const Ratio& a, const Ratio& b) { return a.num * b.den < b.num * a.den; }
+
+// round(10 * (a - b) / (hi - lo)) where lo <= b <= a <= hi and lo < hi.
+std::int64_t scaled_gap(const Ratio& a, const Ratio& b, const Ratio& lo, const Ratio& hi) {
+  __int128 p = (a.num * b.den - b.num * a.den) * (hi.den * lo.den);
+  __int128 q = (hi.num * lo.den - lo.num * hi.den) * (a.den * b.den);
+  return round_div(10 * p, q);
+}
+
+std::vector<std::int64_t> min_max_normalise(const std::vector<Ratio>& raw, bool higher_is_better) {
+  std::vector<std::int64_t> out(raw.size(), 10);
+  if (raw.empty()) return out;
+  auto [lo, hi] = std::minmax_element(raw.begin(), raw.end(), less);
+  if (!less(*lo, *hi)) return out;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    out[i] = higher_is_better ? scaled_gap(raw[i], *lo, *lo, *hi) : scaled_gap(*hi, raw[i], *lo, *hi);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candidates) {
+  std::vector<Ratio> raw;
+  raw.reserve(candidates.size());
+  for (const auto& c : candidates) raw.push_back({clamp_value(c.usage.volumes), 1});
+  return min_max_normalise(raw, /*higher_is_better=*/false);
+}
+
+std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                             PackingStrategy strategy) {
+  std::vector<Ratio> raw;
+  raw.reserve(candidates.size());
+  for (const auto& c : candidates) {
+    std::int64_t after = 0;
+    std::int64_t allocatable = 0;
+    for (const auto& [resource, need] : pod.gpus) {
+      after += clamp_value(c.usage.gpus_used(resource)) + clamp_value(need);
+      auto it = c.node->gpus.find(resource);
+      if (it != c.node->gpus.end()) allocatable += clamp_value(it->second);
+    }
+    raw.push_back(allocatable > 0 ? Ratio{after, allocatable} : Ratio{0, 1});
+  }
+  return min_max_normalise(raw, strategy == PackingStrategy::kBinpack);
+}
+
+std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                           const ScoringRules& rules) {
+  struct Applied {
+    std::int64_t weight;
+    std::vector<std::int64_t> scores;
+  };
+  std::vector<Applied> applied;
+  if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
+    applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
+  }
+  if (!pod.gpus.empty() && rules.gpu_packing_weight > 0) {
+    applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing)});
+  }
+  if (applied.empty()) return {};
+  __int128 total_weight = 0;
+  for (const auto& a : applied) total_weight += a.weight;
+  std::vector<std::int64_t> out(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    __int128 sum = 0;
+    for (const auto& a : applied) sum += static_cast<__int128>(a.weight) * a.scores[i];
+    out[i] = round_div(sum, total_weight);
+  }
+  return out;
+}
+
+}  // namespace extender::policy

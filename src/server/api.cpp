@@ -1,0 +1,213 @@
+#include "extender/server/api.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "extender/server/debug_view.h"
+#include "extender/version.h"
+#include "extender/wire/extender_args.h"
+#include "extender/wire/json_text.h"
+#include "extender/wire/results.h"
+#include "extender/wire/verb_args.h"
+
+namespace extender::server {
+namespace {
+
+HttpResponse json(int status, std::string body) { return {status, std::move(body), "application/json", {}}; }
+HttpResponse error(int status, std::string_view message) { return json(status, wire::encode_request_error(message)); }
+
+const char* verb_name(Endpoint e) {
+  switch (e) {
+    case Endpoint::kFilter: return "filter";
+    case Endpoint::kPrioritize: return "prioritize";
+    case Endpoint::kBind: return "bind";
+    default: return "preempt";
+  }
+}
+
+Verb metric_verb(Endpoint e) {
+  switch (e) {
+    case Endpoint::kFilter: return Verb::kFilter;
+    case Endpoint::kPrioritize: return Verb::kPrioritize;
+    case Endpoint::kBind: return Verb::kBind;
+    default: return Verb::kPreempt;
+  }
+}
+
+}  // namespace
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  RouteResult r = route(request.method, request.path, routes_);
+  if (!r.route) {
+    if (r.status == 405) {
+      HttpResponse res = error(405, "method " + request.method + " is not allowed here; use " + r.allow);
+      res.headers.emplace_back("Allow", r.allow);
+      return res;
+    }
+    return error(404, "no such endpoint: " + request.path.substr(0, 256));
+  }
+  const Route& rt = *r.route;
+  switch (rt.endpoint) {
+    case Endpoint::kFilter:
+    case Endpoint::kPrioritize:
+    case Endpoint::kBind:
+    case Endpoint::kPreempt:
+      return verb(rt, request);
+    case Endpoint::kHealthz:
+      return json(200, "{\"status\":\"ok\"}");
+    case Endpoint::kReadyz:
+      return readyz();
+    case Endpoint::kVersion: {
+      std::string body = "{\"version\":";
+      wire::append_json_string(body, kVersion);
+      body += ",\"gitCommit\":";
+      wire::append_json_string(body, kGitCommit);
+      body += ",\"mode\":";
+      wire::append_json_string(body, deps_.mode);
+      body += "}";
+      return json(200, std::move(body));
+    }
+    case Endpoint::kMetrics:
+      return metrics();
+    case Endpoint::kDebugState:
+      return debug_state();
+    case Endpoint::kDebugNode:
+      return debug_node(rt.argument);
+    case Endpoint::kAdminPod:
+      return admin_remove_pod(rt.argument);
+  }
+  return error(404, "no such endpoint");
+}
+
+HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
+  const char* name = verb_name(route.endpoint);
+  HttpResponse res;
+  Outcome outcome = Outcome::kOk;
+  engine::Summary summary;
+  std::string body_error;
+
+  if (request.body.empty()) {
+    body_error = "request body is empty; send a JSON object";
+  } else if (!wire::valid_utf8(request.body)) {
+    body_error = "request body is not valid UTF-8";
+  }
+  if (body_error.empty()) {
+    switch (route.endpoint) {
+      case Endpoint::kFilter:
+      case Endpoint::kPrioritize: {
+        std::optional<simdjson::padded_string> copy;
+        simdjson::padded_string_view padded(request.body.data(), request.body.size(), request.body.capacity());
+        if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
+          padded = copy.emplace(request.body);
+        }
+        auto args = wire::decode_extender_args(padded);
+        if (!args) {
+          body_error = args.message();
+          break;
+        }
+        if (route.endpoint == Endpoint::kFilter) {
+          engine::FilterAnswer a = deps_.extender->filter(*args);
+          summary = std::move(a.summary);
+          if (!a.result.error.empty()) outcome = Outcome::kError;
+          if (deps_.metrics) deps_.metrics->observe_filter(summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
+          res = json(200, wire::encode_filter_result(a.result));
+        } else {
+          engine::PrioritizeAnswer a = deps_.extender->prioritize(*args);
+          summary = std::move(a.summary);
+          res = json(200, wire::encode_host_priority_list(a.scores));
+        }
+        break;
+      }
+      case Endpoint::kBind: {
+        auto args = wire::decode_binding_args(request.body);
+        if (!args) {
+          body_error = args.message();
+          break;
+        }
+        engine::BindAnswer a = deps_.extender->bind(*args);
+        summary = std::move(a.summary);
+        if (!a.error.empty()) outcome = Outcome::kError;
+        res = json(200, wire::encode_binding_result(a.error));
+        break;
+      }
+      default: {
+        auto args = wire::decode_preemption_args(request.body);
+        if (!args) {
+          body_error = args.message();
+          break;
+        }
+        engine::PreemptAnswer a = deps_.extender->preempt(*args);
+        summary = std::move(a.summary);
+        res = json(200, wire::encode_preemption_result(a.victims));
+        break;
+      }
+    }
+  }
+  if (!body_error.empty()) {
+    outcome = Outcome::kRejected;
+    res = error(400, "malformed " + std::string(name) + " request: " + body_error);
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  if (deps_.metrics) deps_.metrics->observe_request(metric_verb(route.endpoint), outcome, elapsed);
+  const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
+  if (outcome == Outcome::kRejected) {
+    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, body_error, ms);
+  } else if (summary.note.empty()) {
+    spdlog::info("{} {}: nodes {} -> {} ({:.2f} ms)", name, summary.pod, summary.nodes_in, summary.nodes_out, ms);
+  } else {
+    spdlog::info("{} {}: nodes {} -> {} ({:.2f} ms): {}", name, summary.pod, summary.nodes_in, summary.nodes_out, ms,
+                 summary.note);
+  }
+  return res;
+}
+
+HttpResponse Api::readyz() const {
+  if (auto why = deps_.not_ready ? deps_.not_ready() : std::nullopt) {
+    std::string body = "{\"status\":\"not ready\",\"reason\":";
+    wire::append_json_string(body, *why);
+    body += "}";
+    return json(503, std::move(body));
+  }
+  return json(200, "{\"status\":\"ready\"}");
+}
+
+HttpResponse Api::metrics() const {
+  std::string gauges;
+  if (deps_.state) {
+    const state::Snapshot snap = deps_.state->snapshot();
+    std::size_t pods = 0;
+    std::size_t reservations = 0;
+    for (const auto& [name, node] : snap.nodes()) {
+      for (const auto& [uid, claim] : node->claims) (claim.kind == state::Claim::Kind::kPlaced ? pods : reservations)++;
+    }
+    gauges += "# HELP scheduler_extender_nodes Nodes in the cache.\n# TYPE scheduler_extender_nodes gauge\n";
+    gauges += "scheduler_extender_nodes " + std::to_string(snap.nodes().size()) + "\n";
+    gauges += "# HELP scheduler_extender_claims Pods holding capacity, placed or reserved (bind in flight).\n";
+    gauges += "# TYPE scheduler_extender_claims gauge\n";
+    gauges += "scheduler_extender_claims{kind=\"placed\"} " + std::to_string(pods) + "\n";
+    gauges += "scheduler_extender_claims{kind=\"reserved\"} " + std::to_string(reservations) + "\n";
+  }
+  std::string body = deps_.metrics ? deps_.metrics->render(gauges) : gauges;
+  return {200, std::move(body), "text/plain; version=0.0.4", {}};
+}
+
+HttpResponse Api::debug_state() const {
+  return json(200, render_state(deps_.state->snapshot(), state::Clock::now()));
+}
+
+HttpResponse Api::debug_node(const std::string& name) const {
+  const state::Snapshot snap = deps_.state->snapshot();
+  const state::NodeState* node = snap.find(name);
+  if (!node) return error(404, "node " + name.substr(0, 256) + " is not known");
+  return json(200, render_node(*node, state::Clock::now()));
+}
+
+HttpResponse Api::admin_remove_pod(const std::string& uid) {
+  if (!deps_.extender->remove_pod(uid)) return error(404, "no placement or reservation for pod uid " + uid.substr(0, 256));
+  spdlog::info("admin: removed the placement of pod uid {}", uid);
+  return json(200, "{\"removed\":true}");
+}
+
+}  // namespace extender::server

@@ -1,0 +1,104 @@
+#include "extender/server/debug_view.h"
+
+#include <nlohmann/json.hpp>
+
+namespace extender::server {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json allocation_json(const model::Allocation& a) {
+  ordered_json j = ordered_json::object();
+  if (!a.gpus.empty()) j["gpus"] = a.gpus;
+  if (!a.volumes.empty()) {
+    ordered_json vols = ordered_json::array();
+    for (const auto& v : a.volumes) {
+      ordered_json vj = {{"volume", v.volume}, {"pool", v.pool}};
+      if (!v.device.empty()) vj["device"] = v.device;
+      vj["bytes"] = v.bytes;
+      vols.push_back(std::move(vj));
+    }
+    j["volumes"] = std::move(vols);
+  }
+  return j;
+}
+
+ordered_json node_json(const state::NodeState& node, state::Clock::time_point now) {
+  const model::NodeSupply& s = node.supply;
+  model::NodeUsage usage = node.usage_excluding("", now);
+  ordered_json j;
+  j["name"] = s.name;
+  ordered_json gpus = ordered_json::object();
+  for (const auto& [resource, allocatable] : s.gpus) {
+    ordered_json g = {{"allocatable", allocatable}, {"used", usage.gpus_used(resource)},
+                      {"free", allocatable - usage.gpus_used(resource)}};
+    if (auto m = s.gpu_memory_bytes.find(resource); m != s.gpu_memory_bytes.end()) g["memory_per_gpu_bytes"] = m->second;
+    gpus[resource] = std::move(g);
+  }
+  j["gpus"] = std::move(gpus);
+  ordered_json pools = ordered_json::array();
+  for (const auto& p : s.pools) {
+    ordered_json pj = {{"name", p.name}, {"capacity_bytes", p.capacity_bytes}, {"used_bytes", usage.pool_used(p.name)},
+                       {"free_bytes", p.capacity_bytes - usage.pool_used(p.name)}};
+    if (!p.devices.empty()) {
+      ordered_json devices = ordered_json::array();
+      for (const auto& d : p.devices) {
+        std::int64_t used = usage.device_used(p.name, d.name);
+        devices.push_back({{"name", d.name}, {"capacity_bytes", d.capacity_bytes}, {"used_bytes", used},
+                           {"free_bytes", d.capacity_bytes - used}});
+      }
+      pj["devices"] = std::move(devices);
+    }
+    pools.push_back(std::move(pj));
+  }
+  j["pools"] = std::move(pools);
+  j["volumes"] = usage.volumes;
+  if (s.unschedulable) j["unschedulable"] = true;
+  if (!s.problems.empty()) j["problems"] = s.problems;
+  ordered_json placed = ordered_json::array();
+  ordered_json reserved = ordered_json::array();
+  for (const auto& [uid, claim] : node.claims) {
+    ordered_json c = {{"uid", uid}, {"pod", claim.owner}};
+    ordered_json a = allocation_json(claim.allocation);
+    for (auto it = a.begin(); it != a.end(); ++it) c[it.key()] = it.value();
+    if (claim.kind == state::Claim::Kind::kPlaced) {
+      placed.push_back(std::move(c));
+    } else {
+      using std::chrono::duration_cast;
+      using std::chrono::milliseconds;
+      c["age_seconds"] = static_cast<double>(duration_cast<milliseconds>(now - claim.since).count()) / 1000.0;
+      c["expires_in_seconds"] = static_cast<double>(duration_cast<milliseconds>(claim.expires - now).count()) / 1000.0;
+      c["expired"] = claim.expires <= now;
+      reserved.push_back(std::move(c));
+    }
+  }
+  j["pods"] = std::move(placed);
+  j["reservations"] = std::move(reserved);
+  return j;
+}
+
+}  // namespace
+
+std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now) {
+  ordered_json nodes = ordered_json::array();
+  std::size_t reservations = 0;
+  std::size_t pods = 0;
+  for (const auto& [name, node] : snapshot.nodes()) {
+    for (const auto& [uid, claim] : node->claims) {
+      (claim.kind == state::Claim::Kind::kPlaced ? pods : reservations)++;
+    }
+    nodes.push_back(node_json(*node, now));
+  }
+  ordered_json j;
+  j["nodes_total"] = snapshot.nodes().size();
+  j["pods_total"] = pods;
+  j["reservations_total"] = reservations;
+  j["nodes"] = std::move(nodes);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string render_node(const state::NodeState& node, state::Clock::time_point now) {
+  return node_json(node, now).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace extender::server

@@ -1,0 +1,160 @@
+#include "extender/sources/inventory.h"
+
+#include <set>
+
+#include "extender/common/yaml_reader.h"
+#include "extender/model/quantity.h"
+
+namespace extender::sources {
+namespace {
+
+#define INV_TRY(expr)              \
+  do {                             \
+    if (auto _st = (expr); !_st) { \
+      return _st.error();          \
+    }                              \
+  } while (0)
+
+Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::string& path) {
+  INV_TRY(r.expect_keys(n, path, {"name", "capacity", "devices"}));
+  model::Pool pool;
+  INV_TRY(r.read(n, "name", path, pool.name));
+  if (pool.name.empty()) return r.error_at(n, path + ".name", "is required");
+  const YAML::Node devices = n["devices"];
+  if (devices.IsDefined() && !devices.IsNull()) {
+    if (!devices.IsSequence()) return r.error_at(devices, path + ".devices", "expected a list");
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      const YAML::Node d = devices[i];
+      std::string dpath = path + ".devices[" + std::to_string(i) + "]";
+      INV_TRY(r.expect_keys(d, dpath, {"name", "capacity"}));
+      model::Device device;
+      INV_TRY(r.read(d, "name", dpath, device.name));
+      if (device.name.empty()) return r.error_at(d, dpath + ".name", "is required");
+      if (!seen.insert(device.name).second) return r.error_at(d, dpath + ".name", "listed twice in this pool");
+      if (!d["capacity"].IsDefined()) return r.error_at(d, dpath + ".capacity", "is required");
+      INV_TRY(r.read_quantity(d, "capacity", dpath, device.capacity_bytes));
+      if (pool.capacity_bytes > INT64_MAX - device.capacity_bytes) return r.error_at(d, dpath, "pool capacity overflows");
+      pool.capacity_bytes += device.capacity_bytes;
+      pool.devices.push_back(std::move(device));
+    }
+    if (n["capacity"].IsDefined()) {
+      return r.error_at(n["capacity"], path + ".capacity", "a pool with devices takes its capacity from them");
+    }
+  } else {
+    if (!n["capacity"].IsDefined()) return r.error_at(n, path + ".capacity", "is required (or list devices)");
+    INV_TRY(r.read_quantity(n, "capacity", path, pool.capacity_bytes));
+  }
+  return pool;
+}
+
+Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const std::string& path,
+                                    const std::vector<model::GpuResourceRule>& gpu_rules) {
+  INV_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools"}));
+  model::NodeSupply node;
+  INV_TRY(r.read(n, "name", path, node.name));
+  if (node.name.empty()) return r.error_at(n, path + ".name", "is required");
+
+  model::StringMap node_labels;
+  const YAML::Node labels = n["labels"];
+  if (labels.IsDefined() && !labels.IsNull()) {
+    if (!labels.IsMap()) return r.error_at(labels, path + ".labels", "expected a mapping");
+    for (auto it = labels.begin(); it != labels.end(); ++it) {
+      INV_TRY(r.spend(it->second, path + ".labels"));
+      if (!it->first.IsScalar() || !it->second.IsScalar()) return r.error_at(it->first, path + ".labels", "expected strings");
+      node_labels[it->first.Scalar()] = it->second.Scalar();
+    }
+  }
+
+  const YAML::Node gpus = n["gpus"];
+  if (gpus.IsDefined() && !gpus.IsNull()) {
+    if (!gpus.IsMap()) return r.error_at(gpus, path + ".gpus", "expected a mapping of GPU resource to count");
+    for (auto it = gpus.begin(); it != gpus.end(); ++it) {
+      INV_TRY(r.spend(it->second, path + ".gpus"));
+      if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpus", "expected a resource name");
+      std::int64_t count = 0;
+      INV_TRY(r.read_quantity(gpus, it->first.Scalar(), path + ".gpus", count));
+      node.gpus[it->first.Scalar()] = count;
+    }
+  }
+
+  // Memory per GPU: the node's labels first (as GPU feature discovery publishes them), then the
+  // explicit gpu_memory mapping, which wins.
+  for (const auto& rule : gpu_rules) {
+    if (rule.memory_label.empty()) continue;
+    auto it = node_labels.find(rule.memory_label);
+    if (it == node_labels.end()) continue;
+    auto units = model::parse_count(it->second, "label " + rule.memory_label);
+    if (!units || *units > INT64_MAX / rule.memory_label_unit) {
+      return r.error_at(labels, path + ".labels." + rule.memory_label, units ? "overflows" : units.message());
+    }
+    node.gpu_memory_bytes[rule.name] = *units * rule.memory_label_unit;
+  }
+  const YAML::Node memory = n["gpu_memory"];
+  if (memory.IsDefined() && !memory.IsNull()) {
+    if (!memory.IsMap()) return r.error_at(memory, path + ".gpu_memory", "expected a mapping of GPU resource to memory per GPU");
+    for (auto it = memory.begin(); it != memory.end(); ++it) {
+      INV_TRY(r.spend(it->second, path + ".gpu_memory"));
+      if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpu_memory", "expected a resource name");
+      std::int64_t bytes = 0;
+      INV_TRY(r.read_quantity(memory, it->first.Scalar(), path + ".gpu_memory", bytes));
+      node.gpu_memory_bytes[it->first.Scalar()] = bytes;
+    }
+  }
+
+  const YAML::Node pools = n["pools"];
+  if (pools.IsDefined() && !pools.IsNull()) {
+    if (!pools.IsSequence()) return r.error_at(pools, path + ".pools", "expected a list");
+    for (std::size_t i = 0; i < pools.size(); ++i) {
+      auto pool = read_pool(r, pools[i], path + ".pools[" + std::to_string(i) + "]");
+      if (!pool) return pool.error();
+      if (node.find_pool(pool->name)) return r.error_at(pools[i], path + ".pools[" + std::to_string(i) + "].name", "listed twice on this node");
+      node.pools.push_back(std::move(*pool));
+    }
+  }
+  return node;
+}
+
+Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules) {
+  INV_TRY(r.expect_keys(r.root(), "", {"nodes"}));
+  std::vector<model::NodeSupply> out;
+  const YAML::Node nodes = r.root()["nodes"];
+  if (!nodes.IsDefined() || nodes.IsNull()) return out;
+  if (!nodes.IsSequence()) return r.error_at(nodes, "nodes", "expected a list");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::string path = "nodes[" + std::to_string(i) + "]";
+    auto node = read_node(r, nodes[i], path, gpu_rules);
+    if (!node) return node.error();
+    if (!names.insert(node->name).second) return r.error_at(nodes[i], path + ".name", "node " + node->name + " listed twice");
+    out.push_back(std::move(*node));
+  }
+  return out;
+}
+
+Result<std::vector<model::NodeSupply>> guarded(YamlReader& r, const std::string& source,
+                                               const std::vector<model::GpuResourceRule>& gpu_rules) {
+  try {
+    return read_inventory(r, gpu_rules);
+  } catch (const std::exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+}
+
+}  // namespace
+
+Result<std::vector<model::NodeSupply>> parse_inventory(std::string text, std::string source,
+                                                       const std::vector<model::GpuResourceRule>& gpu_rules) {
+  auto reader = YamlReader::parse(std::move(text), source);
+  if (!reader) return reader.error();
+  return guarded(*reader, source, gpu_rules);
+}
+
+Result<std::vector<model::NodeSupply>> load_inventory(const std::string& path,
+                                                      const std::vector<model::GpuResourceRule>& gpu_rules) {
+  auto reader = YamlReader::load_file(path);
+  if (!reader) return reader.error();
+  return guarded(*reader, path, gpu_rules);
+}
+
+}  // namespace extender::sources

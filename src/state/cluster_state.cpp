@@ -1,0 +1,182 @@
+#include "extender/state/cluster_state.h"
+
+#include <functional>
+
+namespace extender::state {
+
+model::NodeUsage NodeState::usage_excluding(std::string_view uid, Clock::time_point now) const {
+  model::NodeUsage usage = placed;
+  for (const auto& [claim_uid, claim] : claims) {
+    if (claim.kind == Claim::Kind::kPlaced) {
+      if (claim_uid == uid) usage.subtract(claim.allocation);
+    } else if (claim_uid != uid && claim.expires > now) {
+      usage.add(claim.allocation);
+    }
+  }
+  return usage;
+}
+
+const NodeState* Snapshot::find(std::string_view node) const {
+  auto it = nodes_->find(node);
+  return it == nodes_->end() ? nullptr : it->second.get();
+}
+
+Snapshot ClusterState::snapshot() const {
+  std::lock_guard lock(read_mu_);
+  return Snapshot(current_);
+}
+
+void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
+  if (nodes.empty()) return;
+  auto next = std::make_shared<NodeMap>(*current_);
+  for (const auto& name : nodes) {
+    auto supply = supply_.find(name);
+    if (supply == supply_.end()) {
+      next->erase(name);
+      continue;
+    }
+    auto entry = std::make_shared<NodeState>();
+    entry->supply = supply->second;
+    if (auto uids = claims_by_node_.find(name); uids != claims_by_node_.end()) {
+      for (const auto& uid : uids->second) {
+        const Claim& claim = claims_.find(uid)->second;
+        entry->claims.emplace(uid, claim);
+        if (claim.kind == Claim::Kind::kPlaced) entry->placed.add(claim.allocation);
+      }
+    }
+    (*next)[name] = std::move(entry);
+  }
+  std::lock_guard lock(read_mu_);
+  current_ = std::move(next);
+}
+
+void ClusterState::upsert_nodes(std::vector<model::NodeSupply> nodes) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  for (auto& n : nodes) {
+    auto it = supply_.find(n.name);
+    if (it != supply_.end() && it->second == n) continue;
+    touched.insert(n.name);
+    std::string name = n.name;
+    supply_.insert_or_assign(std::move(name), std::move(n));
+  }
+  publish(touched);
+}
+
+void ClusterState::replace_nodes(std::vector<model::NodeSupply> nodes) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  std::map<std::string, model::NodeSupply, std::less<>> next;
+  for (auto& n : nodes) {
+    auto it = supply_.find(n.name);
+    if (it == supply_.end() || !(it->second == n)) touched.insert(n.name);
+    std::string name = n.name;
+    next.insert_or_assign(std::move(name), std::move(n));
+  }
+  for (const auto& [name, supply] : supply_) {
+    if (!next.count(name)) touched.insert(name);
+  }
+  supply_ = std::move(next);
+  publish(touched);
+}
+
+void ClusterState::remove_node(std::string_view name) {
+  std::lock_guard lock(write_mu_);
+  auto it = supply_.find(name);
+  if (it == supply_.end()) return;
+  supply_.erase(it);
+  publish({std::string(name)});
+}
+
+void ClusterState::set_claim(std::string uid, Claim claim, std::set<std::string, std::less<>>& touched) {
+  erase_claim(uid, touched);
+  touched.insert(claim.node);
+  claims_by_node_[claim.node].insert(uid);
+  claims_.insert_or_assign(std::move(uid), std::move(claim));
+}
+
+void ClusterState::erase_claim(std::string_view uid, std::set<std::string, std::less<>>& touched) {
+  auto it = claims_.find(uid);
+  if (it == claims_.end()) return;
+  const std::string& node = it->second.node;
+  touched.insert(node);
+  if (auto by = claims_by_node_.find(node); by != claims_by_node_.end()) {
+    by->second.erase(it->first);
+    if (by->second.empty()) claims_by_node_.erase(by);
+  }
+  claims_.erase(it);
+}
+
+void ClusterState::place(std::string uid, Claim claim) {
+  claim.kind = Claim::Kind::kPlaced;
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  set_claim(std::move(uid), std::move(claim), touched);
+  publish(touched);
+}
+
+void ClusterState::reserve(std::string uid, Claim claim, Clock::duration ttl, Clock::time_point now) {
+  claim.kind = Claim::Kind::kReserved;
+  claim.since = now;
+  claim.expires = now + ttl;
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  set_claim(std::move(uid), std::move(claim), touched);
+  publish(touched);
+}
+
+void ClusterState::drop(std::string_view uid) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  erase_claim(uid, touched);
+  publish(touched);
+}
+
+void ClusterState::drop_reservation(std::string_view uid) {
+  std::lock_guard lock(write_mu_);
+  auto it = claims_.find(uid);
+  if (it == claims_.end() || it->second.kind != Claim::Kind::kReserved) return;
+  std::set<std::string, std::less<>> touched;
+  erase_claim(uid, touched);
+  publish(touched);
+}
+
+void ClusterState::replace_placements(std::vector<std::pair<std::string, Claim>> placed) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  std::vector<std::string> stale;
+  for (const auto& [uid, claim] : claims_) {
+    if (claim.kind == Claim::Kind::kPlaced) stale.push_back(uid);
+  }
+  for (const auto& uid : stale) erase_claim(uid, touched);
+  for (auto& [uid, claim] : placed) {
+    claim.kind = Claim::Kind::kPlaced;
+    set_claim(std::move(uid), std::move(claim), touched);
+  }
+  publish(touched);
+}
+
+std::optional<Claim> ClusterState::claim_of(std::string_view uid) const {
+  std::lock_guard lock(write_mu_);
+  auto it = claims_.find(uid);
+  if (it == claims_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::size_t ClusterState::sweep_expired(Clock::time_point now) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  std::vector<std::string> expired;
+  for (const auto& [uid, claim] : claims_) {
+    if (claim.kind == Claim::Kind::kReserved && claim.expires <= now) expired.push_back(uid);
+  }
+  for (const auto& uid : expired) erase_claim(uid, touched);
+  publish(touched);
+  return expired.size();
+}
+
+std::mutex& ClusterState::bind_lock(std::string_view node) {
+  return bind_locks_[std::hash<std::string_view>{}(node) % bind_locks_.size()];
+}
+
+}  // namespace extender::state

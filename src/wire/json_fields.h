@@ -1,0 +1,35 @@
+#pragma once
+// Field access on nlohmann::json objects the way Go's encoding/json reads them (private to wire).
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "extender/common/result.h"
+#include "extender/model/pod.h"
+
+// Returns the error of a failed Status or Result from the enclosing function.
+#define WIRE_TRY(expr)              \
+  do {                              \
+    if (auto _st = (expr); !_st) {  \
+      return _st.error();           \
+    }                               \
+  } while (0)
+
+namespace extender::wire::detail {
+
+using nlohmann::json;
+
+// The value of `key` in `obj` (case-insensitive, last match wins); nullptr when absent or null.
+const json* field(const json& obj, std::string_view key);
+
+// Each reader leaves `out` untouched when the value is absent and fails when its type is wrong.
+Status read_string(const json* v, std::string& out, std::string_view path);
+Status read_bool(const json* v, bool& out, std::string_view path);
+Status read_int(const json* v, std::int64_t& out, std::string_view path);
+// An object of strings (labels, annotations); resource lists also take numbers, as Quantity does.
+Status read_string_map(const json* v, model::StringMap& out, std::string_view path, bool numbers_allowed = false);
+// An object (or absent); fails for any other type.
+Status expect_object(const json* v, std::string_view path);
+Status expect_array(const json* v, std::string_view path);
+
+}  // namespace extender::wire::detail

@@ -1,0 +1,128 @@
+#include "extender/wire/json_text.h"
+
+#include <simdjson.h>
+
+namespace extender::wire {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at the start of `s`, or 0 when it is not valid.
+size_t utf8_sequence_length(std::string_view s) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  auto cont = [&](size_t k) { return k < s.size() && (b(k) & 0xc0) == 0x80; };
+  unsigned char c = b(0);
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xe0 && b(1) < 0xa0) return 0;  // overlong
+    if (c == 0xed && b(1) > 0x9f) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xf0 && b(1) < 0x90) return 0;
+    if (c == 0xf4 && b(1) > 0x8f) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      case '\b': out += "\\b"; continue;
+      case '\f': out += "\\f"; continue;
+      case '<': case '>': case '&':
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+        continue;
+      default: break;
+    }
+    if (c < 0x20) {
+      out += "\\u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+      continue;
+    }
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    size_t len = utf8_sequence_length(s.substr(i));
+    if (len == 0) {
+      out += "\\ufffd";  // as Go writes invalid UTF-8
+      continue;
+    }
+    std::string_view seq = s.substr(i, len);
+    if (seq == "\xe2\x80\xa8") {
+      out += "\\u2028";
+    } else if (seq == "\xe2\x80\xa9") {
+      out += "\\u2029";
+    } else {
+      out += seq;
+    }
+    i += len - 1;
+  }
+  out.push_back('"');
+}
+
+bool key_matches(std::string_view key, std::string_view field) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  size_t i = 0;
+  for (char f : field) {
+    if (i >= key.size()) return false;
+    char lf = lower(f);
+    if (lower(key[i]) == lf) {
+      ++i;
+      continue;
+    }
+    // Go folds U+017F (long s) to 's' and U+212A (Kelvin sign) to 'k'.
+    if (lf == 's' && key.substr(i, 2) == "\xc5\xbf") {
+      i += 2;
+    } else if (lf == 'k' && key.substr(i, 3) == "\xe2\x84\xaa") {
+      i += 3;
+    } else {
+      return false;
+    }
+  }
+  return i == key.size();
+}
+
+bool nesting_within(std::string_view json, std::size_t limit) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+bool valid_utf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
+
+}  // namespace extender::wire
