@@ -22,10 +22,11 @@ Result<Pool> parse_pool_spec(std::string name, std::string_view spec) {
     pool.capacity_bytes = *bytes;
     return pool;
   }
-  while (!spec.empty()) {
+  for (bool more = true; more;) {
     auto comma = spec.find(',');
     std::string_view item = spec.substr(0, comma);
-    spec = comma == std::string_view::npos ? std::string_view{} : spec.substr(comma + 1);
+    more = comma != std::string_view::npos;
+    if (more) spec = spec.substr(comma + 1);
     auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
       return Error{"pool " + pool.name + ": device entry \"" + std::string(item.substr(0, 64)) + "\" is not name=capacity"};

@@ -93,8 +93,9 @@ Status Listener::bind(const std::string& host, int port) {
     spdlog::error("{} listener: internal error serving {} {}: {}", name, req.method, req.path, what);
     set_json_error(res, 500, "internal error; see the daemon's log");
   });
+  // cpp-httplib calls this for every answer of 400 or more; only its own bare answers get a body.
   httplib::Server::HandlerWithResponse on_error = [](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) {
+    if (res.body.empty() && !res.has_header("Content-Type")) {
       set_json_error(res, res.status, res.status == 413 ? "request body too large" : "bad request");
     }
     return httplib::Server::HandlerResponse::Handled;

@@ -226,8 +226,11 @@ Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body) {
   if (body.size() > kLargeBody) parser = &own_parser.emplace(kMaxBody);
   od::document doc;
   OD_TRY(parser->iterate(body).get(doc), "body is not JSON");
+  od::json_type top_type;
+  OD_TRY(doc.type().get(top_type), "body is not JSON");
+  if (top_type != od::json_type::object) return Error{"body is not a JSON object"};
   od::object top;
-  OD_TRY(doc.get_object().get(top), "body is not a JSON object");
+  OD_TRY(doc.get_object().get(top), "body is not JSON");
   ExtenderArgs args;
   bool has_pod = false;
   for (auto f : top) {

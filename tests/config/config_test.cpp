@@ -1,0 +1,168 @@
+#include "extender/config/config.h"
+
+#include "extender/common/yaml_reader.h"
+
+#include <gtest/gtest.h>
+
+#include "support/files.h"
+
+namespace extender::config {
+namespace {
+
+TEST(Config, DefaultsWithoutAFile) {
+  auto c = parse_config("", "<empty>");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->mode, Mode::kStandalone);
+  EXPECT_EQ(c->server.listen, "127.0.0.1:8888");
+  EXPECT_EQ(c->server.max_body_bytes, std::int64_t{128} << 20);
+  ASSERT_EQ(c->gpu.resources.size(), 1u);
+  EXPECT_EQ(c->gpu.resources[0].name, "nvidia.com/gpu");
+  EXPECT_EQ(c->gpu.resources[0].memory_label, "nvidia.com/gpu.memory");
+  EXPECT_EQ(c->gpu.resources[0].memory_label_unit, 1 << 20);
+  EXPECT_EQ(c->scoring.volume_balance_weight, 1);
+  EXPECT_EQ(c->scoring.gpu_packing_weight, 1);
+  EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kBinpack);
+}
+
+TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
+  auto c = load_config_file(std::string(EXTENDER_SOURCE_DIR) + "/examples/config.yaml");
+  ASSERT_TRUE(c) << c.message();
+  auto d = parse_config("", "<empty>");
+  EXPECT_EQ(c->server.listen, d->server.listen);
+  EXPECT_EQ(c->server.threads, d->server.threads);
+  EXPECT_EQ(c->server.read_timeout, d->server.read_timeout);
+  EXPECT_EQ(c->state.reservation_ttl, d->state.reservation_ttl);
+  EXPECT_EQ(c->storage.classes, d->storage.classes);
+  EXPECT_EQ(c->storage.default_claim_bytes, d->storage.default_claim_bytes);
+  EXPECT_EQ(c->kubernetes.bind_timeout, d->kubernetes.bind_timeout);
+  EXPECT_EQ(c->admin.listen, d->admin.listen);
+  EXPECT_EQ(c->standalone.inventory, std::string(EXTENDER_SOURCE_DIR) + "/examples/inventory.yaml")
+      << "relative paths are relative to the config file";
+}
+
+TEST(Config, ReadsEveryKind) {
+  auto c = parse_config(R"(
+mode: kubernetes
+server:
+  listen: 0.0.0.0:9443
+  path_prefix: /gpu/
+  threads: 16
+  max_body_bytes: 10Mi
+  read_timeout: 1m30s
+  request_deadline: 500ms
+  tls: {cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem}
+gpu:
+  resources:
+    - {name: nvidia.com/gpu, memory_label: gpu.nvidia.com/memory, memory_label_unit: Gi}
+    - {name: amd.com/gpu}
+storage:
+  classes: {fast: nvme, slow: hdd}
+  default_claim_size: 1Gi
+scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread}
+logging: {level: debug, format: json}
+)", "test");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->mode, Mode::kKubernetes);
+  EXPECT_EQ(c->server.path_prefix, "/gpu");
+  EXPECT_EQ(c->server.threads, 16);
+  EXPECT_EQ(c->server.max_body_bytes, 10 << 20);
+  EXPECT_EQ(c->server.read_timeout, std::chrono::milliseconds(90'000));
+  EXPECT_EQ(c->server.request_deadline, std::chrono::milliseconds(500));
+  EXPECT_EQ(c->server.tls.client_ca_file, "/ca.pem");
+  ASSERT_EQ(c->gpu.resources.size(), 2u);
+  EXPECT_EQ(c->gpu.resources[0].memory_label, "gpu.nvidia.com/memory");
+  EXPECT_EQ(c->gpu.resources[0].memory_label_unit, std::int64_t{1} << 30);
+  EXPECT_EQ(c->gpu.resources[1].memory_label, "amd.com/gpu.memory");
+  EXPECT_EQ(c->storage.classes.at("slow"), "hdd");
+  EXPECT_EQ(c->scoring.volume_balance_weight, 3);
+  EXPECT_EQ(c->scoring.gpu_packing_weight, 0);
+  EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
+  EXPECT_EQ(c->logging.format, "json");
+  model::DemandRules rules = c->demand_rules();
+  EXPECT_EQ(rules.gpu_resources, (std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"}));
+  EXPECT_EQ(rules.default_claim_bytes, 1 << 30);
+}
+
+struct Bad {
+  const char* yaml;
+  const char* mentions;
+};
+
+TEST(Config, ErrorsNameTheKeyAndTheLine) {
+  const Bad cases[] = {
+      {"server:\n  listen: 1.2.3.4:8888\n  thread: 4\n", "test:3: server.thread: unknown key"},
+      {"bogus: 1\n", "test:1: bogus: unknown key"},
+      {"server:\n  threads: many\n", "test:2: server.threads: expected an integer"},
+      {"server:\n  threads: 1\n", "server.threads: must be at least 4"},
+      {"server:\n  listen: nowhere\n", "server.listen: invalid address"},
+      {"server:\n  read_timeout: 5\n", "server.read_timeout: invalid duration"},
+      {"server:\n  max_body_bytes: 10Q\n", "server.max_body_bytes"},
+      {"server:\n  path_prefix: scheduler\n", "must start with /"},
+      {"server:\n  tls: {cert_file: /a}\n", "cert_file and key_file go together"},
+      {"mode: cluster\n", "mode: expected standalone or kubernetes"},
+      {"scoring:\n  gpu_packing: tight\n", "expected binpack or spread"},
+      {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
+      {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
+      {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},
+      {"gpu:\n  resources:\n    - {name: a, memory_label_unit: bananas}\n", "memory_label_unit"},
+      {"logging:\n  level: loud\n", "logging.level"},
+      {"logging:\n  format: xml\n", "expected text or json"},
+      {"storage:\n  classes: [a]\n", "storage.classes"},
+      {"- a\n- b\n", "expected a mapping"},
+      {"server: [\n", "not valid YAML"},
+      {"kubernetes:\n  bind_timeout: 0s\n", "must be longer than 0"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_config(c.yaml, "test");
+    ASSERT_FALSE(r) << c.yaml;
+    EXPECT_NE(r.message().find(c.mentions), std::string::npos) << c.yaml << " -> " << r.message();
+  }
+}
+
+TEST(Config, AliasBombsAreRejectedWithoutExpanding) {
+  std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  char prev = 'a';
+  for (char name = 'b'; name <= 'k'; ++name) {
+    yaml += std::string(1, name) + ": &" + name + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+            ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+    prev = name;
+  }
+  yaml += "storage:\n  classes:\n    x: *k\n";
+  auto r = parse_config(yaml, "bomb");
+  EXPECT_FALSE(r);
+}
+
+TEST(CommandLine, FlagsOverrideTheFile) {
+  const char* argv[] = {"scheduler-extender", "--listen", "127.0.0.1:9999", "--log-level=debug", "--mode", "kubernetes"};
+  auto cli = parse_command_line(6, argv);
+  ASSERT_TRUE(cli) << cli.message();
+  auto c = resolve_config(*cli);
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->server.listen, "127.0.0.1:9999");
+  EXPECT_EQ(c->logging.level, "debug");
+  EXPECT_EQ(c->mode, Mode::kKubernetes);
+
+  const char* unknown[] = {"x", "--frobnicate"};
+  EXPECT_FALSE(parse_command_line(2, unknown));
+  const char* missing[] = {"x", "--config"};
+  EXPECT_FALSE(parse_command_line(2, missing));
+  const char* bad_level[] = {"x", "--log-level", "loud"};
+  EXPECT_FALSE(resolve_config(*parse_command_line(3, bad_level)));
+  const char* no_file[] = {"x", "--config", "/nonexistent/config.yaml"};
+  auto nf = resolve_config(*parse_command_line(3, no_file));
+  ASSERT_FALSE(nf);
+  EXPECT_NE(nf.message().find("/nonexistent/config.yaml"), std::string::npos);
+}
+
+TEST(ParseDuration, Table) {
+  EXPECT_EQ(*extender::parse_duration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*extender::parse_duration("5s"), std::chrono::milliseconds(5000));
+  EXPECT_EQ(*extender::parse_duration("1h2m3s"), std::chrono::milliseconds(3'723'000));
+  EXPECT_EQ(*extender::parse_duration("0"), std::chrono::milliseconds(0));
+  for (const char* bad : {"", "5", "s", "5x", "1.5s", "-1s", "99999999999999999999h"}) {
+    EXPECT_FALSE(extender::parse_duration(bad)) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace extender::config

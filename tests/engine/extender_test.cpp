@@ -1,0 +1,230 @@
+#include "extender/engine/extender.h"
+
+#include <gtest/gtest.h>
+
+#include "extender/sources/inventory.h"
+
+namespace extender::engine {
+namespace {
+
+constexpr const char* kInventory = R"(
+nodes:
+  - name: small
+    labels: {nvidia.com/gpu.memory: "40960"}
+    gpus: {nvidia.com/gpu: 2}
+    pools: [{name: local, capacity: 100Gi}]
+  - name: big
+    labels: {nvidia.com/gpu.memory: "81559"}
+    gpus: {nvidia.com/gpu: 8}
+    pools: [{name: local, devices: [{name: d0, capacity: 500Gi}, {name: d1, capacity: 500Gi}]}]
+  - name: cpu
+    pools: [{name: local, capacity: 1Ti}]
+)";
+
+struct Harness {
+  config::Config cfg;
+  state::ClusterState state;
+  state::DemandCache demands{100, std::chrono::minutes(10)};
+  std::unique_ptr<Extender> ext;
+
+  Harness() {
+    auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources);
+    EXPECT_TRUE(inv) << inv.message();
+    state.upsert_nodes(*inv);
+    ExtenderDeps deps;
+    deps.state = &state;
+    deps.demands = &demands;
+    ext = std::make_unique<Extender>(cfg, std::move(deps));
+  }
+};
+
+model::Pod gpu_pod(const std::string& uid, const char* gpus, const char* memory = nullptr) {
+  model::Pod p;
+  p.uid = uid;
+  p.name = "pod-" + uid;
+  p.namespace_name = "ml";
+  model::Container c;
+  c.name = "main";
+  if (gpus) c.requests["nvidia.com/gpu"] = gpus;
+  p.containers.push_back(c);
+  if (memory) p.annotations["scheduler-extender.io/gpu-memory"] = memory;
+  return p;
+}
+
+void add_volume(model::Pod& p, const char* size) {
+  model::PodVolume v;
+  v.name = "scratch" + std::to_string(p.volumes.size());
+  v.kind = model::PodVolume::Kind::kEphemeral;
+  v.storage_class = "local-storage";
+  v.storage_request = size;
+  p.volumes.push_back(v);
+}
+
+wire::ExtenderArgs args_for(model::Pod pod, std::vector<std::string> names = {"small", "big", "cpu"}) {
+  wire::ExtenderArgs a;
+  a.pod = std::move(pod);
+  a.node_names = std::move(names);
+  return a;
+}
+
+wire::BindingArgs bind_args(const model::Pod& p, const std::string& node) {
+  return {p.name, p.namespace_name, p.uid, node};
+}
+
+TEST(Extender, FilterClassifiesEveryNode) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", "4")));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(a.result.failed_unresolvable.at("small"), "nvidia.com/gpu: pod needs 4, node has 2 allocatable");
+  EXPECT_EQ(a.result.failed_unresolvable.at("cpu"), "nvidia.com/gpu: pod needs 4, node has none");
+  EXPECT_TRUE(a.result.failed.empty());
+  EXPECT_TRUE(a.result.error.empty());
+}
+
+TEST(Extender, UnknownNamesFailWithAReasonNotAnError) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", "1"), {"big", "ghost"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(a.result.failed.at("ghost"), "node is not known to scheduler-extender");
+  EXPECT_TRUE(a.result.error.empty());
+}
+
+TEST(Extender, PodsNeedingNothingPassEveryNodeEvenUnknownOnes) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", nullptr), {"ghost", "small"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"ghost", "small"}));
+  EXPECT_TRUE(a.result.failed.empty());
+  auto p = h.ext->prioritize(args_for(gpu_pod("u1", nullptr)));
+  EXPECT_TRUE(p.scores.empty()) << "no scorer applies: an empty list";
+}
+
+TEST(Extender, GarbageInThePodIsAnErrorInTheAnswer) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", "two")));
+  EXPECT_NE(a.result.error.find("pod ml/pod-u1"), std::string::npos) << a.result.error;
+  EXPECT_NE(a.result.error.find("\"two\""), std::string::npos) << a.result.error;
+  EXPECT_TRUE(h.ext->prioritize(args_for(gpu_pod("u1", "two"))).scores.empty());
+}
+
+TEST(Extender, MemoryFloor) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", "1", "80Gi")));
+  EXPECT_TRUE(a.result.node_names->empty()) << "81559 MiB is below 80 GiB";
+  auto b = h.ext->filter(args_for(gpu_pod("u2", "1", "79Gi")));
+  EXPECT_EQ(*b.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(b.result.failed_unresolvable.at("small"), "nvidia.com/gpu: pod needs 79 GiB per GPU, node's GPUs have 40 GiB");
+}
+
+TEST(Extender, BindRecordsAndRechecks) {
+  Harness h;
+  model::Pod p1 = gpu_pod("u1", "2");
+  model::Pod p2 = gpu_pod("u2", "1");
+  // Both pass the filter while nothing is bound ...
+  EXPECT_EQ(h.ext->filter(args_for(p1)).result.node_names->front(), "small");
+  EXPECT_EQ(h.ext->filter(args_for(p2)).result.node_names->front(), "small");
+  // ... the first bind takes the node, the second finds it full at its re-check.
+  EXPECT_EQ(h.ext->bind(bind_args(p1, "small")).error, "");
+  EXPECT_EQ(h.ext->bind(bind_args(p2, "small")).error,
+            "node small no longer fits pod ml/pod-u2: nvidia.com/gpu: pod needs 1, node has 0 free of 2");
+  // Binding the same pod to the same node again succeeds, to another node does not.
+  EXPECT_EQ(h.ext->bind(bind_args(p1, "small")).error, "");
+  EXPECT_EQ(h.ext->bind(bind_args(p1, "big")).error, "pod ml/pod-u1 is already placed on node small");
+  // The next filter sees the placement: usage-based, so FailedNodes.
+  auto a = h.ext->filter(args_for(gpu_pod("u3", "1")));
+  EXPECT_EQ(a.result.failed.at("small"), "nvidia.com/gpu: pod needs 1, node has 0 free of 2");
+  // Re-filtering a placed pod ignores its own placement.
+  EXPECT_EQ(h.ext->filter(args_for(p1)).result.node_names->front(), "small");
+  // Removing the placement frees the node.
+  EXPECT_TRUE(h.ext->remove_pod("u1"));
+  EXPECT_FALSE(h.ext->remove_pod("u1"));
+  EXPECT_EQ(h.ext->bind(bind_args(p2, "small")).error, "");
+}
+
+TEST(Extender, BindRefusesPodsItNeverSaw) {
+  Harness h;
+  auto b = h.ext->bind({"stranger", "ml", "u-unknown", "big"});
+  EXPECT_NE(b.error.find("was not filtered or prioritized"), std::string::npos) << b.error;
+  model::Pod p = gpu_pod("u1", "1");
+  h.ext->filter(args_for(p));
+  EXPECT_EQ(h.ext->bind(bind_args(p, "nowhere")).error, "node nowhere is not known to scheduler-extender");
+}
+
+TEST(Extender, VolumesArePlacedOnDevicesAndBalanced) {
+  Harness h;
+  model::Pod p = gpu_pod("u1", nullptr);
+  add_volume(p, "300Gi");
+  add_volume(p, "300Gi");
+  auto a = h.ext->filter(args_for(p));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big", "cpu"}));
+  EXPECT_EQ(a.result.failed_unresolvable.at("small"), "pool local: pod needs 600 GiB, node has 100 GiB free of 100 GiB");
+  ASSERT_EQ(h.ext->bind(bind_args(p, "big")).error, "");
+  auto claim = h.state.claim_of("u1");
+  ASSERT_TRUE(claim);
+  ASSERT_EQ(claim->allocation.volumes.size(), 2u);
+  EXPECT_NE(claim->allocation.volumes[0].device, claim->allocation.volumes[1].device) << "300+300 does not fit one 500 GiB device";
+
+  model::Pod q = gpu_pod("u2", nullptr);
+  add_volume(q, "1Gi");
+  auto scores = h.ext->prioritize(args_for(q, {"big", "cpu", "small"}));
+  ASSERT_EQ(scores.scores.size(), 3u);
+  EXPECT_EQ(scores.scores[0].score, 0) << "big holds 2 volumes";
+  EXPECT_EQ(scores.scores[1].score, 10);
+  EXPECT_EQ(scores.scores[2].score, 10);
+}
+
+TEST(Extender, PrioritizeBinpacksGpus) {
+  Harness h;
+  auto p = h.ext->prioritize(args_for(gpu_pod("u1", "1"), {"small", "big", "ghost"}));
+  ASSERT_EQ(p.scores.size(), 3u);
+  EXPECT_EQ(p.scores[0].host, "small");
+  EXPECT_EQ(p.scores[0].score, 10) << "1/2 after placement is fuller than 1/8";
+  EXPECT_EQ(p.scores[1].score, 0);
+  EXPECT_EQ(p.scores[2].score, 0) << "unknown nodes score 0";
+}
+
+TEST(Extender, PreemptKeepsNodesWhereEvictionMakesRoom) {
+  Harness h;
+  model::Pod victim_a = gpu_pod("v1", "1");
+  model::Pod victim_b = gpu_pod("v2", "1");
+  h.ext->filter(args_for(victim_a));
+  h.ext->filter(args_for(victim_b));
+  ASSERT_EQ(h.ext->bind(bind_args(victim_a, "small")).error, "");
+  ASSERT_EQ(h.ext->bind(bind_args(victim_b, "small")).error, "");
+
+  wire::PreemptionArgs args;
+  args.pod = gpu_pod("u1", "2");
+  args.victims_by_node["small"] = {{"v2", "v1"}, {}, 1};
+  args.victims_by_node["big"] = {{"someone"}, {}, 0};
+  args.victims_by_node["cpu"] = {{"x"}, {}, 0};
+  auto out = h.ext->preempt(args);
+  ASSERT_TRUE(out.victims.count("small"));
+  EXPECT_EQ(out.victims.at("small").uids, (std::vector<std::string>{"v2", "v1"})) << "the scheduler's order";
+  EXPECT_EQ(out.victims.at("small").num_pdb_violations, 1);
+  EXPECT_TRUE(out.victims.count("big")) << "big has room even without evictions";
+  EXPECT_FALSE(out.victims.count("cpu")) << "no GPUs: unresolvable, never survives";
+
+  args.victims_by_node["small"] = {{"v1"}, {}, 0};
+  EXPECT_FALSE(h.ext->preempt(args).victims.count("small")) << "one victim frees 1 of 2";
+  args.victims_by_node["small"] = {{"v1", "unknown-uid"}, {}, 0};
+  EXPECT_FALSE(h.ext->preempt(args).victims.count("small")) << "unknown victims free nothing";
+
+  wire::PreemptionArgs nothing;
+  nothing.pod = gpu_pod("u9", nullptr);
+  nothing.victims_by_node["cpu"] = {{"x"}, {}, 0};
+  EXPECT_TRUE(h.ext->preempt(nothing).victims.count("cpu")) << "pods needing nothing: candidates unchanged";
+}
+
+TEST(Extender, NotReadyIsAWholeCallError) {
+  Harness h;
+  ExtenderDeps deps;
+  deps.state = &h.state;
+  deps.demands = &h.demands;
+  deps.not_ready = [] { return std::optional<std::string>("nodes reflector has not synced"); };
+  Extender ext(h.cfg, std::move(deps));
+  auto a = ext.filter(args_for(gpu_pod("u1", "1")));
+  EXPECT_EQ(a.result.error, "scheduler-extender is not ready: nodes reflector has not synced");
+  EXPECT_NE(ext.bind({"p", "ns", "u1", "big"}).error.find("not ready"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace extender::engine

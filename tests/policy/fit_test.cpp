@@ -1,0 +1,193 @@
+#include "extender/policy/fit.h"
+
+#include <gtest/gtest.h>
+
+namespace extender::policy {
+namespace {
+
+using model::Allocation;
+using model::NodeSupply;
+using model::NodeUsage;
+using model::PodDemand;
+using model::Pool;
+
+constexpr std::int64_t GiB = std::int64_t{1} << 30;
+constexpr std::int64_t MiB = std::int64_t{1} << 20;
+
+NodeSupply gpu_node(std::int64_t gpus, std::optional<std::int64_t> memory = std::nullopt) {
+  NodeSupply n;
+  n.name = "n";
+  n.gpus["nvidia.com/gpu"] = gpus;
+  if (memory) n.gpu_memory_bytes["nvidia.com/gpu"] = *memory;
+  return n;
+}
+
+PodDemand gpu_pod(std::int64_t gpus, std::optional<std::int64_t> floor = std::nullopt) {
+  PodDemand d;
+  d.uid = "p";
+  d.gpus["nvidia.com/gpu"] = gpus;
+  d.gpu_memory_floor_bytes = floor;
+  return d;
+}
+
+NodeUsage gpus_used(std::int64_t n, const char* resource = "nvidia.com/gpu") {
+  NodeUsage u;
+  Allocation a;
+  a.gpus[resource] = n;
+  u.add(a);
+  return u;
+}
+
+struct GpuCase {
+  const char* what;
+  std::int64_t allocatable;
+  std::int64_t used;
+  std::int64_t need;
+  Verdict verdict;
+  const char* reason;
+};
+
+TEST(CheckFit, GpuCount) {
+  const GpuCase cases[] = {
+      {"fits exactly", 4, 2, 2, Verdict::kFits, ""},
+      {"fits with room", 8, 0, 2, Verdict::kFits, ""},
+      {"usage in the way", 4, 3, 2, Verdict::kInsufficient, "nvidia.com/gpu: pod needs 2, node has 1 free of 4"},
+      {"full", 4, 4, 1, Verdict::kInsufficient, "nvidia.com/gpu: pod needs 1, node has 0 free of 4"},
+      {"node too small", 1, 0, 2, Verdict::kUnresolvable, "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+      {"no GPUs", 0, 0, 1, Verdict::kUnresolvable, "nvidia.com/gpu: pod needs 1, node has none"},
+  };
+  for (const auto& c : cases) {
+    Fit f = check_fit(gpu_pod(c.need), gpu_node(c.allocatable), gpus_used(c.used));
+    EXPECT_EQ(f.verdict, c.verdict) << c.what;
+    EXPECT_EQ(f.reason, c.reason) << c.what;
+    if (c.verdict == Verdict::kFits) {
+      EXPECT_EQ(f.allocation.gpus.at("nvidia.com/gpu"), c.need) << c.what;
+    }
+  }
+}
+
+TEST(CheckFit, EveryGpuResourceAtOnce) {
+  PodDemand pod = gpu_pod(1);
+  pod.gpus["amd.com/gpu"] = 2;
+  NodeSupply node = gpu_node(4);
+  node.gpus["amd.com/gpu"] = 2;
+  EXPECT_EQ(check_fit(pod, node, {}).verdict, Verdict::kFits);
+  Fit f = check_fit(pod, node, gpus_used(1, "amd.com/gpu"));
+  EXPECT_EQ(f.verdict, Verdict::kInsufficient);
+  EXPECT_EQ(f.reason, "amd.com/gpu: pod needs 2, node has 1 free of 2");
+  node.gpus.erase("amd.com/gpu");
+  f = check_fit(pod, node, gpus_used(4));
+  EXPECT_EQ(f.verdict, Verdict::kUnresolvable) << "unresolvable wins over insufficient";
+  EXPECT_EQ(f.reason, "amd.com/gpu: pod needs 2, node has none");
+}
+
+TEST(CheckFit, GpuMemoryFloor) {
+  struct Case {
+    const char* what;
+    std::optional<std::int64_t> node_memory;
+    std::int64_t floor;
+    Verdict verdict;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"H100 reports 81559 MiB: an 80Gi floor excludes it", 81559 * MiB, 80 * GiB, Verdict::kUnresolvable,
+       "nvidia.com/gpu: pod needs 80 GiB per GPU, node's GPUs have 79.65 GiB"},
+      {"a floor in MiB just below the card fits", 81559 * MiB, 81000 * MiB, Verdict::kFits, ""},
+      {"exactly equal fits", 40960 * MiB, 40 * GiB, Verdict::kFits, ""},
+      {"no label", std::nullopt, 40 * GiB, Verdict::kUnresolvable,
+       "nvidia.com/gpu: pod needs 40 GiB per GPU, node reports no GPU memory"},
+  };
+  for (const auto& c : cases) {
+    Fit f = check_fit(gpu_pod(1, c.floor), gpu_node(8, c.node_memory), {});
+    EXPECT_EQ(f.verdict, c.verdict) << c.what;
+    EXPECT_EQ(f.reason, c.reason) << c.what;
+  }
+}
+
+TEST(CheckFit, UnreadableNodeValuesAreUnresolvable) {
+  NodeSupply node = gpu_node(8);
+  node.problems["nvidia.com/gpu"] = "allocatable nvidia.com/gpu: invalid quantity \"x\"";
+  Fit f = check_fit(gpu_pod(1), node, {});
+  EXPECT_EQ(f.verdict, Verdict::kUnresolvable);
+  EXPECT_NE(f.reason.find("invalid value"), std::string::npos);
+}
+
+PodDemand volume_pod(std::vector<std::pair<std::string, std::int64_t>> volumes) {
+  PodDemand d;
+  d.uid = "p";
+  int i = 0;
+  for (auto& [pool, bytes] : volumes) {
+    d.volumes.push_back({"v" + std::to_string(i++), "local", pool, bytes, false});
+  }
+  return d;
+}
+
+NodeSupply pool_node(std::vector<Pool> pools) {
+  NodeSupply n;
+  n.name = "n";
+  n.pools = std::move(pools);
+  return n;
+}
+
+TEST(CheckFit, VolumesAcrossPools) {
+  NodeSupply node = pool_node({Pool{"nvme", 500 * GiB, {}}, Pool{"hdd", 4096 * GiB, {}}});
+  NodeUsage used;
+  Allocation existing;
+  existing.volumes = {{"old", "nvme", "", 400 * GiB}};
+  used.add(existing);
+
+  Fit fits = check_fit(volume_pod({{"nvme", 50 * GiB}, {"nvme", 50 * GiB}, {"hdd", 1000 * GiB}}), node, used);
+  EXPECT_EQ(fits.verdict, Verdict::kFits);
+  ASSERT_EQ(fits.allocation.volumes.size(), 3u);
+
+  Fit too_much = check_fit(volume_pod({{"nvme", 60 * GiB}, {"nvme", 50 * GiB}}), node, used);
+  EXPECT_EQ(too_much.verdict, Verdict::kUnresolvable) << "storage shortfalls are never fixed by eviction";
+  EXPECT_EQ(too_much.reason, "pool nvme: pod needs 110 GiB, node has 100 GiB free of 500 GiB");
+
+  Fit missing = check_fit(volume_pod({{"ssd", 1 * GiB}}), node, used);
+  EXPECT_EQ(missing.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(missing.reason, "pool ssd: pod needs 1 GiB, node has no such pool");
+
+  Fit small = check_fit(volume_pod({{"nvme", 512 * MiB}}), pool_node({Pool{"nvme", 256 * MiB, {}}}), {});
+  EXPECT_EQ(small.reason, "pool nvme: pod needs 512 MiB, node has 256 MiB free of 256 MiB");
+}
+
+TEST(CheckFit, DevicesBestFit) {
+  Pool pool{"nvme", 0, {{"d0", 1000 * GiB}, {"d1", 300 * GiB}, {"d2", 600 * GiB}}};
+  pool.capacity_bytes = 1900 * GiB;
+  NodeSupply node = pool_node({pool});
+  NodeUsage used;
+  Allocation existing;
+  existing.volumes = {{"old", "nvme", "d2", 400 * GiB}};  // d2 has 200 GiB free
+  used.add(existing);
+
+  // Largest first: 500 -> d0 (only fit); 250 -> d1 (300 free, tighter than d0's 500);
+  // 150 -> d2 (200 free is now the tightest).
+  Fit f = check_fit(volume_pod({{"nvme", 150 * GiB}, {"nvme", 500 * GiB}, {"nvme", 250 * GiB}}), node, used);
+  ASSERT_EQ(f.verdict, Verdict::kFits) << f.reason;
+  std::map<std::string, std::string> device_of;
+  for (const auto& v : f.allocation.volumes) device_of[v.volume] = v.device;
+  EXPECT_EQ(device_of["v1"], "d0");
+  EXPECT_EQ(device_of["v2"], "d1");
+  EXPECT_EQ(device_of["v0"], "d2");
+
+  // 1100 GiB fits the pool's total free (1500) but no single device.
+  Fit g = check_fit(volume_pod({{"nvme", 1100 * GiB}}), node, used);
+  EXPECT_EQ(g.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(g.reason, "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
+}
+
+TEST(CheckFit, PodsNeedingNothingAlwaysFit) {
+  EXPECT_EQ(check_fit(PodDemand{}, NodeSupply{}, {}).verdict, Verdict::kFits);
+}
+
+TEST(FormatBytes, BinaryUnits) {
+  EXPECT_EQ(format_bytes(0), "0 MiB");
+  EXPECT_EQ(format_bytes(512 * MiB), "512 MiB");
+  EXPECT_EQ(format_bytes(1536), "0.00 MiB");
+  EXPECT_EQ(format_bytes(40 * GiB), "40 GiB");
+  EXPECT_EQ(format_bytes(81559 * MiB), "79.65 GiB");
+}
+
+}  // namespace
+}  // namespace extender::policy

@@ -1,0 +1,125 @@
+#include "extender/policy/score.h"
+
+#include <gtest/gtest.h>
+
+namespace extender::policy {
+namespace {
+
+using model::Allocation;
+using model::NodeSupply;
+using model::NodeUsage;
+using model::PodDemand;
+
+struct NodeSpec {
+  std::int64_t gpus;
+  std::int64_t gpus_used;
+  std::int64_t volumes;
+};
+
+struct Fixture {
+  std::vector<NodeSupply> nodes;
+  std::vector<Candidate> candidates;
+
+  explicit Fixture(const std::vector<NodeSpec>& specs) {
+    nodes.reserve(specs.size());
+    for (const auto& s : specs) {
+      NodeSupply n;
+      n.gpus["nvidia.com/gpu"] = s.gpus;
+      nodes.push_back(n);
+    }
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      NodeUsage u;
+      Allocation a;
+      a.gpus["nvidia.com/gpu"] = specs[i].gpus_used;
+      for (std::int64_t v = 0; v < specs[i].volumes; ++v) a.volumes.push_back({"v", "local", "", 1});
+      u.add(a);
+      candidates.push_back({&nodes[i], u});
+    }
+  }
+};
+
+PodDemand pod(std::int64_t gpus, int volumes) {
+  PodDemand d;
+  if (gpus) d.gpus["nvidia.com/gpu"] = gpus;
+  for (int i = 0; i < volumes; ++i) d.volumes.push_back({"v", "local", "local", 1, false});
+  return d;
+}
+
+using Scores = std::vector<std::int64_t>;
+
+TEST(VolumeBalance, FewerVolumesRankHigher) {
+  struct Case {
+    const char* what;
+    std::vector<std::int64_t> volumes;
+    Scores expected;
+  };
+  const Case cases[] = {
+      {"min-max over the candidates", {0, 5, 10}, {10, 5, 0}},
+      {"rounding half away from zero", {0, 1, 2, 3, 4}, {10, 8, 5, 3, 0}},  // 7.5 -> 8, 2.5 -> 3
+      {"one candidate", {7}, {10}},
+      {"all equal", {3, 3, 3}, {10, 10, 10}},
+      {"no volumes anywhere", {0, 0}, {10, 10}},
+      {"thirds", {0, 1, 3}, {10, 7, 0}},  // 10*2/3 = 6.67 -> 7
+  };
+  for (const auto& c : cases) {
+    std::vector<NodeSpec> specs;
+    for (auto v : c.volumes) specs.push_back({0, 0, v});
+    Fixture f(specs);
+    EXPECT_EQ(volume_balance_scores(f.candidates), c.expected) << c.what;
+  }
+}
+
+TEST(GpuPacking, BinpackPrefersFullerNodesAfterPlacement) {
+  // After placing 2 GPUs: 2/8 = 0.25, 6/8 = 0.75, 4/4 = 1.0.
+  Fixture f({{8, 0, 0}, {8, 4, 0}, {4, 2, 0}});
+  EXPECT_EQ(gpu_packing_scores(pod(2, 0), f.candidates, PackingStrategy::kBinpack), (Scores{0, 7, 10}));
+  EXPECT_EQ(gpu_packing_scores(pod(2, 0), f.candidates, PackingStrategy::kSpread), (Scores{10, 3, 0}));
+}
+
+TEST(GpuPacking, EdgeCases) {
+  Fixture one({{8, 3, 0}});
+  EXPECT_EQ(gpu_packing_scores(pod(1, 0), one.candidates, PackingStrategy::kBinpack), (Scores{10}));
+  Fixture equal({{4, 1, 0}, {8, 3, 0}});  // after placement 2/4 and 4/8: equal ratios
+  EXPECT_EQ(gpu_packing_scores(pod(1, 0), equal.candidates, PackingStrategy::kBinpack), (Scores{10, 10}));
+}
+
+TEST(ScoreCandidates, ScorersApplyByWhatThePodNeeds) {
+  Fixture f({{8, 0, 4}, {8, 6, 0}});
+  ScoringRules rules;
+  // GPU only: binpack picks node 1 (7/8 vs 1/8).
+  EXPECT_EQ(score_candidates(pod(1, 0), f.candidates, rules), (Scores{0, 10}));
+  // Volumes only: node 1 has fewer volumes.
+  EXPECT_EQ(score_candidates(pod(0, 1), f.candidates, rules), (Scores{0, 10}));
+  // Nothing managed: no scorer applies, an empty list.
+  EXPECT_TRUE(score_candidates(pod(0, 0), f.candidates, rules).empty());
+}
+
+TEST(ScoreCandidates, CombinesWithWeights) {
+  // Node 0: few volumes, empty GPUs. Node 1: many volumes, busy GPUs. Node 2: in between.
+  Fixture f({{8, 0, 0}, {8, 6, 10}, {8, 3, 4}});
+  // volume balance: 10, 0, 6; binpack after 1 GPU (1/8, 7/8, 4/8): 0, 10, 5.
+  ScoringRules equal;
+  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, equal), (Scores{5, 5, 6}));  // (6+5)/2 = 5.5 -> 6
+  ScoringRules volume_heavy{3, 1, PackingStrategy::kBinpack};
+  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, volume_heavy), (Scores{8, 3, 6}));  // 30/4=7.5->8, 10/4=2.5->3, 23/4=5.75->6
+  ScoringRules spread{1, 1, PackingStrategy::kSpread};
+  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, spread), (Scores{10, 0, 6}));  // spread: 10, 0, 5 -> (6+5)/2
+  ScoringRules gpu_off{1, 0, PackingStrategy::kBinpack};
+  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, gpu_off), (Scores{10, 0, 6}));
+  ScoringRules all_off{0, 0, PackingStrategy::kBinpack};
+  EXPECT_TRUE(score_candidates(pod(1, 1), f.candidates, all_off).empty());
+}
+
+TEST(ScoreCandidates, DeterministicAndInRange) {
+  Fixture f({{8, 1, 3}, {4, 2, 9}, {16, 15, 1}, {2, 0, 0}, {8, 7, 5}});
+  ScoringRules rules{2, 3, PackingStrategy::kBinpack};
+  Scores first = score_candidates(pod(1, 2), f.candidates, rules);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(score_candidates(pod(1, 2), f.candidates, rules), first);
+  for (auto s : first) {
+    EXPECT_GE(s, 0);
+    EXPECT_LE(s, 10);
+  }
+}
+
+}  // namespace
+}  // namespace extender::policy

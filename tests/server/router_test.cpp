@@ -1,0 +1,76 @@
+#include "extender/server/router.h"
+
+#include <gtest/gtest.h>
+
+namespace extender::server {
+namespace {
+
+struct Case {
+  const char* method;
+  const char* path;
+  int status;
+  std::optional<Endpoint> endpoint;
+  const char* argument;
+};
+
+TEST(Router, Table) {
+  RouterOptions opts{"/scheduler", true, true};
+  const Case cases[] = {
+      {"POST", "/filter", 200, Endpoint::kFilter, ""},
+      {"POST", "/scheduler/filter", 200, Endpoint::kFilter, ""},
+      {"POST", "/scheduler//filter", 200, Endpoint::kFilter, ""},  // a verb with a leading slash
+      {"POST", "/scheduler/filter/", 200, Endpoint::kFilter, ""},
+      {"POST", "/prioritize", 200, Endpoint::kPrioritize, ""},
+      {"POST", "/scheduler/bind", 200, Endpoint::kBind, ""},
+      {"POST", "/scheduler/preempt", 200, Endpoint::kPreempt, ""},
+      {"GET", "/filter", 405, std::nullopt, ""},
+      {"PUT", "/scheduler/bind", 405, std::nullopt, ""},
+      {"GET", "/healthz", 200, Endpoint::kHealthz, ""},
+      {"HEAD", "/healthz", 200, Endpoint::kHealthz, ""},
+      {"POST", "/healthz", 405, std::nullopt, ""},
+      {"GET", "/readyz", 200, Endpoint::kReadyz, ""},
+      {"GET", "/version", 200, Endpoint::kVersion, ""},
+      {"GET", "/metrics", 200, Endpoint::kMetrics, ""},
+      {"GET", "/scheduler/healthz", 404, std::nullopt, ""},
+      {"POST", "/other/filter", 404, std::nullopt, ""},
+      {"POST", "/filterx", 404, std::nullopt, ""},
+      {"GET", "/", 404, std::nullopt, ""},
+      {"GET", "/debug/state", 200, Endpoint::kDebugState, ""},
+      {"GET", "/debug/nodes/gpu-a100-1", 200, Endpoint::kDebugNode, "gpu-a100-1"},
+      {"GET", "/debug/nodes/", 404, std::nullopt, ""},
+      {"DELETE", "/admin/pods/6f9d4c1e", 200, Endpoint::kAdminPod, "6f9d4c1e"},
+      {"GET", "/admin/pods/6f9d4c1e", 405, std::nullopt, ""},
+  };
+  for (const auto& c : cases) {
+    RouteResult r = route(c.method, c.path, opts);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path;
+    if (c.endpoint) {
+      ASSERT_TRUE(r.route) << c.method << " " << c.path;
+      EXPECT_EQ(r.route->endpoint, *c.endpoint) << c.path;
+      EXPECT_EQ(r.route->argument, c.argument) << c.path;
+    } else {
+      EXPECT_FALSE(r.route) << c.method << " " << c.path;
+    }
+  }
+  EXPECT_EQ(route("GET", "/scheduler/bind", opts).allow, "POST");
+}
+
+TEST(Router, SeparateListeners) {
+  RouterOptions scheduler_only{"/scheduler", true, false};
+  EXPECT_EQ(route("GET", "/debug/state", scheduler_only).status, 404);
+  EXPECT_EQ(route("DELETE", "/admin/pods/x", scheduler_only).status, 404);
+  EXPECT_EQ(route("POST", "/filter", scheduler_only).status, 200);
+  RouterOptions no_prefix{"", true, true};
+  EXPECT_EQ(route("POST", "/scheduler/filter", no_prefix).status, 404);
+  EXPECT_EQ(route("POST", "/filter", no_prefix).status, 200);
+}
+
+TEST(NormalisePath, FoldsSlashes) {
+  EXPECT_EQ(normalise_path("//a///b/"), "/a/b");
+  EXPECT_EQ(normalise_path(""), "/");
+  EXPECT_EQ(normalise_path("a"), "/a");
+  EXPECT_EQ(normalise_path("/"), "/");
+}
+
+}  // namespace
+}  // namespace extender::server

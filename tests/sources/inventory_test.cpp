@@ -1,0 +1,109 @@
+#include "extender/sources/inventory.h"
+
+#include <gtest/gtest.h>
+
+#include "extender/sources/request_nodes.h"
+
+namespace extender::sources {
+namespace {
+
+constexpr std::int64_t GiB = std::int64_t{1} << 30;
+constexpr std::int64_t MiB = std::int64_t{1} << 20;
+
+std::vector<model::GpuResourceRule> gpu_rules() {
+  return {{"nvidia.com/gpu", "nvidia.com/gpu.memory", MiB}, {"amd.com/gpu", "amd.com/gpu.memory", MiB}};
+}
+
+TEST(Inventory, TheExampleLoads) {
+  auto nodes = load_inventory(std::string(EXTENDER_SOURCE_DIR) + "/examples/inventory.yaml", gpu_rules());
+  ASSERT_TRUE(nodes) << nodes.message();
+  ASSERT_EQ(nodes->size(), 4u);
+  const model::NodeSupply& a100 = (*nodes)[0];
+  EXPECT_EQ(a100.name, "gpu-a100-1");
+  EXPECT_EQ(a100.gpus.at("nvidia.com/gpu"), 8);
+  EXPECT_EQ(a100.gpu_memory_bytes.at("nvidia.com/gpu"), 40960 * MiB);
+  ASSERT_EQ(a100.pools.size(), 1u);
+  EXPECT_EQ(a100.pools[0].devices.size(), 2u);
+  EXPECT_EQ(a100.pools[0].capacity_bytes, 2048 * GiB);
+  EXPECT_EQ((*nodes)[2].gpu_memory_bytes.at("nvidia.com/gpu"), 81559 * MiB);
+  EXPECT_TRUE((*nodes)[3].gpus.empty());
+}
+
+TEST(Inventory, GpuMemoryEntriesWinOverLabels) {
+  auto nodes = parse_inventory(R"(
+nodes:
+  - name: n
+    labels: {nvidia.com/gpu.memory: "1000"}
+    gpus: {nvidia.com/gpu: 2, amd.com/gpu: 1}
+    gpu_memory: {nvidia.com/gpu: 80Gi, amd.com/gpu: 64Gi}
+)", "inv", gpu_rules());
+  ASSERT_TRUE(nodes) << nodes.message();
+  EXPECT_EQ((*nodes)[0].gpu_memory_bytes.at("nvidia.com/gpu"), 80 * GiB);
+  EXPECT_EQ((*nodes)[0].gpu_memory_bytes.at("amd.com/gpu"), 64 * GiB);
+  EXPECT_EQ((*nodes)[0].gpus.at("amd.com/gpu"), 1);
+}
+
+TEST(Inventory, ErrorsNameFileLineAndKey) {
+  struct Case {
+    const char* yaml;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"nodes:\n  - name: a\n    gpu: {x: 1}\n", "inv:3: nodes[0].gpu: unknown key"},
+      {"nodes:\n  - gpus: {}\n", "nodes[0].name: is required"},
+      {"nodes:\n  - name: a\n  - name: a\n", "listed twice"},
+      {"nodes:\n  - name: a\n    gpus: {nvidia.com/gpu: lots}\n", "nodes[0].gpus.nvidia.com/gpu"},
+      {"nodes:\n  - name: a\n    pools:\n      - name: p\n", "capacity: is required"},
+      {"nodes:\n  - name: a\n    pools:\n      - {name: p, capacity: 1Ti, devices: [{name: d, capacity: 1Ti}]}\n",
+       "takes its capacity from them"},
+      {"nodes:\n  - name: a\n    pools:\n      - {name: p, devices: [{name: d, capacity: 1Ti}, {name: d, capacity: 1Ti}]}\n",
+       "listed twice in this pool"},
+      {"nodes:\n  - name: a\n    pools:\n      - {name: p, capacity: 1Ti}\n      - {name: p, capacity: 1Ti}\n",
+       "listed twice on this node"},
+      {"nodes:\n  - name: a\n    labels: {nvidia.com/gpu.memory: big}\n", "labels.nvidia.com/gpu.memory"},
+      {"nodes: {a: 1}\n", "nodes: expected a list"},
+      {"nodes:\n  - name: a\n    pools: [{name: p, capacity: -1Gi}]\n", "negative"},
+      {"nodes: [", "not valid YAML"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_inventory(c.yaml, "inv", gpu_rules());
+    ASSERT_FALSE(r) << c.yaml;
+    EXPECT_NE(r.message().find(c.mentions), std::string::npos) << c.yaml << " -> " << r.message();
+  }
+  auto missing = load_inventory("/nonexistent/inventory.yaml", gpu_rules());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.message().find("/nonexistent/inventory.yaml"), std::string::npos);
+}
+
+TEST(RequestNodes, InventoryWinsForPoolsAndGpuMemory) {
+  auto inventory = parse_inventory(R"(
+nodes:
+  - name: n
+    gpus: {nvidia.com/gpu: 8}
+    gpu_memory: {nvidia.com/gpu: 80Gi}
+    pools: [{name: local, capacity: 1Ti}]
+)", "inv", gpu_rules());
+  ASSERT_TRUE(inventory);
+  state::ClusterState state;
+  RequestNodes nodes(state, *inventory, model::SupplyRules{gpu_rules(), "pool/"});
+  model::Node n;
+  n.name = "n";
+  n.allocatable["nvidia.com/gpu"] = "4";               // the request wins for counts
+  n.labels["nvidia.com/gpu.memory"] = "1000";          // the inventory wins for memory
+  n.annotations["pool/local"] = "1Gi";                 // and for pools
+  model::Node other;
+  other.name = "m";
+  other.allocatable["nvidia.com/gpu"] = "2";
+  const model::Node* list[] = {&n, &other};
+  nodes.observe(list);
+  state::Snapshot snap = state.snapshot();
+  const auto& s = snap.find("n")->supply;
+  EXPECT_EQ(s.gpus.at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(s.gpu_memory_bytes.at("nvidia.com/gpu"), 80 * GiB);
+  ASSERT_EQ(s.pools.size(), 1u);
+  EXPECT_EQ(s.pools[0].capacity_bytes, std::int64_t{1} << 40);
+  EXPECT_EQ(snap.find("m")->supply.gpus.at("nvidia.com/gpu"), 2);
+}
+
+}  // namespace
+}  // namespace extender::sources

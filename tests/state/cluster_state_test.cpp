@@ -1,0 +1,146 @@
+#include "extender/state/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include "extender/state/demand_cache.h"
+
+namespace extender::state {
+namespace {
+
+using namespace std::chrono_literals;
+
+model::NodeSupply node(const std::string& name, std::int64_t gpus) {
+  model::NodeSupply n;
+  n.name = name;
+  n.gpus["nvidia.com/gpu"] = gpus;
+  return n;
+}
+
+Claim claim(const std::string& node_name, std::int64_t gpus) {
+  Claim c;
+  c.owner = "ns/p";
+  c.node = node_name;
+  c.allocation.gpus["nvidia.com/gpu"] = gpus;
+  return c;
+}
+
+std::int64_t used(const ClusterState& s, const std::string& node_name, std::string_view exclude, Clock::time_point now) {
+  const Snapshot snap = s.snapshot();
+  return snap.find(node_name)->usage_excluding(exclude, now).gpus_used("nvidia.com/gpu");
+}
+
+TEST(ClusterState, SnapshotsAreImmutable) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 4)});
+  Snapshot before = s.snapshot();
+  s.place("p1", claim("a", 2));
+  s.upsert_nodes({node("b", 8)});
+  EXPECT_EQ(before.find("a")->claims.size(), 0u);
+  EXPECT_EQ(before.find("b"), nullptr);
+  Snapshot after = s.snapshot();
+  EXPECT_EQ(after.find("a")->placed.gpus_used("nvidia.com/gpu"), 2);
+  EXPECT_NE(after.find("b"), nullptr);
+}
+
+TEST(ClusterState, UpsertingAnUnchangedNodeKeepsTheEntry) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 4)});
+  const NodeState* first = s.snapshot().find("a");
+  Snapshot keep = s.snapshot();
+  s.upsert_nodes({node("a", 4)});
+  EXPECT_EQ(s.snapshot().find("a"), keep.find("a"));
+  s.upsert_nodes({node("a", 6)});
+  EXPECT_EQ(s.snapshot().find("a")->supply.gpus.at("nvidia.com/gpu"), 6);
+  (void)first;
+}
+
+TEST(ClusterState, UsageExcludesThePodItselfAndExpiredReservations) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 8)});
+  const auto t0 = Clock::now();
+  s.place("placed", claim("a", 2));
+  s.reserve("reserved", claim("a", 3), 30s, t0);
+  EXPECT_EQ(used(s, "a", "", t0), 5);
+  EXPECT_EQ(used(s, "a", "placed", t0), 3) << "re-filtering a placed pod ignores its own claim";
+  EXPECT_EQ(used(s, "a", "reserved", t0), 2) << "re-filtering a reserved pod ignores its own reservation";
+  EXPECT_EQ(used(s, "a", "", t0 + 31s), 2) << "an expired reservation holds nothing";
+  EXPECT_EQ(s.sweep_expired(t0 + 29s), 0u);
+  EXPECT_EQ(s.sweep_expired(t0 + 31s), 1u);
+  EXPECT_FALSE(s.claim_of("reserved"));
+}
+
+TEST(ClusterState, OneClaimPerPod) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 8), node("b", 8)});
+  const auto t0 = Clock::now();
+  s.reserve("p", claim("a", 3), 30s, t0);
+  s.place("p", claim("b", 3));  // the watch saw the pod bound elsewhere
+  EXPECT_EQ(used(s, "a", "", t0), 0);
+  EXPECT_EQ(used(s, "b", "", t0), 3);
+  s.drop_reservation("p");
+  EXPECT_TRUE(s.claim_of("p")) << "drop_reservation leaves a placement alone";
+  s.drop("p");
+  EXPECT_FALSE(s.claim_of("p"));
+  EXPECT_EQ(used(s, "b", "", t0), 0);
+}
+
+TEST(ClusterState, ClaimsSurviveTheirNodeComingAndGoing) {
+  ClusterState s;
+  s.place("p", claim("late", 2));
+  EXPECT_EQ(s.snapshot().find("late"), nullptr);
+  s.upsert_nodes({node("late", 4)});
+  EXPECT_EQ(used(s, "late", "", Clock::now()), 2) << "a pod seen before its node counts once the node appears";
+  s.remove_node("late");
+  EXPECT_EQ(s.snapshot().find("late"), nullptr);
+  EXPECT_TRUE(s.claim_of("p"));
+}
+
+TEST(ClusterState, ReplacingPlacementsKeepsReservations) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 8)});
+  const auto t0 = Clock::now();
+  s.place("old", claim("a", 1));
+  s.reserve("inflight", claim("a", 2), 30s, t0);
+  s.replace_placements({{"new", claim("a", 4)}});
+  EXPECT_FALSE(s.claim_of("old"));
+  EXPECT_TRUE(s.claim_of("inflight"));
+  EXPECT_EQ(used(s, "a", "", t0), 6);
+}
+
+TEST(ClusterState, ReplaceNodesRemovesTheUnlisted) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 1), node("b", 1)});
+  s.replace_nodes({node("b", 2), node("c", 3)});
+  Snapshot snap = s.snapshot();
+  EXPECT_EQ(snap.find("a"), nullptr);
+  EXPECT_EQ(snap.find("b")->supply.gpus.at("nvidia.com/gpu"), 2);
+  EXPECT_NE(snap.find("c"), nullptr);
+  EXPECT_EQ(snap.nodes().size(), 2u);
+}
+
+TEST(DemandCache, BoundedByCountAndAge) {
+  DemandCache cache(2, 60s);
+  const auto t0 = Clock::now();
+  auto demand = [](const char* uid) {
+    model::PodDemand d;
+    d.uid = uid;
+    return d;
+  };
+  cache.remember(demand("a"), t0);
+  cache.remember(demand("b"), t0);
+  cache.remember(demand("c"), t0);
+  EXPECT_FALSE(cache.find("a", t0)) << "the least recently stored goes first";
+  EXPECT_TRUE(cache.find("b", t0));
+  EXPECT_TRUE(cache.find("c", t0));
+  EXPECT_FALSE(cache.find("c", t0 + 61s)) << "too old";
+  cache.remember(demand("b"), t0 + 10s);  // refreshed
+  cache.remember(demand("d"), t0 + 10s);
+  EXPECT_TRUE(cache.find("b", t0 + 10s));
+  EXPECT_FALSE(cache.find("c", t0 + 10s));
+  cache.forget("b");
+  EXPECT_FALSE(cache.find("b", t0 + 10s));
+  EXPECT_EQ(cache.size(), 1u);
+}
+
+}  // namespace
+}  // namespace extender::state

@@ -1,0 +1,94 @@
+#include "extender/wire/results.h"
+
+#include <gtest/gtest.h>
+
+#include "extender/wire/json_text.h"
+
+namespace extender::wire {
+namespace {
+
+TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
+  FilterResult r;
+  r.node_names = std::vector<std::string>{"gpu-node-a"};
+  r.failed["gpu-node-b"] = "nvidia.com/gpu: pod needs 2, node has 1 free of 4";
+  EXPECT_EQ(encode_filter_result(r),
+            R"({"Nodes":null,"NodeNames":["gpu-node-a"],"FailedNodes":{"gpu-node-b":"nvidia.com/gpu: pod needs 2, node has 1 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
+}
+
+TEST(EncodeFilterResult, NodesFormEchoesRawBytes) {
+  FilterResult r;
+  r.node_objects = std::vector<std::string_view>{R"({"metadata":{"name":"a"},"x": [1, 2]})", R"({"metadata":{"name":"b"}})"};
+  r.failed_unresolvable["c"] = "pool local: pod needs 1 GiB, node has no such pool";
+  r.failed["b2"] = "x";
+  r.failed["a2"] = "y";
+  EXPECT_EQ(encode_filter_result(r),
+            R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"x": [1, 2]},{"metadata":{"name":"b"}}]},"NodeNames":null,)"
+            R"("FailedNodes":{"a2":"y","b2":"x"},"FailedAndUnresolvableNodes":{"c":"pool local: pod needs 1 GiB, node has no such pool"},"Error":""})");
+}
+
+TEST(EncodeFilterResult, WholeCallError) {
+  FilterResult r;
+  r.error = "not ready";
+  EXPECT_EQ(encode_filter_result(r),
+            R"({"Nodes":null,"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":"not ready"})");
+}
+
+TEST(EncodeHostPriorityList, BareArray) {
+  EXPECT_EQ(encode_host_priority_list({{"gpu-node-a", 8}, {"gpu-node-b", 3}}),
+            R"([{"Host":"gpu-node-a","Score":8},{"Host":"gpu-node-b","Score":3}])");
+  EXPECT_EQ(encode_host_priority_list({}), "[]");
+}
+
+TEST(EncodeBindingResult, ErrorField) {
+  EXPECT_EQ(encode_binding_result(""), R"({"Error":""})");
+  EXPECT_EQ(encode_binding_result("pod \"a\" gone"), R"({"Error":"pod \"a\" gone"})");
+}
+
+TEST(EncodePreemptionResult, MetaVictimsSortedByNode) {
+  std::map<std::string, MetaVictims> m;
+  m["gpu-node-b"] = {{"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}, 0};
+  EXPECT_EQ(encode_preemption_result(m),
+            R"({"NodeNameToMetaVictims":{"gpu-node-b":{"Pods":[{"UID":"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}],"NumPDBViolations":0}}})");
+  m["a"] = {{"u2", "u1"}, 3};
+  EXPECT_EQ(encode_preemption_result(m),
+            R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"u2"},{"UID":"u1"}],"NumPDBViolations":3},)"
+            R"("gpu-node-b":{"Pods":[{"UID":"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}],"NumPDBViolations":0}}})");
+  EXPECT_EQ(encode_preemption_result({}), R"({"NodeNameToMetaVictims":{}})");
+}
+
+TEST(AppendJsonString, EscapesAsGoDoes) {
+  struct Case {
+    std::string in;
+    std::string out;
+  };
+  const Case cases[] = {
+      {"plain", R"("plain")"},
+      {"a<b>&c", R"("a\u003cb\u003e\u0026c")"},
+      {"q\"b\\", R"("q\"b\\")"},
+      {"\n\r\t\b\f", R"("\n\r\t\b\f")"},
+      {std::string("\x01\x1f", 2), R"("\u0001\u001f")"},
+      {"\xc3\xa9", "\"\xc3\xa9\""},
+      {"\xe2\x80\xa8\xe2\x80\xa9", R"("\u2028\u2029")"},
+      {"bad \xff byte", R"("bad \ufffd byte")"},
+      {"cut \xe2\x80", R"("cut \ufffd\ufffd")"},
+  };
+  for (const auto& c : cases) {
+    std::string out;
+    append_json_string(out, c.in);
+    EXPECT_EQ(out, c.out);
+  }
+}
+
+TEST(KeyMatches, GoFolding) {
+  EXPECT_TRUE(key_matches("Pod", "Pod"));
+  EXPECT_TRUE(key_matches("pod", "Pod"));
+  EXPECT_TRUE(key_matches("PoD", "Pod"));
+  EXPECT_FALSE(key_matches("Pods", "Pod"));
+  EXPECT_FALSE(key_matches("Po", "Pod"));
+  EXPECT_TRUE(key_matches("\xe2\x84\xaa" "ey", "key"));  // Kelvin sign folds to k
+  EXPECT_TRUE(key_matches("Node\xc5\xbf", "Nodes"));   // long s folds to s
+  EXPECT_FALSE(key_matches("N\xc5\xbf", "No"));
+}
+
+}  // namespace
+}  // namespace extender::wire
