@@ -292,6 +292,7 @@ A kube-scheduler HTTP extender that places pods needing GPUs and local volumes.
 Flags:
   --config FILE        YAML configuration (every key is documented in examples/config.yaml)
   --listen HOST:PORT   scheduler-facing address (server.listen; default 127.0.0.1:8888)
+  --admin-listen HOST:PORT  debug and admin address (admin.listen; default 127.0.0.1:8889)
   --log-level LEVEL    trace, debug, info, warn or error (logging.level)
   --inventory FILE     standalone inventory of nodes and pools (standalone.inventory)
   --mode MODE          standalone or kubernetes (mode)
@@ -330,6 +331,8 @@ Result<CommandLine> parse_command_line(int argc, const char* const* argv) {
       st = take(cli.config_file);
     } else if (arg == "--listen") {
       st = take(cli.listen);
+    } else if (arg == "--admin-listen") {
+      st = take(cli.admin_listen);
     } else if (arg == "--log-level") {
       st = take(cli.log_level);
     } else if (arg == "--inventory") {
@@ -356,6 +359,10 @@ Result<Config> resolve_config(const CommandLine& cli) {
   if (!cli.listen.empty()) {
     if (auto hp = parse_host_port(cli.listen); !hp) return Error{"--listen: " + hp.message()};
     c.server.listen = cli.listen;
+  }
+  if (!cli.admin_listen.empty()) {
+    if (auto hp = parse_host_port(cli.admin_listen); !hp) return Error{"--admin-listen: " + hp.message()};
+    c.admin.listen = cli.admin_listen;
   }
   if (!cli.log_level.empty()) {
     if (auto st = check_level(cli.log_level); !st) return Error{"--log-level: " + st.message()};

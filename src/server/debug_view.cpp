@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "extender/policy/fit.h"
+
 namespace extender::server {
 namespace {
 
@@ -23,6 +25,16 @@ ordered_json allocation_json(const model::Allocation& a) {
   return j;
 }
 
+ordered_json space_json(const std::string& name, std::int64_t capacity, std::int64_t used) {
+  return {{"name", name},
+          {"capacity", policy::format_bytes(capacity)},
+          {"used", policy::format_bytes(used)},
+          {"free", policy::format_bytes(capacity - used)},
+          {"capacity_bytes", capacity},
+          {"used_bytes", used},
+          {"free_bytes", capacity - used}};
+}
+
 ordered_json node_json(const state::NodeState& node, state::Clock::time_point now) {
   const model::NodeSupply& s = node.supply;
   model::NodeUsage usage = node.usage_excluding("", now);
@@ -32,20 +44,20 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
   for (const auto& [resource, allocatable] : s.gpus) {
     ordered_json g = {{"allocatable", allocatable}, {"used", usage.gpus_used(resource)},
                       {"free", allocatable - usage.gpus_used(resource)}};
-    if (auto m = s.gpu_memory_bytes.find(resource); m != s.gpu_memory_bytes.end()) g["memory_per_gpu_bytes"] = m->second;
+    if (auto m = s.gpu_memory_bytes.find(resource); m != s.gpu_memory_bytes.end()) {
+      g["memory_per_gpu"] = policy::format_bytes(m->second);
+      g["memory_per_gpu_bytes"] = m->second;
+    }
     gpus[resource] = std::move(g);
   }
   j["gpus"] = std::move(gpus);
   ordered_json pools = ordered_json::array();
   for (const auto& p : s.pools) {
-    ordered_json pj = {{"name", p.name}, {"capacity_bytes", p.capacity_bytes}, {"used_bytes", usage.pool_used(p.name)},
-                       {"free_bytes", p.capacity_bytes - usage.pool_used(p.name)}};
+    ordered_json pj = space_json(p.name, p.capacity_bytes, usage.pool_used(p.name));
     if (!p.devices.empty()) {
       ordered_json devices = ordered_json::array();
       for (const auto& d : p.devices) {
-        std::int64_t used = usage.device_used(p.name, d.name);
-        devices.push_back({{"name", d.name}, {"capacity_bytes", d.capacity_bytes}, {"used_bytes", used},
-                           {"free_bytes", d.capacity_bytes - used}});
+        devices.push_back(space_json(d.name, d.capacity_bytes, usage.device_used(p.name, d.name)));
       }
       pj["devices"] = std::move(devices);
     }

@@ -103,6 +103,7 @@ Result<Config> load_config_file(const std::string& path);
 struct CommandLine {
   std::string config_file;
   std::string listen;
+  std::string admin_listen;
   std::string log_level;
   std::string inventory;
   std::string kubeconfig;

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Generates realistic ExtenderArgs bodies (500 and 5,000 nodes) and runs the /filter benchmark.
+# usage: bench/run.sh [BUILD_DIR] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+runs=${2:-30}
+data="$build/bench-data"
+gen=../shared/tools/gen_extender_args.py
+mkdir -p "$data"
+for n in 500 5000; do
+  [ -s "$data/args-$n.json" ] || python3 "$gen" "$n" "$data/args-$n.json"
+done
+"$build/bench/filter_bench" "$data/args-500.json" "$data/args-5000.json" --runs "$runs"
