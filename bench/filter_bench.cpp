@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
   deps.request_nodes = &request_nodes;
   engine::Extender extender(cfg, std::move(deps));
   server::Metrics metrics;
-  server::Api api({&extender, &cluster, &metrics, {}, "standalone"}, {"/scheduler", true, true});
+  server::Api api({&extender, &cluster, &metrics, {}, "standalone", std::chrono::seconds(60), true}, {"/scheduler", true, true});
   server::ListenerOptions options;
   options.name = "bench";
   server::Listener listener(options, [&](const server::HttpRequest& r) { return api.handle(r); });

@@ -12,9 +12,13 @@
 #include "extender/common/yaml_reader.h"
 #include "extender/config/config.h"
 #include "extender/engine/extender.h"
+#include "extender/kube/api_client.h"
+#include "extender/kube/binder.h"
+#include "extender/kube/credentials.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/sources/inventory.h"
+#include "extender/sources/kube_cluster.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
@@ -37,7 +41,7 @@ server::ListenerOptions listener_options(const config::Config& c, std::string na
   return o;
 }
 
-// Wakes every `interval` to drop expired reservations, until stopped.
+// Wakes every `interval` to drop expired reservations, until destroyed.
 class Sweeper {
  public:
   Sweeper(state::ClusterState& state, std::chrono::milliseconds interval)
@@ -67,52 +71,85 @@ class Sweeper {
   std::thread thread_;
 };
 
-int run(const config::Config& cfg) {
-  state::ClusterState cluster;
-  state::DemandCache demands(static_cast<std::size_t>(cfg.state.demand_cache_size), cfg.state.demand_cache_ttl);
-  std::atomic<bool> shutting_down{false};
+// What feeds the cluster state: an inventory and request nodes, or the API server.
+struct Feed {
+  std::unique_ptr<sources::RequestNodes> request_nodes;
+  std::unique_ptr<kube::ApiClient> api;
+  std::unique_ptr<sources::KubeCluster> cluster;
+  std::unique_ptr<kube::ApiBinder> binder;
+};
 
+Result<Feed> standalone_feed(const config::Config& cfg, state::ClusterState& state) {
+  Feed feed;
   std::vector<model::NodeSupply> inventory;
   if (!cfg.standalone.inventory.empty()) {
     auto loaded = sources::load_inventory(cfg.standalone.inventory, cfg.gpu.resources);
-    if (!loaded) {
-      spdlog::critical("inventory: {}", loaded.message());
-      return 2;
-    }
+    if (!loaded) return Error{"inventory: " + loaded.message()};
     inventory = std::move(*loaded);
     spdlog::info("inventory {}: {} node(s)", cfg.standalone.inventory, inventory.size());
   }
-
-  if (cfg.mode == config::Mode::kKubernetes) {
-    spdlog::critical("mode kubernetes is not available in this build");
-    return 2;
-  }
-  cluster.upsert_nodes(inventory);
-  std::unique_ptr<sources::RequestNodes> request_nodes;
+  state.upsert_nodes(inventory);
   if (cfg.standalone.upsert_request_nodes) {
-    request_nodes = std::make_unique<sources::RequestNodes>(cluster, inventory, cfg.supply_rules());
+    feed.request_nodes = std::make_unique<sources::RequestNodes>(state, inventory, cfg.supply_rules());
   }
   spdlog::warn("standalone mode: /bind records placements in this process's memory only; it creates no Binding "
                "objects in any cluster, and placements are lost on restart");
+  return feed;
+}
 
+Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state) {
+  auto access = cfg.kubernetes.kubeconfig.empty() ? kube::in_cluster_access() : kube::kubeconfig_access(cfg.kubernetes.kubeconfig);
+  if (!access) return access.error();
+  kube::ApiClient::Options options;
+  options.user_agent = cfg.kubernetes.user_agent + "/" + kVersion;
+  options.token_reload = cfg.kubernetes.token_reload;
+  auto api = kube::ApiClient::create(std::move(*access), options);
+  if (!api) return api.error();
+  Feed feed;
+  feed.api = std::move(*api);
+  feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg, *feed.api);
+  feed.binder = std::make_unique<kube::ApiBinder>(*feed.api, cfg.kubernetes.bind_timeout);
+  spdlog::info("kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
+               feed.api->server(), cfg.kubernetes.kubeconfig.empty() ? "in-cluster service account" : cfg.kubernetes.kubeconfig);
+  return feed;
+}
+
+int run(const config::Config& cfg) {
+  state::ClusterState cluster_state;
+  state::DemandCache demands(static_cast<std::size_t>(cfg.state.demand_cache_size), cfg.state.demand_cache_ttl);
+  std::atomic<bool> shutting_down{false};
+  const bool kubernetes = cfg.mode == config::Mode::kKubernetes;
+
+  auto feed = kubernetes ? kubernetes_feed(cfg, cluster_state) : standalone_feed(cfg, cluster_state);
+  if (!feed) {
+    spdlog::critical("{}", feed.message());
+    return 2;
+  }
   auto not_ready = [&]() -> std::optional<std::string> {
     if (shutting_down) return "shutting down";
+    if (feed->cluster) return feed->cluster->not_ready();
     return std::nullopt;
   };
   engine::ExtenderDeps deps;
-  deps.state = &cluster;
+  deps.state = &cluster_state;
   deps.demands = &demands;
-  deps.request_nodes = request_nodes.get();
+  deps.request_nodes = feed->request_nodes.get();
+  deps.binder = feed->binder.get();
   deps.not_ready = not_ready;
+  if (feed->cluster) {
+    sources::KubeCluster* kc = feed->cluster.get();
+    deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
+    deps.default_storage_class = [kc] { return kc->default_storage_class(); };
+    deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
+  }
   engine::Extender extender(cfg, std::move(deps));
 
   server::Metrics metrics;
-  server::ApiDeps api_deps{&extender, &cluster, &metrics, not_ready,
-                           cfg.mode == config::Mode::kStandalone ? "standalone" : "kubernetes"};
+  server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
+                           cfg.server.request_deadline, !kubernetes};
   const bool separate_admin = !cfg.admin.listen.empty();
   server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin});
   server::Api admin_api(api_deps, {cfg.server.path_prefix, true, true});
-
   server::Listener scheduler_listener(listener_options(cfg, "scheduler", true),
                                       [&](const server::HttpRequest& r) { return scheduler_api.handle(r); });
   server::Listener admin_listener(listener_options(cfg, "admin", false),
@@ -122,10 +159,6 @@ int run(const config::Config& cfg) {
     spdlog::critical("{}", st.message());
     return 2;
   }
-  spdlog::info("scheduler-extender {} ({}) serving {} on {}:{}{}, verbs at /<verb> and {}/<verb>", kVersion, kGitCommit,
-               cfg.server.tls.cert_file.empty() ? "http" : "https", listen_at->host, scheduler_listener.port(),
-               cfg.server.tls.client_ca_file.empty() ? "" : " (client certificates required)",
-               cfg.server.path_prefix.empty() ? "" : cfg.server.path_prefix);
   if (separate_admin) {
     auto admin_at = parse_host_port(cfg.admin.listen);
     if (auto st = admin_listener.bind(admin_at->host, admin_at->port); !st) {
@@ -135,13 +168,18 @@ int run(const config::Config& cfg) {
     spdlog::info("admin and debug endpoints on http://{}:{} (/debug/state, /debug/nodes/<name>, /admin/pods/<uid>)",
                  admin_at->host, admin_listener.port());
   }
+  spdlog::info("scheduler-extender {} ({}) serving {} on {}:{}{}, verbs at /<verb> and {}/<verb>", kVersion, kGitCommit,
+               cfg.server.tls.cert_file.empty() ? "http" : "https", listen_at->host, scheduler_listener.port(),
+               cfg.server.tls.client_ca_file.empty() ? "" : " (client certificates required)",
+               cfg.server.path_prefix.empty() ? "" : cfg.server.path_prefix);
 
+  if (feed->cluster) feed->cluster->start();
   std::thread scheduler_thread([&] { scheduler_listener.serve(); });
   std::thread admin_thread([&] {
     if (separate_admin) admin_listener.serve();
   });
   {
-    Sweeper sweeper(cluster, std::chrono::seconds(5));
+    Sweeper sweeper(cluster_state, std::chrono::seconds(5));
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
@@ -155,6 +193,7 @@ int run(const config::Config& cfg) {
     scheduler_thread.join();
     admin_thread.join();
   }
+  if (feed->cluster) feed->cluster->stop();
   spdlog::info("stopped");
   return 0;
 }

@@ -25,7 +25,14 @@ std::optional<std::string> Extender::not_ready() const {
 }
 
 Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
-  auto demand = model::compute_demand(pod, demand_rules_, deps_.claims);
+  const model::DemandRules* rules = &demand_rules_;
+  model::DemandRules with_cluster_default;
+  if (demand_rules_.default_class.empty() && deps_.default_storage_class) {
+    with_cluster_default = demand_rules_;
+    with_cluster_default.default_class = deps_.default_storage_class();
+    rules = &with_cluster_default;
+  }
+  auto demand = model::compute_demand(pod, *rules, deps_.claims);
   if (!demand) return Error{"pod " + pod.display_name() + ": " + demand.message()};
   for (const auto& v : demand->volumes) {
     if (v.assumed) {
@@ -36,7 +43,7 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
   return demand;
 }
 
-FilterAnswer Extender::filter(const wire::ExtenderArgs& args) {
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline) {
   FilterAnswer answer;
   wire::FilterResult& r = answer.result;
   answer.summary.pod = args.pod.display_name();
@@ -84,6 +91,12 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args) {
 
   const state::Snapshot snap = deps_.state->snapshot();
   for (std::size_t i = 0; i < names.size(); ++i) {
+    if (deadline && i % 256 == 255 && deps_.now() > *deadline) {
+      r = wire::FilterResult{};
+      r.error = "filter took longer than server.request_deadline; no answer rather than a partial one";
+      answer.summary.note = r.error;
+      return answer;
+    }
     const std::string name(names[i]);
     const state::NodeState* node = snap.find(name);
     if (!node) {
@@ -109,7 +122,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args) {
   return answer;
 }
 
-PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args) {
+PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline) {
   PrioritizeAnswer answer;
   answer.summary.pod = args.pod.display_name();
   const auto names = args.candidate_names();
@@ -145,6 +158,10 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args) {
     index[i] = candidates.size();
     candidates.push_back({&node->supply, node->usage_excluding(demand->uid, now)});
   }
+  if (deadline && deps_.now() > *deadline) {
+    answer.summary.note = "took longer than server.request_deadline; no scores";
+    return answer;
+  }
   const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates, scoring_);
   if (scores.empty()) {
     answer.summary.note = "no scorer applies to the pod";
@@ -170,6 +187,13 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
   if (auto why = not_ready()) return fail("scheduler-extender is not ready: " + *why);
   const auto now = deps_.now();
   auto demand = deps_.demands->find(args.pod_uid, now);
+  if (!demand && deps_.pending_pod) {
+    if (auto pod = deps_.pending_pod(args.pod_uid)) {
+      auto computed = demand_of(*pod);
+      if (!computed) return fail(computed.message());
+      demand = std::move(*computed);
+    }
+  }
   if (!demand) {
     return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
                 ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");

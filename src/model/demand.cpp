@@ -69,6 +69,10 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
   }
   for (const auto& v : pod.volumes) {
     if (v.kind == PodVolume::Kind::kEphemeral) {
+      // The claim Kubernetes creates for it is named <pod>-<volume>; once it is placed, it is counted.
+      if (claims) {
+        if (auto info = claims(pod.namespace_name, pod.name + "-" + v.name); info && info->bound) continue;
+      }
       std::string cls = v.storage_class.value_or(rules.default_class);
       auto pool = rules.pool_by_class.find(cls);
       if (pool == rules.pool_by_class.end()) continue;

@@ -107,14 +107,15 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           body_error = args.message();
           break;
         }
+        const auto deadline = started + deps_.request_deadline;
         if (route.endpoint == Endpoint::kFilter) {
-          engine::FilterAnswer a = deps_.extender->filter(*args);
+          engine::FilterAnswer a = deps_.extender->filter(*args, deadline);
           summary = std::move(a.summary);
           if (!a.result.error.empty()) outcome = Outcome::kError;
           if (deps_.metrics) deps_.metrics->observe_filter(summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
           res = json(200, wire::encode_filter_result(a.result));
         } else {
-          engine::PrioritizeAnswer a = deps_.extender->prioritize(*args);
+          engine::PrioritizeAnswer a = deps_.extender->prioritize(*args, deadline);
           summary = std::move(a.summary);
           res = json(200, wire::encode_host_priority_list(a.scores));
         }
@@ -205,6 +206,9 @@ HttpResponse Api::debug_node(const std::string& name) const {
 }
 
 HttpResponse Api::admin_remove_pod(const std::string& uid) {
+  if (!deps_.admin_mutations) {
+    return error(409, "placements come from the API server in kubernetes mode; delete the pod there instead");
+  }
   if (!deps_.extender->remove_pod(uid)) return error(404, "no placement or reservation for pod uid " + uid.substr(0, 256));
   spdlog::info("admin: removed the placement of pod uid {}", uid);
   return json(200, "{\"removed\":true}");

@@ -110,6 +110,13 @@ void ClusterState::erase_claim(std::string_view uid, std::set<std::string, std::
 void ClusterState::place(std::string uid, Claim claim) {
   claim.kind = Claim::Kind::kPlaced;
   std::lock_guard lock(write_mu_);
+  if (auto it = claims_.find(uid); it != claims_.end()) {
+    const Claim& held = it->second;
+    if (held.kind == Claim::Kind::kPlaced && held.node == claim.node && held.source == claim.source &&
+        held.owner == claim.owner && held.allocation == claim.allocation) {
+      return;
+    }
+  }
   std::set<std::string, std::less<>> touched;
   set_claim(std::move(uid), std::move(claim), touched);
   publish(touched);
@@ -141,12 +148,12 @@ void ClusterState::drop_reservation(std::string_view uid) {
   publish(touched);
 }
 
-void ClusterState::replace_placements(std::vector<std::pair<std::string, Claim>> placed) {
+void ClusterState::replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed) {
   std::lock_guard lock(write_mu_);
   std::set<std::string, std::less<>> touched;
   std::vector<std::string> stale;
   for (const auto& [uid, claim] : claims_) {
-    if (claim.kind == Claim::Kind::kPlaced) stale.push_back(uid);
+    if (claim.kind == Claim::Kind::kPlaced && claim.source == source) stale.push_back(uid);
   }
   for (const auto& uid : stale) erase_claim(uid, touched);
   for (auto& [uid, claim] : placed) {

@@ -42,6 +42,17 @@ TEST(ClusterState, SnapshotsAreImmutable) {
   EXPECT_NE(after.find("b"), nullptr);
 }
 
+TEST(ClusterState, PlacingTheSameClaimAgainPublishesNothing) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 4)});
+  s.place("p", claim("a", 1));
+  Snapshot before = s.snapshot();
+  s.place("p", claim("a", 1));
+  EXPECT_EQ(s.snapshot().find("a"), before.find("a"));
+  s.place("p", claim("a", 2));
+  EXPECT_NE(s.snapshot().find("a"), before.find("a"));
+}
+
 TEST(ClusterState, UpsertingAnUnchangedNodeKeepsTheEntry) {
   ClusterState s;
   s.upsert_nodes({node("a", 4)});
@@ -101,9 +112,13 @@ TEST(ClusterState, ReplacingPlacementsKeepsReservations) {
   const auto t0 = Clock::now();
   s.place("old", claim("a", 1));
   s.reserve("inflight", claim("a", 2), 30s, t0);
-  s.replace_placements({{"new", claim("a", 4)}});
+  Claim volume = claim("a", 0);
+  volume.source = "volume";
+  s.place("pvc/1", volume);
+  s.replace_placements("pod", {{"new", claim("a", 4)}});
   EXPECT_FALSE(s.claim_of("old"));
   EXPECT_TRUE(s.claim_of("inflight"));
+  EXPECT_TRUE(s.claim_of("pvc/1")) << "another source's claims stay";
   EXPECT_EQ(used(s, "a", "", t0), 6);
 }
 

@@ -55,6 +55,11 @@ struct ExtenderDeps {
   Binder* binder = nullptr;
   // Kubernetes mode: resolves PersistentVolumeClaims. Empty in standalone mode.
   model::ClaimLookup claims;
+  // Kubernetes mode: the cluster's default StorageClass (for claim templates without a class,
+  // unless storage.default_class is set).
+  std::function<std::string()> default_storage_class;
+  // Kubernetes mode: a pending pod by uid, for a /bind whose /filter this process did not see.
+  std::function<std::optional<model::Pod>(const std::string& uid)> pending_pod;
   // A reason while the daemon cannot decide yet (caches not synced); nullopt when ready.
   std::function<std::optional<std::string>()> not_ready;
   std::function<state::Clock::time_point()> now = [] { return state::Clock::now(); };
@@ -64,8 +69,9 @@ class Extender {
  public:
   Extender(const config::Config& config, ExtenderDeps deps);
 
-  FilterAnswer filter(const wire::ExtenderArgs& args);
-  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args);
+  // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
+  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
+  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
   BindAnswer bind(const wire::BindingArgs& args);
   PreemptAnswer preempt(const wire::PreemptionArgs& args);
 

@@ -38,7 +38,7 @@ struct PodDemand {
 struct ClaimInfo {
   std::string storage_class;
   std::int64_t bytes = 0;
-  bool bound = false;  // a volume already exists: it needs no new capacity
+  bool bound = false;  // bound to a volume, or a node already selected: needs no new capacity
 };
 
 // Looks up a claim by namespace and name; nullopt when unknown.

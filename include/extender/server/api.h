@@ -2,6 +2,7 @@
 // Api: turns HTTP requests into verbs and answers. Malformed requests (not JSON, not an object,
 // no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
 // inside. Writes one log line per verb request and feeds Metrics. Thread-safe.
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@ struct ApiDeps {
   // A reason while not ready (caches not synced, shutting down); nullopt when ready.
   std::function<std::optional<std::string>()> not_ready;
   std::string mode;  // "standalone" or "kubernetes", shown by /version
+  std::chrono::milliseconds request_deadline{4'000};  // filter and prioritize give up past this
+  bool admin_mutations = true;  // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
 };
 
 class Api {

@@ -25,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 struct Claim {
   enum class Kind { kPlaced, kReserved };
   std::string owner;  // "namespace/name" of the pod (or claim) for people reading /debug
+  std::string source = "pod";  // what the claim stands for: "pod", or "volume" (a claimed volume)
   std::string node;
   model::Allocation allocation;
   Kind kind = Kind::kPlaced;
@@ -66,14 +67,15 @@ class ClusterState {
   void replace_nodes(std::vector<model::NodeSupply> nodes);
   void remove_node(std::string_view name);
 
-  // Claims, one per uid: placing or reserving replaces whatever uid held before.
+  // Claims, one per uid: placing or reserving replaces whatever uid held before. Placing a claim
+  // equal to the one held publishes nothing.
   void place(std::string uid, Claim claim);
   void reserve(std::string uid, Claim claim, Clock::duration ttl, Clock::time_point now);
   void drop(std::string_view uid);
   // Drops uid's claim only while it is still a reservation.
   void drop_reservation(std::string_view uid);
-  // Replaces every placed claim (a relist of pods); reservations stay.
-  void replace_placements(std::vector<std::pair<std::string, Claim>> placed);
+  // Replaces every placed claim of `source` (a relist); reservations and other sources stay.
+  void replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed);
   std::optional<Claim> claim_of(std::string_view uid) const;
   // Removes reservations whose expiry has passed; returns how many.
   std::size_t sweep_expired(Clock::time_point now);

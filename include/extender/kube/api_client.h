@@ -1,0 +1,92 @@
+#pragma once
+// ApiClient: HTTP(S) requests to the Kubernetes API server with the daemon's credentials. The
+// server's certificate is always verified (against the given CA, else the system's roots); a
+// bearer token from a file is read again every `token_reload` and after any 401. Connections are
+// pooled for plain requests; each stream (a watch) has a connection of its own and can be
+// cancelled from another thread through its StreamHandle. Thread-safe.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/common/result.h"
+#include "extender/kube/credentials.h"
+
+namespace httplib {
+class ClientImpl;
+}
+
+namespace extender::kube {
+
+struct ApiReply {
+  int status = 0;
+  std::string body;
+};
+
+// Cancels the stream it is given to, from any thread.
+class StreamHandle {
+ public:
+  void cancel();
+  bool cancelled() const;
+
+ private:
+  friend class ApiClient;
+  void attach(httplib::ClientImpl* client);
+  mutable std::mutex mu_;
+  httplib::ClientImpl* client_ = nullptr;
+  bool cancelled_ = false;
+};
+
+class ApiClient {
+ public:
+  struct Options {
+    std::string user_agent = "scheduler-extender";
+    std::chrono::milliseconds token_reload{60'000};
+    std::chrono::milliseconds connect_timeout{5'000};
+  };
+
+  static Result<std::unique_ptr<ApiClient>> create(ClusterAccess access, Options options);
+  ~ApiClient();
+
+  Result<ApiReply> get(const std::string& path, std::chrono::milliseconds timeout);
+  Result<ApiReply> post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
+
+  // GETs `path` and hands the body to `on_data` as it arrives, until the server ends it, `on_data`
+  // returns false, nothing arrives for `idle_timeout`, or `handle` is cancelled. `on_status` sees
+  // the status first; a non-2xx body is collected into the returned reply instead.
+  Result<ApiReply> stream(const std::string& path, std::chrono::milliseconds idle_timeout,
+                          const std::function<bool(std::string_view)>& on_data, StreamHandle& handle);
+
+  const std::string& server() const { return access_.server; }
+
+ private:
+  ApiClient(ClusterAccess access, Options options);
+  std::unique_ptr<httplib::ClientImpl> make_client() const;
+  std::unique_ptr<httplib::ClientImpl> acquire();
+  void release(std::unique_ptr<httplib::ClientImpl> client);
+  std::string token(bool force_reload);
+  Result<ApiReply> send(const std::string& method, const std::string& path, const std::string* body,
+                        std::chrono::milliseconds timeout);
+
+  ClusterAccess access_;
+  Options options_;
+  bool https_ = true;
+  std::string host_;
+  int port_ = 443;
+
+  std::mutex token_mu_;
+  std::string token_;
+  std::chrono::steady_clock::time_point token_read_{};
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<httplib::ClientImpl>> pool_;
+};
+
+// The message of a Kubernetes Status body ({"kind":"Status","message":...}), else the body itself
+// (truncated), for error reports.
+std::string status_message(const ApiReply& reply);
+
+}  // namespace extender::kube

@@ -1,0 +1,83 @@
+#pragma once
+// Reflector: keeps one resource kind in step with the API server, the way client-go does: a paged
+// list (limit=500 with continue), then a watch from the list's resourceVersion (bookmarks on,
+// timeoutSeconds, resumed from the last version seen when the server ends it). A 410 / Expired
+// answer or ERROR event means the version is too old: list again. Other failures back off with
+// jitter and retry. The stream is split on newlines, not on network chunks, and a line is bounded.
+// run() blocks until stop(); status() is thread-safe.
+#include <atomic>
+#include <condition_variable>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "extender/kube/api_client.h"
+
+namespace extender::kube {
+
+// Receives what the reflector learns. Called from the reflector's thread only.
+class ReflectorSink {
+ public:
+  virtual ~ReflectorSink() = default;
+  // A full list starts; items follow through list_item(); end_list() makes it the whole truth.
+  virtual void begin_list() = 0;
+  virtual void list_item(const nlohmann::json& object) = 0;
+  virtual void end_list() = 0;
+  // A watch event: "ADDED", "MODIFIED" or "DELETED".
+  virtual void event(std::string_view type, const nlohmann::json& object) = 0;
+};
+
+struct ReflectorOptions {
+  std::string resource;                     // for logs and readiness: "nodes", "pods", ...
+  std::string path;                         // e.g. /api/v1/pods
+  std::string field_selector;               // optional, already URL-encoded
+  std::size_t page_size = 500;
+  std::chrono::milliseconds request_timeout{60'000};
+  std::chrono::milliseconds watch_timeout{300'000};  // timeoutSeconds asked of the server
+  std::chrono::milliseconds backoff_initial{500};
+  std::chrono::milliseconds backoff_max{30'000};
+  std::size_t max_line_bytes = std::size_t{64} << 20;
+};
+
+struct ReflectorStatus {
+  bool synced = false;       // a full list has been delivered
+  std::string last_error;    // the latest failure, empty once things work again
+  std::string resource_version;
+  std::uint64_t lists = 0;   // full lists delivered (relists included)
+};
+
+class Reflector {
+ public:
+  Reflector(ApiClient& client, ReflectorOptions options, ReflectorSink& sink);
+
+  void run();
+  void stop();
+  ReflectorStatus status() const;
+  const std::string& resource() const { return options_.resource; }
+
+ private:
+  enum class Outcome { kResume, kRelist, kFailed, kStopped };
+  Outcome list();
+  Outcome watch();
+  void fail(std::string message);
+  void wait(std::chrono::milliseconds d);
+  std::string query(std::initializer_list<std::pair<std::string, std::string>> params) const;
+
+  ApiClient& client_;
+  ReflectorOptions options_;
+  ReflectorSink& sink_;
+  std::atomic<bool> stopping_{false};
+  StreamHandle stream_;
+  std::string resource_version_;
+
+  mutable std::mutex mu_;
+  ReflectorStatus status_;
+  std::condition_variable wake_;
+};
+
+}  // namespace extender::kube

@@ -1,0 +1,51 @@
+#pragma once
+// KubeCluster: feeds the cluster state from the API server in kubernetes mode. Reflectors for
+// Nodes (supply: GPU allocatable, memory labels, pool annotations), Pods (GPUs held by pods bound
+// to nodes and not finished; terminating pods still hold theirs), PersistentVolumeClaims (class
+// and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its pool
+// space on that node) and StorageClasses (the cluster's default class). The watch is the only
+// source of node state in this mode, so a restart rebuilds everything from the API server.
+// Thread-safe: lookups may come from any thread while the reflectors run.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "extender/config/config.h"
+#include "extender/kube/api_client.h"
+#include "extender/kube/reflector.h"
+#include "extender/model/demand.h"
+#include "extender/model/pod.h"
+#include "extender/state/cluster_state.h"
+
+namespace extender::sources {
+
+class KubeCluster {
+ public:
+  KubeCluster(state::ClusterState& state, const config::Config& config, kube::ApiClient& client);
+  ~KubeCluster();
+
+  void start();
+  void stop();
+
+  // Why decisions cannot be made yet (a reflector has not synced, and its last error), or nullopt.
+  std::optional<std::string> not_ready() const;
+  // A PersistentVolumeClaim by namespace and name, as demand computation needs it.
+  std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const;
+  // A pod not yet bound to a node, by uid (what /bind needs when /filter was not seen here).
+  std::optional<model::Pod> pending_pod(const std::string& uid) const;
+  // The StorageClass marked default in the cluster, or empty.
+  std::string default_storage_class() const;
+
+  struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
+
+ private:
+  std::unique_ptr<Lookups> lookups_;
+  std::vector<std::unique_ptr<kube::ReflectorSink>> sinks_;
+  std::vector<std::unique_ptr<kube::Reflector>> reflectors_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace extender::sources

@@ -1,0 +1,256 @@
+#include "extender/kube/api_client.h"
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <charconv>
+
+namespace extender::kube {
+namespace {
+
+constexpr std::size_t kMaxReplyBytes = std::size_t{512} << 20;
+
+template <class T>
+void set_timeout(T& client, std::chrono::milliseconds timeout, std::chrono::milliseconds connect) {
+  auto to_timeval = [](std::chrono::milliseconds d, auto&& set) {
+    set(static_cast<time_t>(d.count() / 1000), static_cast<time_t>((d.count() % 1000) * 1000));
+  };
+  to_timeval(std::min(timeout, connect), [&](time_t s, time_t us) { client.set_connection_timeout(s, us); });
+  to_timeval(timeout, [&](time_t s, time_t us) { client.set_read_timeout(s, us); });
+  to_timeval(timeout, [&](time_t s, time_t us) { client.set_write_timeout(s, us); });
+}
+
+std::string describe(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection: return "cannot connect";
+    case httplib::Error::Read: return "connection failed while reading (timeout or reset)";
+    case httplib::Error::Write: return "connection failed while writing";
+    case httplib::Error::SSLConnection: return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts: return "cannot load the CA or client certificates";
+    case httplib::Error::SSLServerVerification: return "the server's certificate is not trusted by the configured CA";
+    case httplib::Error::Canceled: return "cancelled";
+    case httplib::Error::ConnectionTimeout: return "connection timed out";
+    default: return "request failed (" + httplib::to_string(error) + ")";
+  }
+}
+
+struct Pem {
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+  ~Pem() {
+    if (cert) X509_free(cert);
+    if (key) EVP_PKEY_free(key);
+  }
+};
+
+}  // namespace
+
+void StreamHandle::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (client_) client_->stop();
+}
+
+bool StreamHandle::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+void StreamHandle::attach(httplib::ClientImpl* client) {
+  std::lock_guard lock(mu_);
+  client_ = client;
+}
+
+std::string status_message(const ApiReply& reply) {
+  nlohmann::json doc = nlohmann::json::parse(reply.body, nullptr, false);
+  if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) return doc["message"].get<std::string>();
+  std::string text = reply.body.substr(0, 300);
+  for (char& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return text;
+}
+
+ApiClient::ApiClient(ClusterAccess access, Options options) : access_(std::move(access)), options_(std::move(options)) {}
+ApiClient::~ApiClient() = default;
+
+Result<std::unique_ptr<ApiClient>> ApiClient::create(ClusterAccess access, Options options) {
+  std::unique_ptr<ApiClient> c(new ApiClient(std::move(access), std::move(options)));
+  std::string_view url = c->access_.server;
+  if (url.rfind("https://", 0) == 0) {
+    url.remove_prefix(8);
+  } else if (url.rfind("http://", 0) == 0) {
+    url.remove_prefix(7);
+    c->https_ = false;
+    c->port_ = 80;
+  } else {
+    return Error{"API server address \"" + c->access_.server + "\" must start with https://"};
+  }
+  if (auto slash = url.find('/'); slash != std::string_view::npos) {
+    return Error{"API server address \"" + c->access_.server + "\" must not carry a path"};
+  }
+  std::string_view port;
+  if (!url.empty() && url[0] == '[') {
+    auto close = url.find(']');
+    if (close == std::string_view::npos) return Error{"API server address \"" + c->access_.server + "\" is malformed"};
+    c->host_ = std::string(url.substr(1, close - 1));
+    if (close + 1 < url.size() && url[close + 1] == ':') port = url.substr(close + 2);
+  } else {
+    auto colon = url.rfind(':');
+    c->host_ = std::string(url.substr(0, colon));
+    if (colon != std::string_view::npos) port = url.substr(colon + 1);
+  }
+  if (!port.empty()) {
+    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), c->port_);
+    if (ec != std::errc() || ptr != port.data() + port.size() || c->port_ <= 0 || c->port_ > 65535) {
+      return Error{"API server address \"" + c->access_.server + "\" has an invalid port"};
+    }
+  }
+  if (c->host_.empty()) return Error{"API server address \"" + c->access_.server + "\" has no host"};
+  if (!c->access_.client_cert_pem.empty()) {
+    // Fail early on unreadable client credentials rather than at the first request.
+    Pem pem;
+    BIO* cb = BIO_new_mem_buf(c->access_.client_cert_pem.data(), static_cast<int>(c->access_.client_cert_pem.size()));
+    pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+    BIO_free(cb);
+    BIO* kb = BIO_new_mem_buf(c->access_.client_key_pem.data(), static_cast<int>(c->access_.client_key_pem.size()));
+    pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(kb);
+    if (!pem.cert || !pem.key) return Error{"the client certificate or key is not valid PEM"};
+  }
+  if (!c->access_.token_file.empty()) {
+    if (auto t = read_small_file(c->access_.token_file); !t) return t.error();
+  }
+  return c;
+}
+
+std::unique_ptr<httplib::ClientImpl> ApiClient::make_client() const {
+  std::unique_ptr<httplib::ClientImpl> client;
+  if (!https_) {
+    client = std::make_unique<httplib::ClientImpl>(host_, port_);
+  } else {
+    std::unique_ptr<httplib::SSLClient> tls;
+    if (!access_.client_cert_pem.empty()) {
+      Pem pem;
+      BIO* cb = BIO_new_mem_buf(access_.client_cert_pem.data(), static_cast<int>(access_.client_cert_pem.size()));
+      pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+      BIO_free(cb);
+      BIO* kb = BIO_new_mem_buf(access_.client_key_pem.data(), static_cast<int>(access_.client_key_pem.size()));
+      pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+      BIO_free(kb);
+      tls = std::make_unique<httplib::SSLClient>(host_, port_, pem.cert, pem.key);
+    } else {
+      tls = std::make_unique<httplib::SSLClient>(host_, port_);
+    }
+    if (!access_.ca_file.empty()) {
+      tls->set_ca_cert_path(access_.ca_file);
+    } else if (!access_.ca_pem.empty()) {
+      X509_STORE* store = X509_STORE_new();
+      BIO* bio = BIO_new_mem_buf(access_.ca_pem.data(), static_cast<int>(access_.ca_pem.size()));
+      while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+        X509_STORE_add_cert(store, cert);
+        X509_free(cert);
+      }
+      BIO_free(bio);
+      tls->set_ca_cert_store(store);  // the client's TLS context owns the store from here
+    }
+    tls->enable_server_certificate_verification(true);
+    client = std::move(tls);
+  }
+  client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);
+  client->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
+  return client;
+}
+
+std::unique_ptr<httplib::ClientImpl> ApiClient::acquire() {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto c = std::move(pool_.back());
+      pool_.pop_back();
+      return c;
+    }
+  }
+  return make_client();
+}
+
+void ApiClient::release(std::unique_ptr<httplib::ClientImpl> client) {
+  std::lock_guard lock(pool_mu_);
+  if (pool_.size() < 8) pool_.push_back(std::move(client));
+}
+
+std::string ApiClient::token(bool force_reload) {
+  if (access_.token_file.empty()) return access_.token;
+  std::lock_guard lock(token_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (force_reload || token_.empty() || now - token_read_ >= options_.token_reload) {
+    if (auto t = read_small_file(access_.token_file)) {
+      std::string value = std::move(*t);
+      while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' ')) value.pop_back();
+      token_ = std::move(value);
+      token_read_ = now;
+    }
+  }
+  return token_;
+}
+
+Result<ApiReply> ApiClient::send(const std::string& method, const std::string& path, const std::string* body,
+                                 std::chrono::milliseconds timeout) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto client = acquire();
+    set_timeout(*client, timeout, options_.connect_timeout);
+    if (std::string t = token(attempt > 0); !t.empty()) client->set_bearer_token_auth(t);
+    httplib::Result res = method == "POST" ? client->Post(path, *body, "application/json") : client->Get(path);
+    if (!res) return Error{method + " " + access_.server + path + ": " + describe(res.error())};
+    ApiReply reply{res->status, std::move(res->body)};
+    release(std::move(client));
+    if (reply.status == 401 && attempt == 0 && !access_.token_file.empty()) continue;  // a rotated token
+    return reply;
+  }
+  return Error{"unreachable"};
+}
+
+Result<ApiReply> ApiClient::get(const std::string& path, std::chrono::milliseconds timeout) {
+  return send("GET", path, nullptr, timeout);
+}
+
+Result<ApiReply> ApiClient::post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout) {
+  return send("POST", path, &json, timeout);
+}
+
+Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
+                                   const std::function<bool(std::string_view)>& on_data, StreamHandle& handle) {
+  auto client = make_client();
+  set_timeout(*client, idle_timeout, options_.connect_timeout);
+  client->set_keep_alive(false);
+  if (std::string t = token(false); !t.empty()) client->set_bearer_token_auth(t);
+  handle.attach(client.get());
+  if (handle.cancelled()) {
+    handle.attach(nullptr);
+    return Error{"cancelled"};
+  }
+  int status = 0;
+  std::string error_body;
+  httplib::Result res = client->Get(
+      path, httplib::Headers{},
+      [&](const httplib::Response& response) {
+        status = response.status;
+        return true;
+      },
+      [&](const char* data, size_t length) {
+        if (status / 100 != 2) {
+          if (error_body.size() < kMaxReplyBytes) error_body.append(data, length);
+          return true;
+        }
+        return on_data(std::string_view(data, length));
+      });
+  handle.attach(nullptr);
+  if (status == 401 && !access_.token_file.empty()) token(true);
+  if (!res && status == 0) return Error{"GET " + access_.server + path + ": " + describe(res.error())};
+  return ApiReply{status, std::move(error_body)};
+}
+
+}  // namespace extender::kube

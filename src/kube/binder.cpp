@@ -1,0 +1,88 @@
+#include "extender/kube/binder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "extender/wire/json_text.h"
+
+namespace extender::kube {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The node named in a conflict such as: pod p is already assigned to node "n".
+std::string assigned_node(const std::string& message) {
+  constexpr std::string_view kMarker = "already assigned to node \"";
+  auto at = message.find(kMarker);
+  if (at == std::string::npos) return {};
+  auto start = at + kMarker.size();
+  auto end = message.find('"', start);
+  return end == std::string::npos ? std::string() : message.substr(start, end - start);
+}
+
+std::string path_segment(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '/' || c == '?' || c == '#' || c == '%' || static_cast<unsigned char>(c) <= 0x20) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string binding_body(const wire::BindingArgs& args) {
+  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)";
+  wire::append_json_string(body, args.pod_name);
+  body += R"(,"namespace":)";
+  wire::append_json_string(body, args.pod_namespace);
+  body += R"(,"uid":)";
+  wire::append_json_string(body, args.pod_uid);
+  body += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)";
+  wire::append_json_string(body, args.node);
+  body += "}}";
+  return body;
+}
+
+std::string ApiBinder::bind(const wire::BindingArgs& args) {
+  const std::string path =
+      "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name) + "/binding";
+  const std::string body = binding_body(args);
+  const auto deadline = Clock::now() + deadline_;
+  std::string last_error;
+  for (int attempt = 1;; ++attempt) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 50) {
+      return last_error.empty() ? "no time left to bind within kubernetes.bind_timeout" : last_error;
+    }
+    auto reply = client_.post(path, body, left);
+    bool retry = false;
+    if (!reply) {
+      last_error = reply.message();
+      retry = true;
+    } else if (reply->status == 201 || reply->status == 200) {
+      return {};
+    } else if (reply->status == 409) {
+      const std::string message = status_message(*reply);
+      if (assigned_node(message) == args.node) {
+        spdlog::info("bind {}/{}: already bound to {} (an earlier attempt landed)", args.pod_namespace, args.pod_name, args.node);
+        return {};
+      }
+      return "API server refused the binding (409): " + message;
+    } else {
+      last_error = "API server refused the binding (" + std::to_string(reply->status) + "): " + status_message(*reply);
+      retry = reply->status == 429 || reply->status >= 500;
+    }
+    if (!retry) return last_error;
+    spdlog::warn("bind {}/{} to {}: attempt {} failed: {}", args.pod_namespace, args.pod_name, args.node, attempt, last_error);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+  }
+}
+
+}  // namespace extender::kube

@@ -1,0 +1,254 @@
+#include "extender/kube/reflector.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <random>
+
+namespace extender::kube {
+namespace {
+
+using nlohmann::json;
+
+std::string url_encode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    }
+  }
+  return out;
+}
+
+std::string string_at(const json& j, std::initializer_list<const char*> path) {
+  const json* cur = &j;
+  for (const char* key : path) {
+    if (!cur->is_object()) return {};
+    auto it = cur->find(key);
+    if (it == cur->end()) return {};
+    cur = &*it;
+  }
+  return cur->is_string() ? cur->get<std::string>() : std::string();
+}
+
+bool is_expired(const ApiReply& reply) {
+  if (reply.status == 410) return true;
+  json doc = json::parse(reply.body, nullptr, false);
+  return doc.is_object() && (doc.value("code", 0) == 410 || doc.value("reason", "") == "Expired" || doc.value("reason", "") == "Gone");
+}
+
+}  // namespace
+
+Reflector::Reflector(ApiClient& client, ReflectorOptions options, ReflectorSink& sink)
+    : client_(client), options_(std::move(options)), sink_(sink) {}
+
+ReflectorStatus Reflector::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void Reflector::stop() {
+  stopping_ = true;
+  stream_.cancel();
+  std::lock_guard lock(mu_);
+  wake_.notify_all();
+}
+
+void Reflector::wait(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  wake_.wait_for(lock, d, [this] { return stopping_.load(); });
+}
+
+void Reflector::fail(std::string message) {
+  spdlog::warn("{} reflector: {}", options_.resource, message);
+  std::lock_guard lock(mu_);
+  status_.last_error = std::move(message);
+}
+
+std::string Reflector::query(std::initializer_list<std::pair<std::string, std::string>> params) const {
+  std::string q = options_.path;
+  char sep = '?';
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    q += sep;
+    q += k + "=" + url_encode(v);
+    sep = '&';
+  }
+  if (!options_.field_selector.empty()) {
+    q += sep;
+    q += "fieldSelector=" + options_.field_selector;
+  }
+  return q;
+}
+
+Reflector::Outcome Reflector::list() {
+  std::string continue_token;
+  bool begun = false;
+  for (;;) {
+    if (stopping_) return Outcome::kStopped;
+    auto reply = client_.get(query({{"limit", std::to_string(options_.page_size)}, {"continue", continue_token}}),
+                             options_.request_timeout);
+    if (!reply) {
+      fail("listing: " + reply.message());
+      return Outcome::kFailed;
+    }
+    if (reply->status == 410 && !continue_token.empty()) {
+      // The continue token expired between pages: start the list over.
+      continue_token.clear();
+      begun = false;
+      continue;
+    }
+    if (reply->status != 200) {
+      fail("listing: HTTP " + std::to_string(reply->status) + ": " + status_message(*reply));
+      return Outcome::kFailed;
+    }
+    json page = json::parse(reply->body, nullptr, false);
+    if (!page.is_object() || !page.contains("items")) {
+      fail("listing: the answer is not a list");
+      return Outcome::kFailed;
+    }
+    if (!begun) {
+      sink_.begin_list();
+      begun = true;
+    }
+    if (page["items"].is_array()) {
+      for (const auto& item : page["items"]) sink_.list_item(item);
+    }
+    continue_token = string_at(page, {"metadata", "continue"});
+    if (continue_token.empty()) {
+      resource_version_ = string_at(page, {"metadata", "resourceVersion"});
+      sink_.end_list();
+      std::lock_guard lock(mu_);
+      status_.synced = true;
+      status_.last_error.clear();
+      status_.resource_version = resource_version_;
+      ++status_.lists;
+      return Outcome::kResume;
+    }
+  }
+}
+
+Reflector::Outcome Reflector::watch() {
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count();
+  const std::string path = query({{"watch", "1"},
+                                  {"resourceVersion", resource_version_},
+                                  {"allowWatchBookmarks", "true"},
+                                  {"timeoutSeconds", std::to_string(std::max<long long>(1, seconds))}});
+  std::string line;
+  Outcome outcome = Outcome::kResume;
+  const auto started = std::chrono::steady_clock::now();
+  bool got_event = false;
+  auto handle_line = [&](std::string_view text) -> bool {
+    if (text.empty()) return true;
+    json event = json::parse(text, nullptr, false);
+    if (!event.is_object()) {
+      fail("watch: a line that is not a JSON event");
+      outcome = Outcome::kFailed;
+      return false;
+    }
+    const std::string type = string_at(event, {"type"});
+    const json& object = event.contains("object") ? event["object"] : json();
+    if (type == "ERROR") {
+      const int code = object.is_object() ? object.value("code", 0) : 0;
+      const std::string reason = string_at(object, {"reason"});
+      if (code == 410 || reason == "Expired" || reason == "Gone") {
+        outcome = Outcome::kRelist;
+      } else {
+        fail("watch: error event: " + string_at(object, {"message"}));
+        outcome = Outcome::kFailed;
+      }
+      return false;
+    }
+    const std::string rv = string_at(object, {"metadata", "resourceVersion"});
+    if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
+      sink_.event(type, object);
+    } else if (type != "BOOKMARK") {
+      return true;  // an event type this version does not know: skip it
+    }
+    got_event = true;
+    if (!rv.empty()) resource_version_ = rv;
+    return true;
+  };
+  auto reply = client_.stream(
+      path, options_.watch_timeout + std::chrono::seconds(30),
+      [&](std::string_view data) {
+        std::size_t start = 0;
+        for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
+          if (line.empty()) {
+            if (!handle_line(data.substr(start, nl - start))) return false;
+          } else {
+            line.append(data.substr(start, nl - start));
+            if (!handle_line(line)) return false;
+            line.clear();
+          }
+          start = nl + 1;
+        }
+        line.append(data.substr(start));
+        if (line.size() > options_.max_line_bytes) {
+          fail("watch: an event longer than " + std::to_string(options_.max_line_bytes) + " bytes");
+          outcome = Outcome::kFailed;
+          return false;
+        }
+        return !stopping_;
+      },
+      stream_);
+  if (stopping_) return Outcome::kStopped;
+  if (outcome != Outcome::kResume) return outcome;
+  if (!reply) {
+    fail("watch: " + reply.message());
+    return Outcome::kFailed;
+  }
+  if (reply->status == 200) {
+    if (got_event) {
+      std::lock_guard lock(mu_);
+      status_.last_error.clear();
+      status_.resource_version = resource_version_;
+    }
+    // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
+    // once with nothing in it is not a timeout; do not spin on it.
+    if (!got_event && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) wait(options_.backoff_initial);
+    return Outcome::kResume;
+  }
+  if (is_expired(*reply)) return Outcome::kRelist;
+  fail("watch: HTTP " + std::to_string(reply->status) + ": " + status_message(*reply));
+  return Outcome::kFailed;
+}
+
+void Reflector::run() {
+  std::mt19937 rng(std::random_device{}());
+  std::chrono::milliseconds backoff = options_.backoff_initial;
+  bool need_list = true;
+  while (!stopping_) {
+    Outcome outcome = need_list ? list() : watch();
+    switch (outcome) {
+      case Outcome::kStopped:
+        return;
+      case Outcome::kResume:
+        need_list = false;
+        backoff = options_.backoff_initial;
+        break;
+      case Outcome::kRelist:
+        spdlog::info("{} reflector: resourceVersion {} is too old; listing again", options_.resource, resource_version_);
+        need_list = true;
+        break;
+      case Outcome::kFailed: {
+        // Jitter: wait between 75% and 125% of the current backoff, then double it.
+        std::uniform_real_distribution<double> jitter(0.75, 1.25);
+        wait(std::chrono::milliseconds(static_cast<long long>(static_cast<double>(backoff.count()) * jitter(rng))));
+        backoff = std::min(backoff * 2, options_.backoff_max);
+        // A watch that keeps failing may be stuck on an unusable version: list again after a few.
+        need_list = need_list || backoff >= options_.backoff_max / 4;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace extender::kube

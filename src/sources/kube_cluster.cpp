@@ -1,0 +1,351 @@
+#include "extender/sources/kube_cluster.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "extender/common/logging.h"
+#include "extender/model/supply.h"
+#include "extender/wire/k8s_objects.h"
+
+namespace extender::sources {
+
+struct KubeCluster::Lookups {
+  mutable std::mutex mu;
+  std::map<std::string, model::ClaimInfo, std::less<>> claims;  // "ns/name"
+  std::map<std::string, model::Pod, std::less<>> pending;       // uid
+  std::map<std::string, bool, std::less<>> default_classes;     // class name -> is default
+};
+
+namespace {
+
+using nlohmann::json;
+
+std::string uid_of(const json& object) {
+  const json* meta = object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
+  if (!meta || !meta->is_object() || !meta->contains("uid") || !(*meta)["uid"].is_string()) return {};
+  return (*meta)["uid"].get<std::string>();
+}
+
+class NodeSink : public kube::ReflectorSink {
+ public:
+  NodeSink(state::ClusterState& state, model::SupplyRules rules) : state_(state), rules_(std::move(rules)) {}
+
+  void begin_list() override { listed_.clear(); }
+  void list_item(const json& object) override {
+    if (auto node = decode(object)) listed_.push_back(model::supply_from_node(*node, rules_));
+  }
+  void end_list() override {
+    spdlog::info("nodes: {} listed", listed_.size());
+    state_.replace_nodes(std::move(listed_));
+    listed_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    auto node = decode(object);
+    if (!node) return;
+    if (type == "DELETED") {
+      state_.remove_node(node->name);
+    } else {
+      state_.upsert_nodes({model::supply_from_node(*node, rules_)});
+    }
+  }
+
+ private:
+  static std::optional<model::Node> decode(const json& object) {
+    auto node = wire::decode_node(object);
+    if (!node || node->name.empty()) {
+      spdlog::warn("nodes: skipping an object that cannot be read: {}", node ? "no name" : node.message());
+      return std::nullopt;
+    }
+    return std::move(*node);
+  }
+
+  state::ClusterState& state_;
+  model::SupplyRules rules_;
+  std::vector<model::NodeSupply> listed_;
+};
+
+class PodSink : public kube::ReflectorSink {
+ public:
+  PodSink(state::ClusterState& state, KubeCluster::Lookups& lookups, std::vector<std::string> gpu_resources)
+      : state_(state), lookups_(lookups), gpu_resources_(std::move(gpu_resources)) {}
+
+  void begin_list() override {
+    placed_.clear();
+    pending_.clear();
+  }
+  void list_item(const json& object) override {
+    auto pod = decode(object);
+    if (!pod) return;
+    if (pod->node_name.empty()) {
+      if (!finished(*pod)) pending_.emplace(pod->uid, std::move(*pod));
+    } else if (!finished(*pod)) {
+      placed_.emplace_back(pod->uid, claim_of(*pod));
+    }
+  }
+  void end_list() override {
+    spdlog::info("pods: {} bound, {} pending", placed_.size(), pending_.size());
+    state_.replace_placements("pod", std::move(placed_));
+    placed_.clear();
+    std::lock_guard lock(lookups_.mu);
+    lookups_.pending = std::move(pending_);
+    pending_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    if (type == "DELETED") {
+      const std::string uid = uid_of(object);
+      if (uid.empty()) return;
+      state_.drop(uid);
+      std::lock_guard lock(lookups_.mu);
+      lookups_.pending.erase(uid);
+      return;
+    }
+    auto pod = decode(object);
+    if (!pod) return;
+    if (pod->node_name.empty()) {
+      // Not bound yet: a reservation from a bind in flight, if any, stays.
+      std::lock_guard lock(lookups_.mu);
+      if (finished(*pod)) {
+        lookups_.pending.erase(pod->uid);
+      } else {
+        lookups_.pending[pod->uid] = std::move(*pod);
+      }
+      return;
+    }
+    {
+      std::lock_guard lock(lookups_.mu);
+      lookups_.pending.erase(pod->uid);
+    }
+    if (finished(*pod)) {
+      state_.drop(pod->uid);
+    } else {
+      state_.place(pod->uid, claim_of(*pod));
+    }
+  }
+
+ private:
+  static bool finished(const model::Pod& pod) { return pod.phase == "Succeeded" || pod.phase == "Failed"; }
+
+  static std::optional<model::Pod> decode(const json& object) {
+    auto pod = wire::decode_pod(object);
+    if (!pod || pod->uid.empty()) {
+      spdlog::warn("pods: skipping an object that cannot be read: {}", pod ? "no uid" : pod.message());
+      return std::nullopt;
+    }
+    return std::move(*pod);
+  }
+
+  state::Claim claim_of(const model::Pod& pod) const {
+    state::Claim claim;
+    claim.owner = pod.display_name();
+    claim.source = "pod";
+    claim.node = pod.node_name;
+    for (const auto& resource : gpu_resources_) {
+      auto n = model::effective_request(pod, resource);
+      if (!n) {
+        spdlog::warn("pods: {} on {}: {}; counted as holding no {}", pod.display_name(), pod.node_name, n.message(), resource);
+      } else if (*n > 0) {
+        claim.allocation.gpus[resource] = *n;
+      }
+    }
+    return claim;
+  }
+
+  state::ClusterState& state_;
+  KubeCluster::Lookups& lookups_;
+  std::vector<std::string> gpu_resources_;
+  std::vector<std::pair<std::string, state::Claim>> placed_;
+  std::map<std::string, model::Pod, std::less<>> pending_;
+};
+
+class ClaimSink : public kube::ReflectorSink {
+ public:
+  ClaimSink(state::ClusterState& state, KubeCluster::Lookups& lookups, model::DemandRules rules)
+      : state_(state), lookups_(lookups), rules_(std::move(rules)) {}
+
+  void begin_list() override {
+    placed_.clear();
+    infos_.clear();
+  }
+  void list_item(const json& object) override {
+    auto pvc = decode(object);
+    if (!pvc) return;
+    infos_[pvc->namespace_name + "/" + pvc->name] = info_of(*pvc);
+    if (auto claim = claim_of(*pvc)) placed_.emplace_back(key(*pvc), std::move(*claim));
+  }
+  void end_list() override {
+    spdlog::info("persistentvolumeclaims: {} listed, {} holding node-local space", infos_.size(), placed_.size());
+    state_.replace_placements("volume", std::move(placed_));
+    placed_.clear();
+    std::lock_guard lock(lookups_.mu);
+    lookups_.claims = std::move(infos_);
+    infos_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    auto pvc = decode(object);
+    if (!pvc) return;
+    const std::string name = pvc->namespace_name + "/" + pvc->name;
+    if (type == "DELETED") {
+      state_.drop(key(*pvc));
+      std::lock_guard lock(lookups_.mu);
+      lookups_.claims.erase(name);
+      return;
+    }
+    {
+      std::lock_guard lock(lookups_.mu);
+      lookups_.claims[name] = info_of(*pvc);
+    }
+    if (auto claim = claim_of(*pvc)) {
+      state_.place(key(*pvc), std::move(*claim));
+    } else {
+      state_.drop(key(*pvc));
+    }
+  }
+
+ private:
+  static std::string key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
+
+  static std::optional<wire::Claim> decode(const json& object) {
+    auto pvc = wire::decode_claim(object);
+    if (!pvc || pvc->uid.empty()) {
+      spdlog::warn("persistentvolumeclaims: skipping an object that cannot be read: {}", pvc ? "no uid" : pvc.message());
+      return std::nullopt;
+    }
+    return std::move(*pvc);
+  }
+
+  static model::ClaimInfo info_of(const wire::Claim& pvc) {
+    model::ClaimInfo info = pvc.info;
+    info.bound = info.bound || !pvc.selected_node.empty();
+    return info;
+  }
+
+  // A claim of a managed class whose node is chosen holds its size in that node's pool.
+  std::optional<state::Claim> claim_of(const wire::Claim& pvc) const {
+    if (pvc.selected_node.empty()) return std::nullopt;
+    const std::string& cls = pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
+    auto pool = rules_.pool_by_class.find(cls);
+    if (pool == rules_.pool_by_class.end()) return std::nullopt;
+    state::Claim claim;
+    claim.owner = pvc.namespace_name + "/" + pvc.name;
+    claim.source = "volume";
+    claim.node = pvc.selected_node;
+    claim.allocation.volumes.push_back({claim.owner, pool->second, "", pvc.info.bytes});
+    return claim;
+  }
+
+  state::ClusterState& state_;
+  KubeCluster::Lookups& lookups_;
+  model::DemandRules rules_;
+  std::vector<std::pair<std::string, state::Claim>> placed_;
+  std::map<std::string, model::ClaimInfo, std::less<>> infos_;
+};
+
+class ClassSink : public kube::ReflectorSink {
+ public:
+  explicit ClassSink(KubeCluster::Lookups& lookups) : lookups_(lookups) {}
+
+  void begin_list() override { listed_.clear(); }
+  void list_item(const json& object) override {
+    if (auto sc = wire::decode_storage_class(object); sc && !sc->name.empty()) listed_[sc->name] = sc->is_default;
+  }
+  void end_list() override {
+    std::lock_guard lock(lookups_.mu);
+    lookups_.default_classes = std::move(listed_);
+    listed_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    auto sc = wire::decode_storage_class(object);
+    if (!sc || sc->name.empty()) return;
+    std::lock_guard lock(lookups_.mu);
+    if (type == "DELETED") {
+      lookups_.default_classes.erase(sc->name);
+    } else {
+      lookups_.default_classes[sc->name] = sc->is_default;
+    }
+  }
+
+ private:
+  KubeCluster::Lookups& lookups_;
+  std::map<std::string, bool, std::less<>> listed_;
+};
+
+kube::ReflectorOptions options_for(const config::Config& cfg, std::string resource, std::string path,
+                                   std::string field_selector = {}) {
+  kube::ReflectorOptions o;
+  o.resource = std::move(resource);
+  o.path = std::move(path);
+  o.field_selector = std::move(field_selector);
+  o.watch_timeout = cfg.kubernetes.watch_timeout;
+  return o;
+}
+
+}  // namespace
+
+KubeCluster::KubeCluster(state::ClusterState& state, const config::Config& cfg, kube::ApiClient& client)
+    : lookups_(std::make_unique<Lookups>()) {
+  model::DemandRules rules = cfg.demand_rules();
+  auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
+    reflectors_.push_back(std::make_unique<kube::Reflector>(client, std::move(options), *sink));
+    sinks_.push_back(std::move(sink));
+  };
+  add(std::make_unique<NodeSink>(state, cfg.supply_rules()), options_for(cfg, "nodes", "/api/v1/nodes"));
+  // As kube-scheduler's own pod informer: finished pods hold nothing.
+  add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources),
+      options_for(cfg, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
+  add(std::make_unique<ClaimSink>(state, *lookups_, rules),
+      options_for(cfg, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
+  add(std::make_unique<ClassSink>(*lookups_), options_for(cfg, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
+}
+
+KubeCluster::~KubeCluster() { stop(); }
+
+void KubeCluster::start() {
+  for (auto& r : reflectors_) threads_.emplace_back([reflector = r.get()] { reflector->run(); });
+}
+
+void KubeCluster::stop() {
+  for (auto& r : reflectors_) r->stop();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+std::optional<std::string> KubeCluster::not_ready() const {
+  std::string reasons;
+  for (const auto& r : reflectors_) {
+    kube::ReflectorStatus st = r->status();
+    if (st.synced) continue;
+    if (!reasons.empty()) reasons += "; ";
+    reasons += r->resource() + " not synced yet";
+    if (!st.last_error.empty()) reasons += " (" + st.last_error + ")";
+  }
+  if (reasons.empty()) return std::nullopt;
+  return reasons;
+}
+
+std::optional<model::ClaimInfo> KubeCluster::claim(const std::string& ns, const std::string& name) const {
+  std::lock_guard lock(lookups_->mu);
+  auto it = lookups_->claims.find(ns + "/" + name);
+  if (it == lookups_->claims.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<model::Pod> KubeCluster::pending_pod(const std::string& uid) const {
+  std::lock_guard lock(lookups_->mu);
+  auto it = lookups_->pending.find(uid);
+  if (it == lookups_->pending.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string KubeCluster::default_storage_class() const {
+  std::lock_guard lock(lookups_->mu);
+  for (const auto& [name, is_default] : lookups_->default_classes) {
+    if (is_default) return name;
+  }
+  return {};
+}
+
+}  // namespace extender::sources
