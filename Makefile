@@ -31,6 +31,11 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
 
+# The daemon against a real kube-apiserver and kube-scheduler (v1.20, built once from Debian's
+# source and cached under ~/.cache/scheduler-extender), on loopback.
+e2e: build
+	tests/e2e/run.sh
+
 bench: build
 	bench/run.sh $(BUILD_DIR)
 

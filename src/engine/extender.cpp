@@ -50,6 +50,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   const auto names = args.candidate_names();
   answer.summary.nodes_in = names.size();
   const bool nodes_form = args.nodes.has_value();
+  answer.summary.form = nodes_form ? "objects" : "names";
   if (nodes_form) {
     r.node_objects.emplace();
   } else {
@@ -127,6 +128,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   answer.summary.pod = args.pod.display_name();
   const auto names = args.candidate_names();
   answer.summary.nodes_in = names.size();
+  answer.summary.form = args.nodes ? "objects" : "names";
 
   auto demand = demand_of(args.pod);
   if (!demand) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "extender/common/logging.h"
 #include "extender/server/debug_view.h"
 #include "extender/version.h"
 #include "extender/wire/extender_args.h"
@@ -154,12 +155,11 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   if (deps_.metrics) deps_.metrics->observe_request(metric_verb(route.endpoint), outcome, elapsed);
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
   if (outcome == Outcome::kRejected) {
-    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, body_error, ms);
-  } else if (summary.note.empty()) {
-    spdlog::info("{} {}: nodes {} -> {} ({:.2f} ms)", name, summary.pod, summary.nodes_in, summary.nodes_out, ms);
+    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(body_error), ms);
   } else {
-    spdlog::info("{} {}: nodes {} -> {} ({:.2f} ms): {}", name, summary.pod, summary.nodes_in, summary.nodes_out, ms,
-                 summary.note);
+    const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
+    spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
+                 summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
   }
   return res;
 }

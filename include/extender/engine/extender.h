@@ -26,6 +26,7 @@ struct Summary {
   std::string pod;          // namespace/name
   std::size_t nodes_in = 0;
   std::size_t nodes_out = 0;
+  const char* form = "";    // "names" or "objects": how the candidates came (nodeCacheCapable or not)
   std::string note;         // why the verb could not evaluate, if so
 };
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `make e2e`: every end-to-end suite against a real control plane, one after the other.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+start=$SECONDS
+for suite in scenarios.sh; do
+  echo "=== e2e: $suite" >&2
+  "$HERE/$suite"
+done
+echo "=== e2e: all passed in $((SECONDS - start))s" >&2

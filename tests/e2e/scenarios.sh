@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# The daemon in kubernetes mode against a real kube-apiserver and kube-scheduler (v1.20, built from
+# Debian's source), on loopback. Every assertion reads the outcome back from the API server.
+#
+#   tests/e2e/scenarios.sh             # EXTENDER_BINARY (default build/scheduler-extender)
+#
+# Scenarios: (1) GPU pods fill nodes exactly, the next waits with the daemon's reason, a deleted
+# pod frees room; (2) pods without managed resources never reach the daemon; (3) prioritize
+# spreads WaitForFirstConsumer volumes by count; (4) the daemon killed -9 mid-run rebuilds its
+# cache and nothing is overcommitted; (5) nodeCacheCapable true and false, daemon binding and
+# scheduler binding; (6) TLS with client verification refuses a client without the trusted cert.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+BIN="${EXTENDER_BINARY:-$ROOT/build/scheduler-extender}"
+T0=$SECONDS
+step() { printf '[e2e %3ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
+fail() {
+  step "FAIL: $*"
+  exit 1
+}
+
+[[ -x "$BIN" ]] || fail "no daemon binary at $BIN (run make build)"
+if [[ "$(id -u)" == 0 ]]; then "$HERE/lib/install-deps.sh"; else E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"; fi
+KUBE_BIN="$("$HERE/lib/build-kube.sh" | tail -n1)"
+export KUBE_BIN
+WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-e2e.XXXXXX")}"
+
+# shellcheck source=lib/cluster.sh
+source "$HERE/lib/cluster.sh"
+
+E2E_OK=0
+on_exit() {
+  if [[ "$E2E_OK" != 1 ]]; then
+    step "FAILED; logs in ${CLUSTER_LOG_DIR:-$WORKDIR/logs}:"
+    ls -1 "${CLUSTER_LOG_DIR:-$WORKDIR/logs}" >&2 2>/dev/null || true
+    if [[ -f "${DAEMON_LOG:-}" ]]; then
+      step "last daemon log lines ($DAEMON_LOG):"
+      tail -n 25 "$DAEMON_LOG" >&2 || true
+    fi
+    if [[ -f "${SCHEDULER_LOG:-}" ]]; then
+      step "last scheduler log lines ($SCHEDULER_LOG):"
+      grep -v '^I' "$SCHEDULER_LOG" | tail -n 15 >&2 || true
+    fi
+  fi
+}
+cluster_register_cleanup on_exit
+
+step "control plane in $WORKDIR"
+cluster_up "$WORKDIR"
+cluster_bootstrap
+K() { cluster_kubectl "$@"; }
+
+mapfile -t PORTS < <(cluster_free_ports 2)
+DAEMON_PORT="${PORTS[0]}"
+DAEMON_ADMIN="${PORTS[1]}"
+DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
+DAEMON_PID=""
+step "daemon log: $DAEMON_LOG"
+
+# start_daemon [CONFIG]: the daemon in kubernetes mode on the run's fixed ports; waits for /readyz.
+start_daemon() {
+  local config="${1:-}" args=()
+  [[ -n "$config" ]] && args=(--config "$config")
+  echo "----- start $(date -u +%T) ${config:-default config}" >>"$DAEMON_LOG"
+  "$BIN" "${args[@]}" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
+    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
+  DAEMON_PID=$!
+  cluster_register_pid "$DAEMON_PID" scheduler-extender
+  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+}
+
+stop_daemon() {
+  local sig="${1:-TERM}"
+  [[ -n "$DAEMON_PID" ]] || return 0
+  kill "-$sig" "$DAEMON_PID" 2>/dev/null || true
+  wait "$DAEMON_PID" 2>/dev/null || true
+  DAEMON_PID=""
+}
+
+# use_scheduler NAME [cluster_write_scheduler_config options]: (re)start kube-scheduler.
+use_scheduler() {
+  local name="$1"
+  shift
+  [[ -n "${SCHEDULER_PID:-}" ]] && cluster_stop_scheduler
+  cluster_write_scheduler_config "$WORKDIR/scheduler-$name.yaml" "$@"
+  cluster_start_scheduler "$WORKDIR/scheduler-$name.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-$name.log"
+}
+
+gpu_pod() { cluster_gpu_pod_manifest "$1" "$2" default | K apply -f - >/dev/null; }
+
+node_of() { K get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+
+# wait_until TIMEOUT DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
+wait_until() {
+  local timeout="$1" what="$2" deadline
+  shift 2
+  deadline=$((SECONDS + timeout))
+  until "$@"; do
+    ((SECONDS < deadline)) || fail "timed out after ${timeout}s waiting for: $what"
+    sleep 0.5
+  done
+}
+
+bound_count() { K get pods -o json | jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'; }
+count_is() { [[ "$(bound_count)" == "$1" ]]; }
+
+# No node holds more GPUs (limits of the pods bound there) than it has allocatable.
+assert_no_overcommit() {
+  local report
+  report="$(
+    jq -n --argjson pods "$(K get pods -A -o json)" --argjson nodes "$(K get nodes -o json)" '
+      [$nodes.items[] | {name: .metadata.name, gpus: ((.status.allocatable["nvidia.com/gpu"] // "0") | tonumber)}] as $alloc
+      | [$pods.items[] | select(.spec.nodeName != null and .spec.nodeName != "")
+         | {node: .spec.nodeName, gpus: ([.spec.containers[].resources.limits["nvidia.com/gpu"] // "0" | tonumber] | add)}]
+      | group_by(.node) | map({node: .[0].node, used: (map(.gpus) | add)})
+      | map(. as $u | $u + {allocatable: ($alloc[] | select(.name == $u.node) | .gpus)})
+      | map(select(.used > .allocatable))'
+  )"
+  [[ "$report" == "[]" ]] || fail "GPUs overcommitted: $report"
+}
+
+no_pods() { [[ -z "$(K get pods -o name)" ]]; }
+scheduled() { [[ -n "$(node_of "$1")" ]]; }
+
+delete_all_pods() {
+  K delete pods --all --grace-period=0 --force >/dev/null 2>&1 || true
+  wait_until 60 "all pods deleted" no_pods
+}
+
+# event_for POD: the FailedScheduling messages recorded for POD.
+event_for() {
+  K get events --field-selector "involvedObject.name=$1,reason=FailedScheduling" -o jsonpath='{.items[*].message}'
+}
+
+step "nodes gpu-a and gpu-b with 2 GPUs each"
+cluster_add_gpu_node gpu-a 2
+cluster_add_gpu_node gpu-b 2
+
+##### Scenario 1, 2 and 5a: names (nodeCacheCapable: true), the daemon binds.
+start_daemon
+use_scheduler names-bind --extender-url "http://127.0.0.1:$DAEMON_PORT/scheduler" \
+  --node-cache-capable true --bind-verb bind --preempt-verb preempt --ignored-by-scheduler true
+
+step "scenario 1: four 1-GPU pods fill the two nodes exactly"
+for i in 1 2 3 4; do gpu_pod "fill-$i" 1; done
+wait_until 60 "4 pods bound" count_is 4
+assert_no_overcommit
+for n in gpu-a gpu-b; do
+  c="$(K get pods -o json | jq --arg n "$n" '[.items[] | select(.spec.nodeName == $n)] | length')"
+  [[ "$c" == 2 ]] || fail "node $n holds $c pods, want 2"
+done
+grep -q "bind default/fill-1: nodes 1 -> 1" "$DAEMON_LOG" || fail "the daemon did not bind fill-1"
+
+step "scenario 1: the fifth stays Pending with the daemon's reason"
+gpu_pod fill-5 1
+fill5_refused() { event_for fill-5 | grep -q 'nvidia.com/gpu: pod needs 1, node has 0 free of 2'; }
+wait_until 60 "a FailedScheduling event for fill-5 carrying the daemon's reason" fill5_refused
+[[ -z "$(node_of fill-5)" ]] || fail "fill-5 was bound although every GPU is taken"
+assert_no_overcommit
+
+step "scenario 1: force-deleting a bound pod lets it schedule"
+freed="$(node_of fill-1)"
+cluster_delete_pod default fill-1
+wait_until 90 "fill-5 bound" scheduled fill-5
+[[ "$(node_of fill-5)" == "$freed" ]] || fail "fill-5 went to $(node_of fill-5), want the freed node $freed"
+assert_no_overcommit
+
+step "scenario 2: a pod without managed resources schedules without the daemon"
+K apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: plain-cpu, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  containers:
+  - name: main
+    image: registry.invalid/plain:latest
+    resources: {requests: {cpu: 100m}}
+EOF
+cluster_wait_pod_scheduled default plain-cpu 60 >/dev/null
+if grep -q "plain-cpu" "$DAEMON_LOG"; then fail "the daemon was called for plain-cpu"; fi
+delete_all_pods
+
+##### Scenario 4: kill -9 mid-run.
+step "scenario 4: eight pods for four GPUs; the daemon is killed -9 right after its first bind"
+killer_pid=""
+(
+  deadline=$((SECONDS + 60))
+  until grep -q "bind default/burst-" "$DAEMON_LOG"; do
+    ((SECONDS < deadline)) || exit 1
+    sleep 0.02
+  done
+  kill -KILL "$DAEMON_PID"
+) 2>/dev/null &
+killer_pid=$!
+for i in 1 2 3 4 5 6 7 8; do cluster_gpu_pod_manifest "burst-$i" 1 default; echo "---"; done | K apply -f - >/dev/null
+wait "$killer_pid" || fail "no bind for the burst within 60s"
+stop_daemon KILL
+before="$(bound_count)"
+step "scenario 4: daemon killed with $before pod(s) bound; restarting it"
+start_daemon
+grep -q "pods: $before bound" "$DAEMON_LOG" || fail "the restarted daemon did not rebuild the $before bound pods from the API server"
+# Pods that failed while the daemon was down wait in kube-scheduler's unschedulable queue (up to a
+# minute in v1.20); a node label change is a cluster event that sends them back at once.
+K label node gpu-a e2e.scheduler-extender.io/nudge=1 --overwrite >/dev/null
+wait_until 120 "4 pods bound after the restart" count_is 4
+sleep 5  # give the scheduler time to (wrongly) place a fifth
+[[ "$(bound_count)" == 4 ]] || fail "$(bound_count) pods bound, want 4"
+assert_no_overcommit
+delete_all_pods
+
+##### Scenario 5b: objects (nodeCacheCapable: false), the scheduler binds.
+step "scenario 5: nodeCacheCapable false, kube-scheduler binds"
+use_scheduler objects-scheduler-binds --extender-url "http://127.0.0.1:$DAEMON_PORT/scheduler" \
+  --node-cache-capable false --bind-verb '' --ignored-by-scheduler false
+for i in 1 2 3 4 5; do gpu_pod "obj-$i" 1; done
+wait_until 60 "4 pods bound" count_is 4
+sleep 3
+[[ "$(bound_count)" == 4 ]] || fail "$(bound_count) pods bound, want 4"
+assert_no_overcommit
+grep -q "filter default/obj-1: nodes 2 -> [12] \[objects\]" "$DAEMON_LOG" || fail "no filter call in the Nodes form for obj-1"
+if grep -q "bind default/obj-" "$DAEMON_LOG"; then fail "the daemon was asked to bind although bindVerb is off"; fi
+delete_all_pods
+
+##### Scenario 3: volume balance spreads WaitForFirstConsumer claims.
+step "scenario 3: a third node; pools on all three; volume balance decides"
+cluster_add_gpu_node gpu-c 2
+for n in gpu-a gpu-b gpu-c; do K annotate node "$n" --overwrite scheduler-extender.io/pool.local=1Ti >/dev/null; done
+K apply -f - >/dev/null <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-storage}
+provisioner: e2e.scheduler-extender.io/local
+volumeBindingMode: WaitForFirstConsumer
+EOF
+cat >"$WORKDIR/volume-balance.yaml" <<'EOF'
+scoring:
+  volume_balance_weight: 1
+  gpu_packing_weight: 0
+EOF
+stop_daemon
+start_daemon "$WORKDIR/volume-balance.yaml"
+use_scheduler volumes --extender-url "http://127.0.0.1:$DAEMON_PORT/scheduler" \
+  --node-cache-capable true --bind-verb bind --weight 10 --ignored-by-scheduler true
+node_selected() { [[ -n "$(K get pvc "$1" -o jsonpath='{.metadata.annotations.volume\.kubernetes\.io/selected-node}')" ]]; }
+daemon_counts_volumes() { curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/state" | jq -e "[.nodes[].volumes] | add == $1" >/dev/null; }
+for i in 1 2 3 4 5 6; do
+  K apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-$i, namespace: default}
+spec:
+  storageClassName: local-storage
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 10Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: vol-$i, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  containers:
+  - name: main
+    image: registry.invalid/cuda-test:latest
+    resources: {limits: {nvidia.com/gpu: "1"}}
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data-$i}
+EOF
+  wait_until 60 "claim data-$i to get a selected node" node_selected "data-$i"
+  # The next pod must see this claim counted on its node.
+  wait_until 30 "the daemon to count claim data-$i" daemon_counts_volumes "$i"
+done
+spread="$(K get pvc -o json | jq -c '[.items[].metadata.annotations["volume.kubernetes.io/selected-node"]] | group_by(.) | map({(.[0]): length}) | add')"
+step "scenario 3: selected nodes per claim: $spread"
+[[ "$(jq '[.[]] | (max - min)' <<<"$spread")" == 0 && "$(jq 'length' <<<"$spread")" == 3 ]] ||
+  fail "claims are not spread evenly over the three nodes: $spread"
+grep -q 'prioritize default/vol-2: nodes 3 -> 3' "$DAEMON_LOG" || fail "prioritize was not called for vol-2"
+K delete pods --all --grace-period=0 --force >/dev/null 2>&1 || true
+for i in 1 2 3 4 5 6; do K patch pvc "data-$i" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>&1 || true; done
+K delete pvc --all --wait=false >/dev/null 2>&1 || true
+wait_until 60 "pods deleted" no_pods
+
+##### Scenario 6: TLS, client certificates required.
+step "scenario 6: HTTPS with client verification"
+cluster_gen_serving_cert scheduler-extender "IP:127.0.0.1,DNS:localhost"
+PKI="$CLUSTER_PKI_DIR"
+openssl req -newkey rsa:2048 -nodes -sha256 -keyout "$PKI/scheduler-client.key" -out "$PKI/scheduler-client.csr" \
+  -subj "/CN=kube-scheduler" >>"$CLUSTER_LOG_DIR/pki.log" 2>&1
+openssl x509 -req -sha256 -days 365 -in "$PKI/scheduler-client.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" \
+  -CAcreateserial -out "$PKI/scheduler-client.crt" \
+  -extfile <(printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n') \
+  >>"$CLUSTER_LOG_DIR/pki.log" 2>&1
+openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 1 -keyout "$PKI/stranger.key" -out "$PKI/stranger.crt" \
+  -subj "/CN=stranger" >>"$CLUSTER_LOG_DIR/pki.log" 2>&1
+cat >"$WORKDIR/tls.yaml" <<EOF
+server:
+  tls:
+    cert_file: $PKI/scheduler-extender.crt
+    key_file: $PKI/scheduler-extender.key
+    client_ca_file: $PKI/ca.crt
+EOF
+stop_daemon
+start_daemon "$WORKDIR/tls.yaml"
+url="https://127.0.0.1:$DAEMON_PORT/healthz"
+curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/scheduler-client.crt" --key "$PKI/scheduler-client.key" "$url" >/dev/null ||
+  fail "a client with the trusted certificate was refused"
+if curl -sf --cacert "$PKI/ca.crt" "$url" >/dev/null 2>&1; then fail "a client without a certificate was served"; fi
+if curl -sf --cacert "$PKI/ca.crt" --cert "$PKI/stranger.crt" --key "$PKI/stranger.key" "$url" >/dev/null 2>&1; then
+  fail "a client with an untrusted certificate was served"
+fi
+if curl -sf "http://127.0.0.1:$DAEMON_PORT/healthz" >/dev/null 2>&1; then fail "plain HTTP was served on the TLS port"; fi
+use_scheduler tls --extender-url "https://127.0.0.1:$DAEMON_PORT/scheduler" --enable-https true \
+  --node-cache-capable true --bind-verb bind --ignored-by-scheduler true
+sed -i "s|^    caFile: .*|&\n    certFile: \"$PKI/scheduler-client.crt\"\n    keyFile: \"$PKI/scheduler-client.key\"|" \
+  "$WORKDIR/scheduler-tls.yaml"
+grep -q certFile "$WORKDIR/scheduler-tls.yaml" || fail "could not add the client certificate to the scheduler config"
+cluster_stop_scheduler
+cluster_start_scheduler "$WORKDIR/scheduler-tls.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-tls.log"
+gpu_pod tls-1 1
+node="$(cluster_wait_pod_scheduled default tls-1 60)"
+grep -q "bind default/tls-1: nodes 1 -> 1" "$DAEMON_LOG" || fail "tls-1 was not bound through the daemon over mutual TLS"
+step "scenario 6: tls-1 bound to $node through the daemon over mutual TLS"
+
+stop_daemon
+grep -q "received SIGTERM" "$DAEMON_LOG" || fail "the daemon did not log its shutdown"
+E2E_OK=1
+step "PASS (logs: $CLUSTER_LOG_DIR)"
