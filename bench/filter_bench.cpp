@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
   deps.request_nodes = &request_nodes;
   engine::Extender extender(cfg, std::move(deps));
   server::Metrics metrics;
-  server::Api api({&extender, &cluster, &metrics, {}, "standalone", std::chrono::seconds(60), true}, {"/scheduler", true, true});
+  server::Api api({&extender, &cluster, &metrics, {}, "standalone", std::chrono::seconds(60), true, cfg.node_fields()},
+                  {"/scheduler", true, true});
   server::ListenerOptions options;
   options.name = "bench";
   server::Listener listener(options, [&](const server::HttpRequest& r) { return api.handle(r); });
@@ -122,7 +123,9 @@ int main(int argc, char** argv) {
                   static_cast<double>(body.size()) / 1e6, stage, s.median_ms, s.p90_ms);
     };
     row("decode: nlohmann DOM", measure(runs, [&] { (void)nlohmann::json::parse(body); }));
-    row("decode: simdjson on-demand", measure(runs, [&] { (void)wire::decode_extender_args(padded); }));
+    row("decode: simdjson, every field", measure(runs, [&] { (void)wire::decode_extender_args(padded); }));
+    const wire::NodeFieldFilter fields = cfg.node_fields();
+    row("decode: simdjson, policy fields", measure(runs, [&] { (void)wire::decode_extender_args(padded, fields); }));
     row("engine filter (decoded)", measure(runs, [&] { (void)extender.filter(*args); }));
     row("HTTP /filter, Nodes form", measure(runs, [&] {
           auto res = client.Post("/scheduler/filter", body, "application/json");

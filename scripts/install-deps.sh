@@ -8,7 +8,7 @@ packages=(
   g++ make cmake pkg-config
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
   libgtest-dev libgmock-dev libssl-dev
-  curl python3 ca-certificates
+  curl python3 python3-yaml ca-certificates unzip
 )
 if [ "${1:-}" = "--runtime" ]; then
   # Shared libraries the built binary needs at run time (used by the Dockerfile's runtime stage).
@@ -19,6 +19,11 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# The chart checks fetch Helm from the npm registry. Any npm will do (some machines carry
+# Node.js's own, which Debian's npm package would conflict with).
+if [ "${1:-}" != "--runtime" ] && ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

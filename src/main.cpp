@@ -146,7 +146,7 @@ int run(const config::Config& cfg) {
 
   server::Metrics metrics;
   server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
-                           cfg.server.request_deadline, !kubernetes};
+                           cfg.server.request_deadline, !kubernetes, cfg.node_fields()};
   const bool separate_admin = !cfg.admin.listen.empty();
   server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin});
   server::Api admin_api(api_deps, {cfg.server.path_prefix, true, true});

@@ -248,6 +248,17 @@ model::SupplyRules Config::supply_rules() const {
   return {gpu.resources, storage.pool_annotation_prefix};
 }
 
+wire::NodeFieldFilter Config::node_fields() const {
+  wire::NodeFieldFilter f;
+  f.keep_all = false;
+  for (const auto& g : gpu.resources) {
+    f.resources.push_back(g.name);
+    if (!g.memory_label.empty()) f.labels.push_back(g.memory_label);
+  }
+  f.annotation_prefix = storage.pool_annotation_prefix;
+  return f;
+}
+
 static Result<Config> build_config(YamlReader& reader, const std::string& source) {
   Config c;
   try {

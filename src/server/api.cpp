@@ -103,7 +103,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
           padded = copy.emplace(request.body);
         }
-        auto args = wire::decode_extender_args(padded);
+        auto args = wire::decode_extender_args(padded, deps_.node_fields);
         if (!args) {
           body_error = args.message();
           break;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "extender/wire/json_text.h"
 #include "extender/wire/k8s_objects.h"
 
@@ -52,18 +54,23 @@ Status read_scalar_text(od::value v, std::string& out, std::string_view where, b
   return Error{std::string(where) + ": expected " + (numbers_allowed ? "a quantity" : "a string")};
 }
 
-Status read_map(od::value v, model::StringMap& out, std::string_view where, bool numbers_allowed) {
+// Reads an object of scalars into `out`, keeping the keys `keep` accepts.
+template <class Keep>
+Status read_map(od::value v, model::StringMap& out, std::string_view where, bool numbers_allowed, const Keep& keep) {
   if (is_null(v)) return {};
   od::object obj;
   OD_TRY(v.get_object().get(obj), std::string(where) + " (expected an object)");
   for (auto f : obj) {
     std::string_view key;
     OD_TRY(f.unescaped_key().get(key), where);
+    if (!keep(key)) continue;
     std::string k(key);
     std::string value;
     od::value fv;
     OD_TRY(f.value().get(fv), where);
-    if (auto st = read_scalar_text(fv, value, std::string(where) + "." + k, numbers_allowed); !st) return st.error();
+    if (auto st = read_scalar_text(fv, value, where, numbers_allowed); !st) {
+      return Error{std::string(where) + "." + k + st.message().substr(where.size())};
+    }
     out[std::move(k)] = std::move(value);
   }
   return {};
@@ -92,7 +99,7 @@ Status read_taints(od::value v, std::vector<model::Taint>& out) {
   return {};
 }
 
-Status read_node_section(std::string_view section, od::value v, model::Node& node) {
+Status read_node_section(std::string_view section, od::value v, model::Node& node, const NodeFieldFilter& fields) {
   if (is_null(v)) return {};
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Node." + std::string(section) + " (expected an object)");
@@ -107,10 +114,12 @@ Status read_node_section(std::string_view section, od::value v, model::Node& nod
         st = read_scalar_text(fv, node.name, "Node.metadata.name", false);
       } else if (key_matches(key, "labels")) {
         node.labels.clear();
-        st = read_map(fv, node.labels, "Node.metadata.labels", false);
+        st = read_map(fv, node.labels, "Node.metadata.labels", false,
+                      [&](std::string_view k) { return fields.keep_label(k); });
       } else if (key_matches(key, "annotations")) {
         node.annotations.clear();
-        st = read_map(fv, node.annotations, "Node.metadata.annotations", false);
+        st = read_map(fv, node.annotations, "Node.metadata.annotations", false,
+                      [&](std::string_view k) { return fields.keep_annotation(k); });
       }
     } else if (section == "spec") {
       if (key_matches(key, "unschedulable") && !is_null(fv)) {
@@ -124,10 +133,12 @@ Status read_node_section(std::string_view section, od::value v, model::Node& nod
     } else if (section == "status") {
       if (key_matches(key, "capacity")) {
         node.capacity.clear();
-        st = read_map(fv, node.capacity, "Node.status.capacity", true);
+        st = read_map(fv, node.capacity, "Node.status.capacity", true,
+                      [&](std::string_view k) { return fields.keep_resource(k); });
       } else if (key_matches(key, "allocatable")) {
         node.allocatable.clear();
-        st = read_map(fv, node.allocatable, "Node.status.allocatable", true);
+        st = read_map(fv, node.allocatable, "Node.status.allocatable", true,
+                      [&](std::string_view k) { return fields.keep_resource(k); });
       }
     }
     if (!st) return st.error();
@@ -135,7 +146,7 @@ Status read_node_section(std::string_view section, od::value v, model::Node& nod
   return {};
 }
 
-Result<NodeItem> read_node(od::value v) {
+Result<NodeItem> read_node(od::value v, const NodeFieldFilter& fields) {
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Nodes.items[] (expected an object)");
   NodeItem item;
@@ -146,7 +157,7 @@ Result<NodeItem> read_node(od::value v) {
     OD_TRY(f.value().get(fv), "Nodes.items[]");
     for (std::string_view section : {"metadata", "spec", "status"}) {
       if (key_matches(key, section)) {
-        if (auto st = read_node_section(section, fv, item.node); !st) return st.error();
+        if (auto st = read_node_section(section, fv, item.node, fields); !st) return st.error();
         break;
       }
     }
@@ -157,7 +168,7 @@ Result<NodeItem> read_node(od::value v) {
   return item;
 }
 
-Result<std::vector<NodeItem>> read_node_list(od::value v) {
+Result<std::vector<NodeItem>> read_node_list(od::value v, const NodeFieldFilter& fields) {
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Nodes (expected a NodeList object)");
   std::vector<NodeItem> nodes;
@@ -174,7 +185,7 @@ Result<std::vector<NodeItem>> read_node_list(od::value v) {
     for (auto element : arr) {
       od::value nv;
       OD_TRY(element.get(nv), "Nodes.items[]");
-      auto node = read_node(nv);
+      auto node = read_node(nv, fields);
       if (!node) return node.error();
       nodes.push_back(std::move(*node));
     }
@@ -217,7 +228,19 @@ std::vector<std::string_view> ExtenderArgs::candidate_names() const {
   return names;
 }
 
-Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body) {
+bool NodeFieldFilter::keep_label(std::string_view key) const {
+  return keep_all || std::find(labels.begin(), labels.end(), key) != labels.end();
+}
+
+bool NodeFieldFilter::keep_resource(std::string_view name) const {
+  return keep_all || std::find(resources.begin(), resources.end(), name) != resources.end();
+}
+
+bool NodeFieldFilter::keep_annotation(std::string_view key) const {
+  return keep_all || (!annotation_prefix.empty() && key.substr(0, annotation_prefix.size()) == annotation_prefix);
+}
+
+Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields) {
   // Each thread keeps a parser sized for ordinary bodies; outsized ones get a parser of their own,
   // so that one huge request does not pin its buffers to a worker thread for good.
   thread_local od::parser shared_parser(kMaxBody);
@@ -248,7 +271,7 @@ Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body) {
     } else if (key_matches(key, "Nodes")) {
       args.nodes.reset();
       if (is_null(v)) continue;
-      auto nodes = read_node_list(v);
+      auto nodes = read_node_list(v, fields);
       if (!nodes) return nodes.error();
       args.nodes = std::move(*nodes);
     } else if (key_matches(key, "NodeNames")) {

@@ -12,6 +12,7 @@
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
+#include "extender/wire/extender_args.h"
 
 namespace extender::config {
 
@@ -93,6 +94,8 @@ struct Config {
 
   model::DemandRules demand_rules() const;
   model::SupplyRules supply_rules() const;
+  // The node fields the rules above read, so decoding can skip the rest.
+  wire::NodeFieldFilter node_fields() const;
 };
 
 // Parses a YAML document over the defaults; `source` names it in errors.

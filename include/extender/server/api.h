@@ -12,6 +12,7 @@
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
+#include "extender/wire/extender_args.h"
 
 namespace extender::server {
 
@@ -24,6 +25,7 @@ struct ApiDeps {
   std::string mode;  // "standalone" or "kubernetes", shown by /version
   std::chrono::milliseconds request_deadline{4'000};  // filter and prioritize give up past this
   bool admin_mutations = true;  // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
+  wire::NodeFieldFilter node_fields;  // what to keep of each node in Nodes-form requests
 };
 
 class Api {
