@@ -8,7 +8,7 @@ packages=(
   g++ make cmake pkg-config
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
   libgtest-dev libgmock-dev libssl-dev
-  curl python3 python3-yaml ca-certificates unzip
+  curl python3 python3-yaml ca-certificates
 )
 if [ "${1:-}" = "--runtime" ]; then
   # Shared libraries the built binary needs at run time (used by the Dockerfile's runtime stage).

@@ -1,0 +1,290 @@
+{{/* ------------------------------------------------------------------------------------------
+Names and labels
+------------------------------------------------------------------------------------------ */}}
+
+{{- define "scheduler-extender.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "scheduler-extender.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Object names of the second scheduler: <fullname>-scheduler (kept under 63 characters). */}}
+{{- define "scheduler-extender.schedulerFullname" -}}
+{{- printf "%s-scheduler" (include "scheduler-extender.fullname" . | trunc 53 | trimSuffix "-") -}}
+{{- end -}}
+
+{{- define "scheduler-extender.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels common to every object; `component` is set per object. */}}
+{{- define "scheduler-extender.labels" -}}
+helm.sh/chart: {{ include "scheduler-extender.chart" . }}
+app.kubernetes.io/name: {{ include "scheduler-extender.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: scheduler-extender
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{/* Selector labels of the daemon's pods. */}}
+{{- define "scheduler-extender.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "scheduler-extender.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: extender
+{{- end -}}
+
+{{/* Selector labels of the second scheduler's pods. */}}
+{{- define "scheduler-extender.schedulerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "scheduler-extender.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: scheduler
+{{- end -}}
+
+{{- define "scheduler-extender.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "scheduler-extender.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "scheduler-extender.image" -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+
+{{/* ------------------------------------------------------------------------------------------
+Versions
+------------------------------------------------------------------------------------------ */}}
+
+{{/* The cluster's version as MAJOR.MINOR.PATCH: "v1.27.3-eks-4f4795d" and "v1.28.2+k3s1" give
+     "1.27.3" and "1.28.2" (with `helm template`, the --kube-version given). */}}
+{{- define "scheduler-extender.kubeVersion" -}}
+{{- $v := regexFind "^v?[0-9]+\\.[0-9]+\\.[0-9]+" .Capabilities.KubeVersion.Version -}}
+{{- if not $v -}}
+{{- fail (printf "cannot read a version from the cluster's %q" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
+{{- trimPrefix "v" $v -}}
+{{- end -}}
+
+{{/* The second scheduler's image tag: pinned, or the cluster's own version. */}}
+{{- define "scheduler-extender.schedulerImageTag" -}}
+{{- .Values.secondScheduler.image.tag | default (printf "v%s" (include "scheduler-extender.kubeVersion" .)) | toString -}}
+{{- end -}}
+
+{{/* The version of kube-scheduler that will read the configuration: from a pinned image tag
+     (v1.29.4, 1.29, v1.29.4-custom) when it names one, else the cluster's. */}}
+{{- define "scheduler-extender.schedulerVersion" -}}
+{{- $fromTag := regexFind "^v?[0-9]+\\.[0-9]+(\\.[0-9]+)?" (.Values.secondScheduler.image.tag | default "" | toString) -}}
+{{- if $fromTag -}}
+{{- trimPrefix "v" $fromTag -}}
+{{- else -}}
+{{- include "scheduler-extender.kubeVersion" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kubescheduler.config.k8s.io version that kube-scheduler of that version reads:
+       v1 (1.25+), v1beta3 (1.23, 1.24; removed in 1.29), v1beta2 (1.22; removed in 1.28),
+       v1beta1 (1.19-1.21; removed in 1.23). */}}
+{{- define "scheduler-extender.schedulerConfigApiVersion" -}}
+{{- $v := include "scheduler-extender.schedulerVersion" . -}}
+{{- if .Values.secondScheduler.configApiVersion -}}
+{{- .Values.secondScheduler.configApiVersion -}}
+{{- else if semverCompare ">=1.25.0-0" $v -}}
+v1
+{{- else if semverCompare ">=1.23.0-0" $v -}}
+v1beta3
+{{- else if semverCompare ">=1.22.0-0" $v -}}
+v1beta2
+{{- else if semverCompare ">=1.19.0-0" $v -}}
+v1beta1
+{{- else -}}
+{{- fail (printf "kube-scheduler %s is older than 1.19, which has no KubeSchedulerConfiguration this chart can write" $v) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* policy/v1 PodDisruptionBudget from 1.21 on (v1beta1 is gone in 1.25). Both the served group
+     and the version are consulted, so `helm template --kube-version 1.20.2` gets v1beta1 too. */}}
+{{- define "scheduler-extender.pdbApiVersion" -}}
+{{- if and (.Capabilities.APIVersions.Has "policy/v1") (semverCompare ">=1.21.0-0" (include "scheduler-extender.kubeVersion" .)) -}}
+policy/v1
+{{- else -}}
+policy/v1beta1
+{{- end -}}
+{{- end -}}
+
+{{/* ------------------------------------------------------------------------------------------
+TLS
+------------------------------------------------------------------------------------------ */}}
+
+{{- define "scheduler-extender.tlsSecretName" -}}
+{{- .Values.tls.existingSecret | default (printf "%s-tls" (include "scheduler-extender.fullname" .)) -}}
+{{- end -}}
+
+{{- define "scheduler-extender.schedulerTlsSecretName" -}}
+{{- .Values.secondScheduler.tls.existingSecret | default (printf "%s-tls" (include "scheduler-extender.schedulerFullname" .)) -}}
+{{- end -}}
+
+{{/* Where the daemon's secret is mounted, and where the second scheduler's is. */}}
+{{- define "scheduler-extender.tlsDir" -}}/etc/scheduler-extender/tls{{- end -}}
+{{- define "scheduler-extender.schedulerTlsDir" -}}/etc/kubernetes/scheduler-extender-tls{{- end -}}
+
+{{- define "scheduler-extender.serviceHost" -}}
+{{- printf "%s.%s.svc" (include "scheduler-extender.fullname" .) .Release.Namespace -}}
+{{- end -}}
+
+{{- define "scheduler-extender.validateTls" -}}
+{{- if .Values.tls.enabled -}}
+{{- if not .Values.tls.existingSecret -}}
+{{- if or (not .Values.tls.cert) (not .Values.tls.key) -}}
+{{- fail "tls.enabled needs tls.existingSecret, or tls.cert and tls.key (PEM)" -}}
+{{- end -}}
+{{- if and .Values.tls.requireClientCert (not .Values.tls.ca) -}}
+{{- fail "tls.requireClientCert needs tls.ca (the CA that signs the schedulers' client certificates), or tls.existingSecret with ca.crt" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.secondScheduler.enabled (not .Values.secondScheduler.tls.existingSecret) -}}
+{{- if and .Values.tls.requireClientCert (or (not .Values.secondScheduler.tls.cert) (not .Values.secondScheduler.tls.key)) -}}
+{{- fail "tls.enabled with tls.requireClientCert: the second scheduler needs a client certificate: secondScheduler.tls.existingSecret, or secondScheduler.tls.cert and secondScheduler.tls.key" -}}
+{{- end -}}
+{{- if not (or .Values.secondScheduler.tls.ca .Values.tls.ca) -}}
+{{- fail "tls.enabled: the second scheduler needs the CA of the daemon's serving certificate: secondScheduler.tls.existingSecret, secondScheduler.tls.ca or tls.ca" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ------------------------------------------------------------------------------------------
+The daemon's configuration file
+------------------------------------------------------------------------------------------ */}}
+
+{{- define "scheduler-extender.pathPrefix" -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- $server := $cfg.server | default dict -}}
+{{- $p := "/scheduler" -}}
+{{- if hasKey $server "path_prefix" -}}{{- $p = $server.path_prefix | default "" | toString -}}{{- end -}}
+{{- trimSuffix "/" $p -}}
+{{- end -}}
+
+{{- define "scheduler-extender.extenderURL" -}}
+{{- printf "%s://%s:%v%s" (ternary "https" "http" .Values.tls.enabled) (include "scheduler-extender.serviceHost" .) .Values.service.port (include "scheduler-extender.pathPrefix" .) -}}
+{{- end -}}
+
+{{/* The daemon's YAML configuration: `config` with the keys the pod spec decides forced. */}}
+{{- define "scheduler-extender.daemonConfig" -}}
+{{- $cfg := deepCopy (.Values.config | default dict) -}}
+{{- range $forced := list "mode" "admin" "standalone" -}}
+{{- if hasKey $cfg $forced -}}
+{{- fail (printf "config.%s is set by the chart and may not be given in values" $forced) -}}
+{{- end -}}
+{{- end -}}
+{{- $server := $cfg.server | default dict -}}
+{{- range $forced := list "listen" "tls" -}}
+{{- if hasKey $server $forced -}}
+{{- fail (printf "config.server.%s is set by the chart and may not be given in values" $forced) -}}
+{{- end -}}
+{{- end -}}
+{{- $tls := dict "cert_file" "" "key_file" "" "client_ca_file" "" -}}
+{{- if .Values.tls.enabled -}}
+{{- $dir := include "scheduler-extender.tlsDir" . -}}
+{{- $_ := set $tls "cert_file" (printf "%s/tls.crt" $dir) -}}
+{{- $_ := set $tls "key_file" (printf "%s/tls.key" $dir) -}}
+{{- if .Values.tls.requireClientCert -}}
+{{- $_ := set $tls "client_ca_file" (printf "%s/ca.crt" $dir) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $server "listen" "0.0.0.0:8888" -}}
+{{- $_ := set $server "tls" $tls -}}
+{{- $_ := set $cfg "server" $server -}}
+{{- $_ := set $cfg "admin" (dict "listen" "0.0.0.0:8889") -}}
+{{- $kube := $cfg.kubernetes | default dict -}}
+{{- if hasKey $kube "kubeconfig" -}}
+{{- fail "config.kubernetes.kubeconfig is set by the chart (in-cluster service account) and may not be given in values" -}}
+{{- end -}}
+{{- $_ := set $kube "kubeconfig" "" -}}
+{{- $_ := set $cfg "kubernetes" $kube -}}
+# Rendered by the scheduler-extender chart from the `config` values; every key is documented in
+# the daemon's examples/config.yaml. mode, server.listen, server.tls, admin.listen and
+# kubernetes.kubeconfig follow the pod spec and cannot be set in values.
+mode: kubernetes
+{{ toYaml $cfg }}
+{{- end -}}
+
+{{/* ------------------------------------------------------------------------------------------
+The second scheduler's KubeSchedulerConfiguration
+------------------------------------------------------------------------------------------ */}}
+
+{{- define "scheduler-extender.schedulerConfig" -}}
+{{- $api := include "scheduler-extender.schedulerConfigApiVersion" . -}}
+{{- $ext := .Values.extender -}}
+{{- $ss := .Values.secondScheduler -}}
+{{- if and $ext.prioritizeVerb (lt (int64 $ext.weight) 1) -}}
+{{- fail "extender.weight must be at least 1 when extender.prioritizeVerb is set" -}}
+{{- end -}}
+# KubeSchedulerConfiguration of the second scheduler "{{ $ss.schedulerName }}" (kube-scheduler
+# {{ include "scheduler-extender.schedulerImageTag" . }}), rendered by the scheduler-extender chart.
+apiVersion: kubescheduler.config.k8s.io/{{ $api }}
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: {{ $ss.leaderElection.enabled }}
+  resourceLock: leases
+  resourceName: {{ $ss.schedulerName }}
+  resourceNamespace: {{ .Release.Namespace }}
+{{- if or (eq $api "v1beta1") (eq $api "v1beta2") }}
+# These versions also serve plain-HTTP healthz/metrics (default 0.0.0.0:10251): keep that on the
+# pod's loopback. Probes and metrics use the authenticated port 10259.
+healthzBindAddress: 127.0.0.1:10251
+metricsBindAddress: 127.0.0.1:10251
+{{- end }}
+{{- if gt (int64 $ss.percentageOfNodesToScore) 0 }}
+percentageOfNodesToScore: {{ int64 $ss.percentageOfNodesToScore }}
+{{- end }}
+profiles:
+  - schedulerName: {{ $ss.schedulerName }}
+extenders:
+  - urlPrefix: {{ include "scheduler-extender.extenderURL" . | quote }}
+    {{- with $ext.filterVerb }}
+    filterVerb: {{ . }}
+    {{- end }}
+    {{- with $ext.prioritizeVerb }}
+    prioritizeVerb: {{ . }}
+    {{- end }}
+    {{- with $ext.bindVerb }}
+    bindVerb: {{ . }}
+    {{- end }}
+    {{- with $ext.preemptVerb }}
+    preemptVerb: {{ . }}
+    {{- end }}
+    weight: {{ int64 $ext.weight }}
+    nodeCacheCapable: {{ $ext.nodeCacheCapable }}
+    httpTimeout: {{ $ext.httpTimeout }}
+    ignorable: {{ $ext.ignorable }}
+    {{- if $ext.managedResources }}
+    managedResources:
+      {{- range $ext.managedResources }}
+      - name: {{ .name }}
+        ignoredByScheduler: {{ .ignoredByScheduler | default false }}
+      {{- end }}
+    {{- end }}
+    {{- if .Values.tls.enabled }}
+    enableHTTPS: true
+    tlsConfig:
+      serverName: {{ .Values.tls.serverName | default (include "scheduler-extender.serviceHost" .) }}
+      caFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/ca.crt
+      {{- if .Values.tls.requireClientCert }}
+      certFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.crt
+      keyFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.key
+      {{- end }}
+    {{- end }}
+{{- end -}}
