@@ -3,7 +3,10 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 start=$SECONDS
-for suite in scenarios.sh; do
+ROOT="$(cd "$HERE/../.." && pwd)"
+# Helm is cached under the build tree by the chart checks (tests/chart/get-helm.sh).
+export TOOLS_DIR="${TOOLS_DIR:-$ROOT/build/tools}"
+for suite in scenarios.sh chart-install.sh; do
   echo "=== e2e: $suite" >&2
   "$HERE/$suite"
 done
