@@ -13,6 +13,18 @@ void set_json_error(httplib::Response& res, int status, std::string_view message
   res.set_content(wire::encode_request_error(message), "application/json");
 }
 
+// Sends `body` as is, whatever Accept-Encoding asks: cpp-httplib would otherwise gzip or brotli
+// JSON answers, which for a node echo of several MB costs far more CPU than it saves on a cluster
+// network (brotli: seconds per answer), and any client could ask for it. A body given through a
+// content provider of known length is never compressed.
+void send_uncompressed(httplib::Response& res, std::string body, const std::string& content_type) {
+  auto shared = std::make_shared<std::string>(std::move(body));
+  res.set_content_provider(shared->size(), content_type.c_str(),
+                           [shared](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(shared->data() + offset, length);
+                           });
+}
+
 // Answers `status` and ends the connection without reading the rest of the request: the body is
 // written through a content provider that reports failure once it is out, which makes cpp-httplib
 // close the connection instead of reading the unread body as the next request.
@@ -141,7 +153,7 @@ Status Listener::bind(const std::string& host, int port) {
     HttpResponse response = dispatch_(request);
     res.status = response.status;
     for (auto& [k, v] : response.headers) res.set_header(k, v);
-    res.set_content(std::move(response.body), response.content_type.c_str());
+    send_uncompressed(res, std::move(response.body), response.content_type);
   };
   httplib::Server::HandlerWithContentReader with_body = [handle](const httplib::Request& req, httplib::Response& res,
                                                                   const httplib::ContentReader& reader) {

@@ -46,6 +46,18 @@ TEST_F(Protocol, FilterEchoesPassingNodesByteForByte) {
                            "]},\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
 }
 
+TEST_F(Protocol, AnswersAreNeverCompressed) {
+  // Compressing a node echo of several MB costs more than it saves, and brotli takes seconds.
+  RawConnection conn(daemon_->port());
+  const std::string body = fixture("kube-scheduler-v1.20/filter-request.json");
+  ASSERT_TRUE(conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, deflate, br\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::string response = conn.read_response(5s);
+  EXPECT_EQ(status_of(response), 200) << response;
+  EXPECT_EQ(response.find("Content-Encoding"), std::string::npos) << response.substr(0, 300);
+  EXPECT_NE(response.find("{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"node-a\""), std::string::npos);
+}
+
 TEST_F(Protocol, PrioritizeAnswersABareArray) {
   auto res = client().Post("/prioritize", fixture("kube-scheduler-v1.20/prioritize-request.json"), "application/json");
   ASSERT_TRUE(res);
