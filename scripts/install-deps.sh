@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   g++ make cmake pkg-config
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
-  libgtest-dev libgmock-dev libssl-dev
+  libgtest-dev libgmock-dev libssl-dev zlib1g-dev
   curl python3 python3-yaml ca-certificates
 )
 if [ "${1:-}" = "--runtime" ]; then

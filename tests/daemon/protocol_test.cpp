@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <zlib.h>
+
 #include "daemon/daemon_process.h"
 #include "support/files.h"
 
@@ -203,6 +205,40 @@ TEST_F(Protocol, OversizedChunkedBodyIsRefusedAsSoonAsTheLimitIsCrossed) {
   EXPECT_EQ(status_of(response), 413) << response;
   EXPECT_TRUE(closed);
   expect_serving();
+}
+
+std::string gzip(const std::string& data) {
+  z_stream z{};
+  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST_F(Protocol, CompressedBodiesCountTheirDecompressedSize) {
+  // 64 MiB of spaces in well under 1 MiB of gzip: the limit applies to what it expands to.
+  const std::string bomb = gzip("{\"Pod\":{}," + std::string(64u << 20, ' ') + "}");
+  ASSERT_LT(bomb.size(), 1u << 20);
+  RawConnection conn(daemon_->port());
+  conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                std::to_string(bomb.size()) + "\r\n\r\n" + bomb);
+  std::string response = conn.read_response(10s);
+  EXPECT_EQ(status_of(response), 413) << response.substr(0, 300);
+  expect_serving();
+
+  const std::string small = gzip(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]})");
+  RawConnection ok(daemon_->port());
+  ok.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(small.size()) +
+              "\r\n\r\n" + small);
+  std::string answer = ok.read_response(5s);
+  EXPECT_EQ(status_of(answer), 200) << answer;
+  EXPECT_NE(answer.find(R"("NodeNames":["a"])"), std::string::npos) << answer;
 }
 
 TEST_F(Protocol, ChunkedBodiesWithinTheLimitAreRead) {
