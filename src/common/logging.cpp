@@ -52,6 +52,30 @@ class JsonFormatter final : public spdlog::formatter {
   std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
 };
 
+// Plain text, with control characters in messages shown as '?', so that text taken from requests
+// (pod names, reasons) cannot start a line of its own.
+class TextFormatter final : public spdlog::formatter {
+ public:
+  TextFormatter() : pattern_(std::make_unique<spdlog::pattern_formatter>("%Y-%m-%dT%H:%M:%S.%e%z %-5l %v")) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    std::string_view payload(msg.payload.data(), msg.payload.size());
+    bool clean = true;
+    for (char c : payload) clean = clean && static_cast<unsigned char>(c) >= 0x20;
+    if (clean) return pattern_->format(msg, dest);
+    std::string text(payload);
+    for (char& c : text) {
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    }
+    spdlog::details::log_msg copy = msg;
+    copy.payload = text;
+    pattern_->format(copy, dest);
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<TextFormatter>(); }
+
+ private:
+  std::unique_ptr<spdlog::pattern_formatter> pattern_;
+};
+
 }  // namespace
 
 Status setup_logging(const std::string& level, bool json) {
@@ -61,7 +85,7 @@ Status setup_logging(const std::string& level, bool json) {
   if (json) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%-5l%$ %v");
+    logger->set_formatter(std::make_unique<TextFormatter>());
   }
   logger->set_level(parsed);
   logger->flush_on(spdlog::level::info);

@@ -111,6 +111,17 @@ TEST_F(Protocol, HealthVersionReadinessMetrics) {
   EXPECT_NE(m->body.find("scheduler_extender_nodes "), std::string::npos);
 }
 
+TEST_F(Protocol, NamesFromRequestsCannotForgeLogLines) {
+  auto res = client().Post("/filter",
+                           R"({"Pod":{"metadata":{"name":"p\nINJECTED line","namespace":"t"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["x"]})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  const std::string log = daemon_->log();
+  EXPECT_NE(log.find("t/p?INJECTED line"), std::string::npos) << log;
+  EXPECT_EQ(log.find("\nINJECTED"), std::string::npos) << log;
+}
+
 TEST_F(Protocol, StatusCodes) {
   auto c = client();
   auto not_found = c.Post("/nope", "{}", "application/json");

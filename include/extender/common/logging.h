@@ -1,6 +1,7 @@
 #pragma once
-// Logging setup: spdlog to stderr as plain text or as JSON lines (one object per line with time,
-// level and message, the message escaped). Call once at start, before threads begin logging.
+// Logging setup: spdlog to stderr as plain text (control characters in messages shown as '?') or
+// as JSON lines (one object per line with time, level and message, the message escaped), so text
+// taken from requests cannot forge a line. Call once at start, before threads begin logging.
 #include <string>
 #include <string_view>
 
@@ -10,8 +11,8 @@ namespace extender {
 
 Status setup_logging(const std::string& level, bool json);
 
-// Control characters replaced, length capped: for putting untrusted text (names, reasons taken
-// from requests) into a log line.
+// Length capped, control characters replaced: for untrusted text (names, reasons taken from
+// requests) in a log line.
 std::string printable(std::string_view text, std::size_t max = 512);
 
 }  // namespace extender
