@@ -8,13 +8,6 @@
 namespace extender::config {
 namespace {
 
-#define CFG_TRY(expr)              \
-  do {                             \
-    if (auto _st = (expr); !_st) { \
-      return _st.error();          \
-    }                              \
-  } while (0)
-
 Status check_positive(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
                       std::int64_t value, std::int64_t min = 1) {
   if (value < min) return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key),
@@ -31,38 +24,38 @@ Status check_duration(YamlReader& r, const YAML::Node& map, std::string_view key
 }
 
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
-  CFG_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "max_body_bytes", "read_timeout",
+  EXTENDER_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "max_body_bytes", "read_timeout",
                                       "write_timeout", "keep_alive_timeout", "keep_alive_max_requests",
                                       "request_deadline", "tls"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  CFG_TRY(r.read(n, "listen", "server", s.listen));
+  EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
   if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
-  CFG_TRY(r.read(n, "path_prefix", "server", s.path_prefix));
+  EXTENDER_TRY(r.read(n, "path_prefix", "server", s.path_prefix));
   if (!s.path_prefix.empty() && s.path_prefix[0] != '/') {
     return r.error_at(n["path_prefix"], "server.path_prefix", "must start with /");
   }
   while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
   if (s.path_prefix == "/") s.path_prefix.clear();
-  CFG_TRY(r.read(n, "threads", "server", s.threads));
-  CFG_TRY(check_positive(r, n, "threads", "server", s.threads, 4));
-  CFG_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
-  CFG_TRY(check_positive(r, n, "max_body_bytes", "server", s.max_body_bytes, 1024));
-  CFG_TRY(r.read_duration(n, "read_timeout", "server", s.read_timeout));
-  CFG_TRY(check_duration(r, n, "read_timeout", "server", s.read_timeout));
-  CFG_TRY(r.read_duration(n, "write_timeout", "server", s.write_timeout));
-  CFG_TRY(check_duration(r, n, "write_timeout", "server", s.write_timeout));
-  CFG_TRY(r.read_duration(n, "keep_alive_timeout", "server", s.keep_alive_timeout));
-  CFG_TRY(check_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
-  CFG_TRY(r.read(n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
-  CFG_TRY(check_positive(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
-  CFG_TRY(r.read_duration(n, "request_deadline", "server", s.request_deadline));
-  CFG_TRY(check_duration(r, n, "request_deadline", "server", s.request_deadline));
+  EXTENDER_TRY(r.read(n, "threads", "server", s.threads));
+  EXTENDER_TRY(check_positive(r, n, "threads", "server", s.threads, 4));
+  EXTENDER_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
+  EXTENDER_TRY(check_positive(r, n, "max_body_bytes", "server", s.max_body_bytes, 1024));
+  EXTENDER_TRY(r.read_duration(n, "read_timeout", "server", s.read_timeout));
+  EXTENDER_TRY(check_duration(r, n, "read_timeout", "server", s.read_timeout));
+  EXTENDER_TRY(r.read_duration(n, "write_timeout", "server", s.write_timeout));
+  EXTENDER_TRY(check_duration(r, n, "write_timeout", "server", s.write_timeout));
+  EXTENDER_TRY(r.read_duration(n, "keep_alive_timeout", "server", s.keep_alive_timeout));
+  EXTENDER_TRY(check_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
+  EXTENDER_TRY(r.read(n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
+  EXTENDER_TRY(check_positive(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
+  EXTENDER_TRY(r.read_duration(n, "request_deadline", "server", s.request_deadline));
+  EXTENDER_TRY(check_duration(r, n, "request_deadline", "server", s.request_deadline));
   const YAML::Node tls = n["tls"];
-  CFG_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file"}));
+  EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file"}));
   if (tls.IsDefined() && !tls.IsNull()) {
-    CFG_TRY(r.read(tls, "cert_file", "server.tls", s.tls.cert_file));
-    CFG_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
-    CFG_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
+    EXTENDER_TRY(r.read(tls, "cert_file", "server.tls", s.tls.cert_file));
+    EXTENDER_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
+    EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
     if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {
       return r.error_at(tls, "server.tls", "cert_file and key_file go together");
     }
@@ -74,9 +67,9 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
 }
 
 Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
-  CFG_TRY(r.expect_keys(n, "gpu", {"resources", "memory_annotation"}));
+  EXTENDER_TRY(r.expect_keys(n, "gpu", {"resources", "memory_annotation"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  CFG_TRY(r.read(n, "memory_annotation", "gpu", g.memory_annotation));
+  EXTENDER_TRY(r.read(n, "memory_annotation", "gpu", g.memory_annotation));
   const YAML::Node list = n["resources"];
   if (!list.IsDefined() || list.IsNull()) return {};
   if (!list.IsSequence()) return r.error_at(list, "gpu.resources", "expected a list");
@@ -84,14 +77,14 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node item = list[i];
     std::string path = "gpu.resources[" + std::to_string(i) + "]";
-    CFG_TRY(r.expect_keys(item, path, {"name", "memory_label", "memory_label_unit"}));
+    EXTENDER_TRY(r.expect_keys(item, path, {"name", "memory_label", "memory_label_unit"}));
     model::GpuResourceRule rule;
-    CFG_TRY(r.read(item, "name", path, rule.name));
+    EXTENDER_TRY(r.read(item, "name", path, rule.name));
     if (rule.name.empty()) return r.error_at(item, path + ".name", "is required");
     rule.memory_label = rule.name + ".memory";
-    CFG_TRY(r.read(item, "memory_label", path, rule.memory_label));
+    EXTENDER_TRY(r.read(item, "memory_label", path, rule.memory_label));
     std::string unit = "Mi";
-    CFG_TRY(r.read(item, "memory_label_unit", path, unit));
+    EXTENDER_TRY(r.read(item, "memory_label_unit", path, unit));
     auto bytes = model::parse_count("1" + unit, "memory_label_unit");
     if (!bytes || *bytes <= 0) {
       return r.error_at(item["memory_label_unit"], path + ".memory_label_unit", "expected a unit such as Mi, Gi, M or \"\" (bytes)");
@@ -106,19 +99,19 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
 }
 
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
-  CFG_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
+  EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
                                        "pool_annotation_prefix"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  CFG_TRY(r.read(n, "default_class", "storage", s.default_class));
-  CFG_TRY(r.read(n, "default_pool", "storage", s.default_pool));
-  CFG_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
-  CFG_TRY(r.read(n, "pool_annotation_prefix", "storage", s.pool_annotation_prefix));
+  EXTENDER_TRY(r.read(n, "default_class", "storage", s.default_class));
+  EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
+  EXTENDER_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
+  EXTENDER_TRY(r.read(n, "pool_annotation_prefix", "storage", s.pool_annotation_prefix));
   const YAML::Node classes = n["classes"];
   if (classes.IsDefined() && !classes.IsNull()) {
     if (!classes.IsMap()) return r.error_at(classes, "storage.classes", "expected a mapping of storage class to pool");
     s.classes.clear();
     for (auto it = classes.begin(); it != classes.end(); ++it) {
-      CFG_TRY(r.spend(it->second, "storage.classes"));
+      EXTENDER_TRY(r.spend(it->second, "storage.classes"));
       if (!it->first.IsScalar() || !it->second.IsScalar() || it->second.Scalar().empty()) {
         return r.error_at(it->first, "storage.classes", "each entry is <storage class>: <pool name>");
       }
@@ -129,17 +122,17 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 }
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
-  CFG_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing"}));
+  EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  CFG_TRY(r.read(n, "volume_balance_weight", "scoring", s.volume_balance_weight));
-  CFG_TRY(check_positive(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
-  CFG_TRY(r.read(n, "gpu_packing_weight", "scoring", s.gpu_packing_weight));
-  CFG_TRY(check_positive(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
+  EXTENDER_TRY(r.read(n, "volume_balance_weight", "scoring", s.volume_balance_weight));
+  EXTENDER_TRY(check_positive(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
+  EXTENDER_TRY(r.read(n, "gpu_packing_weight", "scoring", s.gpu_packing_weight));
+  EXTENDER_TRY(check_positive(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
   if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
     return r.error_at(n, "scoring", "weights must be at most 1000000");
   }
   std::string packing = s.packing == policy::PackingStrategy::kBinpack ? "binpack" : "spread";
-  CFG_TRY(r.read(n, "gpu_packing", "scoring", packing));
+  EXTENDER_TRY(r.read(n, "gpu_packing", "scoring", packing));
   if (packing == "binpack") {
     s.packing = policy::PackingStrategy::kBinpack;
   } else if (packing == "spread") {
@@ -151,24 +144,24 @@ Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s)
 }
 
 Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {
-  CFG_TRY(r.expect_keys(n, "state", {"reservation_ttl", "demand_cache_size", "demand_cache_ttl"}));
+  EXTENDER_TRY(r.expect_keys(n, "state", {"reservation_ttl", "demand_cache_size", "demand_cache_ttl"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  CFG_TRY(r.read_duration(n, "reservation_ttl", "state", s.reservation_ttl));
-  CFG_TRY(check_duration(r, n, "reservation_ttl", "state", s.reservation_ttl));
-  CFG_TRY(r.read(n, "demand_cache_size", "state", s.demand_cache_size));
-  CFG_TRY(check_positive(r, n, "demand_cache_size", "state", s.demand_cache_size));
-  CFG_TRY(r.read_duration(n, "demand_cache_ttl", "state", s.demand_cache_ttl));
-  CFG_TRY(check_duration(r, n, "demand_cache_ttl", "state", s.demand_cache_ttl));
+  EXTENDER_TRY(r.read_duration(n, "reservation_ttl", "state", s.reservation_ttl));
+  EXTENDER_TRY(check_duration(r, n, "reservation_ttl", "state", s.reservation_ttl));
+  EXTENDER_TRY(r.read(n, "demand_cache_size", "state", s.demand_cache_size));
+  EXTENDER_TRY(check_positive(r, n, "demand_cache_size", "state", s.demand_cache_size));
+  EXTENDER_TRY(r.read_duration(n, "demand_cache_ttl", "state", s.demand_cache_ttl));
+  EXTENDER_TRY(check_duration(r, n, "demand_cache_ttl", "state", s.demand_cache_ttl));
   return {};
 }
 
 Status load_document(YamlReader& r, Config& c) {
   const YAML::Node& root = r.root();
-  CFG_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
+  EXTENDER_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
                                    "standalone", "kubernetes"}));
   if (!root.IsDefined() || root.IsNull()) return {};
   std::string mode = c.mode == Mode::kStandalone ? "standalone" : "kubernetes";
-  CFG_TRY(r.read(root, "mode", "", mode));
+  EXTENDER_TRY(r.read(root, "mode", "", mode));
   if (mode == "standalone") {
     c.mode = Mode::kStandalone;
   } else if (mode == "kubernetes") {
@@ -176,50 +169,50 @@ Status load_document(YamlReader& r, Config& c) {
   } else {
     return r.error_at(root["mode"], "mode", "expected standalone or kubernetes");
   }
-  CFG_TRY(load_server(r, root["server"], c.server));
+  EXTENDER_TRY(load_server(r, root["server"], c.server));
 
   const YAML::Node admin = root["admin"];
-  CFG_TRY(r.expect_keys(admin, "admin", {"listen"}));
+  EXTENDER_TRY(r.expect_keys(admin, "admin", {"listen"}));
   if (admin.IsDefined() && !admin.IsNull()) {
-    CFG_TRY(r.read(admin, "listen", "admin", c.admin.listen));
+    EXTENDER_TRY(r.read(admin, "listen", "admin", c.admin.listen));
     if (!c.admin.listen.empty()) {
       if (auto hp = parse_host_port(c.admin.listen); !hp) return r.error_at(admin["listen"], "admin.listen", hp.message());
     }
   }
 
   const YAML::Node logging = root["logging"];
-  CFG_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
+  EXTENDER_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
   if (logging.IsDefined() && !logging.IsNull()) {
-    CFG_TRY(r.read(logging, "level", "logging", c.logging.level));
-    CFG_TRY(r.read(logging, "format", "logging", c.logging.format));
+    EXTENDER_TRY(r.read(logging, "level", "logging", c.logging.level));
+    EXTENDER_TRY(r.read(logging, "format", "logging", c.logging.format));
     if (c.logging.format != "text" && c.logging.format != "json") {
       return r.error_at(logging["format"], "logging.format", "expected text or json");
     }
   }
 
-  CFG_TRY(load_gpu(r, root["gpu"], c.gpu));
-  CFG_TRY(load_storage(r, root["storage"], c.storage));
-  CFG_TRY(load_scoring(r, root["scoring"], c.scoring));
-  CFG_TRY(load_state(r, root["state"], c.state));
+  EXTENDER_TRY(load_gpu(r, root["gpu"], c.gpu));
+  EXTENDER_TRY(load_storage(r, root["storage"], c.storage));
+  EXTENDER_TRY(load_scoring(r, root["scoring"], c.scoring));
+  EXTENDER_TRY(load_state(r, root["state"], c.state));
 
   const YAML::Node standalone = root["standalone"];
-  CFG_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes"}));
+  EXTENDER_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes"}));
   if (standalone.IsDefined() && !standalone.IsNull()) {
-    CFG_TRY(r.read(standalone, "inventory", "standalone", c.standalone.inventory));
-    CFG_TRY(r.read(standalone, "upsert_request_nodes", "standalone", c.standalone.upsert_request_nodes));
+    EXTENDER_TRY(r.read(standalone, "inventory", "standalone", c.standalone.inventory));
+    EXTENDER_TRY(r.read(standalone, "upsert_request_nodes", "standalone", c.standalone.upsert_request_nodes));
   }
 
   const YAML::Node kube = root["kubernetes"];
-  CFG_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "token_reload", "user_agent"}));
+  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "token_reload", "user_agent"}));
   if (kube.IsDefined() && !kube.IsNull()) {
-    CFG_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
-    CFG_TRY(r.read_duration(kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
-    CFG_TRY(check_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
-    CFG_TRY(r.read_duration(kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
-    CFG_TRY(check_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
-    CFG_TRY(r.read_duration(kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
-    CFG_TRY(check_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
-    CFG_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
+    EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
+    EXTENDER_TRY(r.read_duration(kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
+    EXTENDER_TRY(check_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
+    EXTENDER_TRY(r.read_duration(kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    EXTENDER_TRY(check_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    EXTENDER_TRY(r.read_duration(kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
+    EXTENDER_TRY(check_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
+    EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
   }
   return {};
 }

@@ -188,6 +188,16 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
   };
   if (auto why = not_ready()) return fail("scheduler-extender is not ready: " + *why);
   const auto now = deps_.now();
+  // Binding a pod again to where it already is succeeds, whatever this process remembers of it.
+  auto already_placed = [&]() -> std::optional<BindAnswer> {
+    auto existing = deps_.state->claim_of(args.pod_uid);
+    if (!existing || existing->kind != state::Claim::Kind::kPlaced) return std::nullopt;
+    if (existing->node != args.node) return fail("pod " + answer.summary.pod + " is already placed on node " + existing->node);
+    answer.summary.nodes_out = 1;
+    answer.summary.note = "already placed there";
+    return answer;
+  };
+  if (auto done = already_placed()) return *done;
   auto demand = deps_.demands->find(args.pod_uid, now);
   if (!demand && deps_.pending_pod) {
     if (auto pod = deps_.pending_pod(args.pod_uid)) {
@@ -200,17 +210,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
                 ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
   }
-  model::Allocation allocation;
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
-    if (auto existing = deps_.state->claim_of(args.pod_uid); existing && existing->kind == state::Claim::Kind::kPlaced) {
-      if (existing->node == args.node) {
-        answer.summary.nodes_out = 1;
-        answer.summary.note = "already placed there";
-        return answer;
-      }
-      return fail("pod " + answer.summary.pod + " is already placed on node " + existing->node);
-    }
+    // Again under the lock: another bind of the same pod may have just landed.
+    if (auto done = already_placed()) return *done;
     const state::Snapshot snap = deps_.state->snapshot();
     const state::NodeState* node = snap.find(args.node);
     if (!node) return fail("node " + args.node + " is not known to scheduler-extender");

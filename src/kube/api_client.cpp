@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <charconv>
 
@@ -74,7 +76,9 @@ std::string status_message(const ApiReply& reply) {
 }
 
 ApiClient::ApiClient(ClusterAccess access, Options options) : access_(std::move(access)), options_(std::move(options)) {}
-ApiClient::~ApiClient() = default;
+ApiClient::~ApiClient() {
+  if (ca_data_fd_ >= 0) ::close(ca_data_fd_);
+}
 
 Result<std::unique_ptr<ApiClient>> ApiClient::create(ClusterAccess access, Options options) {
   std::unique_ptr<ApiClient> c(new ApiClient(std::move(access), std::move(options)));
@@ -123,6 +127,17 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(ClusterAccess access, Optio
   if (!c->access_.token_file.empty()) {
     if (auto t = read_small_file(c->access_.token_file); !t) return t.error();
   }
+  if (c->https_ && c->access_.ca_file.empty() && !c->access_.ca_pem.empty()) {
+    c->ca_data_fd_ = ::memfd_create("cluster-ca", MFD_CLOEXEC);  // closed by ~ApiClient
+    if (c->ca_data_fd_ < 0) return Error{"cannot hold the cluster's CA data (memfd_create failed)"};
+    const std::string& pem = c->access_.ca_pem;
+    for (std::size_t done = 0; done < pem.size();) {
+      const ssize_t n = ::write(c->ca_data_fd_, pem.data() + done, pem.size() - done);
+      if (n <= 0) return Error{"cannot hold the cluster's CA data (write failed)"};
+      done += static_cast<std::size_t>(n);
+    }
+    c->ca_data_path_ = "/proc/self/fd/" + std::to_string(c->ca_data_fd_);
+  }
   return c;
 }
 
@@ -146,15 +161,8 @@ std::unique_ptr<httplib::ClientImpl> ApiClient::make_client() const {
     }
     if (!access_.ca_file.empty()) {
       tls->set_ca_cert_path(access_.ca_file);
-    } else if (!access_.ca_pem.empty()) {
-      X509_STORE* store = X509_STORE_new();
-      BIO* bio = BIO_new_mem_buf(access_.ca_pem.data(), static_cast<int>(access_.ca_pem.size()));
-      while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-        X509_STORE_add_cert(store, cert);
-        X509_free(cert);
-      }
-      BIO_free(bio);
-      tls->set_ca_cert_store(store);  // the client's TLS context owns the store from here
+    } else if (!ca_data_path_.empty()) {
+      tls->set_ca_cert_path(ca_data_path_);
     }
     tls->enable_server_certificate_verification(true);
     client = std::move(tls);
@@ -238,9 +246,10 @@ Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::millise
       path, httplib::Headers{},
       [&](const httplib::Response& response) {
         status = response.status;
-        return true;
+        return !handle.cancelled();  // a cancel that came before the connection existed
       },
       [&](const char* data, size_t length) {
+        if (handle.cancelled()) return false;
         if (status / 100 != 2) {
           if (error_body.size() < kMaxReplyBytes) error_body.append(data, length);
           return true;

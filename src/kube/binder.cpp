@@ -81,7 +81,10 @@ std::string ApiBinder::bind(const wire::BindingArgs& args) {
     }
     if (!retry) return last_error;
     spdlog::warn("bind {}/{} to {}: attempt {} failed: {}", args.pod_namespace, args.pod_name, args.node, attempt, last_error);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    // Never sleep past the deadline: with no time left for another attempt after the pause, answer now.
+    const auto pause = std::chrono::milliseconds(100 * attempt);
+    if (deadline - Clock::now() - pause <= std::chrono::milliseconds(50)) return last_error;
+    std::this_thread::sleep_for(pause);
   }
 }
 

@@ -38,10 +38,18 @@ std::string string_at(const json& j, std::initializer_list<const char*> path) {
   return cur->is_string() ? cur->get<std::string>() : std::string();
 }
 
+// The integer code of a Status, else 0 (json::value() would throw on a field of another type).
+long long code_of(const json& status) {
+  if (!status.is_object()) return 0;
+  auto it = status.find("code");
+  return it != status.end() && it->is_number_integer() ? it->get<long long>() : 0;
+}
+
 bool is_expired(const ApiReply& reply) {
   if (reply.status == 410) return true;
   json doc = json::parse(reply.body, nullptr, false);
-  return doc.is_object() && (doc.value("code", 0) == 410 || doc.value("reason", "") == "Expired" || doc.value("reason", "") == "Gone");
+  const std::string reason = string_at(doc, {"reason"});
+  return doc.is_object() && (code_of(doc) == 410 || reason == "Expired" || reason == "Gone");
 }
 
 }  // namespace
@@ -88,19 +96,46 @@ std::string Reflector::query(std::initializer_list<std::pair<std::string, std::s
   return q;
 }
 
+Result<ApiReply> Reflector::fetch(const std::string& path) {
+  constexpr std::size_t kMaxPageBytes = std::size_t{256} << 20;
+  std::string body;
+  bool too_large = false;
+  auto reply = client_.stream(
+      path, options_.request_timeout,
+      [&](std::string_view data) {
+        if (body.size() + data.size() > kMaxPageBytes) {
+          too_large = true;
+          return false;
+        }
+        body.append(data);
+        return !stopping_;
+      },
+      stream_);
+  if (too_large) return Error{"a list page larger than " + std::to_string(kMaxPageBytes) + " bytes"};
+  if (!reply) return reply.error();
+  if (reply->status / 100 == 2) reply->body = std::move(body);
+  return reply;
+}
+
 Reflector::Outcome Reflector::list() {
   std::string continue_token;
   bool begun = false;
+  bool restarted = false;
   for (;;) {
     if (stopping_) return Outcome::kStopped;
-    auto reply = client_.get(query({{"limit", std::to_string(options_.page_size)}, {"continue", continue_token}}),
-                             options_.request_timeout);
+    auto reply = fetch(query({{"limit", std::to_string(options_.page_size)}, {"continue", continue_token}}));
+    if (stopping_) return Outcome::kStopped;
     if (!reply) {
       fail("listing: " + reply.message());
       return Outcome::kFailed;
     }
     if (reply->status == 410 && !continue_token.empty()) {
-      // The continue token expired between pages: start the list over.
+      // The continue token expired between pages: start the list over, once without waiting.
+      if (restarted) {
+        fail("listing: the continue token expired twice in a row");
+        return Outcome::kFailed;
+      }
+      restarted = true;
       continue_token.clear();
       begun = false;
       continue;
@@ -156,7 +191,7 @@ Reflector::Outcome Reflector::watch() {
     const std::string type = string_at(event, {"type"});
     const json& object = event.contains("object") ? event["object"] : json();
     if (type == "ERROR") {
-      const int code = object.is_object() ? object.value("code", 0) : 0;
+      const long long code = code_of(object);
       const std::string reason = string_at(object, {"reason"});
       if (code == 410 || reason == "Expired" || reason == "Gone") {
         outcome = Outcome::kRelist;
@@ -179,8 +214,15 @@ Reflector::Outcome Reflector::watch() {
   auto reply = client_.stream(
       path, options_.watch_timeout + std::chrono::seconds(30),
       [&](std::string_view data) {
+        auto too_long = [&] {
+          fail("watch: an event longer than " + std::to_string(options_.max_line_bytes) + " bytes");
+          outcome = Outcome::kFailed;
+          return false;
+        };
         std::size_t start = 0;
         for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
+          // The bound holds however the network cut the stream: a whole line inside one piece too.
+          if (line.size() + (nl - start) > options_.max_line_bytes) return too_long();
           if (line.empty()) {
             if (!handle_line(data.substr(start, nl - start))) return false;
           } else {
@@ -190,12 +232,8 @@ Reflector::Outcome Reflector::watch() {
           }
           start = nl + 1;
         }
+        if (line.size() + (data.size() - start) > options_.max_line_bytes) return too_long();
         line.append(data.substr(start));
-        if (line.size() > options_.max_line_bytes) {
-          fail("watch: an event longer than " + std::to_string(options_.max_line_bytes) + " bytes");
-          outcome = Outcome::kFailed;
-          return false;
-        }
         return !stopping_;
       },
       stream_);

@@ -8,17 +8,10 @@
 namespace extender::sources {
 namespace {
 
-#define INV_TRY(expr)              \
-  do {                             \
-    if (auto _st = (expr); !_st) { \
-      return _st.error();          \
-    }                              \
-  } while (0)
-
 Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::string& path) {
-  INV_TRY(r.expect_keys(n, path, {"name", "capacity", "devices"}));
+  EXTENDER_TRY(r.expect_keys(n, path, {"name", "capacity", "devices"}));
   model::Pool pool;
-  INV_TRY(r.read(n, "name", path, pool.name));
+  EXTENDER_TRY(r.read(n, "name", path, pool.name));
   if (pool.name.empty()) return r.error_at(n, path + ".name", "is required");
   const YAML::Node devices = n["devices"];
   if (devices.IsDefined() && !devices.IsNull()) {
@@ -27,13 +20,13 @@ Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::str
     for (std::size_t i = 0; i < devices.size(); ++i) {
       const YAML::Node d = devices[i];
       std::string dpath = path + ".devices[" + std::to_string(i) + "]";
-      INV_TRY(r.expect_keys(d, dpath, {"name", "capacity"}));
+      EXTENDER_TRY(r.expect_keys(d, dpath, {"name", "capacity"}));
       model::Device device;
-      INV_TRY(r.read(d, "name", dpath, device.name));
+      EXTENDER_TRY(r.read(d, "name", dpath, device.name));
       if (device.name.empty()) return r.error_at(d, dpath + ".name", "is required");
       if (!seen.insert(device.name).second) return r.error_at(d, dpath + ".name", "listed twice in this pool");
       if (!d["capacity"].IsDefined()) return r.error_at(d, dpath + ".capacity", "is required");
-      INV_TRY(r.read_quantity(d, "capacity", dpath, device.capacity_bytes));
+      EXTENDER_TRY(r.read_quantity(d, "capacity", dpath, device.capacity_bytes));
       if (pool.capacity_bytes > INT64_MAX - device.capacity_bytes) return r.error_at(d, dpath, "pool capacity overflows");
       pool.capacity_bytes += device.capacity_bytes;
       pool.devices.push_back(std::move(device));
@@ -43,16 +36,16 @@ Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::str
     }
   } else {
     if (!n["capacity"].IsDefined()) return r.error_at(n, path + ".capacity", "is required (or list devices)");
-    INV_TRY(r.read_quantity(n, "capacity", path, pool.capacity_bytes));
+    EXTENDER_TRY(r.read_quantity(n, "capacity", path, pool.capacity_bytes));
   }
   return pool;
 }
 
 Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const std::string& path,
                                     const std::vector<model::GpuResourceRule>& gpu_rules) {
-  INV_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools"}));
+  EXTENDER_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools"}));
   model::NodeSupply node;
-  INV_TRY(r.read(n, "name", path, node.name));
+  EXTENDER_TRY(r.read(n, "name", path, node.name));
   if (node.name.empty()) return r.error_at(n, path + ".name", "is required");
 
   model::StringMap node_labels;
@@ -60,7 +53,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   if (labels.IsDefined() && !labels.IsNull()) {
     if (!labels.IsMap()) return r.error_at(labels, path + ".labels", "expected a mapping");
     for (auto it = labels.begin(); it != labels.end(); ++it) {
-      INV_TRY(r.spend(it->second, path + ".labels"));
+      EXTENDER_TRY(r.spend(it->second, path + ".labels"));
       if (!it->first.IsScalar() || !it->second.IsScalar()) return r.error_at(it->first, path + ".labels", "expected strings");
       node_labels[it->first.Scalar()] = it->second.Scalar();
     }
@@ -70,10 +63,10 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   if (gpus.IsDefined() && !gpus.IsNull()) {
     if (!gpus.IsMap()) return r.error_at(gpus, path + ".gpus", "expected a mapping of GPU resource to count");
     for (auto it = gpus.begin(); it != gpus.end(); ++it) {
-      INV_TRY(r.spend(it->second, path + ".gpus"));
+      EXTENDER_TRY(r.spend(it->second, path + ".gpus"));
       if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpus", "expected a resource name");
       std::int64_t count = 0;
-      INV_TRY(r.read_quantity(gpus, it->first.Scalar(), path + ".gpus", count));
+      EXTENDER_TRY(r.read_quantity(gpus, it->first.Scalar(), path + ".gpus", count));
       node.gpus[it->first.Scalar()] = count;
     }
   }
@@ -94,10 +87,10 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   if (memory.IsDefined() && !memory.IsNull()) {
     if (!memory.IsMap()) return r.error_at(memory, path + ".gpu_memory", "expected a mapping of GPU resource to memory per GPU");
     for (auto it = memory.begin(); it != memory.end(); ++it) {
-      INV_TRY(r.spend(it->second, path + ".gpu_memory"));
+      EXTENDER_TRY(r.spend(it->second, path + ".gpu_memory"));
       if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpu_memory", "expected a resource name");
       std::int64_t bytes = 0;
-      INV_TRY(r.read_quantity(memory, it->first.Scalar(), path + ".gpu_memory", bytes));
+      EXTENDER_TRY(r.read_quantity(memory, it->first.Scalar(), path + ".gpu_memory", bytes));
       node.gpu_memory_bytes[it->first.Scalar()] = bytes;
     }
   }
@@ -116,7 +109,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
 }
 
 Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules) {
-  INV_TRY(r.expect_keys(r.root(), "", {"nodes"}));
+  EXTENDER_TRY(r.expect_keys(r.root(), "", {"nodes"}));
   std::vector<model::NodeSupply> out;
   const YAML::Node nodes = r.root()["nodes"];
   if (!nodes.IsDefined() || nodes.IsNull()) return out;

@@ -7,14 +7,6 @@
 #include "extender/common/result.h"
 #include "extender/model/pod.h"
 
-// Returns the error of a failed Status or Result from the enclosing function.
-#define WIRE_TRY(expr)              \
-  do {                              \
-    if (auto _st = (expr); !_st) {  \
-      return _st.error();           \
-    }                               \
-  } while (0)
-
 namespace extender::wire::detail {
 
 using nlohmann::json;

@@ -16,59 +16,59 @@ using detail::read_string_map;
 using nlohmann::json;
 
 Status decode_container(const json& c, model::Container& out, const std::string& path) {
-  WIRE_TRY(detail::expect_object(&c, path));
-  WIRE_TRY(read_string(field(c, "name"), out.name, path + ".name"));
+  EXTENDER_TRY(detail::expect_object(&c, path));
+  EXTENDER_TRY(read_string(field(c, "name"), out.name, path + ".name"));
   const json* resources = field(c, "resources");
-  WIRE_TRY(detail::expect_object(resources, path + ".resources"));
+  EXTENDER_TRY(detail::expect_object(resources, path + ".resources"));
   if (resources) {
-    WIRE_TRY(read_string_map(field(*resources, "requests"), out.requests, path + ".resources.requests", true));
-    WIRE_TRY(read_string_map(field(*resources, "limits"), out.limits, path + ".resources.limits", true));
+    EXTENDER_TRY(read_string_map(field(*resources, "requests"), out.requests, path + ".resources.requests", true));
+    EXTENDER_TRY(read_string_map(field(*resources, "limits"), out.limits, path + ".resources.limits", true));
   }
   std::string restart_policy;
-  WIRE_TRY(read_string(field(c, "restartPolicy"), restart_policy, path + ".restartPolicy"));
+  EXTENDER_TRY(read_string(field(c, "restartPolicy"), restart_policy, path + ".restartPolicy"));
   out.restart_always = restart_policy == "Always";
   return {};
 }
 
 Status decode_containers(const json* list, std::vector<model::Container>& out, const std::string& path) {
-  WIRE_TRY(detail::expect_array(list, path));
+  EXTENDER_TRY(detail::expect_array(list, path));
   if (!list) return {};
   for (size_t i = 0; i < list->size(); ++i) {
     model::Container c;
-    WIRE_TRY(decode_container((*list)[i], c, path + "[" + std::to_string(i) + "]"));
+    EXTENDER_TRY(decode_container((*list)[i], c, path + "[" + std::to_string(i) + "]"));
     out.push_back(std::move(c));
   }
   return {};
 }
 
 Status decode_volume(const json& v, model::PodVolume& out, const std::string& path) {
-  WIRE_TRY(detail::expect_object(&v, path));
-  WIRE_TRY(read_string(field(v, "name"), out.name, path + ".name"));
+  EXTENDER_TRY(detail::expect_object(&v, path));
+  EXTENDER_TRY(read_string(field(v, "name"), out.name, path + ".name"));
   if (const json* pvc = field(v, "persistentVolumeClaim")) {
-    WIRE_TRY(detail::expect_object(pvc, path + ".persistentVolumeClaim"));
+    EXTENDER_TRY(detail::expect_object(pvc, path + ".persistentVolumeClaim"));
     out.kind = model::PodVolume::Kind::kClaim;
-    WIRE_TRY(read_string(field(*pvc, "claimName"), out.claim_name, path + ".persistentVolumeClaim.claimName"));
+    EXTENDER_TRY(read_string(field(*pvc, "claimName"), out.claim_name, path + ".persistentVolumeClaim.claimName"));
     return {};
   }
   const json* eph = field(v, "ephemeral");
-  WIRE_TRY(detail::expect_object(eph, path + ".ephemeral"));
+  EXTENDER_TRY(detail::expect_object(eph, path + ".ephemeral"));
   if (!eph) return {};
   out.kind = model::PodVolume::Kind::kEphemeral;
   const json* tmpl = field(*eph, "volumeClaimTemplate");
-  WIRE_TRY(detail::expect_object(tmpl, path + ".ephemeral.volumeClaimTemplate"));
+  EXTENDER_TRY(detail::expect_object(tmpl, path + ".ephemeral.volumeClaimTemplate"));
   const json* spec = tmpl ? field(*tmpl, "spec") : nullptr;
-  WIRE_TRY(detail::expect_object(spec, path + ".ephemeral.volumeClaimTemplate.spec"));
+  EXTENDER_TRY(detail::expect_object(spec, path + ".ephemeral.volumeClaimTemplate.spec"));
   if (!spec) return {};
   if (const json* cls = field(*spec, "storageClassName")) {
     std::string name;
-    WIRE_TRY(read_string(cls, name, path + ".ephemeral.volumeClaimTemplate.spec.storageClassName"));
+    EXTENDER_TRY(read_string(cls, name, path + ".ephemeral.volumeClaimTemplate.spec.storageClassName"));
     out.storage_class = name;
   }
   const json* resources = field(*spec, "resources");
-  WIRE_TRY(detail::expect_object(resources, path + ".ephemeral.volumeClaimTemplate.spec.resources"));
+  EXTENDER_TRY(detail::expect_object(resources, path + ".ephemeral.volumeClaimTemplate.spec.resources"));
   if (resources) {
     model::StringMap requests;
-    WIRE_TRY(read_string_map(field(*resources, "requests"), requests,
+    EXTENDER_TRY(read_string_map(field(*resources, "requests"), requests,
                              path + ".ephemeral.volumeClaimTemplate.spec.resources.requests", true));
     if (auto it = requests.find("storage"); it != requests.end()) out.storage_request = it->second;
   }
@@ -79,97 +79,97 @@ Status decode_volume(const json& v, model::PodVolume& out, const std::string& pa
 
 Result<model::Pod> decode_pod(const json& pod) {
   model::Pod out;
-  WIRE_TRY(detail::expect_object(&pod, "Pod"));
+  EXTENDER_TRY(detail::expect_object(&pod, "Pod"));
   if (const json* meta = field(pod, "metadata")) {
-    WIRE_TRY(detail::expect_object(meta, "Pod.metadata"));
-    WIRE_TRY(read_string(field(*meta, "uid"), out.uid, "Pod.metadata.uid"));
-    WIRE_TRY(read_string(field(*meta, "name"), out.name, "Pod.metadata.name"));
-    WIRE_TRY(read_string(field(*meta, "namespace"), out.namespace_name, "Pod.metadata.namespace"));
-    WIRE_TRY(read_string_map(field(*meta, "annotations"), out.annotations, "Pod.metadata.annotations"));
+    EXTENDER_TRY(detail::expect_object(meta, "Pod.metadata"));
+    EXTENDER_TRY(read_string(field(*meta, "uid"), out.uid, "Pod.metadata.uid"));
+    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "Pod.metadata.name"));
+    EXTENDER_TRY(read_string(field(*meta, "namespace"), out.namespace_name, "Pod.metadata.namespace"));
+    EXTENDER_TRY(read_string_map(field(*meta, "annotations"), out.annotations, "Pod.metadata.annotations"));
     out.terminating = field(*meta, "deletionTimestamp") != nullptr;
   }
   if (const json* spec = field(pod, "spec")) {
-    WIRE_TRY(detail::expect_object(spec, "Pod.spec"));
-    WIRE_TRY(read_string(field(*spec, "nodeName"), out.node_name, "Pod.spec.nodeName"));
-    WIRE_TRY(read_int(field(*spec, "priority"), out.priority, "Pod.spec.priority"));
-    WIRE_TRY(decode_containers(field(*spec, "containers"), out.containers, "Pod.spec.containers"));
-    WIRE_TRY(decode_containers(field(*spec, "initContainers"), out.init_containers, "Pod.spec.initContainers"));
-    WIRE_TRY(read_string_map(field(*spec, "overhead"), out.overhead, "Pod.spec.overhead", true));
+    EXTENDER_TRY(detail::expect_object(spec, "Pod.spec"));
+    EXTENDER_TRY(read_string(field(*spec, "nodeName"), out.node_name, "Pod.spec.nodeName"));
+    EXTENDER_TRY(read_int(field(*spec, "priority"), out.priority, "Pod.spec.priority"));
+    EXTENDER_TRY(decode_containers(field(*spec, "containers"), out.containers, "Pod.spec.containers"));
+    EXTENDER_TRY(decode_containers(field(*spec, "initContainers"), out.init_containers, "Pod.spec.initContainers"));
+    EXTENDER_TRY(read_string_map(field(*spec, "overhead"), out.overhead, "Pod.spec.overhead", true));
     const json* volumes = field(*spec, "volumes");
-    WIRE_TRY(detail::expect_array(volumes, "Pod.spec.volumes"));
+    EXTENDER_TRY(detail::expect_array(volumes, "Pod.spec.volumes"));
     if (volumes) {
       for (size_t i = 0; i < volumes->size(); ++i) {
         model::PodVolume v;
-        WIRE_TRY(decode_volume((*volumes)[i], v, "Pod.spec.volumes[" + std::to_string(i) + "]"));
+        EXTENDER_TRY(decode_volume((*volumes)[i], v, "Pod.spec.volumes[" + std::to_string(i) + "]"));
         out.volumes.push_back(std::move(v));
       }
     }
   }
   if (const json* status = field(pod, "status")) {
-    WIRE_TRY(detail::expect_object(status, "Pod.status"));
-    WIRE_TRY(read_string(field(*status, "phase"), out.phase, "Pod.status.phase"));
+    EXTENDER_TRY(detail::expect_object(status, "Pod.status"));
+    EXTENDER_TRY(read_string(field(*status, "phase"), out.phase, "Pod.status.phase"));
   }
   return out;
 }
 
 Result<model::Node> decode_node(const json& node) {
   model::Node out;
-  WIRE_TRY(detail::expect_object(&node, "Node"));
+  EXTENDER_TRY(detail::expect_object(&node, "Node"));
   if (const json* meta = field(node, "metadata")) {
-    WIRE_TRY(detail::expect_object(meta, "Node.metadata"));
-    WIRE_TRY(read_string(field(*meta, "name"), out.name, "Node.metadata.name"));
-    WIRE_TRY(read_string_map(field(*meta, "labels"), out.labels, "Node.metadata.labels"));
-    WIRE_TRY(read_string_map(field(*meta, "annotations"), out.annotations, "Node.metadata.annotations"));
+    EXTENDER_TRY(detail::expect_object(meta, "Node.metadata"));
+    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "Node.metadata.name"));
+    EXTENDER_TRY(read_string_map(field(*meta, "labels"), out.labels, "Node.metadata.labels"));
+    EXTENDER_TRY(read_string_map(field(*meta, "annotations"), out.annotations, "Node.metadata.annotations"));
   }
   if (const json* spec = field(node, "spec")) {
-    WIRE_TRY(detail::expect_object(spec, "Node.spec"));
-    WIRE_TRY(read_bool(field(*spec, "unschedulable"), out.unschedulable, "Node.spec.unschedulable"));
+    EXTENDER_TRY(detail::expect_object(spec, "Node.spec"));
+    EXTENDER_TRY(read_bool(field(*spec, "unschedulable"), out.unschedulable, "Node.spec.unschedulable"));
     const json* taints = field(*spec, "taints");
-    WIRE_TRY(detail::expect_array(taints, "Node.spec.taints"));
+    EXTENDER_TRY(detail::expect_array(taints, "Node.spec.taints"));
     if (taints) {
       for (const auto& t : *taints) {
         model::Taint taint;
-        WIRE_TRY(detail::expect_object(&t, "Node.spec.taints[]"));
-        WIRE_TRY(read_string(field(t, "key"), taint.key, "Node.spec.taints[].key"));
-        WIRE_TRY(read_string(field(t, "value"), taint.value, "Node.spec.taints[].value"));
-        WIRE_TRY(read_string(field(t, "effect"), taint.effect, "Node.spec.taints[].effect"));
+        EXTENDER_TRY(detail::expect_object(&t, "Node.spec.taints[]"));
+        EXTENDER_TRY(read_string(field(t, "key"), taint.key, "Node.spec.taints[].key"));
+        EXTENDER_TRY(read_string(field(t, "value"), taint.value, "Node.spec.taints[].value"));
+        EXTENDER_TRY(read_string(field(t, "effect"), taint.effect, "Node.spec.taints[].effect"));
         out.taints.push_back(std::move(taint));
       }
     }
   }
   if (const json* status = field(node, "status")) {
-    WIRE_TRY(detail::expect_object(status, "Node.status"));
-    WIRE_TRY(read_string_map(field(*status, "capacity"), out.capacity, "Node.status.capacity", true));
-    WIRE_TRY(read_string_map(field(*status, "allocatable"), out.allocatable, "Node.status.allocatable", true));
+    EXTENDER_TRY(detail::expect_object(status, "Node.status"));
+    EXTENDER_TRY(read_string_map(field(*status, "capacity"), out.capacity, "Node.status.capacity", true));
+    EXTENDER_TRY(read_string_map(field(*status, "allocatable"), out.allocatable, "Node.status.allocatable", true));
   }
   return out;
 }
 
 Result<Claim> decode_claim(const json& pvc) {
   Claim out;
-  WIRE_TRY(detail::expect_object(&pvc, "PersistentVolumeClaim"));
+  EXTENDER_TRY(detail::expect_object(&pvc, "PersistentVolumeClaim"));
   if (const json* meta = field(pvc, "metadata")) {
-    WIRE_TRY(detail::expect_object(meta, "metadata"));
-    WIRE_TRY(read_string(field(*meta, "uid"), out.uid, "metadata.uid"));
-    WIRE_TRY(read_string(field(*meta, "name"), out.name, "metadata.name"));
-    WIRE_TRY(read_string(field(*meta, "namespace"), out.namespace_name, "metadata.namespace"));
+    EXTENDER_TRY(detail::expect_object(meta, "metadata"));
+    EXTENDER_TRY(read_string(field(*meta, "uid"), out.uid, "metadata.uid"));
+    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "metadata.name"));
+    EXTENDER_TRY(read_string(field(*meta, "namespace"), out.namespace_name, "metadata.namespace"));
     model::StringMap annotations;
-    WIRE_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
+    EXTENDER_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
     if (auto it = annotations.find("volume.kubernetes.io/selected-node"); it != annotations.end()) {
       out.selected_node = it->second;
     }
     out.terminating = field(*meta, "deletionTimestamp") != nullptr;
   }
   if (const json* spec = field(pvc, "spec")) {
-    WIRE_TRY(detail::expect_object(spec, "spec"));
-    WIRE_TRY(read_string(field(*spec, "storageClassName"), out.info.storage_class, "spec.storageClassName"));
+    EXTENDER_TRY(detail::expect_object(spec, "spec"));
+    EXTENDER_TRY(read_string(field(*spec, "storageClassName"), out.info.storage_class, "spec.storageClassName"));
     std::string volume_name;
-    WIRE_TRY(read_string(field(*spec, "volumeName"), volume_name, "spec.volumeName"));
+    EXTENDER_TRY(read_string(field(*spec, "volumeName"), volume_name, "spec.volumeName"));
     out.info.bound = !volume_name.empty();
     if (const json* resources = field(*spec, "resources")) {
       model::StringMap requests;
-      WIRE_TRY(detail::expect_object(resources, "spec.resources"));
-      WIRE_TRY(read_string_map(field(*resources, "requests"), requests, "spec.resources.requests", true));
+      EXTENDER_TRY(detail::expect_object(resources, "spec.resources"));
+      EXTENDER_TRY(read_string_map(field(*resources, "requests"), requests, "spec.resources.requests", true));
       if (auto it = requests.find("storage"); it != requests.end()) {
         auto bytes = model::parse_count(it->second, "spec.resources.requests.storage");
         if (!bytes) return bytes.error();
@@ -182,12 +182,12 @@ Result<Claim> decode_claim(const json& pvc) {
 
 Result<StorageClass> decode_storage_class(const json& sc) {
   StorageClass out;
-  WIRE_TRY(detail::expect_object(&sc, "StorageClass"));
+  EXTENDER_TRY(detail::expect_object(&sc, "StorageClass"));
   if (const json* meta = field(sc, "metadata")) {
-    WIRE_TRY(detail::expect_object(meta, "metadata"));
-    WIRE_TRY(read_string(field(*meta, "name"), out.name, "metadata.name"));
+    EXTENDER_TRY(detail::expect_object(meta, "metadata"));
+    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "metadata.name"));
     model::StringMap annotations;
-    WIRE_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
+    EXTENDER_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
     for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
       if (auto it = annotations.find(key); it != annotations.end() && it->second == "true") out.is_default = true;
     }

@@ -24,10 +24,10 @@ Result<json> parse_object(std::string_view body) {
 }
 
 Status decode_victims(const json& v, bool full_pods, Victims& out, const std::string& path) {
-  WIRE_TRY(detail::expect_object(&v, path));
-  WIRE_TRY(detail::read_int(field(v, "NumPDBViolations"), out.num_pdb_violations, path + ".NumPDBViolations"));
+  EXTENDER_TRY(detail::expect_object(&v, path));
+  EXTENDER_TRY(detail::read_int(field(v, "NumPDBViolations"), out.num_pdb_violations, path + ".NumPDBViolations"));
   const json* pods = field(v, "Pods");
-  WIRE_TRY(detail::expect_array(pods, path + ".Pods"));
+  EXTENDER_TRY(detail::expect_array(pods, path + ".Pods"));
   if (!pods) return {};
   for (const auto& p : *pods) {
     if (p.is_null()) continue;
@@ -38,8 +38,8 @@ Status decode_victims(const json& v, bool full_pods, Victims& out, const std::st
       out.pods.push_back(std::move(*pod));
     } else {
       std::string uid;
-      WIRE_TRY(detail::expect_object(&p, path + ".Pods[]"));
-      WIRE_TRY(detail::read_string(field(p, "UID"), uid, path + ".Pods[].UID"));
+      EXTENDER_TRY(detail::expect_object(&p, path + ".Pods[]"));
+      EXTENDER_TRY(detail::read_string(field(p, "UID"), uid, path + ".Pods[].UID"));
       out.uids.push_back(std::move(uid));
     }
   }
@@ -47,13 +47,13 @@ Status decode_victims(const json& v, bool full_pods, Victims& out, const std::st
 }
 
 Status decode_victim_map(const json* m, bool full_pods, std::map<std::string, Victims>& out, const char* name) {
-  WIRE_TRY(detail::expect_object(m, name));
+  EXTENDER_TRY(detail::expect_object(m, name));
   if (!m) return {};
   out.clear();
   for (auto it = m->begin(); it != m->end(); ++it) {
     if (it.value().is_null()) continue;
     Victims victims;
-    WIRE_TRY(decode_victims(it.value(), full_pods, victims, std::string(name) + "." + it.key()));
+    EXTENDER_TRY(decode_victims(it.value(), full_pods, victims, std::string(name) + "." + it.key()));
     out[it.key()] = std::move(victims);
   }
   return {};
@@ -65,10 +65,10 @@ Result<BindingArgs> decode_binding_args(std::string_view body) {
   auto doc = parse_object(body);
   if (!doc) return doc.error();
   BindingArgs out;
-  WIRE_TRY(detail::read_string(field(*doc, "PodName"), out.pod_name, "PodName"));
-  WIRE_TRY(detail::read_string(field(*doc, "PodNamespace"), out.pod_namespace, "PodNamespace"));
-  WIRE_TRY(detail::read_string(field(*doc, "PodUID"), out.pod_uid, "PodUID"));
-  WIRE_TRY(detail::read_string(field(*doc, "Node"), out.node, "Node"));
+  EXTENDER_TRY(detail::read_string(field(*doc, "PodName"), out.pod_name, "PodName"));
+  EXTENDER_TRY(detail::read_string(field(*doc, "PodNamespace"), out.pod_namespace, "PodNamespace"));
+  EXTENDER_TRY(detail::read_string(field(*doc, "PodUID"), out.pod_uid, "PodUID"));
+  EXTENDER_TRY(detail::read_string(field(*doc, "Node"), out.node, "Node"));
   if (out.pod_uid.empty()) return Error{"body has no PodUID"};
   if (out.node.empty()) return Error{"body has no Node"};
   return out;
@@ -86,8 +86,8 @@ Result<PreemptionArgs> decode_preemption_args(std::string_view body) {
   const json* full = field(*doc, "NodeNameToVictims");
   const json* meta = field(*doc, "NodeNameToMetaVictims");
   if (full && meta) return Error{"body sets both NodeNameToVictims and NodeNameToMetaVictims"};
-  WIRE_TRY(decode_victim_map(full, true, out.victims_by_node, "NodeNameToVictims"));
-  WIRE_TRY(decode_victim_map(meta, false, out.victims_by_node, "NodeNameToMetaVictims"));
+  EXTENDER_TRY(decode_victim_map(full, true, out.victims_by_node, "NodeNameToVictims"));
+  EXTENDER_TRY(decode_victim_map(meta, false, out.victims_by_node, "NodeNameToMetaVictims"));
   return out;
 }
 

@@ -140,6 +140,17 @@ TEST(Extender, BindRecordsAndRechecks) {
   EXPECT_EQ(h.ext->bind(bind_args(p2, "small")).error, "");
 }
 
+TEST(Extender, BindingAgainWhereAPodAlreadyIsSucceedsWithoutItsDemand) {
+  Harness h;
+  state::Claim claim;
+  claim.owner = "ml/restarted";
+  claim.node = "big";
+  claim.allocation.gpus["nvidia.com/gpu"] = 1;
+  h.state.place("u-restarted", claim);  // as the watch reports a bound pod after a restart
+  EXPECT_EQ(h.ext->bind({"restarted", "ml", "u-restarted", "big"}).error, "");
+  EXPECT_EQ(h.ext->bind({"restarted", "ml", "u-restarted", "small"}).error, "pod ml/restarted is already placed on node big");
+}
+
 TEST(Extender, BindRefusesPodsItNeverSaw) {
   Harness h;
   auto b = h.ext->bind({"stranger", "ml", "u-unknown", "big"});

@@ -76,6 +76,10 @@ class ApiClient {
   bool https_ = true;
   std::string host_;
   int port_ = 443;
+  // CA data (not a file) is handed to TLS as an in-memory file: given as a file, the CA is the
+  // only one trusted; given as an X509_STORE, httplib trusts the system's roots besides.
+  int ca_data_fd_ = -1;
+  std::string ca_data_path_;
 
   std::mutex token_mu_;
   std::string token_;

@@ -64,6 +64,8 @@ class Reflector {
   enum class Outcome { kResume, kRelist, kFailed, kStopped };
   Outcome list();
   Outcome watch();
+  // A GET whose body is collected, cancellable by stop() like the watch.
+  Result<ApiReply> fetch(const std::string& path);
   void fail(std::string message);
   void wait(std::chrono::milliseconds d);
   std::string query(std::initializer_list<std::pair<std::string, std::string>> params) const;

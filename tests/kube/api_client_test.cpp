@@ -1,0 +1,409 @@
+// ApiClient against the fake API server: server addresses, bearer tokens (static, from a file,
+// re-read after a 401 and on the reload interval), streams (pieces, error bodies, cancellation)
+// and, over TLS, the CA given as data or file and client certificates.
+#include "extender/kube/api_client.h"
+
+#include <gtest/gtest.h>
+
+#include "kube/fake_api_server.h"
+#include "kube/temp_files.h"
+#include "kube/test_pki.h"
+
+namespace extender::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeApiServer;
+using testing::json;
+using testing::TempDir;
+
+std::unique_ptr<ApiClient> client_for(const ClusterAccess& access, ApiClient::Options options = {}) {
+  auto c = ApiClient::create(access, options);
+  if (!c) throw std::runtime_error(c.message());
+  return std::move(*c);
+}
+
+TEST(ApiClient, ServerAddresses) {
+  struct Case {
+    std::string server;
+    std::string error;  // "" when accepted
+  };
+  const std::vector<Case> cases = {
+      {"https://api.example:6443", ""},
+      {"https://api.example", ""},
+      {"http://127.0.0.1:8080", ""},
+      {"https://[fd00::1]:6443", ""},
+      {"api.example:6443", "must start with https://"},
+      {"ftp://api.example", "must start with https://"},
+      {"https://api.example:6443/prefix", "must not carry a path"},
+      {"https://api.example:99999", "invalid port"},
+      {"https://api.example:x", "invalid port"},
+      {"https://:6443", "has no host"},
+      {"https://[fd00::1:6443", "is malformed"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.server);
+    ClusterAccess access;
+    access.server = c.server;
+    auto api = ApiClient::create(access, {});
+    if (c.error.empty()) {
+      ASSERT_TRUE(api) << api.message();
+      EXPECT_EQ((*api)->server(), c.server);
+    } else {
+      ASSERT_FALSE(api);
+      EXPECT_NE(api.message().find(c.error), std::string::npos) << api.message();
+    }
+  }
+}
+
+TEST(ApiClient, GetAndPostCarryTheTokenAndBody) {
+  FakeApiServer server;
+  server.route("GET", "/version", [](const httplib::Request&, httplib::Response& res) {
+    FakeApiServer::reply(res, 200, json{{"gitVersion", "v1.29.0"}});
+  });
+  server.route("POST", "/echo", [](const httplib::Request& req, httplib::Response& res) {
+    res.status = 201;
+    res.set_content(req.body, "application/json");
+  });
+  ClusterAccess access;
+  access.server = server.url();
+  access.token = "static-token";
+  auto api = client_for(access);
+  auto got = api->get("/version", 2s);
+  ASSERT_TRUE(got) << got.message();
+  EXPECT_EQ(got->status, 200);
+  EXPECT_EQ(json::parse(got->body)["gitVersion"], "v1.29.0");
+  auto posted = api->post("/echo", R"({"a":1})", 2s);
+  ASSERT_TRUE(posted) << posted.message();
+  EXPECT_EQ(posted->status, 201);
+  EXPECT_EQ(posted->body, R"({"a":1})");
+  const auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].authorization, "Bearer static-token");
+  EXPECT_EQ(seen[1].authorization, "Bearer static-token");
+  EXPECT_EQ(seen[1].body, R"({"a":1})");
+}
+
+TEST(ApiClient, RotatedTokenFileIsReadAgainAfterA401) {
+  FakeApiServer server;
+  std::mutex mu;
+  std::string accepted = "old-token";
+  server.route("GET", "/api/v1/nodes", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu);
+    if (req.get_header_value("Authorization") == "Bearer " + accepted) {
+      FakeApiServer::reply(res, 200, json{{"kind", "NodeList"}, {"items", json::array()}});
+    } else {
+      FakeApiServer::reply(res, 401, testing::status_body(401, "Unauthorized", "Unauthorized"));
+    }
+  });
+  TempDir dir;
+  const std::string token_file = dir.write("token", "old-token\n");
+  ClusterAccess access;
+  access.server = server.url();
+  access.token_file = token_file;
+  ApiClient::Options options;
+  options.token_reload = std::chrono::hours(1);  // only a 401 makes it read the file again
+  auto api = client_for(access, options);
+
+  auto first = api->get("/api/v1/nodes", 2s);
+  ASSERT_TRUE(first) << first.message();
+  EXPECT_EQ(first->status, 200);
+
+  // The kubelet rotates the token; the API server stops accepting the old one.
+  dir.write("token", "new-token\n");
+  {
+    std::lock_guard lock(mu);
+    accepted = "new-token";
+  }
+  auto second = api->get("/api/v1/nodes", 2s);
+  ASSERT_TRUE(second) << second.message();
+  EXPECT_EQ(second->status, 200);
+
+  const auto seen = server.requests("GET", "/api/v1/nodes");
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].authorization, "Bearer old-token");  // the newline of the file is not part of it
+  EXPECT_EQ(seen[1].authorization, "Bearer old-token");  // still cached: 401
+  EXPECT_EQ(seen[2].authorization, "Bearer new-token");  // read again, retried once
+
+  // A token that stays refused is retried once, not more.
+  {
+    std::lock_guard lock(mu);
+    accepted = "something-else";
+  }
+  auto third = api->get("/api/v1/nodes", 2s);
+  ASSERT_TRUE(third) << third.message();
+  EXPECT_EQ(third->status, 401);
+  EXPECT_EQ(server.requests("GET", "/api/v1/nodes").size(), 5u);
+}
+
+TEST(ApiClient, StaticTokenIsNotRetriedAfterA401) {
+  FakeApiServer server;
+  server.route("GET", "/api/v1/nodes", [](const httplib::Request&, httplib::Response& res) {
+    FakeApiServer::reply(res, 401, testing::status_body(401, "Unauthorized", "Unauthorized"));
+  });
+  ClusterAccess access;
+  access.server = server.url();
+  access.token = "static";
+  auto api = client_for(access);
+  auto got = api->get("/api/v1/nodes", 2s);
+  ASSERT_TRUE(got) << got.message();
+  EXPECT_EQ(got->status, 401);
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST(ApiClient, TokenFileIsReadAgainOnTheReloadInterval) {
+  FakeApiServer server;
+  server.route("GET", "/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  TempDir dir;
+  ClusterAccess access;
+  access.server = server.url();
+  access.token_file = dir.write("token", "one");
+  ApiClient::Options options;
+  options.token_reload = 0ms;  // every request
+  auto api = client_for(access, options);
+  ASSERT_TRUE(api->get("/healthz", 2s));
+  dir.write("token", "two\r\n");
+  ASSERT_TRUE(api->get("/healthz", 2s));
+  const auto seen = server.requests();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].authorization, "Bearer one");
+  EXPECT_EQ(seen[1].authorization, "Bearer two");
+}
+
+TEST(ApiClient, MissingTokenFileIsRefusedAtCreation) {
+  TempDir dir;
+  ClusterAccess access;
+  access.server = "https://api.example";
+  access.token_file = dir.path() + "/nope";
+  auto api = ApiClient::create(access, {});
+  ASSERT_FALSE(api);
+  EXPECT_NE(api.message().find(dir.path() + "/nope"), std::string::npos) << api.message();
+}
+
+TEST(ApiClient, TransportErrorsNameTheRequest) {
+  std::string url;
+  {
+    FakeApiServer gone;  // a port that was just free
+    url = gone.url();
+  }
+  ClusterAccess access;
+  access.server = url;
+  auto api = client_for(access);
+  auto got = api->get("/api/v1/nodes?limit=1", 2s);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.message().find("GET " + url + "/api/v1/nodes?limit=1"), std::string::npos) << got.message();
+}
+
+TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {
+  FakeApiServer server;
+  testing::WatchDesk desk;
+  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  server.route("GET", "/denied", [](const httplib::Request&, httplib::Response& res) {
+    FakeApiServer::reply(res, 403, testing::status_body(403, "Forbidden", "pods is forbidden"));
+  });
+  ClusterAccess access;
+  access.server = server.url();
+  auto api = client_for(access);
+
+  std::string received;
+  StreamHandle handle;
+  std::thread reader([&] {
+    auto r = api->stream("/stream", 10s, [&](std::string_view piece) {
+      received.append(piece);
+      return true;
+    }, handle);
+    ASSERT_TRUE(r) << r.message();
+    EXPECT_EQ(r->status, 200);
+  });
+  auto watch = desk.take();
+  ASSERT_TRUE(watch);
+  watch->feed->send("abc");
+  watch->feed->send("déf\n");
+  watch->feed->end();
+  reader.join();
+  EXPECT_EQ(received, "abcdéf\n");
+
+  StreamHandle other;
+  bool called = false;
+  auto denied = api->stream("/denied", 10s, [&](std::string_view) { return called = true; }, other);
+  ASSERT_TRUE(denied) << denied.message();
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_FALSE(called) << "an error body is not stream data";
+  EXPECT_EQ(status_message(*denied), "pods is forbidden");
+}
+
+TEST(ApiClient, CancellingAStreamEndsItFromAnotherThread) {
+  FakeApiServer server;
+  testing::WatchDesk desk;
+  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  ClusterAccess access;
+  access.server = server.url();
+  auto api = client_for(access);
+  StreamHandle handle;
+  std::atomic<bool> done{false};
+  std::atomic<std::size_t> received{0};
+  std::thread reader([&] {
+    auto r = api->stream("/stream", 60s, [&](std::string_view piece) {
+      received += piece.size();
+      return true;
+    }, handle);
+    done = true;
+  });
+  auto watch = desk.take();
+  ASSERT_TRUE(watch);
+  watch->feed->send("{\"partial\":");  // mid-line: the server keeps quiet from here on
+  ASSERT_TRUE(testing::eventually([&] { return received.load() > 0; }));
+  handle.cancel();
+  EXPECT_TRUE(testing::eventually([&] { return done.load(); }, 5000ms)) << "cancel() must end a quiet stream";
+  reader.join();
+  EXPECT_TRUE(handle.cancelled());
+  // A handle that was cancelled before the stream starts ends it at once.
+  StreamHandle cancelled;
+  cancelled.cancel();
+  auto r = api->stream("/stream", 60s, [](std::string_view) { return true; }, cancelled);
+  EXPECT_FALSE(r);
+}
+
+TEST(ApiClient, StatusMessage) {
+  EXPECT_EQ(status_message({409, testing::status_body(409, "Conflict", "already there").dump()}), "already there");
+  EXPECT_EQ(status_message({500, "line one\nline two"}), "line one line two");
+  EXPECT_EQ(status_message({502, std::string(1000, 'x')}).size(), 300u);
+}
+
+// TLS: the server's certificate is checked against the CA from the kubeconfig, and client
+// certificates authenticate.
+class Tls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ca_ = testing::issue("test-ca", testing::Role::kCa, nullptr);
+    server_cert_ = testing::issue("kube-apiserver", testing::Role::kServer, &ca_);
+    client_cert_ = testing::issue("system:kube-scheduler-extender", testing::Role::kClient, &ca_);
+    other_ca_ = testing::issue("other-ca", testing::Role::kCa, nullptr);
+  }
+
+  std::unique_ptr<FakeApiServer> https_server(bool require_client_certs) {
+    auto ssl = std::make_unique<httplib::SSLServer>(server_cert_.cert.get(), server_cert_.key.get(),
+                                                    require_client_certs ? testing::store_of(ca_) : nullptr);
+    if (!ssl->is_valid()) throw std::runtime_error("SSLServer is not valid");
+    auto server = std::make_unique<FakeApiServer>(std::move(ssl), "https");
+    server->route("GET", "/version", [](const httplib::Request&, httplib::Response& res) {
+      FakeApiServer::reply(res, 200, json{{"gitVersion", "v1.29.0"}});
+    });
+    return server;
+  }
+
+  testing::Issued ca_, server_cert_, client_cert_, other_ca_;
+};
+
+TEST_F(Tls, CaAsDataOrFile) {
+  auto server = https_server(false);
+  TempDir dir;
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_pem = ca_.cert_pem;
+    auto api = client_for(access);
+    for (int i = 0; i < 2; ++i) {  // a fresh connection and a pooled one
+      auto got = api->get("/version", 5s);
+      ASSERT_TRUE(got) << got.message();
+      EXPECT_EQ(got->status, 200);
+    }
+  }
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_file = dir.write("ca.crt", ca_.cert_pem);
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    ASSERT_TRUE(got) << got.message();
+    EXPECT_EQ(got->status, 200);
+  }
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_pem = other_ca_.cert_pem;
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    ASSERT_FALSE(got) << "a server certificate from another CA must not be trusted";
+    EXPECT_NE(got.message().find("not trusted"), std::string::npos) << got.message();
+  }
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_file = dir.write("other.crt", other_ca_.cert_pem);
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    ASSERT_FALSE(got) << "a server certificate from another CA must not be trusted";
+  }
+  EXPECT_EQ(server->requests().size(), 3u);
+}
+
+// The kubeconfig's CA is the only one trusted: not the system's roots besides (OpenSSL's default
+// verify paths, which SSL_CERT_FILE points at here).
+TEST_F(Tls, OnlyTheGivenCaIsTrusted) {
+  testing::Issued stranger = testing::issue("public-looking-server", testing::Role::kServer, &other_ca_);
+  auto ssl = std::make_unique<httplib::SSLServer>(stranger.cert.get(), stranger.key.get());
+  ASSERT_TRUE(ssl->is_valid());
+  FakeApiServer server(std::move(ssl), "https");
+  server.route("GET", "/version", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  TempDir dir;
+  testing::ScopedEnv system_roots("SSL_CERT_FILE", dir.write("system-roots.pem", other_ca_.cert_pem));
+  testing::ScopedEnv system_dir("SSL_CERT_DIR", dir.path() + "/no-such-dir");
+  for (bool as_file : {false, true}) {
+    SCOPED_TRACE(as_file ? "CA file" : "CA data");
+    ClusterAccess access;
+    access.server = server.url();
+    if (as_file) {
+      access.ca_file = dir.write("kubeconfig-ca.crt", ca_.cert_pem);
+    } else {
+      access.ca_pem = ca_.cert_pem;
+    }
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    EXPECT_FALSE(got) << "a server certified by a CA other than the kubeconfig's was trusted";
+  }
+  {
+    // CA data that holds no certificate trusts nothing (not the system's roots instead).
+    ClusterAccess access;
+    access.server = server.url();
+    access.ca_pem = "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n";
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    EXPECT_FALSE(got);
+  }
+  {
+    // Without a CA in the kubeconfig, the system's roots are what is trusted.
+    ClusterAccess access;
+    access.server = server.url();
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    EXPECT_TRUE(got) << got.message();
+  }
+}
+
+TEST_F(Tls, ClientCertificates) {
+  auto server = https_server(true);
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_pem = ca_.cert_pem;
+    access.client_cert_pem = client_cert_.cert_pem;
+    access.client_key_pem = client_cert_.key_pem;
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    ASSERT_TRUE(got) << got.message();
+    EXPECT_EQ(got->status, 200);
+  }
+  {
+    ClusterAccess access;
+    access.server = server->url();
+    access.ca_pem = ca_.cert_pem;
+    auto api = client_for(access);
+    auto got = api->get("/version", 5s);
+    EXPECT_FALSE(got) << "the server asks for a client certificate";
+  }
+  EXPECT_EQ(server->requests().size(), 1u);
+}
+
+}  // namespace
+}  // namespace extender::kube

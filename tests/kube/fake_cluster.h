@@ -1,0 +1,391 @@
+#pragma once
+// FakeCluster: a small emulation of the API server's storage over FakeApiServer, for the tests
+// that run KubeCluster and the binder end to end. Nodes, pods, persistentvolumeclaims and
+// storageclasses are kept as JSON objects; every write takes the next resourceVersion (one
+// counter for all kinds, as etcd's revision) and becomes an event in that kind's history. Lists
+// are paged (limit/continue) from a snapshot; watches replay the history after their
+// resourceVersion and then follow live writes. Faults on request: cut every open watch of a kind,
+// forget history (watches from before it get 410, as an ERROR event or an HTTP 410), expire
+// continue tokens, forbid a kind, hold a kind's events back. POST .../pods/{name}/binding binds a
+// pending pod (checking its uid) and emits the MODIFIED event, unless a test's binding hook
+// answers instead.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "kube/fake_api_server.h"
+
+namespace extender::kube::testing {
+
+enum class Kind { kNodes = 0, kPods, kClaims, kClasses };
+
+inline const char* kind_path(Kind k) {
+  switch (k) {
+    case Kind::kNodes: return "/api/v1/nodes";
+    case Kind::kPods: return "/api/v1/pods";
+    case Kind::kClaims: return "/api/v1/persistentvolumeclaims";
+    case Kind::kClasses: return "/apis/storage.k8s.io/v1/storageclasses";
+  }
+  return "";
+}
+
+inline std::string key_of(const json& object) {
+  const json& meta = object.at("metadata");
+  std::string name = meta.at("name").get<std::string>();
+  if (meta.contains("namespace")) return meta.at("namespace").get<std::string>() + "/" + name;
+  return name;
+}
+
+// What a test's binding hook may answer instead of the default behaviour.
+struct BindingReply {
+  int status = 201;
+  json body;
+  bool hang = false;  // never answer (until the server stops or releases hangs)
+};
+
+struct BindingRequest {
+  std::string ns;
+  std::string name;
+  json body;
+  int attempt = 0;  // 1 for the first POST for this pod, 2 for the next, ...
+};
+
+class FakeCluster {
+ public:
+  enum class ExpiredAs { kErrorEvent, kHttp410 };
+  using BindingHook = std::function<std::optional<BindingReply>(const BindingRequest&)>;
+
+  explicit FakeCluster(FakeApiServer& server) : server_(server) {
+    for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses}) {
+      server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
+    }
+    server_.route("POST", "/api/v1/namespaces/*/pods/*/binding",
+                  [this](const httplib::Request& req, httplib::Response& res) { bind(req, res); });
+  }
+
+  // ADDED or MODIFIED, by namespace/name; sets metadata.resourceVersion. Returns the version.
+  std::uint64_t put(Kind k, json object) {
+    std::lock_guard lock(mu_);
+    return put_locked(k, std::move(object));
+  }
+  void remove(Kind k, const std::string& key) {
+    std::lock_guard lock(mu_);
+    Store& s = store(k);
+    auto it = s.objects.find(key);
+    if (it == s.objects.end()) return;
+    json object = it->second;
+    s.objects.erase(it);
+    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    emit(s, rv_, "DELETED", std::move(object));
+  }
+  std::map<std::string, json> objects(Kind k) const {
+    std::lock_guard lock(mu_);
+    return stores_[static_cast<int>(k)].objects;
+  }
+  std::optional<json> object(Kind k, const std::string& key) const {
+    std::lock_guard lock(mu_);
+    const Store& s = stores_[static_cast<int>(k)];
+    auto it = s.objects.find(key);
+    if (it == s.objects.end()) return std::nullopt;
+    return it->second;
+  }
+  std::uint64_t resource_version() const {
+    std::lock_guard lock(mu_);
+    return rv_;
+  }
+
+  // Faults.
+  void cut_watches(Kind k) {
+    std::lock_guard lock(mu_);
+    for (auto& f : store(k).watches) f->cut();
+    store(k).watches.clear();
+  }
+  // Forgets the history of kind k (held events included, which open watches then never see): a
+  // watch from an older version is told 410.
+  void compact(Kind k, ExpiredAs as = ExpiredAs::kErrorEvent) {
+    std::lock_guard lock(mu_);
+    Store& s = store(k);
+    s.history.clear();
+    s.pending.clear();
+    s.held = false;
+    s.compacted = rv_;
+    s.expired_as = as;
+  }
+  // Tells every open watch of kind k that its version expired (an ERROR 410 event), and ends it.
+  void expire_watches(Kind k) {
+    std::lock_guard lock(mu_);
+    for (auto& f : store(k).watches) {
+      f->send_event("ERROR", status_body(410, "Expired", "too old resource version"));
+      f->end();
+    }
+    store(k).watches.clear();
+  }
+  void expire_continue_tokens() {
+    std::lock_guard lock(mu_);
+    pages_.clear();
+  }
+  // Lists of kind k answer 403 while forbidden.
+  void forbid(Kind k, bool forbidden) {
+    std::lock_guard lock(mu_);
+    store(k).forbidden = forbidden;
+  }
+  // While held, writes of kind k change the objects but their events wait for release().
+  void hold(Kind k) {
+    std::lock_guard lock(mu_);
+    store(k).held = true;
+  }
+  void release(Kind k) {
+    std::lock_guard lock(mu_);
+    Store& s = store(k);
+    s.held = false;
+    auto pending = std::move(s.pending);
+    s.pending.clear();
+    for (auto& [rv, type, object] : pending) emit(s, rv, type, std::move(object));
+  }
+  int open_watches(Kind k) {
+    std::lock_guard lock(mu_);
+    Store& s = store(k);
+    s.watches.erase(std::remove_if(s.watches.begin(), s.watches.end(), [](auto& f) { return f->closed(); }),
+                    s.watches.end());
+    return static_cast<int>(s.watches.size());
+  }
+  void set_page_size_cap(std::size_t n) {
+    std::lock_guard lock(mu_);
+    page_cap_ = n;
+  }
+  void set_binding_hook(BindingHook hook) {
+    std::lock_guard lock(mu_);
+    binding_hook_ = std::move(hook);
+  }
+
+ private:
+  struct Store {
+    std::map<std::string, json> objects;
+    std::vector<std::tuple<std::uint64_t, std::string, json>> history;
+    std::vector<std::tuple<std::uint64_t, std::string, json>> pending;
+    std::uint64_t compacted = 0;
+    ExpiredAs expired_as = ExpiredAs::kErrorEvent;
+    std::vector<std::shared_ptr<WatchFeed>> watches;
+    bool forbidden = false;
+    bool held = false;
+  };
+  struct Page {
+    std::uint64_t rv;
+    std::vector<json> items;
+  };
+
+  Store& store(Kind k) { return stores_[static_cast<int>(k)]; }
+
+  std::uint64_t put_locked(Kind k, json object) {
+    Store& s = store(k);
+    const std::string key = key_of(object);
+    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    const bool existed = s.objects.count(key) > 0;
+    s.objects[key] = object;
+    emit(s, rv_, existed ? "MODIFIED" : "ADDED", std::move(object));
+    return rv_;
+  }
+
+  void emit(Store& s, std::uint64_t rv, std::string type, json object) {
+    if (s.held) {
+      s.pending.emplace_back(rv, std::move(type), std::move(object));
+      return;
+    }
+    const std::string line = event_line(type, object);
+    s.history.emplace_back(rv, std::move(type), std::move(object));
+    s.watches.erase(std::remove_if(s.watches.begin(), s.watches.end(), [](auto& f) { return f->closed(); }),
+                    s.watches.end());
+    for (auto& f : s.watches) f->send(line);
+  }
+
+  void get(Kind k, const httplib::Request& req, httplib::Response& res) {
+    const bool watch = req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true";
+    std::unique_lock lock(mu_);
+    Store& s = store(k);
+    if (s.forbidden) {
+      lock.unlock();
+      FakeApiServer::reply(res, 403, status_body(403, "Forbidden",
+                                                 std::string(kind_path(k)) + " is forbidden: User \"system:serviceaccount:"
+                                                 "kube-system:scheduler-extender\" cannot list or watch it"));
+      return;
+    }
+    if (!watch) {
+      list(k, req, res);
+      return;
+    }
+    std::uint64_t from = 0;
+    const std::string rv_text = req.get_param_value("resourceVersion");
+    if (!rv_text.empty()) from = std::stoull(rv_text);
+    auto feed = std::make_shared<WatchFeed>();
+    if (from < s.compacted) {
+      const json st = status_body(410, "Expired", "too old resource version: " + rv_text + " (" + std::to_string(s.compacted) + ")");
+      if (s.expired_as == ExpiredAs::kHttp410) {
+        lock.unlock();
+        FakeApiServer::reply(res, 410, st);
+        return;
+      }
+      feed->send_event("ERROR", st);
+      feed->end();
+    } else {
+      for (const auto& [rv, type, object] : s.history) {
+        if (rv > from) feed->send_event(type, object);
+      }
+      s.watches.push_back(feed);
+    }
+    lock.unlock();
+    server_.serve_watch(res, feed);
+  }
+
+  // Caller holds mu_.
+  void list(Kind k, const httplib::Request& req, httplib::Response& res) {
+    std::size_t limit = req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : 0;
+    if (page_cap_ > 0 && (limit == 0 || limit > page_cap_)) limit = page_cap_;
+    const std::string token = req.get_param_value("continue");
+    std::uint64_t rv = 0;
+    std::size_t offset = 0;
+    std::vector<json> items;
+    std::string id;
+    if (!token.empty()) {
+      auto colon = token.find(':');
+      id = token.substr(0, colon);
+      auto it = pages_.find(id);
+      if (colon == std::string::npos || it == pages_.end()) {
+        FakeApiServer::reply(res, 410, status_body(410, "Expired",
+                                                   "The provided continue parameter is too old to display a consistent "
+                                                   "list result. You can start a new list without the continue parameter."));
+        return;
+      }
+      offset = std::stoul(token.substr(colon + 1));
+      rv = it->second.rv;
+      items = it->second.items;
+    } else {
+      rv = rv_;
+      for (const auto& [key, object] : store(k).objects) items.push_back(object);
+      id = std::to_string(++next_page_id_);
+    }
+    const std::size_t end = limit == 0 ? items.size() : std::min(items.size(), offset + limit);
+    json body{{"kind", "List"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+              {"items", json::array()}};
+    for (std::size_t i = offset; i < end; ++i) body["items"].push_back(items[i]);
+    if (end < items.size()) {
+      body["metadata"]["continue"] = id + ":" + std::to_string(end);
+      pages_[id] = Page{rv, std::move(items)};
+    } else {
+      pages_.erase(id);
+    }
+    FakeApiServer::reply(res, 200, body);
+  }
+
+  void bind(const httplib::Request& req, httplib::Response& res) {
+    BindingRequest b;
+    const auto parts = FakeApiServer::segments(req.path);  // "", api, v1, namespaces, ns, pods, name, binding
+    if (parts.size() == 8) {
+      b.ns = parts[4];
+      b.name = parts[6];
+    }
+    b.body = json::parse(req.body, nullptr, false);
+    BindingHook hook;
+    {
+      std::lock_guard lock(mu_);
+      b.attempt = ++binding_attempts_[b.ns + "/" + b.name];
+      hook = binding_hook_;
+    }
+    if (hook) {
+      if (auto answer = hook(b)) {
+        if (answer->hang) {
+          server_.hang();
+          FakeApiServer::reply(res, 504, status_body(504, "Timeout", "gave up"));
+          return;
+        }
+        FakeApiServer::reply(res, answer->status, answer->body);
+        return;
+      }
+    }
+    std::lock_guard lock(mu_);
+    Store& pods = store(Kind::kPods);
+    auto it = pods.objects.find(b.ns + "/" + b.name);
+    if (it == pods.objects.end()) {
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "pods \"" + b.name + "\" not found"));
+      return;
+    }
+    json pod = it->second;
+    const std::string uid = pod["metadata"].value("uid", "");
+    const std::string asked_uid = b.body.is_object() ? b.body["metadata"].value("uid", "") : "";
+    if (!asked_uid.empty() && asked_uid != uid) {
+      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "Precondition failed: UID in precondition: " + asked_uid +
+                                                                      ", UID in object meta: " + uid));
+      return;
+    }
+    const std::string target = b.body.is_object() ? b.body["target"].value("name", "") : "";
+    if (pod.contains("spec") && pod["spec"].contains("nodeName") && !pod["spec"]["nodeName"].get<std::string>().empty()) {
+      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "Operation cannot be fulfilled on pods/binding \"" + b.name +
+                                                                      "\": pod " + b.name + " is already assigned to node \"" +
+                                                                      pod["spec"]["nodeName"].get<std::string>() + "\""));
+      return;
+    }
+    pod["spec"]["nodeName"] = target;
+    put_locked(Kind::kPods, std::move(pod));
+    FakeApiServer::reply(res, 201, json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
+                                        {"status", "Success"}, {"code", 201}});
+  }
+
+  FakeApiServer& server_;
+  mutable std::mutex mu_;
+  std::uint64_t rv_ = 100;
+  std::array<Store, 4> stores_;
+  std::map<std::string, Page> pages_;
+  std::uint64_t next_page_id_ = 0;
+  std::size_t page_cap_ = 0;
+  std::map<std::string, int> binding_attempts_;
+  BindingHook binding_hook_;
+};
+
+// Object builders.
+inline json node_object(const std::string& name, std::int64_t gpus, std::map<std::string, std::string> annotations = {},
+                        std::map<std::string, std::string> labels = {}) {
+  json node{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"uid", "node-" + name}}}};
+  if (!annotations.empty()) node["metadata"]["annotations"] = annotations;
+  if (!labels.empty()) node["metadata"]["labels"] = labels;
+  node["status"]["allocatable"] = {{"cpu", "64"}, {"memory", "512Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}};
+  node["status"]["capacity"] = node["status"]["allocatable"];
+  return node;
+}
+
+inline json pod_object(const std::string& ns, const std::string& name, const std::string& uid, std::int64_t gpus,
+                       const std::string& node = {}, const std::string& phase = "Running") {
+  json container{{"name", "main"}, {"image", "busybox"}};
+  if (gpus > 0) {
+    container["resources"]["requests"] = {{"nvidia.com/gpu", std::to_string(gpus)}};
+    container["resources"]["limits"] = {{"nvidia.com/gpu", std::to_string(gpus)}};
+  }
+  json pod{{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
+           {"spec", {{"containers", json::array({container})}, {"schedulerName", "default-scheduler"}}},
+           {"status", {{"phase", node.empty() ? "Pending" : phase}}}};
+  if (!node.empty()) pod["spec"]["nodeName"] = node;
+  return pod;
+}
+
+inline json claim_object(const std::string& ns, const std::string& name, const std::string& uid, const std::string& cls,
+                         const std::string& size, const std::string& selected_node = {}) {
+  json pvc{{"apiVersion", "v1"},
+           {"kind", "PersistentVolumeClaim"},
+           {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
+           {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"storageClassName", cls}, {"resources", {{"requests", {{"storage", size}}}}}}},
+           {"status", {{"phase", "Pending"}}}};
+  if (!selected_node.empty()) pvc["metadata"]["annotations"] = {{"volume.kubernetes.io/selected-node", selected_node}};
+  return pvc;
+}
+
+inline json storage_class_object(const std::string& name, bool is_default) {
+  json sc{{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "StorageClass"},
+          {"metadata", {{"name", name}}},
+          {"provisioner", "kubernetes.io/no-provisioner"},
+          {"volumeBindingMode", "WaitForFirstConsumer"}};
+  if (is_default) sc["metadata"]["annotations"] = {{"storageclass.kubernetes.io/is-default-class", "true"}};
+  return sc;
+}
+
+}  // namespace extender::kube::testing
