@@ -23,10 +23,6 @@
 #   HELM                     a helm 3 binary (default: tests/chart/get-helm.sh $TOOLS_DIR)
 #   TOOLS_DIR                where get-helm.sh caches Helm (default: build/tools)
 #   CHART_E2E_PHASES         all (default) | chart (phases 1-3 only)
-#   CHART_E2E_DAEMON_MODE    kubernetes (default) | standalone: a stand-in for phase 4 while the
-#                            daemon has no kubernetes mode: standalone daemon with an inventory of
-#                            the same nodes and no bindVerb (the scheduler binds); proves the
-#                            scheduler side of the chart's config only
 #   CHART_E2E_IDENTITY       chart (default: the daemon and the scheduler use tokens of the chart's
 #                            ServiceAccounts, so the chart's RBAC is what is tested) | lib (the e2e
 #                            library's EXTENDER_KUBECONFIG / SCHEDULER_KUBECONFIG)
@@ -39,7 +35,6 @@ T0=$SECONDS
 
 EXTENDER_BINARY="${1:-${EXTENDER_BINARY:-$REPO/build/scheduler-extender}}"
 PHASES="${CHART_E2E_PHASES:-all}"
-DAEMON_MODE="${CHART_E2E_DAEMON_MODE:-kubernetes}"
 IDENTITY="${CHART_E2E_IDENTITY:-chart}"
 RELEASE=se
 NS=gpu-system
@@ -268,7 +263,7 @@ if [[ "$PHASES" == chart ]]; then
 fi
 
 # ---- phase 4: daemon + kube-scheduler with the rendered configuration ---------------------------
-phase_begin "4 daemon ($DAEMON_MODE mode) behind kube-scheduler v1.20 with the chart's configuration"
+phase_begin "4 daemon (kubernetes mode) behind kube-scheduler v1.20 with the chart's configuration"
 [[ -x "$EXTENDER_BINARY" ]] || { fail "daemon binary $EXTENDER_BINARY exists (make build)"; phase_end; }
 
 # Tokens of the chart's ServiceAccounts (TokenRequest), so that their RBAC is what runs.
@@ -308,25 +303,13 @@ EXT_PORT="${ports[0]}" ADMIN_PORT="${ports[1]}"
 DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
 daemon_args=(--config "$RENDERED/daemon-config.yaml" --listen "127.0.0.1:$EXT_PORT"
   --admin-listen "127.0.0.1:$ADMIN_PORT" --log-level debug)
-if [[ "$DAEMON_MODE" == standalone ]]; then
-  cat >"$WORKDIR/inventory.yaml" <<'EOF'
-nodes:
-  - name: gpu-node-0
-    labels: {nvidia.com/gpu.memory: "40960"}
-    gpus: {nvidia.com/gpu: 4}
-  - name: gpu-node-1
-    gpus: {nvidia.com/gpu: 4}
-EOF
-  daemon_args+=(--mode standalone --inventory "$WORKDIR/inventory.yaml")
-else
-  daemon_args+=(--mode kubernetes --kubeconfig "$DAEMON_KUBECONFIG")
-fi
+daemon_args+=(--mode kubernetes --kubeconfig "$DAEMON_KUBECONFIG")
 step "starting $EXTENDER_BINARY ${daemon_args[*]} (log: $DAEMON_LOG)"
 "$EXTENDER_BINARY" "${daemon_args[@]}" </dev/null >"$DAEMON_LOG" 2>&1 &
 DAEMON_PID=$!
 cluster_register_pid "$DAEMON_PID" scheduler-extender
 if ! cluster_wait_http "http://127.0.0.1:$ADMIN_PORT/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG"; then
-  fail "the daemon answers 200 on http://127.0.0.1:$ADMIN_PORT/readyz within 60s ($DAEMON_MODE mode; log $DAEMON_LOG)"
+  fail "the daemon answers 200 on http://127.0.0.1:$ADMIN_PORT/readyz within 60s (log $DAEMON_LOG)"
   phase_end
 fi
 check "the daemon is ready (/readyz 200 after its caches synced)" curl -fsS "http://127.0.0.1:$ADMIN_PORT/readyz"
@@ -334,16 +317,14 @@ check "the daemon is ready (/readyz 200 after its caches synced)" curl -fsS "htt
 # The rendered configuration with only what must differ on loopback changed.
 HZ_PORT="$(cluster_free_ports 1)"
 "$PY" - "$RENDERED/scheduler-config.yaml" "$WORKDIR/scheduler-config.yaml" "127.0.0.1:$EXT_PORT" \
-  "$SCHED_KUBECONFIG" "127.0.0.1:$HZ_PORT" "$DAEMON_MODE" <<'PY'
+  "$SCHED_KUBECONFIG" "127.0.0.1:$HZ_PORT" <<'PY'
 import sys, yaml
 from urllib.parse import urlsplit, urlunsplit
-src, dst, hostport, kubeconfig, healthz, mode = sys.argv[1:]
+src, dst, hostport, kubeconfig, healthz = sys.argv[1:]
 cfg = yaml.safe_load(open(src))
 ext = cfg["extenders"][0]
 u = urlsplit(ext["urlPrefix"])
 ext["urlPrefix"] = urlunsplit((u.scheme, hostport, u.path, "", ""))
-if mode == "standalone":
-    ext.pop("bindVerb", None)   # a standalone daemon binds nothing in the cluster
 cfg["clientConnection"] = {"kubeconfig": kubeconfig}
 cfg["leaderElection"]["leaderElect"] = False
 cfg["healthzBindAddress"] = healthz
@@ -391,9 +372,7 @@ else
   fail "pod default/chart-e2e-gpu is bound within 60s"
 fi
 check "the daemon logged the filter call for default/chart-e2e-gpu" grep -Eq 'filter[^ ]* default/chart-e2e-gpu' "$DAEMON_LOG"
-if [[ "$DAEMON_MODE" == kubernetes ]]; then
-  check "the daemon bound it (bind call in its log)" grep -Eq 'bind[^ ]* default/chart-e2e-gpu' "$DAEMON_LOG"
-fi
+check "the daemon bound it (bind call in its log)" grep -Eq 'bind[^ ]* default/chart-e2e-gpu' "$DAEMON_LOG"
 
 step "creating deploy/examples/gpu-memory-pod.yaml (2 GPUs of at least 40Gi each)"
 k apply -f "$REPO/deploy/examples/gpu-memory-pod.yaml" >&2
