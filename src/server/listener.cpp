@@ -16,27 +16,22 @@ void set_json_error(httplib::Response& res, int status, std::string_view message
 // Sends `body` as is, whatever Accept-Encoding asks: cpp-httplib would otherwise gzip or brotli
 // JSON answers, which for a node echo of several MB costs far more CPU than it saves on a cluster
 // network (brotli: seconds per answer), and any client could ask for it. A body given through a
-// content provider of known length is never compressed.
-void send_uncompressed(httplib::Response& res, std::string body, const std::string& content_type) {
+// content provider of known length is never compressed. With `then_close`, the provider reports
+// failure once the body is out, which makes cpp-httplib close the connection instead of reading
+// what is left of the request as the next one.
+void send_body(httplib::Response& res, std::string body, const std::string& content_type, bool then_close = false) {
   auto shared = std::make_shared<std::string>(std::move(body));
+  if (then_close) res.set_header("Connection", "close");
   res.set_content_provider(shared->size(), content_type.c_str(),
-                           [shared](size_t offset, size_t length, httplib::DataSink& sink) {
-                             return sink.write(shared->data() + offset, length);
+                           [shared, then_close](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(shared->data() + offset, length) && !then_close;
                            });
 }
 
-// Answers `status` and ends the connection without reading the rest of the request: the body is
-// written through a content provider that reports failure once it is out, which makes cpp-httplib
-// close the connection instead of reading the unread body as the next request.
-void answer_and_close(httplib::Response& res, int status, std::string message) {
+// Answers `status` with an error and ends the connection without reading the rest of the request.
+void answer_and_close(httplib::Response& res, int status, std::string_view message) {
   res.status = status;
-  auto body = std::make_shared<std::string>(wire::encode_request_error(message));
-  res.set_header("Connection", "close");
-  res.set_content_provider(body->size(), "application/json",
-                           [body](size_t offset, size_t length, httplib::DataSink& sink) {
-                             sink.write(body->data() + offset, length);
-                             return false;
-                           });
+  send_body(res, wire::encode_request_error(message), "application/json", /*then_close=*/true);
 }
 
 // The declared body length; nullopt when absent, UINT64_MAX when it is not a plain number.
@@ -153,7 +148,7 @@ Status Listener::bind(const std::string& host, int port) {
     HttpResponse response = dispatch_(request);
     res.status = response.status;
     for (auto& [k, v] : response.headers) res.set_header(k, v);
-    send_uncompressed(res, std::move(response.body), response.content_type);
+    send_body(res, std::move(response.body), response.content_type);
   };
   httplib::Server::HandlerWithContentReader with_body = [handle](const httplib::Request& req, httplib::Response& res,
                                                                   const httplib::ContentReader& reader) {

@@ -1,6 +1,6 @@
 #pragma once
 // Result<T>: either a value or an Error carrying a message a person can act on.
-// Errors cross module boundaries as values; no module lets an exception escape.
+// Errors cross module boundaries as values; no module lets an exception escape. A value type.
 #include <string>
 #include <utility>
 #include <variant>

@@ -1,6 +1,7 @@
 #pragma once
 // Node: the fields of a Kubernetes Node that scheduling decisions read (name, labels, annotations,
 // capacity, allocatable, unschedulable, taints). Quantities stay as text; `supply.h` interprets them.
+// A value type; thread-safe to share once built.
 #include <string>
 #include <vector>
 
