@@ -83,6 +83,18 @@ class DaemonProcess {
     return log_;
   }
 
+  // The log once it holds `text` (the daemon logs a request after answering it), or as it is after
+  // `timeout`.
+  std::string wait_for_log(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string current = log();
+    while (current.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      current = log();
+    }
+    return current;
+  }
+
   // Runs the binary to completion (for flag and config errors): returns {exit status, output}.
   static std::pair<int, std::string> run_to_exit(std::vector<std::string> args) {
     DaemonProcess p;

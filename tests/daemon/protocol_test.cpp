@@ -117,7 +117,7 @@ TEST_F(Protocol, NamesFromRequestsCannotForgeLogLines) {
                            "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  const std::string log = daemon_->log();
+  const std::string log = daemon_->wait_for_log("t/p?INJECTED line");
   EXPECT_NE(log.find("t/p?INJECTED line"), std::string::npos) << log;
   EXPECT_EQ(log.find("\nINJECTED"), std::string::npos) << log;
 }
