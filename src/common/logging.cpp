@@ -94,11 +94,8 @@ Status setup_logging(const std::string& level, bool json) {
 }
 
 std::string printable(std::string_view text, std::size_t max) {
-  std::string out;
-  out.reserve(std::min(text.size(), max));
-  for (char c : text.substr(0, max)) out.push_back(static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c);
-  if (text.size() > max) out += "...";
-  return out;
+  if (text.size() <= max) return std::string(text);
+  return std::string(text.substr(0, max)) + "...";
 }
 
 }  // namespace extender

@@ -8,18 +8,21 @@
 namespace extender::config {
 namespace {
 
-Status check_positive(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
-                      std::int64_t value, std::int64_t min = 1) {
-  if (value < min) return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key),
-                                     "must be at least " + std::to_string(min));
+// Reads an integer that must be at least `min`.
+Status read_at_least(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
+                     std::int64_t& out, std::int64_t min = 1) {
+  EXTENDER_TRY(r.read(map, key, path, out));
+  if (out < min) {
+    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be at least " + std::to_string(min));
+  }
   return {};
 }
 
-Status check_duration(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
-                      milliseconds value) {
-  if (value.count() <= 0) {
-    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be longer than 0");
-  }
+// Reads a duration that must be longer than 0.
+Status read_positive_duration(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
+                              milliseconds& out) {
+  EXTENDER_TRY(r.read_duration(map, key, path, out));
+  if (out.count() <= 0) return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be longer than 0");
   return {};
 }
 
@@ -36,20 +39,14 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   }
   while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
   if (s.path_prefix == "/") s.path_prefix.clear();
-  EXTENDER_TRY(r.read(n, "threads", "server", s.threads));
-  EXTENDER_TRY(check_positive(r, n, "threads", "server", s.threads, 4));
+  EXTENDER_TRY(read_at_least(r, n, "threads", "server", s.threads, 4));
   EXTENDER_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
-  EXTENDER_TRY(check_positive(r, n, "max_body_bytes", "server", s.max_body_bytes, 1024));
-  EXTENDER_TRY(r.read_duration(n, "read_timeout", "server", s.read_timeout));
-  EXTENDER_TRY(check_duration(r, n, "read_timeout", "server", s.read_timeout));
-  EXTENDER_TRY(r.read_duration(n, "write_timeout", "server", s.write_timeout));
-  EXTENDER_TRY(check_duration(r, n, "write_timeout", "server", s.write_timeout));
-  EXTENDER_TRY(r.read_duration(n, "keep_alive_timeout", "server", s.keep_alive_timeout));
-  EXTENDER_TRY(check_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
-  EXTENDER_TRY(r.read(n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
-  EXTENDER_TRY(check_positive(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
-  EXTENDER_TRY(r.read_duration(n, "request_deadline", "server", s.request_deadline));
-  EXTENDER_TRY(check_duration(r, n, "request_deadline", "server", s.request_deadline));
+  if (s.max_body_bytes < 1024) return r.error_at(n["max_body_bytes"], "server.max_body_bytes", "must be at least 1024");
+  EXTENDER_TRY(read_positive_duration(r, n, "read_timeout", "server", s.read_timeout));
+  EXTENDER_TRY(read_positive_duration(r, n, "write_timeout", "server", s.write_timeout));
+  EXTENDER_TRY(read_positive_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
+  EXTENDER_TRY(read_at_least(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
+  EXTENDER_TRY(read_positive_duration(r, n, "request_deadline", "server", s.request_deadline));
   const YAML::Node tls = n["tls"];
   EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file"}));
   if (tls.IsDefined() && !tls.IsNull()) {
@@ -124,10 +121,8 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
   EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  EXTENDER_TRY(r.read(n, "volume_balance_weight", "scoring", s.volume_balance_weight));
-  EXTENDER_TRY(check_positive(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
-  EXTENDER_TRY(r.read(n, "gpu_packing_weight", "scoring", s.gpu_packing_weight));
-  EXTENDER_TRY(check_positive(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
+  EXTENDER_TRY(read_at_least(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
+  EXTENDER_TRY(read_at_least(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
   if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
     return r.error_at(n, "scoring", "weights must be at most 1000000");
   }
@@ -146,12 +141,9 @@ Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s)
 Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "state", {"reservation_ttl", "demand_cache_size", "demand_cache_ttl"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  EXTENDER_TRY(r.read_duration(n, "reservation_ttl", "state", s.reservation_ttl));
-  EXTENDER_TRY(check_duration(r, n, "reservation_ttl", "state", s.reservation_ttl));
-  EXTENDER_TRY(r.read(n, "demand_cache_size", "state", s.demand_cache_size));
-  EXTENDER_TRY(check_positive(r, n, "demand_cache_size", "state", s.demand_cache_size));
-  EXTENDER_TRY(r.read_duration(n, "demand_cache_ttl", "state", s.demand_cache_ttl));
-  EXTENDER_TRY(check_duration(r, n, "demand_cache_ttl", "state", s.demand_cache_ttl));
+  EXTENDER_TRY(read_positive_duration(r, n, "reservation_ttl", "state", s.reservation_ttl));
+  EXTENDER_TRY(read_at_least(r, n, "demand_cache_size", "state", s.demand_cache_size));
+  EXTENDER_TRY(read_positive_duration(r, n, "demand_cache_ttl", "state", s.demand_cache_ttl));
   return {};
 }
 
@@ -206,12 +198,9 @@ Status load_document(YamlReader& r, Config& c) {
   EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "token_reload", "user_agent"}));
   if (kube.IsDefined() && !kube.IsNull()) {
     EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
-    EXTENDER_TRY(r.read_duration(kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
-    EXTENDER_TRY(check_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
-    EXTENDER_TRY(r.read_duration(kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
-    EXTENDER_TRY(check_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
-    EXTENDER_TRY(r.read_duration(kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
-    EXTENDER_TRY(check_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
+    EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
+    EXTENDER_TRY(read_positive_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
     EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
   }
   return {};

@@ -135,8 +135,6 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   return Quantity(negative ? -nanos : nanos);
 }
 
-Quantity Quantity::from_units(std::int64_t units) { return Quantity(static_cast<__int128>(units) * kNanosPerUnit); }
-
 std::int64_t Quantity::units_ceil() const {
   __int128 q = nanos_ / kNanosPerUnit;
   if (nanos_ % kNanosPerUnit > 0) ++q;
@@ -151,8 +149,6 @@ std::int64_t Quantity::milli_ceil() const {
   if (q < std::numeric_limits<std::int64_t>::min()) return std::numeric_limits<std::int64_t>::min();
   return static_cast<std::int64_t>(q);
 }
-
-bool Quantity::is_integer() const { return nanos_ % kNanosPerUnit == 0; }
 
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t out = 0;

@@ -24,14 +24,6 @@ std::optional<model::PodDemand> DemandCache::find(std::string_view uid, Clock::t
   return it->second->demand;
 }
 
-void DemandCache::forget(std::string_view uid) {
-  std::lock_guard lock(mu_);
-  auto it = index_.find(std::string(uid));
-  if (it == index_.end()) return;
-  order_.erase(it->second);
-  index_.erase(it);
-}
-
 std::size_t DemandCache::size() const {
   std::lock_guard lock(mu_);
   return order_.size();

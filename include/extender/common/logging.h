@@ -11,8 +11,8 @@ namespace extender {
 
 Status setup_logging(const std::string& level, bool json);
 
-// Length capped, control characters replaced: for untrusted text (names, reasons taken from
-// requests) in a log line.
+// Untrusted text (names, reasons taken from requests) capped in length for a log line; the
+// formatters above take care of control characters.
 std::string printable(std::string_view text, std::size_t max = 512);
 
 }  // namespace extender

@@ -18,14 +18,12 @@ class Quantity {
   // Parses the Kubernetes quantity grammar: sign, digits with an optional fraction, then one
   // suffix: binary (Ki Mi Gi Ti Pi Ei), decimal (n u m k M G T P E) or exponent (e3, E-2).
   static Result<Quantity> parse(std::string_view text);
-  static Quantity from_units(std::int64_t units);
 
   // The value rounded up to a whole unit (resource.Quantity.Value()).
   std::int64_t units_ceil() const;
   // The value rounded up to a thousandth (resource.Quantity.MilliValue()); saturates.
   std::int64_t milli_ceil() const;
   bool is_negative() const { return nanos_ < 0; }
-  bool is_integer() const;
 
   auto operator<=>(const Quantity&) const = default;
 

@@ -22,7 +22,6 @@ class DemandCache {
 
   void remember(const model::PodDemand& demand, Clock::time_point now);
   std::optional<model::PodDemand> find(std::string_view uid, Clock::time_point now) const;
-  void forget(std::string_view uid);
   std::size_t size() const;
 
  private:
