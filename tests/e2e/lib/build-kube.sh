@@ -62,7 +62,12 @@ if bin_ok "$KDIR/bin"; then
 fi
 
 # ---- cold path --------------------------------------------------------------
-for tool in go apt-get dpkg-source flock rsync; do
+# Debian's Go 1.19, called by its own path: a newer Go elsewhere on PATH (e.g. /usr/local/go) cannot
+# build this tree in GOPATH mode, and GOTOOLCHAIN=local keeps it from switching toolchains.
+GO="${KUBE_GO:-/usr/lib/go-1.19/bin/go}"
+export GOTOOLCHAIN=local
+[[ -x "$GO" ]] || die "'$GO' not found; run tests/e2e/lib/install-deps.sh as root first (package golang-1.19-go)"
+for tool in apt-get dpkg-source flock rsync; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found; run tests/e2e/lib/install-deps.sh as root first"
 done
 
@@ -207,7 +212,7 @@ cd "$KROOT"
 
 # ---- openapi-gen -------------------------------------------------------------
 log "building openapi-gen"
-go build -p "$KUBE_BUILD_JOBS" -o "$BUILD/tools/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen >>"$BLOG" 2>&1 \
+"$GO" build -p "$KUBE_BUILD_JOBS" -o "$BUILD/tools/openapi-gen" ./vendor/k8s.io/kube-openapi/cmd/openapi-gen >>"$BLOG" 2>&1 \
   || die "building openapi-gen failed"
 
 # Same input set as build/root/Makefile.generated_files (KUBE target): every Go dir outside
@@ -248,11 +253,11 @@ for pkg in vendor/k8s.io/component-base/version vendor/k8s.io/client-go/pkg/vers
   LDFLAGS+=" -X k8s.io/kubernetes/$pkg.gitTreeState=clean"
   LDFLAGS+=" -X k8s.io/kubernetes/$pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 done
-log "go build -p $KUBE_BUILD_JOBS ${BINARIES[*]} (several minutes)"
+log "$("$GO" version): go build -p $KUBE_BUILD_JOBS ${BINARIES[*]} (several minutes)"
 mkdir -p "$BUILD/out"
 pkgs=()
 for b in "${BINARIES[@]}"; do pkgs+=("./cmd/$b"); done
-go build -p "$KUBE_BUILD_JOBS" -ldflags "$LDFLAGS" -o "$BUILD/out/" "${pkgs[@]}" >>"$BLOG" 2>&1 \
+"$GO" build -p "$KUBE_BUILD_JOBS" -ldflags "$LDFLAGS" -o "$BUILD/out/" "${pkgs[@]}" >>"$BLOG" 2>&1 \
   || die "go build failed"
 
 for b in "${BINARIES[@]}"; do

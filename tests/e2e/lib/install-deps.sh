@@ -5,7 +5,8 @@
 #   E2E_DEPS_CHECK_ONLY=1 install-deps.sh  # only report, exit 1 if something is missing
 #
 # Packages:
-#   golang-go      Go 1.19, builds kube-apiserver/kube-scheduler/kubectl v1.20.2 (build-kube.sh)
+#   golang-1.19-go Go 1.19 at /usr/lib/go-1.19/bin/go, builds kube-apiserver/kube-scheduler/kubectl
+#                  v1.20.2 (build-kube.sh calls it by that path, whatever else is on PATH)
 #   etcd-server    etcd 3.4 for the apiserver
 #   dpkg-dev       `apt-get source` (dpkg-source) for Debian's `kubernetes` source package
 #   openssl curl jq rsync python3 ca-certificates util-linux(flock) procps iproute2(ss)
@@ -17,7 +18,7 @@ set -euo pipefail
 
 log() { printf '[install-deps] %s\n' "$*" >&2; }
 
-pkgs=(golang-go etcd-server dpkg-dev openssl curl jq rsync python3 ca-certificates util-linux procps iproute2 xz-utils)
+pkgs=(golang-1.19-go etcd-server dpkg-dev openssl curl jq rsync python3 ca-certificates util-linux procps iproute2 xz-utils)
 if ! command -v kubectl >/dev/null 2>&1; then
   pkgs+=(kubernetes-client)
 fi
