@@ -1,4 +1,4 @@
-// Measures /filter on realistic bodies (made by ../shared/tools/gen_extender_args.py): decoding
+// Measures /filter on realistic bodies (made by bench/gen_extender_args.py): decoding
 // with nlohmann's DOM against simdjson on-demand, the engine's filter, and the whole HTTP round
 // trip through the daemon's listener on loopback (keep-alive), for the Nodes form and for the
 // NodeNames form of the same request. Prints medians and 90th percentiles.

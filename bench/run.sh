@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 runs=${2:-30}
 data="$build/bench-data"
-gen=../shared/tools/gen_extender_args.py
+gen=bench/gen_extender_args.py
 mkdir -p "$data"
 for n in 500 5000; do
   [ -s "$data/args-$n.json" ] || python3 "$gen" "$n" "$data/args-$n.json"
