@@ -104,6 +104,22 @@ Status YamlReader::read(const YAML::Node& map, std::string_view key, std::string
   return {};
 }
 
+Status YamlReader::read(const YAML::Node& map, std::string_view key, std::string_view path,
+                        std::vector<std::string>& out) {
+  YAML::Node v = map[std::string(key)];
+  if (!v.IsDefined() || v.IsNull()) return {};
+  if (!v.IsSequence()) return error_at(v, join(path, key), "expected a list of strings");
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node item = v[i];
+    EXTENDER_TRY(spend(item, join(path, key)));
+    if (!item.IsScalar()) return error_at(item, join(path, key) + "[" + std::to_string(i) + "]", "expected a string");
+    items.push_back(item.Scalar());
+  }
+  out = std::move(items);
+  return {};
+}
+
 Status YamlReader::read_duration(const YAML::Node& map, std::string_view key, std::string_view path,
                                  std::chrono::milliseconds& out) {
   YAML::Node v = map[std::string(key)];

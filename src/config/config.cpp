@@ -27,9 +27,11 @@ Status read_positive_duration(YamlReader& r, const YAML::Node& map, std::string_
 }
 
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
-  EXTENDER_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "max_body_bytes", "read_timeout",
-                                      "write_timeout", "keep_alive_timeout", "keep_alive_max_requests",
-                                      "request_deadline", "tls"}));
+  EXTENDER_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "bind_threads", "max_body_bytes",
+                                      "max_header_bytes", "max_header_count", "header_timeout", "read_timeout",
+                                      "min_body_rate", "write_timeout", "keep_alive_timeout",
+                                      "keep_alive_max_requests", "max_connections", "max_connections_per_peer",
+                                      "max_buffered_bytes", "request_deadline", "tls"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
   if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
@@ -39,20 +41,38 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   }
   while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
   if (s.path_prefix == "/") s.path_prefix.clear();
-  EXTENDER_TRY(read_at_least(r, n, "threads", "server", s.threads, 4));
+  EXTENDER_TRY(read_at_least(r, n, "threads", "server", s.threads, 1));
+  EXTENDER_TRY(read_at_least(r, n, "bind_threads", "server", s.bind_threads, 1));
+  if (s.threads > 1024 || s.bind_threads > 1024) return r.error_at(n, "server", "threads and bind_threads must be at most 1024");
   EXTENDER_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
   if (s.max_body_bytes < 1024) return r.error_at(n["max_body_bytes"], "server.max_body_bytes", "must be at least 1024");
+  EXTENDER_TRY(r.read_quantity(n, "max_header_bytes", "server", s.max_header_bytes));
+  if (s.max_header_bytes < 1024) return r.error_at(n["max_header_bytes"], "server.max_header_bytes", "must be at least 1024");
+  EXTENDER_TRY(read_at_least(r, n, "max_header_count", "server", s.max_header_count, 8));
+  EXTENDER_TRY(read_positive_duration(r, n, "header_timeout", "server", s.header_timeout));
   EXTENDER_TRY(read_positive_duration(r, n, "read_timeout", "server", s.read_timeout));
+  EXTENDER_TRY(r.read_quantity(n, "min_body_rate", "server", s.min_body_rate));
+  if (s.min_body_rate < 1024) return r.error_at(n["min_body_rate"], "server.min_body_rate", "must be at least 1Ki (bytes per second)");
+  EXTENDER_TRY(read_at_least(r, n, "max_connections", "server", s.max_connections, 16));
+  EXTENDER_TRY(read_at_least(r, n, "max_connections_per_peer", "server", s.max_connections_per_peer, 4));
+  EXTENDER_TRY(r.read_quantity(n, "max_buffered_bytes", "server", s.max_buffered_bytes));
+  if (s.max_buffered_bytes < s.max_body_bytes) {
+    return r.error_at(n, "server.max_buffered_bytes", "must be at least server.max_body_bytes");
+  }
   EXTENDER_TRY(read_positive_duration(r, n, "write_timeout", "server", s.write_timeout));
   EXTENDER_TRY(read_positive_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
   EXTENDER_TRY(read_at_least(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
   EXTENDER_TRY(read_positive_duration(r, n, "request_deadline", "server", s.request_deadline));
   const YAML::Node tls = n["tls"];
-  EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file"}));
+  EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file", "client_names"}));
   if (tls.IsDefined() && !tls.IsNull()) {
     EXTENDER_TRY(r.read(tls, "cert_file", "server.tls", s.tls.cert_file));
     EXTENDER_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
     EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
+    EXTENDER_TRY(r.read(tls, "client_names", "server.tls", s.tls.client_names));
+    if (!s.tls.client_names.empty() && s.tls.client_ca_file.empty()) {
+      return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
+    }
     if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {
       return r.error_at(tls, "server.tls", "cert_file and key_file go together");
     }
@@ -195,11 +215,21 @@ Status load_document(YamlReader& r, Config& c) {
   }
 
   const YAML::Node kube = root["kubernetes"];
-  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "token_reload", "user_agent"}));
+  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
+                                             "token_reload", "user_agent", "scheduler_names"}));
   if (kube.IsDefined() && !kube.IsNull()) {
     EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
     EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
     EXTENDER_TRY(read_positive_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
+    if (c.kubernetes.watch_timeout < std::chrono::seconds(1) || c.kubernetes.watch_timeout > std::chrono::seconds(45)) {
+      return r.error_at(kube["watch_timeout"], "kubernetes.watch_timeout",
+                        "must be between 1s and 45s (a silent watch is only noticed after this plus 10s)");
+    }
+    EXTENDER_TRY(read_positive_duration(r, kube, "stale_after", "kubernetes", c.kubernetes.stale_after));
+    EXTENDER_TRY(r.read(kube, "scheduler_names", "kubernetes", c.kubernetes.scheduler_names));
+    if (c.kubernetes.scheduler_names.empty()) {
+      return r.error_at(kube["scheduler_names"], "kubernetes.scheduler_names", "must name at least one scheduler");
+    }
     EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
     EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
   }

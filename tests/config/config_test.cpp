@@ -36,6 +36,18 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->storage.default_claim_bytes, d->storage.default_claim_bytes);
   EXPECT_EQ(c->kubernetes.bind_timeout, d->kubernetes.bind_timeout);
   EXPECT_EQ(c->admin.listen, d->admin.listen);
+  EXPECT_EQ(c->server.bind_threads, d->server.bind_threads);
+  EXPECT_EQ(c->server.max_header_bytes, d->server.max_header_bytes);
+  EXPECT_EQ(c->server.max_header_count, d->server.max_header_count);
+  EXPECT_EQ(c->server.header_timeout, d->server.header_timeout);
+  EXPECT_EQ(c->server.min_body_rate, d->server.min_body_rate);
+  EXPECT_EQ(c->server.max_connections, d->server.max_connections);
+  EXPECT_EQ(c->server.max_connections_per_peer, d->server.max_connections_per_peer);
+  EXPECT_EQ(c->server.max_buffered_bytes, d->server.max_buffered_bytes);
+  EXPECT_EQ(c->server.tls.client_names, d->server.tls.client_names);
+  EXPECT_EQ(c->kubernetes.watch_timeout, d->kubernetes.watch_timeout);
+  EXPECT_EQ(c->kubernetes.stale_after, d->kubernetes.stale_after);
+  EXPECT_EQ(c->kubernetes.scheduler_names, d->kubernetes.scheduler_names);
   EXPECT_EQ(c->standalone.inventory, std::string(EXTENDER_SOURCE_DIR) + "/examples/inventory.yaml")
       << "relative paths are relative to the config file";
 }
@@ -93,7 +105,13 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  listen: 1.2.3.4:8888\n  thread: 4\n", "test:3: server.thread: unknown key"},
       {"bogus: 1\n", "test:1: bogus: unknown key"},
       {"server:\n  threads: many\n", "test:2: server.threads: expected an integer"},
-      {"server:\n  threads: 1\n", "server.threads: must be at least 4"},
+      {"server:\n  threads: 0\n", "server.threads: must be at least 1"},
+      {"server:\n  max_connections_per_peer: 1\n", "server.max_connections_per_peer: must be at least 4"},
+      {"server:\n  tls: {client_names: [a]}\n", "server.tls.client_names: needs client_ca_file"},
+      {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: a}\n",
+       "server.tls.client_names: expected a list of strings"},
+      {"kubernetes:\n  watch_timeout: 5m\n", "kubernetes.watch_timeout: must be between 1s and 45s"},
+      {"kubernetes:\n  scheduler_names: []\n", "kubernetes.scheduler_names: must name at least one scheduler"},
       {"server:\n  listen: nowhere\n", "server.listen: invalid address"},
       {"server:\n  read_timeout: 5\n", "server.read_timeout: invalid duration"},
       {"server:\n  max_body_bytes: 10Q\n", "server.max_body_bytes"},

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "extender/common/result.h"
 
@@ -31,6 +32,7 @@ class YamlReader {
   Status read(const YAML::Node& map, std::string_view key, std::string_view path, std::string& out);
   Status read(const YAML::Node& map, std::string_view key, std::string_view path, bool& out);
   Status read(const YAML::Node& map, std::string_view key, std::string_view path, std::int64_t& out);
+  Status read(const YAML::Node& map, std::string_view key, std::string_view path, std::vector<std::string>& out);
   Status read_duration(const YAML::Node& map, std::string_view key, std::string_view path,
                        std::chrono::milliseconds& out);
   // A Kubernetes quantity as a whole non-negative number ("10Gi", 1024).

@@ -21,20 +21,31 @@ using std::chrono::milliseconds;
 enum class Mode { kStandalone, kKubernetes };
 
 struct TlsConfig {
-  std::string cert_file;       // serve TLS when cert_file and key_file are set
+  std::string cert_file;       // serve TLS when cert_file and key_file are set (re-read when they change)
   std::string key_file;
   std::string client_ca_file;  // also require client certificates signed by this CA
+  // With client_ca_file: only certificates naming one of these (subject CN, SAN DNS or URI) may
+  // call; empty: any certificate the CA signed.
+  std::vector<std::string> client_names;
 };
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:8888";
   std::string path_prefix = "/scheduler";  // verbs answer at /<verb> and at <path_prefix>/<verb>
-  std::int64_t threads = 64;               // each open connection holds one while it lives
+  std::int64_t threads = 8;                // workers deciding filter, prioritize and preempt
+  std::int64_t bind_threads = 64;          // workers for binds (each may wait on the API server)
   std::int64_t max_body_bytes = std::int64_t{128} << 20;
-  milliseconds read_timeout{10'000};
-  milliseconds write_timeout{10'000};
+  std::int64_t max_header_bytes = std::int64_t{64} << 10;  // request line and headers together
+  std::int64_t max_header_count = 100;
+  milliseconds header_timeout{5'000};      // a request head must arrive within this
+  milliseconds read_timeout{10'000};       // a body within this plus its size at min_body_rate
+  std::int64_t min_body_rate = std::int64_t{1} << 20;       // bytes per second
+  milliseconds write_timeout{10'000};      // an answer within this plus its size at min_body_rate
   milliseconds keep_alive_timeout{5'000};
   std::int64_t keep_alive_max_requests = 1000;
+  std::int64_t max_connections = 4096;
+  std::int64_t max_connections_per_peer = 256;
+  std::int64_t max_buffered_bytes = std::int64_t{512} << 20;  // request bodies held at once
   milliseconds request_deadline{4'000};    // filter and prioritize answer within this
   TlsConfig tls;
 };
@@ -75,7 +86,10 @@ struct StandaloneConfig {
 struct KubernetesConfig {
   std::string kubeconfig;                 // empty: in-cluster credentials
   milliseconds bind_timeout{4'000};       // below the scheduler's httpTimeout (5s by default)
-  milliseconds watch_timeout{300'000};    // timeoutSeconds of each watch request
+  milliseconds watch_timeout{45'000};     // timeoutSeconds of each watch request (at most 45s)
+  milliseconds stale_after{60'000};       // not ready while a watch has been down this long
+  // /bind and /preempt act only for pods whose spec.schedulerName is one of these.
+  std::vector<std::string> scheduler_names = {"default-scheduler"};
   milliseconds token_reload{60'000};
   std::string user_agent = "scheduler-extender";
 };
