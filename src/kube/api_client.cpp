@@ -9,6 +9,8 @@
 
 #include <charconv>
 
+#include "extender/kube/watch_event.h"
+
 namespace extender::kube {
 namespace {
 
@@ -66,7 +68,7 @@ void StreamHandle::attach(httplib::ClientImpl* client) {
 }
 
 std::string status_message(const ApiReply& reply) {
-  nlohmann::json doc = nlohmann::json::parse(reply.body, nullptr, false);
+  nlohmann::json doc = parse_bounded(reply.body);
   if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) return doc["message"].get<std::string>();
   std::string text = reply.body.substr(0, 300);
   for (char& c : text) {

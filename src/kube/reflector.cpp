@@ -6,6 +6,9 @@
 #include <condition_variable>
 #include <random>
 
+#include "extender/kube/watch_event.h"
+#include "extender/wire/json_text.h"
+
 namespace extender::kube {
 namespace {
 
@@ -47,7 +50,7 @@ long long code_of(const json& status) {
 
 bool is_expired(const ApiReply& reply) {
   if (reply.status == 410) return true;
-  json doc = json::parse(reply.body, nullptr, false);
+  json doc = parse_bounded(reply.body);
   const std::string reason = string_at(doc, {"reason"});
   return doc.is_object() && (code_of(doc) == 410 || reason == "Expired" || reason == "Gone");
 }
@@ -144,6 +147,10 @@ Reflector::Outcome Reflector::list() {
       fail("listing: HTTP " + std::to_string(reply->status) + ": " + status_message(*reply));
       return Outcome::kFailed;
     }
+    if (!wire::nesting_within(reply->body, kMaxJsonNesting)) {
+      fail("listing: a page nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
+      return Outcome::kFailed;
+    }
     json page = json::parse(reply->body, nullptr, false);
     if (!page.is_object() || !page.contains("items")) {
       fail("listing: the answer is not a list");
@@ -182,14 +189,14 @@ Reflector::Outcome Reflector::watch() {
   bool got_event = false;
   auto handle_line = [&](std::string_view text) -> bool {
     if (text.empty()) return true;
-    json event = json::parse(text, nullptr, false);
-    if (!event.is_object()) {
-      fail("watch: a line that is not a JSON event");
+    auto event = parse_watch_event(text);
+    if (!event) {
+      fail("watch: " + event.message());
       outcome = Outcome::kFailed;
       return false;
     }
-    const std::string type = string_at(event, {"type"});
-    const json& object = event.contains("object") ? event["object"] : json();
+    const std::string& type = event->type;
+    const json& object = event->object;
     if (type == "ERROR") {
       const long long code = code_of(object);
       const std::string reason = string_at(object, {"reason"});

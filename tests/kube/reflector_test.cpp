@@ -33,8 +33,8 @@ json list_body(std::vector<json> items, const std::string& rv, const std::string
   return body;
 }
 
-std::string name_of(const json& o) { return o["metadata"]["name"].get<std::string>(); }
-std::string rv_of(const json& o) { return o["metadata"].value("resourceVersion", ""); }
+std::string name_of(const json& o) { return o.is_object() ? o["metadata"]["name"].get<std::string>() : "?"; }
+std::string rv_of(const json& o) { return o.is_object() ? o["metadata"].value("resourceVersion", "") : ""; }
 
 // A sink that keeps a store as an informer would (a list replaces everything, events apply on
 // top) and a log of every call.
@@ -543,6 +543,68 @@ TEST(Reflector, MalformedLinesAndErrorEventsFailThenTheWatchResumes) {
   w.feed->send_event("ADDED", object("b", 11));
   ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 1; }));
   EXPECT_EQ(h.sink.names(), (std::vector<std::string>{"a", "b"}));
+}
+
+std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(Reflector, DeeplyNestedEventFailsTheWatchWhichResumesFromTheSameVersion) {
+  Harness h;
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  h.start();
+  auto first = h.next_watch("10");
+  first.feed->send_event("ADDED", object("b", 11));
+  ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 1; }));
+  // About 100 KB, far below the line bound: only the nesting is hostile.
+  first.feed->send("{\"type\":\"ADDED\",\"object\":" + nested(50'000) + "}\n");
+  ASSERT_TRUE(eventually([&] { return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos; }))
+      << h.status().last_error;
+  EXPECT_TRUE(first.feed->wait_closed(5s));
+  auto second = h.next_watch("11");
+  second.feed->send_event("ADDED", object("c", 12));
+  ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 2; }));
+  EXPECT_EQ(h.sink.event_log(), (std::vector<std::string>{"ADDED b@11", "ADDED c@12"}));
+  EXPECT_EQ(h.sink.lists(), 1);
+}
+
+TEST(Reflector, DeeplyNestedListPageFailsTheListWhichIsRetried) {
+  Harness h;
+  std::atomic<int> lists{0};
+  h.on_list([&](const httplib::Request&, httplib::Response& res) {
+    if (++lists == 1) {
+      res.status = 200;
+      res.set_content("{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" + nested(50'000) + "]}",
+                      "application/json");
+    } else {
+      FakeApiServer::reply(res, 200, list_body({object("a", 1)}, "10"));
+    }
+  });
+  h.start();
+  ASSERT_TRUE(eventually([&] { return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos; }))
+      << h.status().last_error;
+  EXPECT_TRUE(h.sink.log().empty()) << "nothing of the refused page reaches the sink";
+  h.next_watch("10");
+  EXPECT_EQ(h.sink.names(), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(h.status().lists, 1u);
+}
+
+TEST(Reflector, DeeplyNestedStatusBodyOnAFailedWatchIsAFailureNotACrash) {
+  Harness h;
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  std::atomic<int> watches{0};
+  h.on_watch([&](const httplib::Request& req, httplib::Response& res) {
+    if (++watches == 1) {
+      res.status = 500;
+      res.set_content("{\"kind\":\"Status\",\"code\":410,\"details\":" + nested(50'000) + "}", "application/json");
+    } else {
+      h.desk.accept(h.server, req, res);
+    }
+  });
+  h.start();
+  auto w = h.next_watch("10");
+  EXPECT_EQ(watches.load(), 2);
+  EXPECT_EQ(h.sink.lists(), 1) << "a body too deep to read is not a 410";
+  w.feed->send_event("ADDED", object("b", 11));
+  ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 1; }));
 }
 
 TEST(Reflector, OddStatusBodiesOnAFailedWatchAreFailuresNotCrashes) {
