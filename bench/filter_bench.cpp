@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   engine::Extender extender(cfg, std::move(deps));
   server::Metrics metrics;
   server::Api api({&extender, &cluster, &metrics, {}, "standalone", std::chrono::seconds(60), true, cfg.node_fields()},
-                  {"/scheduler", true, true});
+                  {"/scheduler", true, true, true});
   server::ListenerOptions options;
   options.name = "bench";
   server::Listener listener(options, [&](const server::HttpRequest& r) { return api.handle(r); });

@@ -1,6 +1,8 @@
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -15,6 +17,7 @@
 #include "extender/kube/api_client.h"
 #include "extender/kube/binder.h"
 #include "extender/kube/credentials.h"
+#include "extender/kube/pod_reader.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/sources/inventory.h"
@@ -28,17 +31,29 @@ namespace {
 
 using namespace extender;
 
-server::ListenerOptions listener_options(const config::Config& c, std::string name, bool scheduler_facing) {
-  server::ListenerOptions o;
-  o.name = std::move(name);
-  o.threads = scheduler_facing ? c.server.threads : 8;
-  o.max_body_bytes = scheduler_facing ? c.server.max_body_bytes : 1 << 20;
-  o.read_timeout = c.server.read_timeout;
-  o.write_timeout = c.server.write_timeout;
-  o.keep_alive_timeout = c.server.keep_alive_timeout;
-  o.keep_alive_max_requests = c.server.keep_alive_max_requests;
-  if (scheduler_facing) o.tls = c.server.tls;
+// The admin listener serves probes, metrics and the debug view: small bodies, few workers.
+server::ListenerOptions admin_listener_options(const config::Config& c) {
+  server::ListenerOptions o = server::listener_options(c.server, "admin");
+  o.decide_threads = 1;
+  o.bind_threads = 1;
+  o.max_body_bytes = 1 << 20;
+  o.max_buffered_bytes = 16 << 20;
+  o.tls = {};
   return o;
+}
+
+// Large request bodies are allocated with mmap and given back whole when freed (a fixed threshold
+// also stops glibc from raising it after the first large free); few malloc arenas, so that memory
+// freed by one worker is reused by the next instead of staying in a per-thread arena; and as many
+// descriptors as the hard limit allows, for the connection caps to be the limit that bites.
+void tune_process() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_ARENA_MAX, 4);
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 }
 
 // Wakes every `interval` to drop expired reservations, until destroyed.
@@ -141,6 +156,11 @@ int run(const config::Config& cfg) {
     deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
     deps.default_storage_class = [kc] { return kc->default_storage_class(); };
     deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
+    kube::ApiClient* api = feed->api.get();
+    const auto timeout = cfg.kubernetes.bind_timeout / 2;
+    deps.fetch_pod = [api, timeout](const std::string& ns, const std::string& name) {
+      return kube::read_pod(*api, ns, name, timeout);
+    };
   }
   engine::Extender extender(cfg, std::move(deps));
 
@@ -148,11 +168,15 @@ int run(const config::Config& cfg) {
   server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
                            cfg.server.request_deadline, !kubernetes, cfg.node_fields()};
   const bool separate_admin = !cfg.admin.listen.empty();
-  server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin});
-  server::Api admin_api(api_deps, {cfg.server.path_prefix, true, true});
-  server::Listener scheduler_listener(listener_options(cfg, "scheduler", true),
+  server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin, !separate_admin});
+  server::Api admin_api(api_deps, {cfg.server.path_prefix, false, true, true});
+  server::ListenerOptions scheduler_options = server::listener_options(cfg.server, "scheduler");
+  scheduler_options.lane_of = [&](std::string_view m, std::string_view p) { return scheduler_api.lane_of(m, p); };
+  server::ListenerOptions admin_options = admin_listener_options(cfg);
+  admin_options.lane_of = [&](std::string_view m, std::string_view p) { return admin_api.lane_of(m, p); };
+  server::Listener scheduler_listener(std::move(scheduler_options),
                                       [&](const server::HttpRequest& r) { return scheduler_api.handle(r); });
-  server::Listener admin_listener(listener_options(cfg, "admin", false),
+  server::Listener admin_listener(std::move(admin_options),
                                   [&](const server::HttpRequest& r) { return admin_api.handle(r); });
   auto listen_at = parse_host_port(cfg.server.listen);
   if (auto st = scheduler_listener.bind(listen_at->host, listen_at->port); !st) {
@@ -165,7 +189,8 @@ int run(const config::Config& cfg) {
       spdlog::critical("{}", st.message());
       return 2;
     }
-    spdlog::info("admin and debug endpoints on http://{}:{} (/debug/state, /debug/nodes/<name>, /admin/pods/<uid>)",
+    spdlog::info("admin and debug endpoints on http://{}:{} (/healthz, /readyz, /metrics; /debug/state, "
+                 "/debug/nodes/<name>, /admin/pods/<uid> for loopback peers only)",
                  admin_at->host, admin_listener.port());
   }
   spdlog::info("scheduler-extender {} ({}) serving {} on {}:{}{}, verbs at /<verb> and {}/<verb>", kVersion, kGitCommit,
@@ -207,6 +232,7 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  tune_process();
 
   auto cli = config::parse_command_line(argc, argv);
   if (!cli) {

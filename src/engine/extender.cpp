@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "extender/policy/fit.h"
 #include "extender/policy/preemption.h"
 #include "extender/policy/score.h"
@@ -13,11 +15,57 @@ std::string unknown_node_reason() { return "node is not known to scheduler-exten
 
 }  // namespace
 
+const char* refusal_name(Refusal r) {
+  switch (r) {
+    case Refusal::kNone: return "none";
+    case Refusal::kUnknownPod: return "unknown_pod";
+    case Refusal::kBound: return "already_bound";
+    case Refusal::kTerminating: return "terminating";
+    case Refusal::kOtherScheduler: return "other_scheduler";
+    case Refusal::kNothingManaged: return "nothing_managed";
+    case Refusal::kCount: break;
+  }
+  return "?";
+}
+
 Extender::Extender(const config::Config& config, ExtenderDeps deps)
     : demand_rules_(config.demand_rules()),
       scoring_(config.scoring),
       reservation_ttl_(config.state.reservation_ttl),
+      scheduler_names_(config.kubernetes.scheduler_names),
       deps_(std::move(deps)) {}
+
+Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
+                                            Refusal& refusal) const {
+  std::optional<model::Pod> pod = deps_.pending_pod ? deps_.pending_pod(uid) : std::nullopt;
+  if (!pod && deps_.fetch_pod) {
+    pod = deps_.fetch_pod(ns, name);
+    if (pod && pod->uid != uid) pod.reset();
+  }
+  const std::string who = ns + "/" + name + " (uid " + uid + ")";
+  if (!pod) {
+    refusal = Refusal::kUnknownPod;
+    return Error{"pod " + who + " is not a pod the API server has"};
+  }
+  if (pod->terminating) {
+    refusal = Refusal::kTerminating;
+    return Error{"pod " + who + " is being deleted"};
+  }
+  if (!pod->node_name.empty()) {
+    refusal = Refusal::kBound;
+    return Error{"pod " + who + " is already bound to node " + pod->node_name};
+  }
+  if (pod->phase == "Succeeded" || pod->phase == "Failed") {
+    refusal = Refusal::kUnknownPod;
+    return Error{"pod " + who + " has finished"};
+  }
+  if (std::find(scheduler_names_.begin(), scheduler_names_.end(), pod->scheduler_name) == scheduler_names_.end()) {
+    refusal = Refusal::kOtherScheduler;
+    return Error{"pod " + who + " belongs to scheduler \"" + pod->scheduler_name +
+                 "\", which is not in kubernetes.scheduler_names"};
+  }
+  return std::move(*pod);
+}
 
 std::optional<std::string> Extender::not_ready() const {
   if (!deps_.not_ready) return std::nullopt;
@@ -198,17 +246,25 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     return answer;
   };
   if (auto done = already_placed()) return *done;
-  auto demand = deps_.demands->find(args.pod_uid, now);
-  if (!demand && deps_.pending_pod) {
-    if (auto pod = deps_.pending_pod(args.pod_uid)) {
-      auto computed = demand_of(*pod);
-      if (!computed) return fail(computed.message());
-      demand = std::move(*computed);
+  std::optional<model::PodDemand> demand;
+  if (deps_.binder) {
+    auto pod = actionable_pod(args.pod_uid, args.pod_namespace, args.pod_name, answer.refusal);
+    if (!pod) return fail(pod.message());
+    auto computed = demand_of(*pod);
+    if (!computed) return fail(computed.message());
+    demand = std::move(*computed);
+  } else {
+    demand = deps_.demands->find(args.pod_uid, now);
+    if (!demand) {
+      answer.refusal = Refusal::kUnknownPod;
+      return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
+                  ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
     }
   }
-  if (!demand) {
-    return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
-                ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
+  if (demand->needs_nothing()) {
+    answer.refusal = Refusal::kNothingManaged;
+    return fail("pod " + answer.summary.pod + " needs no GPU and no managed volume; scheduler-extender does not bind it "
+                "(list the GPU resources in the scheduler's managedResources)");
   }
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
@@ -258,6 +314,13 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   if (!demand) return unchanged(demand.message());
   if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
   if (auto why = not_ready()) return unchanged("not ready: " + *why);
+  if (deps_.binder) {
+    auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);
+    if (!pod) {
+      answer.summary.note = pod.message() + "; no victims";
+      return answer;
+    }
+  }
 
   const auto now = deps_.now();
   const state::Snapshot snap = deps_.state->snapshot();

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "extender/kube/pod_reader.h"
 #include "extender/wire/json_text.h"
 
 namespace extender::kube {
@@ -19,20 +20,6 @@ std::string assigned_node(const std::string& message) {
   auto start = at + kMarker.size();
   auto end = message.find('"', start);
   return end == std::string::npos ? std::string() : message.substr(start, end - start);
-}
-
-std::string path_segment(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '/' || c == '?' || c == '#' || c == '%' || static_cast<unsigned char>(c) <= 0x20) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
 }
 
 }  // namespace

@@ -49,6 +49,11 @@ HttpResponse Api::handle(const HttpRequest& request) {
     return error(404, "no such endpoint: " + request.path.substr(0, 256));
   }
   const Route& rt = *r.route;
+  if (loopback_only(rt.endpoint) && !request.peer_loopback) {
+    spdlog::warn("{} {} from {}: 403, debug and admin endpoints answer loopback peers only", request.method,
+                 printable(request.path, 256), request.remote);
+    return error(403, "debug and admin endpoints answer loopback peers only (use kubectl port-forward)");
+  }
   switch (rt.endpoint) {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
@@ -81,6 +86,23 @@ HttpResponse Api::handle(const HttpRequest& request) {
   return error(404, "no such endpoint");
 }
 
+Lane Api::lane_of(std::string_view method, std::string_view path) const {
+  RouteResult r = route(method, path, routes_);
+  if (!r.route) return Lane::kInline;
+  switch (r.route->endpoint) {
+    case Endpoint::kFilter:
+    case Endpoint::kPrioritize:
+    case Endpoint::kPreempt:
+      return Lane::kDecide;
+    case Endpoint::kBind:
+      return Lane::kBind;
+    case Endpoint::kHealthz:
+      return Lane::kInline;
+    default:
+      return Lane::kLight;
+  }
+}
+
 HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   const auto started = std::chrono::steady_clock::now();
   const char* name = verb_name(route.endpoint);
@@ -88,6 +110,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   Outcome outcome = Outcome::kOk;
   engine::Summary summary;
   std::string body_error;
+  engine::Refusal refusal = engine::Refusal::kNone;
 
   if (request.body.empty()) {
     body_error = "request body is empty; send a JSON object";
@@ -131,6 +154,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         engine::BindAnswer a = deps_.extender->bind(*args);
         summary = std::move(a.summary);
         if (!a.error.empty()) outcome = Outcome::kError;
+        refusal = a.refusal;
         res = json(200, wire::encode_binding_result(a.error));
         break;
       }
@@ -142,6 +166,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         }
         engine::PreemptAnswer a = deps_.extender->preempt(*args);
         summary = std::move(a.summary);
+        refusal = a.refusal;
         res = json(200, wire::encode_preemption_result(a.victims));
         break;
       }
@@ -156,6 +181,10 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
   if (outcome == Outcome::kRejected) {
     spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(body_error), ms);
+  } else if (refusal != engine::Refusal::kNone) {
+    if (deps_.metrics) deps_.metrics->observe_refusal(metric_verb(route.endpoint), refusal);
+    spdlog::warn("{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256), request.remote,
+                 engine::refusal_name(refusal), printable(summary.note));
   } else {
     const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
     spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,

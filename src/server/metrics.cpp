@@ -32,6 +32,11 @@ void Metrics::observe_filter(std::size_t passed, std::size_t failed, std::size_t
   nodes_unresolvable_.fetch_add(unresolvable, std::memory_order_relaxed);
 }
 
+void Metrics::observe_refusal(Verb verb, engine::Refusal reason) {
+  if (verb != Verb::kBind && verb != Verb::kPreempt) return;
+  refusals_[verb == Verb::kBind ? 0 : 1][static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+}
+
 std::string Metrics::render(const std::string& gauges) const {
   std::string out;
   out += "# HELP scheduler_extender_requests_total Requests answered, by verb and outcome.\n";
@@ -69,6 +74,15 @@ std::string Metrics::render(const std::string& gauges) const {
        static_cast<unsigned long long>(nodes_failed_.load(std::memory_order_relaxed)));
   line(out, "scheduler_extender_filter_nodes_total{verdict=\"unresolvable\"} %llu\n",
        static_cast<unsigned long long>(nodes_unresolvable_.load(std::memory_order_relaxed)));
+  out += "# HELP scheduler_extender_refusals_total Binds and preempts refused by the rules of who may bind, by reason.\n";
+  out += "# TYPE scheduler_extender_refusals_total counter\n";
+  for (int v = 0; v < 2; ++v) {
+    for (int r = 1; r < static_cast<int>(engine::Refusal::kCount); ++r) {
+      line(out, "scheduler_extender_refusals_total{verb=\"%s\",reason=\"%s\"} %llu\n", v == 0 ? "bind" : "preempt",
+           engine::refusal_name(static_cast<engine::Refusal>(r)),
+           static_cast<unsigned long long>(refusals_[v][r].load(std::memory_order_relaxed)));
+    }
+  }
   out += gauges;
   return out;
 }

@@ -3,25 +3,36 @@
 namespace extender::server {
 namespace {
 
+enum class Role { kAll, kVerb, kMetrics, kAdmin };
+
 struct Fixed {
   std::string_view path;
   std::string_view method;
   Endpoint endpoint;
-  bool admin;
+  Role role;
   bool prefixable;
 };
 
 constexpr Fixed kFixed[] = {
-    {"/filter", "POST", Endpoint::kFilter, false, true},
-    {"/prioritize", "POST", Endpoint::kPrioritize, false, true},
-    {"/bind", "POST", Endpoint::kBind, false, true},
-    {"/preempt", "POST", Endpoint::kPreempt, false, true},
-    {"/healthz", "GET", Endpoint::kHealthz, false, false},
-    {"/readyz", "GET", Endpoint::kReadyz, false, false},
-    {"/version", "GET", Endpoint::kVersion, false, false},
-    {"/metrics", "GET", Endpoint::kMetrics, false, false},
-    {"/debug/state", "GET", Endpoint::kDebugState, true, false},
+    {"/filter", "POST", Endpoint::kFilter, Role::kVerb, true},
+    {"/prioritize", "POST", Endpoint::kPrioritize, Role::kVerb, true},
+    {"/bind", "POST", Endpoint::kBind, Role::kVerb, true},
+    {"/preempt", "POST", Endpoint::kPreempt, Role::kVerb, true},
+    {"/healthz", "GET", Endpoint::kHealthz, Role::kAll, false},
+    {"/readyz", "GET", Endpoint::kReadyz, Role::kAll, false},
+    {"/version", "GET", Endpoint::kVersion, Role::kAll, false},
+    {"/metrics", "GET", Endpoint::kMetrics, Role::kMetrics, false},
+    {"/debug/state", "GET", Endpoint::kDebugState, Role::kAdmin, false},
 };
+
+bool serves(Role role, const RouterOptions& o) {
+  switch (role) {
+    case Role::kVerb: return o.verbs;
+    case Role::kMetrics: return o.metrics;
+    case Role::kAdmin: return o.admin_routes;
+    default: return true;
+  }
+}
 
 bool method_is(std::string_view method, std::string_view expected) {
   return method == expected || (expected == "GET" && method == "HEAD");
@@ -44,11 +55,15 @@ std::string normalise_path(std::string_view path) {
   return out;
 }
 
+bool loopback_only(Endpoint endpoint) {
+  return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugNode || endpoint == Endpoint::kAdminPod;
+}
+
 RouteResult route(std::string_view method, std::string_view raw_path, const RouterOptions& options) {
   const std::string path = normalise_path(raw_path);
   std::string_view p = path;
   for (const auto& f : kFixed) {
-    if (f.admin ? !options.admin_routes : !options.scheduler_routes) continue;
+    if (!serves(f.role, options)) continue;
     bool match = p == f.path;
     if (!match && f.prefixable && !options.path_prefix.empty() && p.size() == options.path_prefix.size() + f.path.size() &&
         p.substr(0, options.path_prefix.size()) == options.path_prefix && p.substr(options.path_prefix.size()) == f.path) {

@@ -91,6 +91,8 @@ Result<model::Pod> decode_pod(const json& pod) {
   if (const json* spec = field(pod, "spec")) {
     EXTENDER_TRY(detail::expect_object(spec, "Pod.spec"));
     EXTENDER_TRY(read_string(field(*spec, "nodeName"), out.node_name, "Pod.spec.nodeName"));
+    EXTENDER_TRY(read_string(field(*spec, "schedulerName"), out.scheduler_name, "Pod.spec.schedulerName"));
+    if (out.scheduler_name.empty()) out.scheduler_name = "default-scheduler";
     EXTENDER_TRY(read_int(field(*spec, "priority"), out.priority, "Pod.spec.priority"));
     EXTENDER_TRY(decode_containers(field(*spec, "containers"), out.containers, "Pod.spec.containers"));
     EXTENDER_TRY(decode_containers(field(*spec, "initContainers"), out.init_containers, "Pod.spec.initContainers"));

@@ -105,10 +105,24 @@ TEST_F(Protocol, HealthVersionReadinessMetrics) {
   EXPECT_EQ(c.Get("/readyz")->status, 200);
   auto v = c.Get("/version");
   EXPECT_NE(v->body.find("\"version\":\"0.1.0\""), std::string::npos) << v->body;
-  auto m = c.Get("/metrics");
+  EXPECT_EQ(c.Get("/metrics")->status, 404) << "metrics are served where Prometheus scrapes: the admin listener";
+  httplib::Client admin("127.0.0.1", daemon_->admin_port());
+  EXPECT_EQ(admin.Get("/healthz")->body, R"({"status":"ok"})");
+  EXPECT_EQ(admin.Get("/readyz")->status, 200);
+  auto m = admin.Get("/metrics");
+  ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
   EXPECT_NE(m->body.find("scheduler_extender_requests_total{verb=\"filter\",outcome=\"ok\"}"), std::string::npos);
   EXPECT_NE(m->body.find("scheduler_extender_nodes "), std::string::npos);
+}
+
+TEST_F(Protocol, NoListenerButTheSchedulersAnswersAVerb) {
+  httplib::Client admin("127.0.0.1", daemon_->admin_port());
+  for (const char* path : {"/filter", "/prioritize", "/bind", "/preempt", "/scheduler/bind", "/scheduler/filter"}) {
+    auto res = admin.Post(path, fixture("protocol-examples/bind-request.json"), "application/json");
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 404) << path << ": " << res->body;
+  }
 }
 
 TEST_F(Protocol, NamesFromRequestsCannotForgeLogLines) {

@@ -14,7 +14,7 @@ struct Case {
 };
 
 TEST(Router, Table) {
-  RouterOptions opts{"/scheduler", true, true};
+  RouterOptions opts{"/scheduler", true, true, true};
   const Case cases[] = {
       {"POST", "/filter", 200, Endpoint::kFilter, ""},
       {"POST", "/scheduler/filter", 200, Endpoint::kFilter, ""},
@@ -55,14 +55,32 @@ TEST(Router, Table) {
   EXPECT_EQ(route("GET", "/scheduler/bind", opts).allow, "POST");
 }
 
-TEST(Router, SeparateListeners) {
-  RouterOptions scheduler_only{"/scheduler", true, false};
-  EXPECT_EQ(route("GET", "/debug/state", scheduler_only).status, 404);
-  EXPECT_EQ(route("DELETE", "/admin/pods/x", scheduler_only).status, 404);
-  EXPECT_EQ(route("POST", "/filter", scheduler_only).status, 200);
-  RouterOptions no_prefix{"", true, true};
+TEST(Router, EachListenerServesItsRole) {
+  RouterOptions scheduler{"/scheduler", true, false, false};
+  EXPECT_EQ(route("GET", "/debug/state", scheduler).status, 404);
+  EXPECT_EQ(route("DELETE", "/admin/pods/x", scheduler).status, 404);
+  EXPECT_EQ(route("GET", "/metrics", scheduler).status, 404);
+  EXPECT_EQ(route("POST", "/filter", scheduler).status, 200);
+  EXPECT_EQ(route("GET", "/healthz", scheduler).status, 200);
+  RouterOptions admin{"/scheduler", false, true, true};
+  for (const char* verb : {"/filter", "/prioritize", "/bind", "/preempt", "/scheduler/bind"}) {
+    EXPECT_EQ(route("POST", verb, admin).status, 404) << verb << ": verbs are on the scheduler listener only";
+  }
+  EXPECT_EQ(route("GET", "/metrics", admin).status, 200);
+  EXPECT_EQ(route("GET", "/readyz", admin).status, 200);
+  EXPECT_EQ(route("GET", "/debug/state", admin).status, 200);
+  RouterOptions no_prefix{"", true, true, true};
   EXPECT_EQ(route("POST", "/scheduler/filter", no_prefix).status, 404);
   EXPECT_EQ(route("POST", "/filter", no_prefix).status, 200);
+}
+
+TEST(Router, DebugAndAdminAreForLoopbackPeersOnly) {
+  EXPECT_TRUE(loopback_only(Endpoint::kDebugState));
+  EXPECT_TRUE(loopback_only(Endpoint::kDebugNode));
+  EXPECT_TRUE(loopback_only(Endpoint::kAdminPod));
+  for (Endpoint e : {Endpoint::kFilter, Endpoint::kBind, Endpoint::kHealthz, Endpoint::kReadyz, Endpoint::kMetrics}) {
+    EXPECT_FALSE(loopback_only(e));
+  }
 }
 
 TEST(NormalisePath, FoldsSlashes) {

@@ -38,12 +38,26 @@ struct PrioritizeAnswer {
   std::vector<wire::HostScore> scores;
   Summary summary;
 };
+// Why a bind or preempt was refused before any capacity was looked at (who may bind).
+enum class Refusal {
+  kNone,
+  kUnknownPod,        // not a pending pod of the API server (or, standalone, never filtered here)
+  kBound,             // already bound to a node
+  kTerminating,       // being deleted
+  kOtherScheduler,    // spec.schedulerName not in kubernetes.scheduler_names
+  kNothingManaged,    // needs no GPU and no managed volume
+  kCount,
+};
+const char* refusal_name(Refusal r);
+
 struct BindAnswer {
   std::string error;  // "" on success
+  Refusal refusal = Refusal::kNone;
   Summary summary;
 };
 struct PreemptAnswer {
   std::map<std::string, wire::MetaVictims> victims;
+  Refusal refusal = Refusal::kNone;
   Summary summary;
 };
 
@@ -59,13 +73,20 @@ struct ExtenderDeps {
   // Kubernetes mode: the cluster's default StorageClass (for claim templates without a class,
   // unless storage.default_class is set).
   std::function<std::string()> default_storage_class;
-  // Kubernetes mode: a pending pod by uid, for a /bind whose /filter this process did not see.
+  // Kubernetes mode: the pod as the API server has it, by uid, while it is pending (the watch's
+  // copy); nullopt when the watch has no pending pod of that uid.
   std::function<std::optional<model::Pod>(const std::string& uid)> pending_pod;
+  // Kubernetes mode: the pod read from the API server, for a uid the watch has not shown yet.
+  std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch_pod;
   // A reason while the daemon cannot decide yet (caches not synced); nullopt when ready.
   std::function<std::optional<std::string>()> not_ready;
   std::function<state::Clock::time_point()> now = [] { return state::Clock::now(); };
 };
 
+// Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
+// shows pending (unbound, not terminating), whose spec.schedulerName is one of
+// kubernetes.scheduler_names and that needs a managed resource; in standalone mode only the last
+// rule applies. Anything else is refused with a reason (BindAnswer::refusal).
 class Extender {
  public:
   Extender(const config::Config& config, ExtenderDeps deps);
@@ -82,10 +103,14 @@ class Extender {
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   std::optional<std::string> not_ready() const;
+  // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
+  Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
+                                    Refusal& refusal) const;
 
   model::DemandRules demand_rules_;
   policy::ScoringRules scoring_;
   state::Clock::duration reservation_ttl_;
+  std::vector<std::string> scheduler_names_;
   ExtenderDeps deps_;
 };
 

@@ -34,6 +34,7 @@ struct Pod {
   std::string namespace_name;
   StringMap annotations;
   std::string node_name;   // spec.nodeName; empty while pending
+  std::string scheduler_name = "default-scheduler";  // spec.schedulerName (absent: default-scheduler)
   std::string phase;       // status.phase
   bool terminating = false;  // metadata.deletionTimestamp set
   std::int64_t priority = 0;

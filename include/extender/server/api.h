@@ -1,7 +1,8 @@
 #pragma once
 // Api: turns HTTP requests into verbs and answers. Malformed requests (not JSON, not an object,
 // no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
-// inside. Writes one log line per verb request and feeds Metrics. Thread-safe.
+// inside. /debug and /admin answer 403 to any peer not on loopback. Writes one log line per verb
+// request (refusals with the caller's address) and feeds Metrics. Thread-safe.
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -32,6 +33,9 @@ class Api {
  public:
   Api(ApiDeps deps, RouterOptions routes) : deps_(std::move(deps)), routes_(std::move(routes)) {}
   HttpResponse handle(const HttpRequest& request);
+  // The worker lane a request runs on: verbs that decide, binds, light reads, or inline for
+  // /healthz and answers that need no work (404, 405).
+  Lane lane_of(std::string_view method, std::string_view path) const;
 
  private:
   HttpResponse verb(const Route& route, const HttpRequest& request);

@@ -1,9 +1,23 @@
 #pragma once
-// Listener: one HTTP(S) listening socket served by cpp-httplib with the daemon's limits: a worker
-// pool (each open connection holds a worker), TCP_NODELAY, read/write timeouts, a keep-alive cap,
-// and a request body limit enforced while reading (413 as soon as the limit is crossed, with
-// Content-Length or chunked, and the connection closed without reading the rest). Requests are
-// handed to a Dispatch function. Thread-safe; serve() blocks until stop().
+// Listener: one HTTP(S) listening socket. One event-loop thread owns every connection: it accepts,
+// completes TLS handshakes, reads request heads and bodies (RequestParser, with its limits), and
+// writes answers; a connection holds no worker while it is idle, slow or sending. A complete
+// request goes to the worker lane its path names (lanes never share threads, so binds waiting on
+// the API server cannot hold what filters need); the lane's answer is written back by the loop.
+//
+// Deadlines: a request head within header_timeout of its first byte (a new connection's: of its
+// accept), a body within read_timeout plus its size at min_body_rate, an answer within
+// write_timeout plus its size at the same rate, an idle keep-alive connection closed after
+// keep_alive_timeout. Caps: open connections in all and per peer address (past either, the oldest
+// connection that is idle or still sending its head is closed; a new connection is refused only
+// when every open one is busy), request bodies held at once (past it, 503).
+//
+// Each request carries its peer address, whether that peer is on loopback, and the names of its
+// TLS client certificate; with an allow-list of client names, other certificates are answered 403
+// before any handler runs. Certificates are re-read when their files change (TlsContextSource).
+//
+// Thread-safety: bind() and serve() from one thread; stop() from any thread. serve() returns once
+// the socket is closed and every request in flight has been answered (or its peer has gone).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -16,17 +30,16 @@
 #include "extender/common/result.h"
 #include "extender/config/config.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace extender::server {
 
 struct HttpRequest {
   std::string method;
-  std::string path;
-  std::string body;
-  std::string remote;  // address:port, for logs
+  std::string path;      // without the query
+  std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
+  std::string remote;    // address:port, for logs
+  std::string peer_ip;
+  bool peer_loopback = false;
+  std::vector<std::string> client_names;  // from a verified TLS client certificate
 };
 
 struct HttpResponse {
@@ -38,16 +51,33 @@ struct HttpResponse {
 
 using Dispatch = std::function<HttpResponse(const HttpRequest&)>;
 
+// Where a request runs. kInline: on the event loop itself (trivial answers only).
+enum class Lane { kInline, kLight, kDecide, kBind };
+using LaneOf = std::function<Lane(std::string_view method, std::string_view path)>;
+
 struct ListenerOptions {
   std::string name;  // for logs: "scheduler" or "admin"
-  std::int64_t threads = 64;
+  std::int64_t decide_threads = 8;
+  std::int64_t bind_threads = 64;
+  std::int64_t light_threads = 2;
   std::int64_t max_body_bytes = std::int64_t{128} << 20;
+  std::int64_t max_header_bytes = std::int64_t{64} << 10;
+  std::int64_t max_header_count = 100;
+  std::chrono::milliseconds header_timeout{5'000};
   std::chrono::milliseconds read_timeout{10'000};
+  std::int64_t min_body_rate = std::int64_t{1} << 20;
   std::chrono::milliseconds write_timeout{10'000};
   std::chrono::milliseconds keep_alive_timeout{5'000};
   std::int64_t keep_alive_max_requests = 1000;
-  config::TlsConfig tls;
+  std::int64_t max_connections = 4096;
+  std::int64_t max_connections_per_peer = 256;
+  std::int64_t max_buffered_bytes = std::int64_t{512} << 20;
+  config::TlsConfig tls;  // TLS when cert_file is set
+  LaneOf lane_of;         // unset: every request on kDecide
 };
+
+// The listener options of a server config (scheduler listener, or a small admin one).
+ListenerOptions listener_options(const config::ServerConfig& server, std::string name);
 
 class Listener {
  public:
@@ -56,19 +86,20 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
-  // Binds host:port (port 0 picks a free one). Fails with a readable reason.
+  // Binds host:port (port 0 picks a free one) and loads TLS files. Fails with a readable reason.
   Status bind(const std::string& host, int port);
   int port() const { return port_; }
-  // Serves until stop(); returns when the listener is closed and in-flight requests finished.
+  // Serves until stop(); returns when the socket is closed and requests in flight are answered.
   void serve();
   void stop();
+
+  struct Loop;  // the event loop's state; defined in the .cpp
 
  private:
   ListenerOptions options_;
   Dispatch dispatch_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<Loop> loop_;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace extender::server

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "extender/engine/extender.h"
+
 namespace extender::server {
 
 enum class Verb { kFilter, kPrioritize, kBind, kPreempt, kCount };
@@ -17,6 +19,8 @@ class Metrics {
  public:
   void observe_request(Verb verb, Outcome outcome, std::chrono::nanoseconds latency);
   void observe_filter(std::size_t passed, std::size_t failed, std::size_t unresolvable);
+  // A bind or preempt refused by the rules of who may bind.
+  void observe_refusal(Verb verb, engine::Refusal reason);
   // Renders every metric; `gauges` is appended verbatim (state sizes computed by the caller).
   std::string render(const std::string& gauges) const;
 
@@ -30,6 +34,7 @@ class Metrics {
   std::array<std::array<std::atomic<std::uint64_t>, static_cast<int>(Outcome::kCount)>, static_cast<int>(Verb::kCount)>
       requests_{};
   std::array<Histogram, static_cast<int>(Verb::kCount)> latency_{};
+  std::array<std::array<std::atomic<std::uint64_t>, static_cast<int>(engine::Refusal::kCount)>, 2> refusals_{};  // bind, preempt
   std::atomic<std::uint64_t> nodes_passed_{0};
   std::atomic<std::uint64_t> nodes_failed_{0};
   std::atomic<std::uint64_t> nodes_unresolvable_{0};

@@ -33,13 +33,18 @@ struct RouteResult {
   std::string allow;  // the Allow header for 405
 };
 
+// What a listener serves besides /healthz, /readyz and /version, which every listener serves.
 struct RouterOptions {
-  std::string path_prefix;     // verbs answer at /<verb> and <path_prefix>/<verb>
-  bool scheduler_routes = true;  // filter, prioritize, bind, preempt, healthz, readyz, version, metrics
-  bool admin_routes = true;      // /debug/*, /admin/*
+  std::string path_prefix;  // verbs answer at /<verb> and <path_prefix>/<verb>
+  bool verbs = true;        // filter, prioritize, bind, preempt
+  bool metrics = true;      // /metrics
+  bool admin_routes = true; // /debug/*, /admin/* (answered to loopback peers only, see Api)
 };
 
 RouteResult route(std::string_view method, std::string_view path, const RouterOptions& options);
+
+// True for the endpoints only loopback peers may call.
+bool loopback_only(Endpoint endpoint);
 
 // "//a///b/" -> "/a/b"
 std::string normalise_path(std::string_view path);

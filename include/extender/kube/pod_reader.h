@@ -1,0 +1,21 @@
+#pragma once
+// Reads single objects from the API server where the watch has not caught up yet: a pod by
+// namespace and name. Path segments are escaped. Thread-safe (ApiClient is).
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "extender/kube/api_client.h"
+#include "extender/model/pod.h"
+
+namespace extender::kube {
+
+// The pod, or nullopt when it does not exist or cannot be read (the reason is logged).
+std::optional<model::Pod> read_pod(ApiClient& client, const std::string& ns, const std::string& name,
+                                   std::chrono::milliseconds timeout);
+
+// `s` escaped for use as one segment of a URL path.
+std::string path_segment(std::string_view s);
+
+}  // namespace extender::kube

@@ -1,0 +1,95 @@
+#pragma once
+// RequestParser: reads one HTTP/1.1 request from bytes as they arrive, within limits: the head
+// (request line and headers) in at most max_head_bytes and max_header_count lines; a body by
+// Content-Length or chunked transfer coding, gzip or deflate content coding counted decompressed,
+// never more than max_body_bytes, and refused before it is read when the head already says it is
+// too large or the method takes no body. Errors carry the status to answer (400, 413, 415, 417,
+// 431, 501, 505). Pure: no I/O. One parser per connection; not thread-safe.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace extender::server {
+
+// Spare bytes after every body, so that simdjson can parse it where it lies.
+inline constexpr std::size_t kBodyPadding = 64;
+
+struct RequestHead {
+  std::string method;
+  std::string target;  // as sent: path and query
+  int minor_version = 1;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, in order
+  std::optional<std::uint64_t> content_length;
+  bool chunked = false;
+  bool expect_continue = false;
+  bool keep_alive = true;
+  std::string content_coding;  // "", "gzip" or "deflate"
+
+  // The first value of a header, by lower-case name; nullptr when absent.
+  const std::string* header(std::string_view lower_name) const;
+};
+
+struct ParseLimits {
+  std::size_t max_head_bytes = std::size_t{64} << 10;
+  std::size_t max_header_count = 100;
+  std::size_t max_body_bytes = std::size_t{128} << 20;
+};
+
+class RequestParser {
+ public:
+  enum class State { kHead, kBody, kComplete, kFailed };
+
+  explicit RequestParser(ParseLimits limits);
+  ~RequestParser();
+  RequestParser(const RequestParser&) = delete;
+  RequestParser& operator=(const RequestParser&) = delete;
+
+  // Consumes bytes of `data` and returns how many. It stops at the end of the request (what
+  // follows belongs to the next one) and on failure.
+  std::size_t feed(std::string_view data);
+
+  State state() const { return state_; }
+  bool started() const { return started_; }  // a byte of this request has arrived
+  const RequestHead& head() const { return head_; }  // from kBody on
+  int error_status() const { return error_status_; }  // kFailed
+  const std::string& error() const { return error_; }
+  // Bytes held for this request (head and decoded body so far).
+  std::size_t held_bytes() const { return head_buf_.size() + body_.size(); }
+  // The decoded body (kComplete), with kBodyPadding bytes of spare capacity.
+  std::string take_body();
+  // Ready for the next request on the same connection.
+  void reset();
+
+ private:
+  struct Inflater;
+  std::size_t feed_head(std::string_view data);
+  std::size_t feed_body(std::string_view data);
+  std::size_t feed_chunked(std::string_view data);
+  bool parse_head();
+  bool append_body(std::string_view wire);
+  void fail(int status, std::string message);
+  void finish_head();
+
+  ParseLimits limits_;
+  State state_ = State::kHead;
+  bool started_ = false;
+  std::string head_buf_;
+  std::size_t lines_ = 0;
+  RequestHead head_;
+  std::string body_;
+  std::uint64_t wire_received_ = 0;
+  int error_status_ = 0;
+  std::string error_;
+  std::unique_ptr<Inflater> inflater_;
+  enum class Chunk { kSize, kData, kDataEnd, kTrailer };
+  Chunk chunk_ = Chunk::kSize;
+  std::string chunk_line_;
+  std::uint64_t chunk_left_ = 0;
+};
+
+}  // namespace extender::server

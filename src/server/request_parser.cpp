@@ -1,0 +1,464 @@
+#include "extender/server/request_parser.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace extender::server {
+namespace {
+
+bool is_token_char(char c) {
+  if (c >= 'a' && c <= 'z') return true;
+  if (c >= 'A' && c <= 'Z') return true;
+  if (c >= '0' && c <= '9') return true;
+  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != '\0';
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Splits a comma-separated header value into lower-cased, trimmed items.
+std::vector<std::string> list_items(std::string_view value) {
+  std::vector<std::string> items;
+  while (!value.empty()) {
+    const auto comma = value.find(',');
+    std::string_view item = trim(value.substr(0, comma));
+    if (!item.empty()) items.push_back(lower(item));
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return items;
+}
+
+bool methods_without_body(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS" || method == "TRACE";
+}
+
+std::string too_large(std::size_t limit) {
+  return "request body is larger than the limit of " + std::to_string(limit) + " bytes (server.max_body_bytes)";
+}
+
+}  // namespace
+
+struct RequestParser::Inflater {
+  z_stream zs{};
+  bool done = false;
+  Inflater() { inflateInit2(&zs, 15 + 32); }
+  ~Inflater() { inflateEnd(&zs); }
+};
+
+const std::string* RequestHead::header(std::string_view lower_name) const {
+  for (const auto& [name, value] : headers) {
+    if (name == lower_name) return &value;
+  }
+  return nullptr;
+}
+
+RequestParser::RequestParser(ParseLimits limits) : limits_(limits) {}
+RequestParser::~RequestParser() = default;
+
+void RequestParser::reset() {
+  state_ = State::kHead;
+  started_ = false;
+  std::string().swap(head_buf_);
+  lines_ = 0;
+  head_ = RequestHead{};
+  std::string().swap(body_);
+  wire_received_ = 0;
+  error_status_ = 0;
+  error_.clear();
+  inflater_.reset();
+  chunk_ = Chunk::kSize;
+  chunk_line_.clear();
+  chunk_left_ = 0;
+}
+
+void RequestParser::fail(int status, std::string message) {
+  state_ = State::kFailed;
+  error_status_ = status;
+  error_ = std::move(message);
+  std::string().swap(body_);
+}
+
+std::string RequestParser::take_body() {
+  if (body_.capacity() < body_.size() + kBodyPadding) body_.reserve(body_.size() + kBodyPadding);
+  return std::move(body_);
+}
+
+std::size_t RequestParser::feed(std::string_view data) {
+  std::size_t used = 0;
+  if (!data.empty()) started_ = true;
+  while (used < data.size() || state_ == State::kBody) {
+    const std::size_t before = used;
+    switch (state_) {
+      case State::kHead:
+        used += feed_head(data.substr(used));
+        break;
+      case State::kBody:
+        used += feed_body(data.substr(used));
+        break;
+      case State::kComplete:
+      case State::kFailed:
+        return used;
+    }
+    if (used == before && state_ != State::kComplete && state_ != State::kFailed) break;
+  }
+  return used;
+}
+
+std::size_t RequestParser::feed_head(std::string_view data) {
+  // Empty lines before a request line are ignored (RFC 9112 section 2.2).
+  std::size_t skipped = 0;
+  if (head_buf_.empty()) {
+    while (skipped < data.size() && (data[skipped] == '\r' || data[skipped] == '\n')) ++skipped;
+    data.remove_prefix(skipped);
+    if (data.empty()) return skipped;
+  }
+  const std::size_t old = head_buf_.size();
+  const std::size_t room = limits_.max_head_bytes + 4 - std::min(limits_.max_head_bytes + 4, old);
+  head_buf_.append(data.substr(0, std::min(data.size(), room)));
+  // Search from a little before the old end: the terminator may straddle two pieces.
+  const std::size_t from = old >= 3 ? old - 3 : 0;
+  std::size_t end = head_buf_.find("\r\n\r\n", from);
+  std::size_t term = 4;
+  if (end == std::string::npos) {
+    end = head_buf_.find("\n\n", from);
+    term = 2;
+  }
+  for (std::size_t i = old; i < head_buf_.size() && (end == std::string::npos || i < end); ++i) {
+    if (head_buf_[i] == '\n') ++lines_;
+  }
+  if (lines_ > limits_.max_header_count + 1) {
+    fail(431, "more than " + std::to_string(limits_.max_header_count) + " header lines (server.max_header_count)");
+    return data.size() + skipped;
+  }
+  if (end == std::string::npos) {
+    if (head_buf_.size() > limits_.max_head_bytes) {
+      fail(431, "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
+    }
+    return data.size() + skipped;
+  }
+  if (end + term > limits_.max_head_bytes + 4) {
+    fail(431, "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
+    return data.size() + skipped;
+  }
+  const std::size_t consumed_here = end + term - old;
+  head_buf_.resize(end);
+  if (!parse_head()) return consumed_here + skipped;
+  finish_head();
+  return consumed_here + skipped;
+}
+
+bool RequestParser::parse_head() {
+  std::string_view text = head_buf_;
+  auto next_line = [&]() -> std::string_view {
+    const auto nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    return line;
+  };
+  const std::string_view request_line = next_line();
+  const auto sp1 = request_line.find(' ');
+  const auto sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
+  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || sp1 == 0 || sp2 == sp1 + 1) {
+    fail(400, "malformed request line");
+    return false;
+  }
+  const std::string_view method = request_line.substr(0, sp1);
+  const std::string_view target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = request_line.substr(sp2 + 1);
+  for (char c : method) {
+    if (!is_token_char(c)) {
+      fail(400, "malformed request method");
+      return false;
+    }
+  }
+  for (char c : target) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+      fail(400, "malformed request target");
+      return false;
+    }
+  }
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' || version[5] < '0' ||
+      version[5] > '9' || version[7] < '0' || version[7] > '9') {
+    fail(400, "malformed HTTP version");
+    return false;
+  }
+  if (version[5] != '1') {
+    fail(505, "only HTTP/1.0 and HTTP/1.1 are served");
+    return false;
+  }
+  head_.method = std::string(method);
+  head_.target = std::string(target);
+  head_.minor_version = version[7] - '0';
+  head_.keep_alive = head_.minor_version >= 1;
+
+  while (!text.empty()) {
+    const std::string_view line = next_line();
+    if (line.empty()) continue;
+    if (line.front() == ' ' || line.front() == '\t') {
+      fail(400, "folded header lines are not accepted");
+      return false;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos || colon == 0) {
+      fail(400, "malformed header line");
+      return false;
+    }
+    const std::string_view name = line.substr(0, colon);
+    for (char c : name) {
+      if (!is_token_char(c)) {
+        fail(400, "malformed header name");
+        return false;
+      }
+    }
+    const std::string_view value = trim(line.substr(colon + 1));
+    for (char c : value) {
+      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
+        fail(400, "control character in a header value");
+        return false;
+      }
+    }
+    head_.headers.emplace_back(lower(name), std::string(value));
+  }
+
+  bool has_length = false;
+  for (const auto& [name, value] : head_.headers) {
+    if (name == "content-length") {
+      if (value.empty() || value.size() > 19 || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        fail(400, "Content-Length is not a number");
+        return false;
+      }
+      const std::uint64_t n = std::stoull(value);
+      if (has_length && head_.content_length != n) {
+        fail(400, "conflicting Content-Length headers");
+        return false;
+      }
+      has_length = true;
+      head_.content_length = n;
+    } else if (name == "transfer-encoding") {
+      for (const auto& coding : list_items(value)) {
+        if (coding != "chunked" || head_.chunked) {
+          fail(501, "transfer coding \"" + coding + "\" is not supported; send chunked or a Content-Length");
+          return false;
+        }
+        head_.chunked = true;
+      }
+    } else if (name == "connection") {
+      for (const auto& option : list_items(value)) {
+        if (option == "close") head_.keep_alive = false;
+        if (option == "keep-alive" && head_.minor_version == 0) head_.keep_alive = true;
+      }
+    } else if (name == "expect") {
+      if (lower(value) != "100-continue") {
+        fail(417, "only Expect: 100-continue is understood");
+        return false;
+      }
+      head_.expect_continue = true;
+    } else if (name == "content-encoding") {
+      for (const auto& coding : list_items(value)) {
+        if (coding == "identity") continue;
+        if ((coding == "gzip" || coding == "x-gzip" || coding == "deflate") && head_.content_coding.empty()) {
+          head_.content_coding = coding == "deflate" ? "deflate" : "gzip";
+          continue;
+        }
+        fail(415, "content coding \"" + coding + "\" is not supported; send identity, gzip or deflate");
+        return false;
+      }
+    }
+  }
+  if (head_.chunked && has_length) {
+    fail(400, "both Transfer-Encoding and Content-Length");
+    return false;
+  }
+  if (head_.chunked && head_.minor_version == 0) {
+    fail(400, "chunked transfer coding in an HTTP/1.0 request");
+    return false;
+  }
+  return true;
+}
+
+void RequestParser::finish_head() {
+  std::string().swap(head_buf_);
+  const bool has_body = head_.chunked || (head_.content_length && *head_.content_length > 0);
+  if (has_body && methods_without_body(head_.method)) {
+    fail(400, head_.method + " requests carry no body");
+    return;
+  }
+  if (head_.content_length && *head_.content_length > limits_.max_body_bytes) {
+    fail(413, too_large(limits_.max_body_bytes));
+    return;
+  }
+  if (!has_body) {
+    state_ = State::kComplete;
+    return;
+  }
+  if (!head_.content_coding.empty()) inflater_ = std::make_unique<Inflater>();
+  if (head_.content_length && head_.content_coding.empty()) {
+    body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*head_.content_length, std::uint64_t{1} << 20)) + kBodyPadding);
+  }
+  state_ = State::kBody;
+}
+
+bool RequestParser::append_body(std::string_view wire) {
+  wire_received_ += wire.size();
+  if (wire_received_ > limits_.max_body_bytes) {
+    fail(413, too_large(limits_.max_body_bytes));
+    return false;
+  }
+  auto grow = [&](std::size_t extra) {
+    const std::size_t need = body_.size() + extra + kBodyPadding;
+    if (body_.capacity() < need) body_.reserve(std::max(need, std::min(body_.capacity() * 2, limits_.max_body_bytes + kBodyPadding)));
+  };
+  if (!inflater_) {
+    if (body_.size() + wire.size() > limits_.max_body_bytes) {
+      fail(413, too_large(limits_.max_body_bytes));
+      return false;
+    }
+    grow(wire.size());
+    body_.append(wire);
+    return true;
+  }
+  z_stream& zs = inflater_->zs;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(wire.data()));
+  zs.avail_in = static_cast<uInt>(wire.size());
+  char out[16384];
+  while (zs.avail_in > 0 && !inflater_->done) {
+    zs.next_out = reinterpret_cast<Bytef*>(out);
+    zs.avail_out = sizeof out;
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+      fail(400, "the " + head_.content_coding + " body cannot be decompressed");
+      return false;
+    }
+    const std::size_t produced = sizeof out - zs.avail_out;
+    if (body_.size() + produced > limits_.max_body_bytes) {
+      fail(413, too_large(limits_.max_body_bytes) + " once decompressed");
+      return false;
+    }
+    grow(produced);
+    body_.append(out, produced);
+    if (rc == Z_STREAM_END) inflater_->done = true;
+    if (rc == Z_BUF_ERROR && produced == 0) break;
+  }
+  return true;
+}
+
+std::size_t RequestParser::feed_body(std::string_view data) {
+  if (head_.chunked) return feed_chunked(data);
+  const std::uint64_t left = *head_.content_length - wire_received_;
+  const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, data.size()));
+  if (!append_body(data.substr(0, take))) return take;
+  if (wire_received_ == *head_.content_length) {
+    if (inflater_ && !inflater_->done) {
+      fail(400, "the " + head_.content_coding + " body ends early");
+      return take;
+    }
+    state_ = State::kComplete;
+  }
+  return take;
+}
+
+std::size_t RequestParser::feed_chunked(std::string_view data) {
+  std::size_t used = 0;
+  auto take_line = [&](std::size_t max) -> std::optional<std::string_view> {
+    while (used < data.size()) {
+      const char c = data[used++];
+      if (c == '\n') {
+        std::string_view line = chunk_line_;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return line;
+      }
+      if (chunk_line_.size() >= max) {
+        fail(400, "malformed chunked body: a line too long");
+        return std::nullopt;
+      }
+      chunk_line_.push_back(c);
+    }
+    return std::nullopt;
+  };
+  while (state_ == State::kBody && used < data.size()) {
+    switch (chunk_) {
+      case Chunk::kSize: {
+        auto line = take_line(1024);
+        if (!line) return used;
+        std::string_view size = line->substr(0, line->find(';'));
+        size = trim(size);
+        if (size.empty() || size.size() > 16) {
+          fail(400, "malformed chunked body: bad chunk size");
+          return used;
+        }
+        std::uint64_t n = 0;
+        for (char c : size) {
+          int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+          if (d < 0) {
+            fail(400, "malformed chunked body: bad chunk size");
+            return used;
+          }
+          n = n * 16 + static_cast<std::uint64_t>(d);
+        }
+        chunk_line_.clear();
+        if (n > limits_.max_body_bytes || wire_received_ + n > limits_.max_body_bytes) {
+          fail(413, too_large(limits_.max_body_bytes));
+          return used;
+        }
+        chunk_left_ = n;
+        chunk_ = n == 0 ? Chunk::kTrailer : Chunk::kData;
+        break;
+      }
+      case Chunk::kData: {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_left_, data.size() - used));
+        if (!append_body(data.substr(used, take))) return used + take;
+        used += take;
+        chunk_left_ -= take;
+        if (chunk_left_ == 0) chunk_ = Chunk::kDataEnd;
+        break;
+      }
+      case Chunk::kDataEnd: {
+        auto line = take_line(2);
+        if (!line) return used;
+        if (!line->empty()) {
+          fail(400, "malformed chunked body: data longer than its chunk size");
+          return used;
+        }
+        chunk_line_.clear();
+        chunk_ = Chunk::kSize;
+        break;
+      }
+      case Chunk::kTrailer: {
+        auto line = take_line(limits_.max_head_bytes);
+        if (!line) return used;
+        const bool last = line->empty();
+        chunk_line_.clear();
+        if (++lines_ > limits_.max_header_count * 2 + 2) {
+          fail(431, "too many trailer lines");
+          return used;
+        }
+        if (last) {
+          if (inflater_ && !inflater_->done) {
+            fail(400, "the " + head_.content_coding + " body ends early");
+            return used;
+          }
+          state_ = State::kComplete;
+        }
+        break;
+      }
+    }
+  }
+  return used;
+}
+
+}  // namespace extender::server
