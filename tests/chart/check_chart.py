@@ -199,7 +199,7 @@ def nondefault_values_file():
     return tmpfile(ARGS.work, "nondefault-values.yaml", yaml.safe_dump({
         "secondScheduler": {"enabled": True, "tls": {"cert": FAKE_CERT, "key": FAKE_KEY}},
         "tls": {"enabled": True, "cert": FAKE_CERT, "key": FAKE_KEY, "ca": FAKE_CERT},
-        "networkPolicy": {"enabled": True, "adminFrom": [
+        "networkPolicy": {"enabled": True, "metricsFrom": [
             {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}]},
         "podDisruptionBudget": {"enabled": True},
         "serviceMonitor": {"enabled": True},
@@ -283,7 +283,7 @@ def scheduler_config(docs):
     return yaml.safe_load(cm["data"]["scheduler-config.yaml"]) if cm else None
 
 
-def check_daemon_objects(docs, kv, tls):
+def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
     dep = find(docs, "Deployment", FULLNAME)
     if not C.ok(dep is not None, f"[{kv}] Deployment {FULLNAME} rendered"):
         return
@@ -338,18 +338,25 @@ def check_daemon_objects(docs, kv, tls):
              f"[{kv}] TLS secret {secret_name} mounted read-only", str(mnt))
         if vol is not None:
             d = mnt["mountPath"]
-            C.eq(tls_cfg, {"cert_file": f"{d}/tls.crt", "key_file": f"{d}/tls.key", "client_ca_file": f"{d}/ca.crt"},
+            C.eq(tls_cfg, {"cert_file": f"{d}/tls.crt", "key_file": f"{d}/tls.key", "client_ca_file": f"{d}/ca.crt",
+                           "client_names": []},
                  f"[{kv}] daemon config: server.tls paths are the mounted secret's files")
         C.ok(secret is not None and set(secret["data"]) == {"tls.crt", "tls.key", "ca.crt"}
              and base64.b64decode(secret["data"]["tls.crt"]).decode() == FAKE_CERT,
              f"[{kv}] TLS secret holds tls.crt, tls.key, ca.crt from the inline values")
     else:
-        C.eq(tls_cfg, {"cert_file": "", "key_file": "", "client_ca_file": ""}, f"[{kv}] daemon config: no TLS")
+        C.eq(tls_cfg, {"cert_file": "", "key_file": "", "client_ca_file": "", "client_names": []},
+             f"[{kv}] daemon config: no TLS")
         C.ok(find(docs, "Secret", f"{FULLNAME}-tls") is None, f"[{kv}] no TLS secret")
 
     svc = find(docs, "Service", FULLNAME)
     sports = {p["name"]: (p["port"], p["targetPort"]) for p in svc["spec"]["ports"]}
-    C.eq(sports, {port_name: (8888, port_name), "admin": (8889, "admin")}, f"[{kv}] Service ports {port_name} 8888, admin 8889")
+    want_ports = {port_name: (8888, port_name)}
+    if monitor:
+        want_ports["metrics"] = (8889, "admin")
+    C.eq(sports, want_ports, f"[{kv}] Service ports: the scheduler's only" + (", and metrics for the ServiceMonitor" if monitor else ""))
+    C.eq(cfg["kubernetes"]["scheduler_names"], ["default-scheduler", "gpu-scheduler"] if second_scheduler else ["default-scheduler"],
+         f"[{kv}] daemon config: kubernetes.scheduler_names" + (" with the second scheduler's name" if second_scheduler else ""))
     C.ok(labels_match(svc["spec"]["selector"], spec["template"]["metadata"]["labels"])
          and labels_match(spec["selector"]["matchLabels"], spec["template"]["metadata"]["labels"]),
          f"[{kv}] Service and Deployment selectors match the daemon's pods")
@@ -451,11 +458,9 @@ def check_network_policy(docs, kv):
     C.ok(any(set(peer) == {"podSelector"} and labels_match(peer["podSelector"]["matchLabels"], sched_labels)
              for peer in by_port.get(8888, [])),
          f"[{kv}] the second scheduler's pods may reach 8888")
-    C.ok(any(peer.get("podSelector", {}).get("matchLabels") == {"component": "kube-scheduler"}
-             and "namespaceSelector" in peer for peer in by_port.get(8888, [])),
-         f"[{kv}] kube-system's kube-scheduler pods may reach 8888 (schedulerFrom default)")
+    C.eq(len(by_port.get(8888, [])), 1, f"[{kv}] only the second scheduler may reach 8888 (schedulerFrom empty)")
     C.eq(by_port.get(8889), [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
-         f"[{kv}] admin port only from networkPolicy.adminFrom")
+         f"[{kv}] admin port only from networkPolicy.metricsFrom")
 
 
 def step_render():
@@ -474,12 +479,12 @@ def step_render():
         docs = render(kv, "second scheduler + TLS + NetworkPolicy + PDB", values_files=[nondefault])
         if not docs:
             continue
-        check_daemon_objects(docs, kv, tls=True)
+        check_daemon_objects(docs, kv, tls=True, second_scheduler=True, monitor=True)
         check_second_scheduler(docs, kv, api, tag, tls=True)
         check_network_policy(docs, kv)
         C.eq(find(docs, "PodDisruptionBudget", FULLNAME)["apiVersion"], pdb, f"[{kv}] PodDisruptionBudget {pdb}")
         sm = find(docs, "ServiceMonitor", FULLNAME)
-        C.ok(sm is not None and sm["spec"]["endpoints"][0]["port"] == "admin", f"[{kv}] ServiceMonitor scrapes the admin port")
+        C.ok(sm is not None and sm["spec"]["endpoints"][0]["port"] == "metrics", f"[{kv}] ServiceMonitor scrapes the Service's metrics port (the admin listener)")
 
     # Plain HTTP second scheduler.
     docs = render("1.20.2", "second scheduler without TLS", sets=["secondScheduler.enabled=true"])
@@ -545,9 +550,23 @@ def step_render():
         (["config.sever.threads=4"], [], "sever", "a typo in config"),
         (["secondScheduler.enabled=true", "extender.weight=0"], [], "weight", "weight 0 with prioritizeVerb"),
         (["secondScheduler.configApiVersion=v2"], [], "configApiVersion", "unknown configApiVersion"),
+        (["networkPolicy.enabled=true"], [], "would lock it out",
+         "a NetworkPolicy that would lock the cluster's host-network scheduler out"),
+        (["networkPolicy.enabled=true", "networkPolicy.schedulerFrom[0].podSelector.matchLabels.component=kube-scheduler"],
+         [], "would lock it out", "a NetworkPolicy admitting the host-network scheduler by pod selector only"),
     ]:
         good, out = helm_template("1.31.0", sets=sets, set_files=files)
         C.ok(not good and expect in out, f"invalid values rejected: {what}", str(out)[:600])
+    good, docs = helm_template("1.31.0", sets=["networkPolicy.enabled=true",
+                                               "networkPolicy.schedulerFrom[0].ipBlock.cidr=10.0.0.0/24"])
+    np = find(docs, "NetworkPolicy", FULLNAME) if good else None
+    C.ok(np is not None and np["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "10.0.0.0/24"}}],
+         "control-plane route: the NetworkPolicy admits the control-plane ipBlock to 8888", str(docs)[:600])
+    good, docs = helm_template("1.31.0")
+    C.ok(good and find(docs, "NetworkPolicy", FULLNAME) is None, "default values (no second scheduler): no NetworkPolicy")
+    good, docs = helm_template("1.31.0", sets=["secondScheduler.enabled=true"])
+    C.ok(good and find(docs, "NetworkPolicy", FULLNAME) is not None,
+         "with the second scheduler a NetworkPolicy is on by default (networkPolicy.enabled: auto)")
     good, out = helm_template("1.19.16")
     C.ok(not good and "kubeVersion" in out, "Kubernetes 1.19 is refused (kubeVersion >=1.20.0-0)", str(out)[:400])
 

@@ -168,9 +168,9 @@ done
 check "kubectl get rolebinding/$SCHED_FULLNAME-auth-reader -n kube-system" k -n kube-system get "rolebinding/$SCHED_FULLNAME-auth-reader"
 check "the PodDisruptionBudget went in as policy/v1beta1 (1.20 has no policy/v1)" \
   k -n "$NS" get "poddisruptionbudgets.v1beta1.policy/$FULLNAME" -o name
-check "Service $FULLNAME has a ClusterIP and ports http 8888, admin 8889" jsonpath_matches \
-  '^10\.0\.0\.[0-9]+ http,admin 8888,8889$' -n "$NS" get service "$FULLNAME" \
-  -o 'jsonpath={.spec.clusterIP} {.spec.ports[0].name},{.spec.ports[1].name} {.spec.ports[0].port},{.spec.ports[1].port}'
+check "Service $FULLNAME has a ClusterIP and the scheduler port only (http 8888)" jsonpath_matches \
+  '^10\.0\.0\.[0-9]+ http 8888$' -n "$NS" get service "$FULLNAME" \
+  -o 'jsonpath={.spec.clusterIP} {.spec.ports[*].name} {.spec.ports[*].port}'
 check "the stored ConfigMap holds mode: kubernetes" jsonpath_matches '^mode: kubernetes$' \
   -n "$NS" get configmap "$FULLNAME" -o 'jsonpath={.data.config\.yaml}'
 check "the stored scheduler ConfigMap is kubescheduler.config.k8s.io/v1beta1" \

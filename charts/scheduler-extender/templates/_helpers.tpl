@@ -144,6 +144,12 @@ TLS
 {{- printf "%s.%s.svc" (include "scheduler-extender.fullname" .) .Release.Namespace -}}
 {{- end -}}
 
+{{/* "true" when the NetworkPolicy is rendered: enabled true, or auto with the second scheduler. */}}
+{{- define "scheduler-extender.networkPolicyEnabled" -}}
+{{- $e := .Values.networkPolicy.enabled -}}
+{{- if or (eq (toString $e) "true") (and (eq (toString $e) "auto") .Values.secondScheduler.enabled) -}}true{{- end -}}
+{{- end -}}
+
 {{- define "scheduler-extender.validateTls" -}}
 {{- if .Values.tls.enabled -}}
 {{- if not .Values.tls.existingSecret -}}
@@ -195,13 +201,14 @@ The daemon's configuration file
 {{- fail (printf "config.server.%s is set by the chart and may not be given in values" $forced) -}}
 {{- end -}}
 {{- end -}}
-{{- $tls := dict "cert_file" "" "key_file" "" "client_ca_file" "" -}}
+{{- $tls := dict "cert_file" "" "key_file" "" "client_ca_file" "" "client_names" list -}}
 {{- if .Values.tls.enabled -}}
 {{- $dir := include "scheduler-extender.tlsDir" . -}}
 {{- $_ := set $tls "cert_file" (printf "%s/tls.crt" $dir) -}}
 {{- $_ := set $tls "key_file" (printf "%s/tls.key" $dir) -}}
 {{- if .Values.tls.requireClientCert -}}
 {{- $_ := set $tls "client_ca_file" (printf "%s/ca.crt" $dir) -}}
+{{- $_ := set $tls "client_names" (.Values.tls.clientNames | default list) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $server "listen" "0.0.0.0:8888" -}}
@@ -213,6 +220,11 @@ The daemon's configuration file
 {{- fail "config.kubernetes.kubeconfig is set by the chart (in-cluster service account) and may not be given in values" -}}
 {{- end -}}
 {{- $_ := set $kube "kubeconfig" "" -}}
+{{- $names := $kube.scheduler_names | default (list "default-scheduler") -}}
+{{- if and .Values.secondScheduler.enabled (not (has .Values.secondScheduler.schedulerName $names)) -}}
+{{- $names = append $names .Values.secondScheduler.schedulerName -}}
+{{- end -}}
+{{- $_ := set $kube "scheduler_names" $names -}}
 {{- $_ := set $cfg "kubernetes" $kube -}}
 # Rendered by the scheduler-extender chart from the `config` values; every key is documented in
 # the daemon's examples/config.yaml. mode, server.listen, server.tls, admin.listen and
