@@ -4,7 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -65,6 +68,14 @@ bool StreamHandle::cancelled() const {
 void StreamHandle::attach(httplib::ClientImpl* client) {
   std::lock_guard lock(mu_);
   client_ = client;
+}
+
+void set_keepalive(int socket) {
+  const int on = 1, idle = 15, interval = 5, count = 3;
+  ::setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
 }
 
 std::string status_message(const ApiReply& reply) {
@@ -171,6 +182,7 @@ std::unique_ptr<httplib::ClientImpl> ApiClient::make_client() const {
   }
   client->set_keep_alive(true);
   client->set_tcp_nodelay(true);
+  client->set_socket_options([](socket_t sock) { set_keepalive(sock); });
   client->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
   return client;
 }
@@ -232,7 +244,8 @@ Result<ApiReply> ApiClient::post(const std::string& path, const std::string& jso
 }
 
 Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
-                                   const std::function<bool(std::string_view)>& on_data, StreamHandle& handle) {
+                                   const std::function<bool(std::string_view)>& on_data, StreamHandle& handle,
+                                   const std::function<void(int)>& on_status) {
   auto client = make_client();
   set_timeout(*client, idle_timeout, options_.connect_timeout);
   client->set_keep_alive(false);
@@ -248,6 +261,7 @@ Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::millise
       path, httplib::Headers{},
       [&](const httplib::Response& response) {
         status = response.status;
+        if (on_status) on_status(status);
         return !handle.cancelled();  // a cancel that came before the connection existed
       },
       [&](const char* data, size_t length) {
@@ -261,6 +275,7 @@ Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::millise
   handle.attach(nullptr);
   if (status == 401 && !access_.token_file.empty()) token(true);
   if (!res && status == 0) return Error{"GET " + access_.server + path + ": " + describe(res.error())};
+  if (!res && status / 100 == 2) return Error{"GET " + access_.server + path + ": the response broke off: " + describe(res.error())};
   return ApiReply{status, std::move(error_body)};
 }
 

@@ -48,6 +48,12 @@ long long code_of(const json& status) {
   return it != status.end() && it->is_number_integer() ? it->get<long long>() : 0;
 }
 
+std::string seconds_text(std::chrono::milliseconds d) {
+  std::string text = std::to_string(d.count() / 1000);
+  if (d.count() % 1000 != 0) text += "." + std::to_string(d.count() % 1000 / 100);
+  return text + "s";
+}
+
 bool is_expired(const ApiReply& reply) {
   if (reply.status == 410) return true;
   json doc = parse_bounded(reply.body);
@@ -81,6 +87,13 @@ void Reflector::fail(std::string message) {
   spdlog::warn("{} reflector: {}", options_.resource, message);
   std::lock_guard lock(mu_);
   status_.last_error = std::move(message);
+  if (!status_.down_since) status_.down_since = std::chrono::steady_clock::now();
+}
+
+void Reflector::mark_up() {
+  last_stream_failed_ = false;
+  std::lock_guard lock(mu_);
+  status_.down_since.reset();
 }
 
 std::string Reflector::query(std::initializer_list<std::pair<std::string, std::string>> params) const {
@@ -170,6 +183,8 @@ Reflector::Outcome Reflector::list() {
       std::lock_guard lock(mu_);
       status_.synced = true;
       status_.last_error.clear();
+      status_.down_since.reset();
+      last_stream_failed_ = false;
       status_.resource_version = resource_version_;
       ++status_.lists;
       return Outcome::kResume;
@@ -178,15 +193,25 @@ Reflector::Outcome Reflector::list() {
 }
 
 Reflector::Outcome Reflector::watch() {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count();
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count());
   const std::string path = query({{"watch", "1"},
                                   {"resourceVersion", resource_version_},
                                   {"allowWatchBookmarks", "true"},
-                                  {"timeoutSeconds", std::to_string(std::max<long long>(1, seconds))}});
+                                  {"timeoutSeconds", std::to_string(seconds)}});
+  const std::chrono::milliseconds idle_bound = std::chrono::seconds(seconds) + options_.watch_grace;
   std::string line;
   Outcome outcome = Outcome::kResume;
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = Clock::now();
+  auto last_data = started;
+  bool established = false;
+  bool up = false;
   bool got_event = false;
+  auto bring_up = [&] {
+    if (up) return;
+    up = true;
+    mark_up();
+  };
   auto handle_line = [&](std::string_view text) -> bool {
     if (text.empty()) return true;
     auto event = parse_watch_event(text);
@@ -208,6 +233,7 @@ Reflector::Outcome Reflector::watch() {
       }
       return false;
     }
+    bring_up();
     const std::string rv = string_at(object, {"metadata", "resourceVersion"});
     if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
       sink_.event(type, object);
@@ -219,8 +245,9 @@ Reflector::Outcome Reflector::watch() {
     return true;
   };
   auto reply = client_.stream(
-      path, options_.watch_timeout + std::chrono::seconds(30),
+      path, idle_bound,
       [&](std::string_view data) {
+        last_data = Clock::now();
         auto too_long = [&] {
           fail("watch: an event longer than " + std::to_string(options_.max_line_bytes) + " bytes");
           outcome = Outcome::kFailed;
@@ -243,14 +270,31 @@ Reflector::Outcome Reflector::watch() {
         line.append(data.substr(start));
         return !stopping_;
       },
-      stream_);
+      stream_,
+      [&](int status) {
+        if (status != 200) return;
+        established = true;
+        last_data = Clock::now();
+        if (!last_stream_failed_) bring_up();
+      });
   if (stopping_) return Outcome::kStopped;
+  stream_delivered_ = got_event;
+  if (outcome == Outcome::kFailed && established) last_stream_failed_ = true;
   if (outcome != Outcome::kResume) return outcome;
   if (!reply) {
-    fail("watch: " + reply.message());
+    const auto silent = Clock::now() - last_data;
+    if (established && silent >= idle_bound) {
+      fail("watch: nothing received for " + seconds_text(idle_bound) + " (timeoutSeconds " + std::to_string(seconds) +
+           " plus " + seconds_text(options_.watch_grace) + " of grace); dropped the stream, resuming from resourceVersion " +
+           resource_version_);
+      last_stream_failed_ = true;
+    } else {
+      fail("watch: " + reply.message());
+    }
     return Outcome::kFailed;
   }
   if (reply->status == 200) {
+    bring_up();
     if (got_event) {
       std::lock_guard lock(mu_);
       status_.last_error.clear();
@@ -258,7 +302,7 @@ Reflector::Outcome Reflector::watch() {
     }
     // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
     // once with nothing in it is not a timeout; do not spin on it.
-    if (!got_event && std::chrono::steady_clock::now() - started < std::chrono::seconds(1)) wait(options_.backoff_initial);
+    if (!got_event && Clock::now() - started < std::chrono::seconds(1)) wait(options_.backoff_initial);
     return Outcome::kResume;
   }
   if (is_expired(*reply)) return Outcome::kRelist;
@@ -284,6 +328,8 @@ void Reflector::run() {
         need_list = true;
         break;
       case Outcome::kFailed: {
+        // A watch that delivered events before it failed was working: retry it soon.
+        if (!need_list && stream_delivered_) backoff = options_.backoff_initial;
         // Jitter: wait between 75% and 125% of the current backoff, then double it.
         std::uniform_real_distribution<double> jitter(0.75, 1.25);
         wait(std::chrono::milliseconds(static_cast<long long>(static_cast<double>(backoff.count()) * jitter(rng))));

@@ -284,7 +284,7 @@ kube::ReflectorOptions options_for(const config::Config& cfg, std::string resour
 }  // namespace
 
 KubeCluster::KubeCluster(state::ClusterState& state, const config::Config& cfg, kube::ApiClient& client)
-    : lookups_(std::make_unique<Lookups>()) {
+    : stale_after_(cfg.kubernetes.stale_after), lookups_(std::make_unique<Lookups>()) {
   model::DemandRules rules = cfg.demand_rules();
   auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
     reflectors_.push_back(std::make_unique<kube::Reflector>(client, std::move(options), *sink));
@@ -315,12 +315,21 @@ void KubeCluster::stop() {
 
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
+  const auto now = std::chrono::steady_clock::now();
   for (const auto& r : reflectors_) {
     kube::ReflectorStatus st = r->status();
-    if (st.synced) continue;
-    if (!reasons.empty()) reasons += "; ";
-    reasons += r->resource() + " not synced yet";
-    if (!st.last_error.empty()) reasons += " (" + st.last_error + ")";
+    if (!st.synced) {
+      if (!reasons.empty()) reasons += "; ";
+      reasons += r->resource() + " not synced yet";
+      if (!st.last_error.empty()) reasons += " (" + st.last_error + ")";
+    } else if (st.down_since && now - *st.down_since >= stale_after_) {
+      if (!reasons.empty()) reasons += "; ";
+      const auto down = std::chrono::duration_cast<std::chrono::milliseconds>(now - *st.down_since).count();
+      reasons += r->resource() + " watch down for " + std::to_string(down / 1000);
+      if (down < 10'000) reasons += "." + std::to_string(down % 1000 / 100);
+      reasons += "s";
+      if (!st.last_error.empty()) reasons += " (last error: " + st.last_error + ")";
+    }
   }
   if (reasons.empty()) return std::nullopt;
   return reasons;

@@ -1,9 +1,15 @@
 // ApiClient against the fake API server: server addresses, bearer tokens (static, from a file,
-// re-read after a 401 and on the reload interval), streams (pieces, error bodies, cancellation)
-// and, over TLS, the CA given as data or file and client certificates.
+// re-read after a 401 and on the reload interval), streams (pieces, error bodies, cancellation,
+// breaking off, going silent), TCP keepalive and, over TLS, the CA given as data or file and client certificates.
 #include "extender/kube/api_client.h"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <optional>
 
 #include "kube/fake_api_server.h"
 #include "kube/temp_files.h"
@@ -262,6 +268,64 @@ TEST(ApiClient, CancellingAStreamEndsItFromAnotherThread) {
   cancelled.cancel();
   auto r = api->stream("/stream", 60s, [](std::string_view) { return true; }, cancelled);
   EXPECT_FALSE(r);
+}
+
+TEST(ApiClient, AStreamThatBreaksOffOrGoesSilentIsAnError) {
+  FakeApiServer server;
+  testing::WatchDesk desk;
+  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  ClusterAccess access;
+  access.server = server.url();
+  auto api = client_for(access);
+  for (bool freeze : {false, true}) {
+    SCOPED_TRACE(freeze ? "silent" : "cut");
+    StreamHandle handle;
+    std::vector<int> statuses;
+    std::optional<Result<ApiReply>> result;
+    std::chrono::steady_clock::duration silent_for{};
+    std::thread reader([&] {
+      auto last = std::chrono::steady_clock::now();
+      result = api->stream("/stream", 300ms, [&](std::string_view) {
+        last = std::chrono::steady_clock::now();
+        return true;
+      }, handle, [&](int status) { statuses.push_back(status); });
+      silent_for = std::chrono::steady_clock::now() - last;
+    });
+    auto watch = desk.take();
+    ASSERT_TRUE(watch);
+    watch->feed->send("{\"type\":\"ADDED\"}\n");
+    if (freeze) {
+      watch->feed->freeze();
+    } else {
+      watch->feed->cut();
+    }
+    reader.join();
+    ASSERT_TRUE(result);
+    ASSERT_FALSE(*result) << "a response that did not end is not a reply";
+    EXPECT_NE(result->message().find("the response broke off"), std::string::npos) << result->message();
+    EXPECT_EQ(statuses, std::vector<int>{200});
+    if (freeze) {
+      EXPECT_GE(silent_for, 300ms);
+      EXPECT_LT(silent_for, 3s);
+    }
+  }
+}
+
+TEST(ApiClient, KeepaliveOnApiSockets) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  set_keepalive(fd);
+  auto get = [&](int level, int name) {
+    int value = -1;
+    socklen_t len = sizeof value;
+    EXPECT_EQ(::getsockopt(fd, level, name, &value, &len), 0);
+    return value;
+  };
+  EXPECT_EQ(get(SOL_SOCKET, SO_KEEPALIVE), 1);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPIDLE), 15);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPINTVL), 5);
+  EXPECT_EQ(get(IPPROTO_TCP, TCP_KEEPCNT), 3);
+  ::close(fd);
 }
 
 TEST(ApiClient, StatusMessage) {

@@ -4,7 +4,8 @@
 // (method, path, query parameters, body, Authorization) before its handler runs, so tests can
 // assert what the client sent and wait for a request to arrive. Watch responses are WatchFeeds:
 // queues the test pushes pieces into, each written as one HTTP chunk, ended cleanly (end()), cut
-// mid-response (cut()), or left hanging until the client goes away or the server stops.
+// mid-response (cut()), frozen silent (freeze()), or left hanging until the client goes away or
+// the server stops.
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -78,6 +79,9 @@ class WatchFeed {
   void end() { push({Item::kEnd, {}}); }
   // Drops the connection in the middle of the response (no terminating chunk).
   void cut() { push({Item::kCut, {}}); }
+  // From now on writes nothing, not even the idle newlines, and keeps the connection open until
+  // the server stops: a stuck server, or a peer gone half-open.
+  void freeze() { push({Item::kFreeze, {}}); }
 
   // The stream is over: ended, cut, the client went away, or the server stopped.
   bool closed() const {
@@ -92,7 +96,7 @@ class WatchFeed {
  private:
   friend class FakeApiServer;
   struct Item {
-    enum Kind { kData, kEnd, kCut } kind;
+    enum Kind { kData, kEnd, kCut, kFreeze } kind;
     std::string data;
   };
 
@@ -118,7 +122,8 @@ class WatchFeed {
   std::condition_variable cv_;
   std::deque<Item> items_;
   bool closed_ = false;
-  bool at_line_start_ = true;  // only the provider thread touches it
+  bool at_line_start_ = true;  // only the provider thread touches these two
+  bool frozen_ = false;
 };
 
 class FakeApiServer {
@@ -231,6 +236,12 @@ class FakeApiServer {
     res.set_chunked_content_provider(
         "application/json",
         [this, feed](size_t, httplib::DataSink& sink) -> bool {
+          if (feed->frozen_) {
+            std::this_thread::sleep_for(20ms);
+            if (!stopping_) return true;
+            feed->mark_closed();
+            return false;
+          }
           WatchFeed::Item item;
           if (!feed->pop(item, 20ms)) {
             if (stopping_) {
@@ -259,6 +270,9 @@ class FakeApiServer {
             case WatchFeed::Item::kCut:
               feed->mark_closed();
               return false;
+            case WatchFeed::Item::kFreeze:
+              feed->frozen_ = true;
+              return true;
           }
           return false;
         },

@@ -267,6 +267,33 @@ TEST(KubeCluster, NotReadyUntilEveryKindIsListed) {
   EXPECT_EQ(h.cluster->default_storage_class(), "standard");
 }
 
+TEST(KubeCluster, AWatchDownLongerThanStaleAfterMakesItNotReadyUntilItIsBack) {
+  ClusterHarness h([](config::Config& c) { c.kubernetes.stale_after = 300ms; });
+  seed(h.fake);
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  const auto down_at = std::chrono::steady_clock::now();
+  h.fake.forbid(Kind::kPods, true);
+  h.fake.cut_watches(Kind::kPods);
+  std::optional<std::string> reason;
+  ASSERT_TRUE(eventually([&] {
+    reason = h.cluster->not_ready();
+    return reason.has_value();
+  }));
+  EXPECT_GE(std::chrono::steady_clock::now() - down_at, 300ms) << "a blip shorter than stale_after is not reported";
+  EXPECT_EQ(reason->rfind("pods watch down for ", 0), 0u) << *reason;
+  EXPECT_NE(reason->find("s (last error: watch: "), std::string::npos) << *reason;
+  EXPECT_EQ(reason->find("nodes"), std::string::npos) << *reason;
+  EXPECT_EQ(reason->find("not synced"), std::string::npos) << *reason;
+  // The state it learned stays; decisions wait until the watch is back.
+  EXPECT_EQ(gpus_held(h.state, "gpu-1"), 3);
+  h.fake.forbid(Kind::kPods, false);
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  // And it follows the server again.
+  h.fake.put(Kind::kPods, pod_object("team", "late", "u-late", 1, "gpu-1"));
+  EXPECT_TRUE(eventually([&] { return gpus_held(h.state, "gpu-1") == 4; }));
+}
+
 TEST(KubeCluster, StopEndsEveryWatchAndCanBeCalledTwice) {
   ClusterHarness h;
   seed(h.fake);

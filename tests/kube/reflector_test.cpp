@@ -433,6 +433,7 @@ TEST(Reflector, ForbiddenListIsReportedThenRecovers) {
   EXPECT_NE(st.last_error.find("HTTP 403"), std::string::npos) << st.last_error;
   EXPECT_NE(st.last_error.find(message), std::string::npos) << st.last_error;
   EXPECT_TRUE(h.sink.log().empty()) << "nothing reaches the sink from a refused list";
+  EXPECT_TRUE(st.down_since.has_value());
   // It keeps trying (with backoff), and the RBAC fix is picked up.
   ASSERT_TRUE(eventually([&] { return h.server.lists("/api/v1/nodes").size() >= 3; }));
   allowed = true;
@@ -440,6 +441,7 @@ TEST(Reflector, ForbiddenListIsReportedThenRecovers) {
   st = h.status();
   EXPECT_TRUE(st.synced);
   EXPECT_EQ(st.last_error, "");
+  EXPECT_FALSE(st.down_since.has_value());
   EXPECT_EQ(h.sink.names(), (std::vector<std::string>{"a"}));
 }
 
@@ -651,6 +653,99 @@ TEST(Reflector, WatchRefusedWith401ReadsTheRotatedTokenAgain) {
   ASSERT_GE(auths.size(), 2u);
   EXPECT_EQ(auths.back(), "Bearer new-token");
   EXPECT_EQ(auths.front(), "Bearer old-token");
+}
+
+TEST(Reflector, SilentWatchIsDroppedAtTheBoundAndResumesFromTheLastVersion) {
+  // The server keeps the connection open and sends nothing: no event, no end, no newline.
+  Harness h([](ReflectorOptions& o) { o.watch_grace = 500ms; });
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  h.start();
+  auto first = h.next_watch("10");
+  EXPECT_EQ(first.request.param("timeoutSeconds"), "1");
+  first.feed->send_event("ADDED", object("b", 11));
+  ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 1; }));
+  EXPECT_FALSE(h.status().down_since.has_value());
+  const auto frozen_at = std::chrono::steady_clock::now();
+  first.feed->freeze();
+
+  auto second = h.desk.take(5s);
+  ASSERT_TRUE(second) << "the silent stream was never dropped";
+  const auto dropped_after = std::chrono::steady_clock::now() - frozen_at;
+  EXPECT_EQ(second->request.param("resourceVersion"), "11");
+  EXPECT_GE(dropped_after, 1400ms) << "dropped before timeoutSeconds (1s) plus the grace (0.5s)";
+  EXPECT_LE(dropped_after, 3500ms);
+  ReflectorStatus st = h.status();
+  EXPECT_NE(st.last_error.find("nothing received for 1.5s"), std::string::npos) << st.last_error;
+  EXPECT_NE(st.last_error.find("resuming from resourceVersion 11"), std::string::npos) << st.last_error;
+  // Down since the drop, and still down on the new stream until something arrives on it.
+  ASSERT_TRUE(st.down_since.has_value());
+  EXPECT_GE(*st.down_since, frozen_at);
+  second->feed->send_event("ADDED", object("c", 12));
+  ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 2; }));
+  ASSERT_TRUE(eventually([&] { return !h.status().down_since.has_value(); }));
+  EXPECT_EQ(h.sink.event_log(), (std::vector<std::string>{"ADDED b@11", "ADDED c@12"}));
+  EXPECT_EQ(h.sink.lists(), 1) << "a silent stream is not a reason to list again";
+}
+
+TEST(Reflector, StreamsThatKeepGoingSilentStayDown) {
+  Harness h([](ReflectorOptions& o) {
+    o.watch_grace = 200ms;
+    o.backoff_max = 10s;  // no relist in between (a list that works is a way back up)
+  });
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  h.start();
+  h.next_watch("10").feed->freeze();
+  auto second = h.next_watch("10");
+  ASSERT_TRUE(h.status().down_since.has_value());
+  const auto first_drop = *h.status().down_since;
+  second.feed->freeze();
+  auto third = h.next_watch("10");
+  // The second stream was answered 200 and then went silent too: down since the first drop.
+  ASSERT_TRUE(h.status().down_since.has_value());
+  EXPECT_EQ(*h.status().down_since, first_drop);
+  third.feed->end();  // a clean end, as the server's timeoutSeconds: up again
+  h.next_watch("10");
+  EXPECT_FALSE(h.status().down_since.has_value());
+}
+
+TEST(Reflector, AWatchThatBreaksOffIsDownUntilTheNextStreamIsUp) {
+  Harness h([](ReflectorOptions& o) { o.backoff_initial = 300ms; o.backoff_max = 300ms; });
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  h.start();
+  auto first = h.next_watch("10");
+  ASSERT_TRUE(eventually([&] { return h.status().synced; }));
+  EXPECT_FALSE(h.status().down_since.has_value());
+  const auto cut_at = std::chrono::steady_clock::now();
+  first.feed->cut();
+  ASSERT_TRUE(eventually([&] { return h.status().down_since.has_value(); }));
+  EXPECT_GE(*h.status().down_since, cut_at);
+  EXPECT_NE(h.status().last_error.find("broke off"), std::string::npos) << h.status().last_error;
+  // A fresh 200 after a reset connection is enough: the stream is up before any event.
+  h.next_watch("10");
+  EXPECT_TRUE(eventually([&] { return !h.status().down_since.has_value(); }));
+}
+
+TEST(Reflector, AServerThatNeverAnswersTheWatchIsDroppedAtTheBound) {
+  Harness h([](ReflectorOptions& o) { o.watch_grace = 500ms; });
+  h.list_answers(list_body({object("a", 1)}, "10"));
+  std::atomic<int> watches{0};
+  h.on_watch([&](const httplib::Request& req, httplib::Response& res) {
+    if (++watches == 1) {
+      h.server.hang();  // no status line, no headers
+      FakeApiServer::reply(res, 500, testing::status_body(500, "InternalError", "too late"));
+    } else {
+      h.desk.accept(h.server, req, res);
+    }
+  });
+  h.start();
+  ASSERT_TRUE(eventually([&] { return h.server.hanging() == 1; }));
+  const auto hung_at = std::chrono::steady_clock::now();
+  auto w = h.desk.take(5s);
+  ASSERT_TRUE(w);
+  EXPECT_GE(std::chrono::steady_clock::now() - hung_at, 1400ms);
+  EXPECT_EQ(w->request.param("resourceVersion"), "10");
+  EXPECT_NE(h.status().last_error.find("timeout"), std::string::npos) << h.status().last_error;
+  h.server.release_hangs();
 }
 
 TEST(Reflector, StopEndsAQuietWatchPromptly) {

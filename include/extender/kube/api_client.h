@@ -1,8 +1,8 @@
 #pragma once
 // ApiClient: HTTP(S) requests to the Kubernetes API server with the daemon's credentials. The
 // server's certificate is always verified (against the given CA, else the system's roots); a
-// bearer token from a file is read again every `token_reload` and after any 401. Connections are
-// pooled for plain requests; each stream (a watch) has a connection of its own and can be
+// bearer token from a file is read again every `token_reload` and after any 401. Every connection
+// has TCP keepalive on. Connections are pooled for plain requests; each stream (a watch) has a connection of its own and can be
 // cancelled from another thread through its StreamHandle. Thread-safe.
 #include <chrono>
 #include <functional>
@@ -55,10 +55,14 @@ class ApiClient {
   Result<ApiReply> post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
 
   // GETs `path` and hands the body to `on_data` as it arrives, until the server ends it, `on_data`
-  // returns false, nothing arrives for `idle_timeout`, or `handle` is cancelled. `on_status` sees
-  // the status first; a non-2xx body is collected into the returned reply instead.
+  // returns false, nothing arrives for `idle_timeout` (a silent or half-open connection), or
+  // `handle` is cancelled. `on_status`, if given, sees the status once the headers are in; a
+  // non-2xx body is collected into the returned reply instead of going to `on_data`. The reply
+  // (with an empty body for 2xx) means the server ended the response; an error means it never
+  // answered or the response broke off (idle timeout, reset, cancelled, `on_data` said stop).
   Result<ApiReply> stream(const std::string& path, std::chrono::milliseconds idle_timeout,
-                          const std::function<bool(std::string_view)>& on_data, StreamHandle& handle);
+                          const std::function<bool(std::string_view)>& on_data, StreamHandle& handle,
+                          const std::function<void(int)>& on_status = nullptr);
 
   const std::string& server() const { return access_.server; }
 
@@ -88,6 +92,10 @@ class ApiClient {
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<httplib::ClientImpl>> pool_;
 };
+
+// TCP keepalive as every API connection has it, so that a peer gone without a word is noticed in
+// about 30 seconds: SO_KEEPALIVE, first probe after 15s idle, then every 5s, 3 unanswered = dead.
+void set_keepalive(int socket);
 
 // The message of a Kubernetes Status body ({"kind":"Status","message":...}), else the body itself
 // (truncated), for error reports.

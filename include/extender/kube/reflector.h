@@ -3,13 +3,17 @@
 // list (limit=500 with continue), then a watch from the list's resourceVersion (bookmarks on,
 // timeoutSeconds, resumed from the last version seen when the server ends it). A 410 / Expired
 // answer or ERROR event means the version is too old: list again. Other failures back off with
-// jitter and retry. The stream is split on newlines, not on network chunks, and a line is bounded.
+// jitter and retry. The stream is split on newlines, not on network chunks; a line is bounded in
+// size and nesting. A watch silent for longer than its timeoutSeconds plus a grace (a stuck
+// server, a half-open connection) is dropped and resumed from the last version. The status says
+// since when the reflector has been down (failing to list or watch).
 // run() blocks until stop(); status() is thread-safe.
 #include <atomic>
 #include <condition_variable>
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +42,9 @@ struct ReflectorOptions {
   std::string field_selector;               // optional, already URL-encoded
   std::size_t page_size = 500;
   std::chrono::milliseconds request_timeout{60'000};
-  std::chrono::milliseconds watch_timeout{300'000};  // timeoutSeconds asked of the server
+  std::chrono::milliseconds watch_timeout{45'000};  // timeoutSeconds asked of the server
+  // A watch stream silent for watch_timeout + watch_grace is dropped and resumed.
+  std::chrono::milliseconds watch_grace{10'000};
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30'000};
   std::size_t max_line_bytes = std::size_t{64} << 20;
@@ -49,6 +55,11 @@ struct ReflectorStatus {
   std::string last_error;    // the latest failure, empty once things work again
   std::string resource_version;
   std::uint64_t lists = 0;   // full lists delivered (relists included)
+  // Since when listing or watching has been failing (a refused or failed request, a stream that
+  // broke off or went silent); unset once a list succeeds or a watch stream is up again. After a
+  // stream that went silent or carried a bad line, the next one counts as up only once an event
+  // arrives or it ends cleanly, so streams that keep failing that way stay down.
+  std::optional<std::chrono::steady_clock::time_point> down_since;
 };
 
 class Reflector {
@@ -66,7 +77,8 @@ class Reflector {
   Outcome watch();
   // A GET whose body is collected, cancellable by stop() like the watch.
   Result<ApiReply> fetch(const std::string& path);
-  void fail(std::string message);
+  void fail(std::string message);  // also marks the reflector down
+  void mark_up();
   void wait(std::chrono::milliseconds d);
   std::string query(std::initializer_list<std::pair<std::string, std::string>> params) const;
 
@@ -76,6 +88,8 @@ class Reflector {
   std::atomic<bool> stopping_{false};
   StreamHandle stream_;
   std::string resource_version_;
+  bool last_stream_failed_ = false;  // the previous watch went silent or carried a bad line
+  bool stream_delivered_ = false;    // the previous watch delivered events
 
   mutable std::mutex mu_;
   ReflectorStatus status_;

@@ -6,6 +6,7 @@
 // space on that node) and StorageClasses (the cluster's default class). The watch is the only
 // source of node state in this mode, so a restart rebuilds everything from the API server.
 // Thread-safe: lookups may come from any thread while the reflectors run.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,7 +31,8 @@ class KubeCluster {
   void start();
   void stop();
 
-  // Why decisions cannot be made yet (a reflector has not synced, and its last error), or nullopt.
+  // Why decisions cannot be made (a reflector has not synced, or has been down for longer than
+  // kubernetes.stale_after, and its last error), or nullopt.
   std::optional<std::string> not_ready() const;
   // A PersistentVolumeClaim by namespace and name, as demand computation needs it.
   std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const;
@@ -42,6 +44,7 @@ class KubeCluster {
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 
  private:
+  std::chrono::milliseconds stale_after_;
   std::unique_ptr<Lookups> lookups_;
   std::vector<std::unique_ptr<kube::ReflectorSink>> sinks_;
   std::vector<std::unique_ptr<kube::Reflector>> reflectors_;
