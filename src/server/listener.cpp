@@ -741,11 +741,12 @@ void Listener::Loop::complete(Conn& c, HttpResponse res) {
 
 void Listener::Loop::respond_error(Conn& c, int status, std::string_view message) {
   spdlog::debug("{} listener: {} {} to {}", options.name, status, message, c.remote());
+  HttpResponse res = error_response(status, message);
   c.parser.reset();
   c.close_after = true;
   c.head_only = false;
   c.phase = Phase::kDispatched;
-  complete(c, error_response(status, message));
+  complete(c, std::move(res));
 }
 
 void Listener::Loop::on_writable(Conn& c) {

@@ -59,6 +59,18 @@ class DaemonProcess {
 
   int port() const { return port_; }
   int admin_port() const { return admin_port_; }
+  pid_t pid() const { return pid_; }
+
+  // The daemon's resident memory (VmRSS), or its peak (VmHWM), in bytes; -1 when unreadable.
+  long long memory(const char* field = "VmRSS") const {
+    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+    std::string line;
+    const std::string key = std::string(field) + ":";
+    while (std::getline(status, line)) {
+      if (line.rfind(key, 0) == 0) return std::stoll(line.substr(key.size())) * 1024;
+    }
+    return -1;
+  }
 
   // Sends SIGTERM and waits; returns the exit status (or -signal).
   int stop() {
@@ -188,6 +200,14 @@ class RawConnection {
       sent += static_cast<size_t>(n);
     }
     return true;
+  }
+
+  // True when the peer has closed or reset the connection (checked without waiting).
+  bool closed_by_peer() {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    char c;
+    return ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
   }
 
   // Reads until the peer closes or `timeout` passes without data.

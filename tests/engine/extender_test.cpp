@@ -239,3 +239,104 @@ TEST(Extender, NotReadyIsAWholeCallError) {
 
 }  // namespace
 }  // namespace extender::engine
+
+namespace extender::engine {
+namespace {
+
+// Records binds instead of calling an API server.
+class RecordingBinder : public Binder {
+ public:
+  std::string bind(const wire::BindingArgs& args) override {
+    bound.push_back(args.pod_uid);
+    return {};
+  }
+  std::vector<std::string> bound;
+};
+
+TEST(WhoMayBind, KubernetesModeActsOnlyForPendingPodsOfItsSchedulersThatNeedSomethingManaged) {
+  struct Case {
+    const char* what;
+    std::function<void(model::Pod&)> tweak;  // applied to the pod the API server shows
+    bool known = true;                       // the API server has the pod
+    Refusal refusal;
+  };
+  const Case cases[] = {
+      {"pending pod of a configured scheduler", [](model::Pod&) {}, true, Refusal::kNone},
+      {"another scheduler's pod", [](model::Pod& p) { p.scheduler_name = "tenant-scheduler"; }, true, Refusal::kOtherScheduler},
+      {"the second scheduler's pod, once configured", [](model::Pod& p) { p.scheduler_name = "gpu-scheduler"; }, true,
+       Refusal::kNone},
+      {"a pod bound elsewhere", [](model::Pod& p) { p.node_name = "small"; }, true, Refusal::kBound},
+      {"a terminating pod", [](model::Pod& p) { p.terminating = true; }, true, Refusal::kTerminating},
+      {"a pod needing nothing managed", [](model::Pod& p) { p.containers[0].requests.clear(); }, true,
+       Refusal::kNothingManaged},
+      {"a pod the API server does not have", [](model::Pod&) {}, false, Refusal::kUnknownPod},
+  };
+  for (const auto& c : cases) {
+    Harness h;
+    h.cfg.mode = config::Mode::kKubernetes;
+    h.cfg.kubernetes.scheduler_names = {"default-scheduler", "gpu-scheduler"};
+    model::Pod pod = gpu_pod("u1", "1");
+    c.tweak(pod);
+    RecordingBinder binder;
+    ExtenderDeps deps;
+    deps.state = &h.state;
+    deps.demands = &h.demands;
+    deps.binder = &binder;
+    deps.pending_pod = [&](const std::string& uid) -> std::optional<model::Pod> {
+      if (!c.known || uid != pod.uid) return std::nullopt;
+      return pod;
+    };
+    Extender ext(h.cfg, std::move(deps));
+    BindAnswer a = ext.bind({pod.name, pod.namespace_name, pod.uid, "big"});
+    EXPECT_EQ(a.refusal, c.refusal) << c.what << ": " << a.error;
+    EXPECT_EQ(a.error.empty(), c.refusal == Refusal::kNone) << c.what << ": " << a.error;
+    EXPECT_EQ(binder.bound.size(), c.refusal == Refusal::kNone ? 1u : 0u) << c.what;
+    EXPECT_EQ(h.state.claim_of("u1").has_value(), c.refusal == Refusal::kNone) << c.what << ": nothing is reserved";
+
+    PreemptAnswer p = ext.preempt({pod, {{"big", {{"victim"}, {}, 0}}}});
+    if (c.refusal == Refusal::kNone || c.refusal == Refusal::kNothingManaged) {
+      EXPECT_EQ(p.refusal, Refusal::kNone) << c.what;
+    } else {
+      EXPECT_EQ(p.refusal, c.refusal) << c.what;
+      EXPECT_TRUE(p.victims.empty()) << c.what << ": a refused preemptor gets no victims";
+    }
+  }
+}
+
+TEST(WhoMayBind, APodTheWatchHasNotShownIsReadFromTheApiServerAndItsUidChecked) {
+  Harness h;
+  h.cfg.mode = config::Mode::kKubernetes;
+  RecordingBinder binder;
+  ExtenderDeps deps;
+  deps.state = &h.state;
+  deps.demands = &h.demands;
+  deps.binder = &binder;
+  deps.pending_pod = [](const std::string&) { return std::nullopt; };
+  deps.fetch_pod = [](const std::string& ns, const std::string& name) -> std::optional<model::Pod> {
+    model::Pod p = gpu_pod(name == "pod-u1" ? "u1" : "recreated", "1");
+    return p;
+  };
+  Extender ext(h.cfg, std::move(deps));
+  EXPECT_EQ(ext.bind({"pod-u1", "ml", "u1", "big"}).error, "");
+  BindAnswer other = ext.bind({"pod-u2", "ml", "u2", "big"});
+  EXPECT_EQ(other.refusal, Refusal::kUnknownPod) << "a pod of the same name but another uid is not this pod";
+  EXPECT_EQ(binder.bound, std::vector<std::string>{"u1"});
+}
+
+TEST(WhoMayBind, StandaloneModeRefusesOnlyPodsThatNeedNothingManaged) {
+  Harness h;
+  wire::ExtenderArgs args;
+  args.pod = gpu_pod("cpu-only", nullptr);
+  args.node_names = std::vector<std::string>{"big"};
+  h.ext->filter(args);
+  BindAnswer a = h.ext->bind({args.pod.name, args.pod.namespace_name, args.pod.uid, "big"});
+  EXPECT_NE(a.refusal, Refusal::kNone) << a.error;
+  EXPECT_FALSE(h.state.claim_of("cpu-only"));
+  args.pod = gpu_pod("gpu", "1");
+  args.pod.scheduler_name = "any-scheduler";
+  h.ext->filter(args);
+  EXPECT_EQ(h.ext->bind({args.pod.name, args.pod.namespace_name, args.pod.uid, "big"}).error, "");
+}
+
+}  // namespace
+}  // namespace extender::engine

@@ -1,0 +1,349 @@
+// The daemon against hostile or careless peers, over real sockets: who may reach what, bodies and
+// heads that would exhaust memory, slow and idle connections that would starve the workers, TLS
+// client names and certificate rotation. Time bounds here are liveness bounds (a starved worker
+// takes five seconds or more), not speed claims.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "daemon/daemon_process.h"
+#include "daemon/tls_client.h"
+#include "kube/test_pki.h"
+#include "support/files.h"
+
+namespace extender::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kAdmin = "admin:\n  listen: 127.0.0.1:0\n";
+
+// A first non-loopback IPv4 address of this machine, or "".
+std::string outside_address() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::string found;
+  for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
+    char buf[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf);
+    found = buf;
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+std::string gpu_pod(const std::string& name, int gpus = 1) {
+  return R"({"metadata":{"name":")" + name + R"(","namespace":"t","uid":"uid-)" + name +
+         R"("},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":")" + std::to_string(gpus) + R"("}}}]}})";
+}
+
+// A Nodes-form body of about `bytes`, each node with 8 GPUs and a long images list (as real
+// nodes carry).
+std::string big_body(std::size_t bytes) {
+  std::string images = "[";
+  for (int i = 0; i < 40; ++i) {
+    if (i) images += ",";
+    images += R"({"names":["registry.example.com/team/image-)" + std::to_string(i) +
+              R"(@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","registry.example.com/team/image-)" +
+              std::to_string(i) + R"(:v1.2.3"],"sizeBytes":123456789})";
+  }
+  images += "]";
+  std::string body = R"({"Pod":)" + gpu_pod("big") + R"(,"Nodes":{"metadata":{},"items":[)";
+  for (int i = 0; body.size() < bytes; ++i) {
+    if (i) body += ",";
+    body += R"({"metadata":{"name":"node-)" + std::to_string(i) +
+            R"(","labels":{"nvidia.com/gpu.memory":"81559"}},"status":{"allocatable":{"nvidia.com/gpu":"8"},"images":)" +
+            images + "}}";
+  }
+  body += R"(]},"NodeNames":null})";
+  return body;
+}
+
+void raise_fd_limit() {
+  rlimit r{};
+  getrlimit(RLIMIT_NOFILE, &r);
+  r.rlim_cur = r.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &r);
+}
+
+TEST(Roles, DebugAndAdminAnswerLoopbackPeersOnlyWhateverTheListenerBinds) {
+  const std::string outside = outside_address();
+  if (outside.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
+  DaemonProcess d({"--admin-listen", "0.0.0.0:0"});
+  httplib::Client far(outside, d.admin_port());
+  auto debug = far.Get("/debug/state");
+  ASSERT_TRUE(debug);
+  EXPECT_EQ(debug->status, 403) << debug->body;
+  EXPECT_NE(debug->body.find("loopback"), std::string::npos);
+  auto admin = far.Delete("/admin/pods/x");
+  ASSERT_TRUE(admin);
+  EXPECT_EQ(admin->status, 403);
+  EXPECT_EQ(far.Get("/healthz")->status, 200) << "probes come from the node, not from loopback";
+  EXPECT_EQ(far.Get("/metrics")->status, 200);
+  httplib::Client near("127.0.0.1", d.admin_port());
+  EXPECT_EQ(near.Get("/debug/state")->status, 200);
+  EXPECT_NE(d.wait_for_log("403, debug and admin endpoints answer loopback peers only").find(outside), std::string::npos)
+      << "the refusal is logged with the caller's address";
+}
+
+TEST(Roles, DebugOnTheSchedulerListenerIsStillLoopbackOnly) {
+  const std::string outside = outside_address();
+  if (outside.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
+  DaemonProcess d({"--listen", "0.0.0.0:0"}, "admin:\n  listen: \"\"\n");
+  httplib::Client far(outside, d.port());
+  EXPECT_EQ(far.Get("/debug/state")->status, 403);
+  EXPECT_EQ(httplib::Client("127.0.0.1", d.port()).Get("/debug/state")->status, 200);
+}
+
+class Limits : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = new DaemonProcess({}, std::string("server:\n  max_body_bytes: 32Mi\n") + kAdmin); }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(daemon_->stop(), 0) << daemon_->log();
+    delete daemon_;
+  }
+  static DaemonProcess* daemon_;
+};
+DaemonProcess* Limits::daemon_ = nullptr;
+
+TEST_F(Limits, AGetWithABodyIsRefusedWithoutReadingIt) {
+  for (int port : {daemon_->port(), daemon_->admin_port()}) {
+    RawConnection conn(port);
+    ASSERT_TRUE(conn.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 400000000\r\n\r\n"));
+    bool closed = false;
+    const std::string response = conn.read_until_closed(2s, &closed);
+    EXPECT_EQ(status_of(response), 400) << response;
+    EXPECT_NE(response.find("GET requests carry no body"), std::string::npos) << response;
+    EXPECT_TRUE(closed);
+    RawConnection chunked(port);
+    ASSERT_TRUE(chunked.send_all("DELETE /admin/pods/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    EXPECT_EQ(status_of(chunked.read_until_closed(2s)), 400);
+  }
+  EXPECT_LT(daemon_->memory(), 200ll << 20);
+}
+
+TEST_F(Limits, HeaderLinesAreCappedInCountAndBytes) {
+  std::string many = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 150; ++i) many += "X-Filler-" + std::to_string(i) + ": y\r\n";
+  RawConnection count(daemon_->port());
+  count.send_all(many + "\r\n");
+  const std::string too_many = count.read_until_closed(2s);
+  EXPECT_EQ(status_of(too_many), 431) << too_many;
+  EXPECT_NE(too_many.find("header lines"), std::string::npos) << too_many;
+
+  RawConnection bytes(daemon_->port());
+  bytes.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(70 << 10, 'a') + "\r\n\r\n");
+  const std::string too_big = bytes.read_until_closed(2s);
+  EXPECT_EQ(status_of(too_big), 431) << too_big.substr(0, 300);
+}
+
+TEST_F(Limits, ThreeHundredMegabytesOfHeadersAreRefusedEarlyAndMemoryReturns) {
+  const long long before = daemon_->memory();
+  RawConnection conn(daemon_->port());
+  ASSERT_TRUE(conn.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n"));
+  const std::string line = "X-Flood: " + std::string(1000, 'z') + "\r\n";
+  std::string block;
+  for (int i = 0; i < 1000; ++i) block += line;  // ~1 MB
+  std::size_t sent = 0;
+  while (sent < (300u << 20) && conn.send_all(block)) sent += block.size();
+  EXPECT_LT(sent, 300u << 20) << "the daemon read 300 MB of headers instead of closing the connection";
+  const std::string response = conn.read_until_closed(2s);
+  EXPECT_EQ(status_of(response), 431) << response.substr(0, 200);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_LT(daemon_->memory(), before + (16ll << 20)) << "memory held after the flood";
+  auto res = httplib::Client("127.0.0.1", daemon_->port()).Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST_F(Limits, ManyLargePrioritizeBodiesLeaveMemoryBounded) {
+  const std::string body = big_body(16u << 20);
+  httplib::Client warm("127.0.0.1", daemon_->port());
+  ASSERT_EQ(warm.Get("/healthz")->status, 200);
+  const long long idle = daemon_->memory();
+  for (int i = 0; i < 40; ++i) {
+    httplib::Client c("127.0.0.1", daemon_->port());  // a fresh connection each time
+    c.set_read_timeout(30, 0);
+    auto res = c.Post("/prioritize", body, "application/json");
+    ASSERT_TRUE(res) << "request " << i;
+    ASSERT_EQ(res->status, 200) << res->body.substr(0, 300);
+    ASSERT_EQ(res->body.front(), '[');
+  }
+  std::this_thread::sleep_for(300ms);
+  const long long after = daemon_->memory();
+  EXPECT_LT(after, idle + 4 * static_cast<long long>(body.size()))
+      << "RSS " << (after >> 20) << " MiB after 40 bodies of " << (body.size() >> 20) << " MiB; idle was " << (idle >> 20)
+      << " MiB";
+}
+
+TEST(SlowClients, TricklingAndIdleConnectionsDoNotStarveTheScheduler) {
+  raise_fd_limit();
+  DaemonProcess d({}, kAdmin);
+  const std::string filter = R"({"Pod":)" + gpu_pod("p") + R"(,"Nodes":null,"NodeNames":["a","b"]})";
+  std::atomic<bool> stop{false};
+  // 256 connections that send a header line every 500 ms and 256 that send nothing, on each
+  // listener, all from 127.0.0.1 like the well-behaved client; closed ones are opened again.
+  auto attack = [&](int port) {
+    std::vector<std::unique_ptr<RawConnection>> trickling, idle;
+    auto refill = [&](std::vector<std::unique_ptr<RawConnection>>& set, bool trickle) {
+      for (auto& c : set) {
+        if (!c || (trickle && !c->send_all("X-Slow: 1\r\n"))) {
+          c = std::make_unique<RawConnection>(port);
+          if (trickle) c->send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+        }
+      }
+    };
+    trickling.resize(256);
+    idle.resize(256);
+    while (!stop) {
+      refill(trickling, true);
+      refill(idle, false);
+      for (auto& c : idle) {
+        if (c->closed_by_peer()) c.reset();
+      }
+      std::this_thread::sleep_for(500ms);
+    }
+  };
+  std::thread a1(attack, d.port());
+  std::thread a2(attack, d.admin_port());
+  std::this_thread::sleep_for(1s);
+  std::chrono::nanoseconds worst{0};
+  int answered = 0;
+  const auto until = Clock::now() + 7s;
+  while (Clock::now() < until) {
+    for (int port : {d.port(), d.admin_port()}) {
+      httplib::Client c("127.0.0.1", port);
+      c.set_connection_timeout(2, 0);
+      c.set_read_timeout(2, 0);
+      const auto t0 = Clock::now();
+      auto health = c.Get("/healthz");
+      const auto t1 = Clock::now();
+      ASSERT_TRUE(health) << "no answer to /healthz on port " << port;
+      EXPECT_EQ(health->status, 200);
+      worst = std::max(worst, t1 - t0);
+      if (port == d.port()) {
+        auto f = c.Post("/filter", filter, "application/json");
+        const auto t2 = Clock::now();
+        ASSERT_TRUE(f) << "no answer to /filter";
+        EXPECT_EQ(f->status, 200);
+        worst = std::max(worst, t2 - t1);
+      }
+      ++answered;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  stop = true;
+  a1.join();
+  a2.join();
+  EXPECT_GT(answered, 20);
+  EXPECT_LT(worst, 1s) << "worst answer took " << std::chrono::duration<double>(worst).count() << " s";
+}
+
+class Tls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    using kube::testing::issue;
+    using kube::testing::Role;
+    ca_ = issue("test-ca", Role::kCa, nullptr);
+    dir_ = std::filesystem::temp_directory_path() / ("extender-tls-" + std::to_string(getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    write_server_cert("server-1");
+    write(dir_ / "ca.crt", ca_.cert_pem);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write(const std::filesystem::path& path, const std::string& text) {
+    const auto tmp = path.string() + ".tmp";
+    std::ofstream(tmp) << text;
+    std::filesystem::rename(tmp, path);  // as a Secret volume swaps its files
+  }
+  void write_server_cert(const std::string& cn) {
+    auto server = kube::testing::issue(cn, kube::testing::Role::kServer, &ca_);
+    write(dir_ / "tls.key.new", server.key_pem);
+    write(dir_ / "tls.crt.new", server.cert_pem);
+    std::filesystem::rename(dir_ / "tls.key.new", dir_ / "tls.key");
+    std::filesystem::rename(dir_ / "tls.crt.new", dir_ / "tls.crt");
+  }
+  std::string config(const std::string& names) {
+    return "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() + "\n    key_file: " + (dir_ / "tls.key").string() +
+           "\n    client_ca_file: " + (dir_ / "ca.crt").string() + "\n    client_names: " + names + "\n" + kAdmin;
+  }
+  TlsIdentity client(const std::string& cn) {
+    auto c = kube::testing::issue(cn, kube::testing::Role::kClient, &ca_);
+    return {ca_.cert_pem, c.cert_pem, c.key_pem};
+  }
+
+  kube::testing::Issued ca_;
+  std::filesystem::path dir_;
+};
+
+TEST_F(Tls, OnlyNamedClientCertificatesMayCall) {
+  DaemonProcess d({}, config("[kube-scheduler, gpu-scheduler]"));
+  const std::string bind = fixture("protocol-examples/bind-request.json");
+  TlsAnswer allowed = tls_request(d.port(), client("gpu-scheduler"), "POST", "/scheduler/bind", bind);
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+  TlsAnswer other = tls_request(d.port(), client("tenant-pod"), "POST", "/scheduler/bind", bind);
+  EXPECT_EQ(other.status, 403) << other.body;
+  EXPECT_NE(other.body.find("server.tls.client_names"), std::string::npos);
+  TlsAnswer none = tls_request(d.port(), {ca_.cert_pem, "", ""}, "GET", "/healthz");
+  EXPECT_EQ(none.status, -1) << "no client certificate, no answer";
+  const std::string log = d.wait_for_log("refused the client certificate");
+  EXPECT_NE(log.find("names: tenant-pod"), std::string::npos) << log;
+  EXPECT_EQ(log.find("bind t/"), std::string::npos) << "no handler ran for the refused client";
+}
+
+TEST_F(Tls, CertificatesRotateWithoutAFailedRequest) {
+  DaemonProcess d({}, config("[]"));
+  const TlsIdentity me = client("kube-scheduler");
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0}, done{0};
+  std::string last_cn;
+  std::mutex mu;
+  std::thread caller([&] {
+    while (!stop) {
+      TlsAnswer a = tls_request(d.port(), me, "GET", "/healthz");
+      if (a.status != 200) ++failures;
+      ++done;
+      {
+        std::lock_guard lock(mu);
+        last_cn = a.server_cn;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  std::this_thread::sleep_for(500ms);
+  write_server_cert("server-2");
+  const auto deadline = Clock::now() + 10s;
+  bool rotated = false;
+  while (!rotated && Clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    std::lock_guard lock(mu);
+    rotated = last_cn == "server-2";
+  }
+  std::this_thread::sleep_for(300ms);
+  stop = true;
+  caller.join();
+  EXPECT_TRUE(rotated) << "the new certificate was not served within 10 s";
+  EXPECT_EQ(failures.load(), 0) << "of " << done.load() << " requests";
+  EXPECT_GT(done.load(), 50);
+  EXPECT_NE(d.log().find("TLS files changed; new connections get certificate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace extender::testing
