@@ -12,3 +12,4 @@ for n in 500 5000; do
   [ -s "$data/args-$n.json" ] || python3 "$gen" "$n" "$data/args-$n.json"
 done
 "$build/bench/filter_bench" "$data/args-500.json" "$data/args-5000.json" --runs "$runs"
+"$build/bench/hardening_bench" "$data/args-500.json" "$data/args-5000.json" --runs 3 --seconds 10
