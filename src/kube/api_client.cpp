@@ -4,10 +4,12 @@
 #include <nlohmann/json.hpp>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <spdlog/spdlog.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -46,11 +48,29 @@ std::string describe(httplib::Error error) {
 struct Pem {
   X509* cert = nullptr;
   EVP_PKEY* key = nullptr;
+  Pem(const std::string& cert_pem, const std::string& key_pem) {
+    BIO* cb = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+    cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+    BIO_free(cb);
+    BIO* kb = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+    key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(kb);
+  }
   ~Pem() {
     if (cert) X509_free(cert);
     if (key) EVP_PKEY_free(key);
   }
+  Pem(const Pem&) = delete;
+  Pem& operator=(const Pem&) = delete;
 };
+
+// What changes when a file is rewritten or replaced (a Secret volume swaps a symlink), or "".
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
 
 }  // namespace
 
@@ -88,7 +108,8 @@ std::string status_message(const ApiReply& reply) {
   return text;
 }
 
-ApiClient::ApiClient(ClusterAccess access, Options options) : access_(std::move(access)), options_(std::move(options)) {}
+ApiClient::ApiClient(ClusterAccess access, Options options)
+    : access_(std::move(access)), options_(std::move(options)), cert_pem_(access_.client_cert_pem), key_pem_(access_.client_key_pem) {}
 ApiClient::~ApiClient() {
   if (ca_data_fd_ >= 0) ::close(ca_data_fd_);
 }
@@ -128,13 +149,7 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(ClusterAccess access, Optio
   if (c->host_.empty()) return Error{"API server address \"" + c->access_.server + "\" has no host"};
   if (!c->access_.client_cert_pem.empty()) {
     // Fail early on unreadable client credentials rather than at the first request.
-    Pem pem;
-    BIO* cb = BIO_new_mem_buf(c->access_.client_cert_pem.data(), static_cast<int>(c->access_.client_cert_pem.size()));
-    pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-    BIO_free(cb);
-    BIO* kb = BIO_new_mem_buf(c->access_.client_key_pem.data(), static_cast<int>(c->access_.client_key_pem.size()));
-    pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-    BIO_free(kb);
+    Pem pem(c->access_.client_cert_pem, c->access_.client_key_pem);
     if (!pem.cert || !pem.key) return Error{"the client certificate or key is not valid PEM"};
   }
   if (!c->access_.token_file.empty()) {
@@ -154,20 +169,21 @@ Result<std::unique_ptr<ApiClient>> ApiClient::create(ClusterAccess access, Optio
   return c;
 }
 
-std::unique_ptr<httplib::ClientImpl> ApiClient::make_client() const {
-  std::unique_ptr<httplib::ClientImpl> client;
+ApiClient::Pooled ApiClient::make_client() {
+  Pooled out;
   if (!https_) {
-    client = std::make_unique<httplib::ClientImpl>(host_, port_);
+    out.client = std::make_unique<httplib::ClientImpl>(host_, port_);
   } else {
     std::unique_ptr<httplib::SSLClient> tls;
-    if (!access_.client_cert_pem.empty()) {
-      Pem pem;
-      BIO* cb = BIO_new_mem_buf(access_.client_cert_pem.data(), static_cast<int>(access_.client_cert_pem.size()));
-      pem.cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-      BIO_free(cb);
-      BIO* kb = BIO_new_mem_buf(access_.client_key_pem.data(), static_cast<int>(access_.client_key_pem.size()));
-      pem.key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-      BIO_free(kb);
+    std::string cert_pem, key_pem;
+    {
+      std::lock_guard lock(cert_mu_);
+      cert_pem = cert_pem_;
+      key_pem = key_pem_;
+      out.generation = cert_generation_;
+    }
+    if (!cert_pem.empty()) {
+      Pem pem(cert_pem, key_pem);
       tls = std::make_unique<httplib::SSLClient>(host_, port_, pem.cert, pem.key);
     } else {
       tls = std::make_unique<httplib::SSLClient>(host_, port_);
@@ -178,20 +194,60 @@ std::unique_ptr<httplib::ClientImpl> ApiClient::make_client() const {
       tls->set_ca_cert_path(ca_data_path_);
     }
     tls->enable_server_certificate_verification(true);
-    client = std::move(tls);
+    out.client = std::move(tls);
   }
-  client->set_keep_alive(true);
-  client->set_tcp_nodelay(true);
-  client->set_socket_options([](socket_t sock) { set_keepalive(sock); });
-  client->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
-  return client;
+  out.client->set_keep_alive(true);
+  out.client->set_tcp_nodelay(true);
+  out.client->set_socket_options([](socket_t sock) { set_keepalive(sock); });
+  out.client->set_default_headers({{"User-Agent", options_.user_agent}, {"Accept", "application/json"}});
+  return out;
 }
 
-std::unique_ptr<httplib::ClientImpl> ApiClient::acquire() {
+void ApiClient::refresh_client_cert() {
+  if (access_.client_cert_file.empty() && access_.client_key_file.empty()) return;
+  std::lock_guard lock(cert_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - cert_checked_ < std::chrono::seconds(1)) return;
+  cert_checked_ = now;
+  std::string cert_stamp = file_stamp(access_.client_cert_file);
+  std::string key_stamp = file_stamp(access_.client_key_file);
+  if (cert_stamp == cert_stamp_ && key_stamp == key_stamp_) return;
+  cert_stamp_ = std::move(cert_stamp);
+  key_stamp_ = std::move(key_stamp);
+  std::string cert_pem = cert_pem_, key_pem = key_pem_;
+  for (auto [file, out] : {std::pair{&access_.client_cert_file, &cert_pem}, std::pair{&access_.client_key_file, &key_pem}}) {
+    if (file->empty()) continue;
+    auto text = read_small_file(*file);
+    if (!text) {
+      spdlog::warn("client certificate: {}; still presenting the previous one", text.message());
+      return;
+    }
+    *out = std::move(*text);
+  }
+  if (cert_pem == cert_pem_ && key_pem == key_pem_) return;
+  Pem pem(cert_pem, key_pem);
+  if (!pem.cert || !pem.key || X509_check_private_key(pem.cert, pem.key) != 1) {
+    // Often one file of the pair is replaced before the other: the next change completes it.
+    spdlog::warn("client certificate {} and key {} do not make a valid pair (yet); still presenting the previous one",
+                 access_.client_cert_file, access_.client_key_file);
+    return;
+  }
+  cert_pem_ = std::move(cert_pem);
+  key_pem_ = std::move(key_pem);
+  ++cert_generation_;
+  {
+    std::lock_guard pool_lock(pool_mu_);
+    pool_.clear();
+  }
+  spdlog::info("client certificate {} changed; new connections present the new one", access_.client_cert_file);
+}
+
+ApiClient::Pooled ApiClient::acquire() {
+  refresh_client_cert();
   {
     std::lock_guard lock(pool_mu_);
     if (!pool_.empty()) {
-      auto c = std::move(pool_.back());
+      Pooled c = std::move(pool_.back());
       pool_.pop_back();
       return c;
     }
@@ -199,9 +255,9 @@ std::unique_ptr<httplib::ClientImpl> ApiClient::acquire() {
   return make_client();
 }
 
-void ApiClient::release(std::unique_ptr<httplib::ClientImpl> client) {
+void ApiClient::release(Pooled pooled) {
   std::lock_guard lock(pool_mu_);
-  if (pool_.size() < 8) pool_.push_back(std::move(client));
+  if (pooled.generation == cert_generation_ && pool_.size() < 8) pool_.push_back(std::move(pooled));
 }
 
 std::string ApiClient::token(bool force_reload) {
@@ -222,13 +278,14 @@ std::string ApiClient::token(bool force_reload) {
 Result<ApiReply> ApiClient::send(const std::string& method, const std::string& path, const std::string* body,
                                  std::chrono::milliseconds timeout) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto client = acquire();
-    set_timeout(*client, timeout, options_.connect_timeout);
-    if (std::string t = token(attempt > 0); !t.empty()) client->set_bearer_token_auth(t);
-    httplib::Result res = method == "POST" ? client->Post(path, *body, "application/json") : client->Get(path);
+    Pooled pooled = acquire();
+    httplib::ClientImpl& client = *pooled.client;
+    set_timeout(client, timeout, options_.connect_timeout);
+    if (std::string t = token(attempt > 0); !t.empty()) client.set_bearer_token_auth(t);
+    httplib::Result res = method == "POST" ? client.Post(path, *body, "application/json") : client.Get(path);
     if (!res) return Error{method + " " + access_.server + path + ": " + describe(res.error())};
     ApiReply reply{res->status, std::move(res->body)};
-    release(std::move(client));
+    release(std::move(pooled));
     if (reply.status == 401 && attempt == 0 && !access_.token_file.empty()) continue;  // a rotated token
     return reply;
   }
@@ -246,7 +303,8 @@ Result<ApiReply> ApiClient::post(const std::string& path, const std::string& jso
 Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,
                                    const std::function<bool(std::string_view)>& on_data, StreamHandle& handle,
                                    const std::function<void(int)>& on_status) {
-  auto client = make_client();
+  refresh_client_cert();
+  auto client = std::move(make_client().client);
   set_timeout(*client, idle_timeout, options_.connect_timeout);
   client->set_keep_alive(false);
   if (std::string t = token(false); !t.empty()) client->set_bearer_token_auth(t);

@@ -126,14 +126,16 @@ Result<ClusterAccess> kubeconfig_access(const std::string& path) {
     if (user.IsMap()) {
       access.token = scalar(user, "token");
       access.token_file = resolve(base_dir, scalar(user, "tokenFile"));
-      for (auto [data_key, file_key, out] : {std::tuple{"client-certificate-data", "client-certificate", &access.client_cert_pem},
-                                             std::tuple{"client-key-data", "client-key", &access.client_key_pem}}) {
+      for (auto [data_key, file_key, out, out_file] :
+           {std::tuple{"client-certificate-data", "client-certificate", &access.client_cert_pem, &access.client_cert_file},
+            std::tuple{"client-key-data", "client-key", &access.client_key_pem, &access.client_key_file}}) {
         if (auto data = scalar(user, data_key); !data.empty()) {
           auto pem = decode_base64(data, path + ": " + data_key);
           if (!pem) return pem.error();
           *out = std::move(*pem);
         } else if (auto file = scalar(user, file_key); !file.empty()) {
-          auto pem = read_small_file(resolve(base_dir, file));
+          *out_file = resolve(base_dir, file);
+          auto pem = read_small_file(*out_file);
           if (!pem) return pem.error();
           *out = std::move(*pem);
         }

@@ -9,8 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <optional>
 
+#include "extender/kube/credentials.h"
 #include "kube/fake_api_server.h"
 #include "kube/temp_files.h"
 #include "kube/test_pki.h"
@@ -467,6 +469,132 @@ TEST_F(Tls, ClientCertificates) {
     EXPECT_FALSE(got) << "the server asks for a client certificate";
   }
   EXPECT_EQ(server->requests().size(), 1u);
+}
+
+// Client certificate and key as files, laid out as a Secret volume (tls.crt -> ..data/tls.crt,
+// ..data -> a timestamped folder), behind a kubeconfig; a server that records the CN each request
+// presents; a client that keeps making requests while the files are replaced.
+class CertRotation : public Tls {
+ protected:
+  void SetUp() override {
+    Tls::SetUp();
+    server_ = https_server(true);
+    server_->route("GET", "/whoami", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string cn = "(none)";
+      if (X509* peer = SSL_get1_peer_certificate(req.ssl)) {
+        char buf[256] = {};
+        if (X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, buf, sizeof buf) > 0) cn = buf;
+        X509_free(peer);
+      }
+      {
+        std::lock_guard lock(mu_);
+        cns_.push_back(cn);
+      }
+      FakeApiServer::reply(res, 200, json{{"cn", cn}});
+    });
+    server_->route("GET", "/slow", [](const httplib::Request&, httplib::Response& res) {
+      std::this_thread::sleep_for(1500ms);
+      FakeApiServer::reply(res, 200, json::object());
+    });
+    dir_.write("ca.crt", ca_.cert_pem);
+    publish("..2024_01", client_cert_);
+    const std::string kubeconfig = dir_.write("kubeconfig",
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+        "clusters:\n- name: k\n  cluster:\n    server: " + server_->url() + "\n    certificate-authority: ca.crt\n"
+        "users:\n- name: u\n  user:\n    client-certificate: tls.crt\n    client-key: tls.key\n");
+    std::filesystem::create_symlink("..data/tls.crt", dir_.path() + "/tls.crt");
+    std::filesystem::create_symlink("..data/tls.key", dir_.path() + "/tls.key");
+    auto access = kubeconfig_access(kubeconfig);
+    if (!access) throw std::runtime_error(access.message());
+    api_ = client_for(*access);
+  }
+  void TearDown() override {
+    stop_ = true;
+    if (loop_.joinable()) loop_.join();
+  }
+
+  // Writes the pair into folder `version` and points ..data at it in one rename.
+  void publish(const std::string& version, const testing::Issued& pair) {
+    dir_.write(version + "/tls.crt", pair.cert_pem);
+    dir_.write(version + "/tls.key", pair.key_pem);
+    const std::string tmp = dir_.path() + "/..data_tmp";
+    std::filesystem::create_symlink(version, tmp);
+    std::filesystem::rename(tmp, dir_.path() + "/..data");
+  }
+
+  void start_requests() {
+    loop_ = std::thread([this] {
+      while (!stop_) {
+        auto got = api_->get("/whoami", 5s);
+        if (!got || got->status != 200) ++failures_;
+        ++requests_;
+        std::this_thread::sleep_for(10ms);
+      }
+    });
+  }
+  std::vector<std::string> cns() {
+    std::lock_guard lock(mu_);
+    return cns_;
+  }
+  bool last_cn_is(const std::string& cn) {
+    auto all = cns();
+    return !all.empty() && all.back() == cn;
+  }
+
+  std::unique_ptr<FakeApiServer> server_;
+  TempDir dir_;
+  std::unique_ptr<ApiClient> api_;
+  std::thread loop_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> failures_{0};
+  std::atomic<int> requests_{0};
+  std::mutex mu_;
+  std::vector<std::string> cns_;
+};
+
+TEST_F(CertRotation, ASwappedSecretVolumeIsPresentedByNewConnectionsWithNoRequestFailing) {
+  start_requests();
+  ASSERT_TRUE(testing::eventually([&] { return last_cn_is("system:kube-scheduler-extender"); }));
+  // A request in flight across the swap finishes on its connection.
+  std::optional<Result<ApiReply>> slow;
+  std::thread slow_request([&] { slow = api_->get("/slow", 5s); });
+  std::this_thread::sleep_for(100ms);
+  publish("..2024_02", testing::issue("extender-rotated", testing::Role::kClient, &ca_));
+  ASSERT_TRUE(testing::eventually([&] { return last_cn_is("extender-rotated"); }, 5000ms)) << cns().back();
+  slow_request.join();
+  ASSERT_TRUE(slow && *slow) << (slow ? slow->message() : "no answer");
+  EXPECT_EQ((*slow)->status, 200);
+  const int seen = requests_;
+  ASSERT_TRUE(testing::eventually([&] { return requests_ >= seen + 20; }));
+  stop_ = true;
+  loop_.join();
+  EXPECT_EQ(failures_, 0);
+  // Once the new certificate was presented, the old one never was again (the pool was emptied).
+  const auto all = cns();
+  const auto first_new = std::find(all.begin(), all.end(), "extender-rotated");
+  EXPECT_EQ(std::count(first_new, all.end(), "system:kube-scheduler-extender"), 0);
+  EXPECT_GE(std::count(all.begin(), all.end(), "system:kube-scheduler-extender"), 1);
+}
+
+TEST_F(CertRotation, AHalfReplacedPairKeepsThePreviousOneUntilTheKeyFollows) {
+  start_requests();
+  ASSERT_TRUE(testing::eventually([&] { return last_cn_is("system:kube-scheduler-extender"); }));
+  // Plain files now, each replaced by writing a new file and renaming it over the old one.
+  const testing::Issued next = testing::issue("extender-next", testing::Role::kClient, &ca_);
+  std::filesystem::remove(dir_.path() + "/tls.crt");
+  std::filesystem::remove(dir_.path() + "/tls.key");
+  dir_.write("tls.key", client_cert_.key_pem);
+  dir_.write("tls.crt.tmp", next.cert_pem);
+  std::filesystem::rename(dir_.path() + "/tls.crt.tmp", dir_.path() + "/tls.crt");
+  std::this_thread::sleep_for(1500ms);  // more than one check interval with a mismatched pair
+  EXPECT_TRUE(last_cn_is("system:kube-scheduler-extender"));
+  dir_.write("tls.key.tmp", next.key_pem);
+  std::filesystem::rename(dir_.path() + "/tls.key.tmp", dir_.path() + "/tls.key");
+  ASSERT_TRUE(testing::eventually([&] { return last_cn_is("extender-next"); }, 5000ms)) << cns().back();
+  stop_ = true;
+  loop_.join();
+  EXPECT_EQ(failures_, 0);
 }
 
 }  // namespace

@@ -82,6 +82,8 @@ TEST(Kubeconfig, RelativeFilesAreRelativeToTheKubeconfigFolder) {
   EXPECT_EQ(access->ca_pem, "");
   EXPECT_EQ(access->client_cert_pem, client.cert_pem);  // read now, as data
   EXPECT_EQ(access->client_key_pem, client.key_pem);
+  EXPECT_EQ(access->client_cert_file, dir.path() + "/conf/pki/client.crt");  // and again by the client when they change
+  EXPECT_EQ(access->client_key_file, dir.path() + "/conf/pki/client.key");
   EXPECT_EQ(access->token_file, dir.path() + "/conf/secrets/token");  // read later, by the client
 }
 
@@ -113,6 +115,8 @@ TEST(Kubeconfig, ClientCertificateAndKeyData) {
   ASSERT_TRUE(access) << access.message();
   EXPECT_EQ(access->ca_pem, ca.cert_pem);
   EXPECT_EQ(access->client_cert_pem, client.cert_pem);
+  EXPECT_EQ(access->client_cert_file, "") << "data, not a file to watch";
+  EXPECT_EQ(access->client_key_file, "");
   EXPECT_EQ(access->client_key_pem, client.key_pem);
   EXPECT_EQ(access->token, "");
   // The client accepts them (it parses the PEM up front)...

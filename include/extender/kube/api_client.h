@@ -1,10 +1,15 @@
 #pragma once
 // ApiClient: HTTP(S) requests to the Kubernetes API server with the daemon's credentials. The
 // server's certificate is always verified (against the given CA, else the system's roots); a
-// bearer token from a file is read again every `token_reload` and after any 401. Every connection
-// has TCP keepalive on. Connections are pooled for plain requests; each stream (a watch) has a connection of its own and can be
+// bearer token from a file is read again every `token_reload` and after any 401. A client
+// certificate and key named as files are read again when the files change (checked at most once
+// a second, as connections are made): new connections present the new pair, pooled ones are
+// dropped, requests in flight finish on theirs. Every connection has TCP keepalive on.
+// Connections are pooled for plain requests; each stream (a watch) has a connection of its own and can be
 // cancelled from another thread through its StreamHandle. Thread-safe.
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,10 +72,17 @@ class ApiClient {
   const std::string& server() const { return access_.server; }
 
  private:
+  struct Pooled {
+    std::uint64_t generation = 0;  // of the client certificate it presents
+    std::unique_ptr<httplib::ClientImpl> client;
+  };
   ApiClient(ClusterAccess access, Options options);
-  std::unique_ptr<httplib::ClientImpl> make_client() const;
-  std::unique_ptr<httplib::ClientImpl> acquire();
-  void release(std::unique_ptr<httplib::ClientImpl> client);
+  Pooled make_client();
+  Pooled acquire();
+  void release(Pooled pooled);
+  // Reads the client certificate and key files again if they changed since the last look (at
+  // most once a second); a new valid pair replaces the old one and empties the pool.
+  void refresh_client_cert();
   std::string token(bool force_reload);
   Result<ApiReply> send(const std::string& method, const std::string& path, const std::string* body,
                         std::chrono::milliseconds timeout);
@@ -89,8 +101,16 @@ class ApiClient {
   std::string token_;
   std::chrono::steady_clock::time_point token_read_{};
 
+  std::mutex cert_mu_;  // before pool_mu_ when both are held
+  std::string cert_pem_;
+  std::string key_pem_;
+  std::string cert_stamp_;  // device, inode, size and mtime of each file when last read
+  std::string key_stamp_;
+  std::chrono::steady_clock::time_point cert_checked_{};
+  std::atomic<std::uint64_t> cert_generation_{0};
+
   std::mutex pool_mu_;
-  std::vector<std::unique_ptr<httplib::ClientImpl>> pool_;
+  std::vector<Pooled> pool_;
 };
 
 // TCP keepalive as every API connection has it, so that a peer gone without a word is noticed in

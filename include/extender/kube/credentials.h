@@ -17,6 +17,8 @@ struct ClusterAccess {
   std::string token_file;       // a file holding it, read again periodically (rotating tokens)
   std::string client_cert_pem;  // client certificate authentication
   std::string client_key_pem;
+  std::string client_cert_file;  // where the two came from when the kubeconfig named files (read
+  std::string client_key_file;   // again by ApiClient when they change), else empty
 };
 
 inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
