@@ -3,11 +3,13 @@
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+FUZZ_DIR  ?= build-fuzz
+FUZZ_SECONDS ?= 60
 JOBS      ?= 2
 CONFIG    ?= examples/config.yaml
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan bench e2e clean
+.PHONY: all deps build run test test-asan fuzz bench e2e clean
 
 all: build
 
@@ -31,6 +33,14 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
 
+# libFuzzer on the decoders of untrusted input (request bodies, quantities, config and inventory
+# YAML, watch lines), built with clang, ASan and UBSan; FUZZ_SECONDS per target.
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_DIR) -j$(JOBS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run.sh $(FUZZ_DIR)
+
 # The daemon against a real kube-apiserver and kube-scheduler (v1.20, built once from Debian's
 # source and cached under ~/.cache/scheduler-extender), on loopback.
 e2e: build
@@ -40,4 +50,4 @@ bench: build
 	bench/run.sh $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

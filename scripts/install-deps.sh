@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages scheduler-extender builds and tests with.
-# The single list of build dependencies: `make`, CI and the Dockerfile all call this.
+# The single list of build dependencies: `make`, CI and the Dockerfile all call this
+# (--runtime: only what the built binary needs; --fuzz: also clang, for `make fuzz`).
 # As root it runs apt-get when something is missing; otherwise it only reports.
 set -euo pipefail
 
 packages=(
   g++ make cmake pkg-config
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
-  libgtest-dev libgmock-dev libssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev libssl-dev zlib1g-dev prometheus-cpp-dev prometheus
   curl python3 python3-yaml ca-certificates
 )
 if [ "${1:-}" = "--runtime" ]; then
   # Shared libraries the built binary needs at run time (used by the Dockerfile's runtime stage).
-  packages=(libcpp-httplib0.11 libspdlog1.10 libfmt9 libyaml-cpp0.7 libsimdjson14 libssl3 ca-certificates)
+  packages=(libcpp-httplib0.11 libspdlog1.10 libfmt9 libyaml-cpp0.7 libsimdjson14 libssl3 libprometheus-cpp-core1.0 ca-certificates)
+elif [ "${1:-}" = "--fuzz" ]; then
+  # `make fuzz`: clang and its libFuzzer and sanitizer runtimes, besides the build dependencies.
+  packages+=(clang libclang-rt-14-dev)
 fi
 
 missing=()
