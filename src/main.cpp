@@ -25,6 +25,7 @@
 #include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
+#include "extender/state/overcommit.h"
 #include "extender/version.h"
 
 namespace {
@@ -56,16 +57,23 @@ void tune_process() {
   }
 }
 
-// Wakes every `interval` to drop expired reservations, until destroyed.
+// Wakes every `interval` to drop expired reservations and to report nodes that became
+// overcommitted (once per node and episode), until destroyed.
 class Sweeper {
  public:
-  Sweeper(state::ClusterState& state, std::chrono::milliseconds interval)
-      : thread_([this, &state, interval] {
+  Sweeper(state::ClusterState& state, server::Metrics& metrics, std::chrono::milliseconds interval)
+      : thread_([this, &state, &metrics, interval] {
+          state::OvercommitTracker overcommits;
           std::unique_lock lock(mu_);
           while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
             lock.unlock();
             if (std::size_t n = state.sweep_expired(state::Clock::now())) {
+              metrics.observe_expired_reservations(n);
               spdlog::warn("{} reservation(s) expired before the cluster confirmed their bind", n);
+            }
+            for (const auto& o : overcommits.update(state.snapshot())) {
+              metrics.observe_overcommit(o);
+              spdlog::error("{}", state::describe(o));
             }
             lock.lock();
           }
@@ -164,9 +172,18 @@ int run(const config::Config& cfg) {
   }
   engine::Extender extender(cfg, std::move(deps));
 
-  server::Metrics metrics;
+  std::vector<std::string> gpu_resources;
+  for (const auto& r : cfg.gpu.resources) gpu_resources.push_back(r.name);
+  server::Metrics metrics(gpu_resources);
   server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
-                           cfg.server.request_deadline, !kubernetes, cfg.node_fields()};
+                           cfg.server.request_deadline, !kubernetes, cfg.node_fields(), &demands, {}};
+  if (feed->cluster) {
+    api_deps.watches = [kc = feed->cluster.get()] {
+      std::vector<server::WatchView> out;
+      for (auto& [resource, st] : kc->watch_status()) out.push_back({resource, st.synced, st.down_since, st.lists});
+      return out;
+    };
+  }
   const bool separate_admin = !cfg.admin.listen.empty();
   server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin, !separate_admin});
   server::Api admin_api(api_deps, {cfg.server.path_prefix, false, true, true});
@@ -204,7 +221,7 @@ int run(const config::Config& cfg) {
     if (separate_admin) admin_listener.serve();
   });
   {
-    Sweeper sweeper(cluster_state, std::chrono::seconds(5));
+    Sweeper sweeper(cluster_state, metrics, std::chrono::seconds(1));
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);

@@ -204,23 +204,14 @@ HttpResponse Api::readyz() const {
 }
 
 HttpResponse Api::metrics() const {
-  std::string gauges;
-  if (deps_.state) {
-    const state::Snapshot snap = deps_.state->snapshot();
-    std::size_t pods = 0;
-    std::size_t reservations = 0;
-    for (const auto& [name, node] : snap.nodes()) {
-      for (const auto& [uid, claim] : node->claims) (claim.kind == state::Claim::Kind::kPlaced ? pods : reservations)++;
-    }
-    gauges += "# HELP scheduler_extender_nodes Nodes in the cache.\n# TYPE scheduler_extender_nodes gauge\n";
-    gauges += "scheduler_extender_nodes " + std::to_string(snap.nodes().size()) + "\n";
-    gauges += "# HELP scheduler_extender_claims Pods holding capacity, placed or reserved (bind in flight).\n";
-    gauges += "# TYPE scheduler_extender_claims gauge\n";
-    gauges += "scheduler_extender_claims{kind=\"placed\"} " + std::to_string(pods) + "\n";
-    gauges += "scheduler_extender_claims{kind=\"reserved\"} " + std::to_string(reservations) + "\n";
-  }
-  std::string body = deps_.metrics ? deps_.metrics->render(gauges) : gauges;
-  return {200, std::move(body), "text/plain; version=0.0.4", {}};
+  ScrapeView view;
+  std::optional<state::Snapshot> snap;
+  if (deps_.state) view.snapshot = &snap.emplace(deps_.state->snapshot());
+  view.now = state::Clock::now();
+  if (deps_.demands) view.demand_cache_entries = deps_.demands->size();
+  if (deps_.watches) view.watches = deps_.watches();
+  std::string body = deps_.metrics ? deps_.metrics->render(view) : std::string();
+  return {200, std::move(body), "text/plain; version=0.0.4; charset=utf-8", {}};
 }
 
 HttpResponse Api::debug_state() const {

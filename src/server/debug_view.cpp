@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "extender/policy/fit.h"
+#include "extender/state/overcommit.h"
 
 namespace extender::server {
 namespace {
@@ -67,6 +68,14 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
   j["volumes"] = usage.volumes;
   if (s.unschedulable) j["unschedulable"] = true;
   if (!s.problems.empty()) j["problems"] = s.problems;
+  if (auto over = state::find_overcommit(node); !over.empty()) {
+    ordered_json list = ordered_json::array();
+    for (const auto& o : over) {
+      list.push_back({{"kind", state::kind_name(o.kind)}, {"subject", o.subject}, {"bound", o.bound},
+                      {"capacity", o.capacity}, {"pods", o.pods}, {"explanation", state::describe(o)}});
+    }
+    j["overcommitted"] = std::move(list);
+  }
   ordered_json placed = ordered_json::array();
   ordered_json reserved = ordered_json::array();
   for (const auto& [uid, claim] : node.claims) {

@@ -1,90 +1,218 @@
 #include "extender/server/metrics.h"
 
-#include <cstdio>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <set>
 
 namespace extender::server {
 namespace {
 
 constexpr const char* kVerbNames[] = {"filter", "prioritize", "bind", "preempt"};
 constexpr const char* kOutcomeNames[] = {"ok", "rejected", "error"};
+constexpr const char* kVerdictNames[] = {"passed", "failed", "unresolvable"};
 
-void line(std::string& out, const char* fmt, auto... args) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, args...);
-  out += buf;
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+
+MetricFamily family(std::string name, std::string help, MetricType type = MetricType::Gauge) {
+  MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = type;
+  return f;
 }
+
+void gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double value) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  if (f.type == MetricType::Counter) {
+    m.counter.value = value;
+  } else {
+    m.gauge.value = value;
+  }
+  f.metric.push_back(std::move(m));
+}
+
+double seconds(state::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
 
+Metrics::Metrics(std::vector<std::string> gpu_resources)
+    : gpu_resources_(std::move(gpu_resources)), registry_(std::make_shared<prometheus::Registry>()) {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("scheduler_extender_requests_total")
+                       .Help("Requests answered, by verb and outcome.")
+                       .Register(*registry_);
+  auto& latency = prometheus::BuildHistogram()
+                      .Name("scheduler_extender_request_duration_seconds")
+                      .Help("Time to answer a verb, from the whole body read.")
+                      .Register(*registry_);
+  const prometheus::Histogram::BucketBoundaries buckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                           0.05,   0.1,   0.25,   0.5,   1,     2.5};
+  for (int v = 0; v < static_cast<int>(Verb::kCount); ++v) {
+    for (int o = 0; o < static_cast<int>(Outcome::kCount); ++o) {
+      requests_[v][o] = &requests.Add({{"verb", kVerbNames[v]}, {"outcome", kOutcomeNames[o]}});
+    }
+    latency_[v] = &latency.Add({{"verb", kVerbNames[v]}}, buckets);
+  }
+  auto& verdicts = prometheus::BuildCounter()
+                       .Name("scheduler_extender_filter_nodes_total")
+                       .Help("Nodes judged by filter, by verdict.")
+                       .Register(*registry_);
+  for (int i = 0; i < 3; ++i) verdicts_[i] = &verdicts.Add({{"verdict", kVerdictNames[i]}});
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("scheduler_extender_refusals_total")
+                       .Help("Binds and preempts refused by the rules of who may bind, by reason.")
+                       .Register(*registry_);
+  for (int v = 0; v < 2; ++v) {
+    for (int r = 1; r < static_cast<int>(engine::Refusal::kCount); ++r) {
+      refusals_[v][r] = &refusals.Add(
+          {{"verb", v == 0 ? "bind" : "preempt"}, {"reason", engine::refusal_name(static_cast<engine::Refusal>(r))}});
+    }
+  }
+  expired_ = &prometheus::BuildCounter()
+                  .Name("scheduler_extender_reservation_expiries_total")
+                  .Help("Reservations dropped because the cluster did not confirm their bind in time.")
+                  .Register(*registry_)
+                  .Add({});
+  auto& overcommits = prometheus::BuildCounter()
+                          .Name("scheduler_extender_overcommit_episodes_total")
+                          .Help("Times a node became overcommitted (more bound than allocatable), by kind.")
+                          .Register(*registry_);
+  overcommits_[0] = &overcommits.Add({{"kind", "gpu"}});
+  overcommits_[1] = &overcommits.Add({{"kind", "pool"}});
+}
+
+Metrics::~Metrics() = default;
+
 void Metrics::observe_request(Verb verb, Outcome outcome, std::chrono::nanoseconds latency) {
   const int v = static_cast<int>(verb);
-  requests_[v][static_cast<int>(outcome)].fetch_add(1, std::memory_order_relaxed);
-  const double seconds = std::chrono::duration<double>(latency).count();
-  std::size_t bucket = 0;
-  while (bucket < kBuckets.size() && seconds > kBuckets[bucket]) ++bucket;
-  latency_[v].counts[bucket].fetch_add(1, std::memory_order_relaxed);
-  latency_[v].sum_ns.fetch_add(static_cast<std::uint64_t>(latency.count()), std::memory_order_relaxed);
+  requests_[v][static_cast<int>(outcome)]->Increment();
+  latency_[v]->Observe(std::chrono::duration<double>(latency).count());
 }
 
 void Metrics::observe_filter(std::size_t passed, std::size_t failed, std::size_t unresolvable) {
-  nodes_passed_.fetch_add(passed, std::memory_order_relaxed);
-  nodes_failed_.fetch_add(failed, std::memory_order_relaxed);
-  nodes_unresolvable_.fetch_add(unresolvable, std::memory_order_relaxed);
+  verdicts_[0]->Increment(static_cast<double>(passed));
+  verdicts_[1]->Increment(static_cast<double>(failed));
+  verdicts_[2]->Increment(static_cast<double>(unresolvable));
 }
 
 void Metrics::observe_refusal(Verb verb, engine::Refusal reason) {
   if (verb != Verb::kBind && verb != Verb::kPreempt) return;
-  refusals_[verb == Verb::kBind ? 0 : 1][static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+  if (reason == engine::Refusal::kNone || reason == engine::Refusal::kCount) return;
+  refusals_[verb == Verb::kBind ? 0 : 1][static_cast<int>(reason)]->Increment();
 }
 
-std::string Metrics::render(const std::string& gauges) const {
-  std::string out;
-  out += "# HELP scheduler_extender_requests_total Requests answered, by verb and outcome.\n";
-  out += "# TYPE scheduler_extender_requests_total counter\n";
-  for (int v = 0; v < static_cast<int>(Verb::kCount); ++v) {
-    for (int o = 0; o < static_cast<int>(Outcome::kCount); ++o) {
-      line(out, "scheduler_extender_requests_total{verb=\"%s\",outcome=\"%s\"} %llu\n", kVerbNames[v], kOutcomeNames[o],
-           static_cast<unsigned long long>(requests_[v][o].load(std::memory_order_relaxed)));
-    }
-  }
-  out += "# HELP scheduler_extender_request_duration_seconds Time to answer a verb, from the whole body read.\n";
-  out += "# TYPE scheduler_extender_request_duration_seconds histogram\n";
-  for (int v = 0; v < static_cast<int>(Verb::kCount); ++v) {
-    std::uint64_t cumulative = 0;
-    for (std::size_t b = 0; b <= kBuckets.size(); ++b) {
-      cumulative += latency_[v].counts[b].load(std::memory_order_relaxed);
-      if (b < kBuckets.size()) {
-        line(out, "scheduler_extender_request_duration_seconds_bucket{verb=\"%s\",le=\"%g\"} %llu\n", kVerbNames[v],
-             kBuckets[b], static_cast<unsigned long long>(cumulative));
-      } else {
-        line(out, "scheduler_extender_request_duration_seconds_bucket{verb=\"%s\",le=\"+Inf\"} %llu\n", kVerbNames[v],
-             static_cast<unsigned long long>(cumulative));
+void Metrics::observe_expired_reservations(std::size_t n) { expired_->Increment(static_cast<double>(n)); }
+
+void Metrics::observe_overcommit(const state::Overcommit& o) {
+  overcommits_[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1]->Increment();
+}
+
+std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vector<std::string>& gpu_resources) {
+  std::vector<MetricFamily> out;
+  if (view.snapshot) {
+    const state::NodeMap& nodes = view.snapshot->nodes();
+    auto count = family("scheduler_extender_nodes", "Nodes in the cache.");
+    auto claims = family("scheduler_extender_claims", "Pods holding capacity, placed or reserved (bind in flight).");
+    auto in_flight = family("scheduler_extender_reservations_in_flight",
+                            "Reservations (binds in flight) that have not expired.");
+    auto allocatable = family("scheduler_extender_node_gpus_allocatable", "GPUs a node offers, per resource.");
+    auto used = family("scheduler_extender_node_gpus_used", "GPUs held by pods bound to the node, per resource.");
+    auto reserved = family("scheduler_extender_node_gpus_reserved",
+                           "GPUs held by binds in flight on the node, per resource.");
+    auto pool_capacity = family("scheduler_extender_node_pool_capacity_bytes", "Capacity of a node's storage pool.");
+    auto pool_used = family("scheduler_extender_node_pool_used_bytes",
+                            "Bytes of a node's storage pool held by placed volumes.");
+    auto pool_reserved = family("scheduler_extender_node_pool_reserved_bytes",
+                                "Bytes of a node's storage pool held by binds in flight.");
+    auto overcommitted = family("scheduler_extender_overcommitted_nodes",
+                                "Nodes now holding more than they offer (see the error log), by kind.");
+    std::size_t placed_n = 0;
+    std::size_t reserved_n = 0;
+    std::size_t live_reservations = 0;
+    std::size_t over[2] = {0, 0};
+    for (const auto& [name, node] : nodes) {
+      model::NodeUsage held;
+      for (const auto& [uid, claim] : node->claims) {
+        if (claim.kind == state::Claim::Kind::kPlaced) {
+          ++placed_n;
+          continue;
+        }
+        ++reserved_n;
+        if (claim.expires > view.now) {
+          ++live_reservations;
+          held.add(claim.allocation);
+        }
       }
+      std::set<std::string, std::less<>> resources(gpu_resources.begin(), gpu_resources.end());
+      for (const auto& [resource, n] : node->supply.gpus) resources.insert(resource);
+      for (const auto& [resource, n] : node->placed.gpus) resources.insert(resource);
+      for (const auto& [resource, n] : held.gpus) resources.insert(resource);
+      for (const auto& resource : resources) {
+        auto offered = node->supply.gpus.find(resource);
+        gauge(allocatable, {{"node", name}, {"resource", resource}},
+              offered == node->supply.gpus.end() ? 0.0 : static_cast<double>(offered->second));
+        gauge(used, {{"node", name}, {"resource", resource}}, static_cast<double>(node->placed.gpus_used(resource)));
+        gauge(reserved, {{"node", name}, {"resource", resource}}, static_cast<double>(held.gpus_used(resource)));
+      }
+      for (const auto& pool : node->supply.pools) {
+        gauge(pool_capacity, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes));
+        gauge(pool_used, {{"node", name}, {"pool", pool.name}}, static_cast<double>(node->placed.pool_used(pool.name)));
+        gauge(pool_reserved, {{"node", name}, {"pool", pool.name}}, static_cast<double>(held.pool_used(pool.name)));
+      }
+      bool kinds[2] = {false, false};
+      for (const auto& o : state::find_overcommit(*node)) kinds[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1] = true;
+      over[0] += kinds[0];
+      over[1] += kinds[1];
     }
-    line(out, "scheduler_extender_request_duration_seconds_sum{verb=\"%s\"} %.9f\n", kVerbNames[v],
-         static_cast<double>(latency_[v].sum_ns.load(std::memory_order_relaxed)) / 1e9);
-    line(out, "scheduler_extender_request_duration_seconds_count{verb=\"%s\"} %llu\n", kVerbNames[v],
-         static_cast<unsigned long long>(cumulative));
-  }
-  out += "# HELP scheduler_extender_filter_nodes_total Nodes judged by filter, by verdict.\n";
-  out += "# TYPE scheduler_extender_filter_nodes_total counter\n";
-  line(out, "scheduler_extender_filter_nodes_total{verdict=\"passed\"} %llu\n",
-       static_cast<unsigned long long>(nodes_passed_.load(std::memory_order_relaxed)));
-  line(out, "scheduler_extender_filter_nodes_total{verdict=\"failed\"} %llu\n",
-       static_cast<unsigned long long>(nodes_failed_.load(std::memory_order_relaxed)));
-  line(out, "scheduler_extender_filter_nodes_total{verdict=\"unresolvable\"} %llu\n",
-       static_cast<unsigned long long>(nodes_unresolvable_.load(std::memory_order_relaxed)));
-  out += "# HELP scheduler_extender_refusals_total Binds and preempts refused by the rules of who may bind, by reason.\n";
-  out += "# TYPE scheduler_extender_refusals_total counter\n";
-  for (int v = 0; v < 2; ++v) {
-    for (int r = 1; r < static_cast<int>(engine::Refusal::kCount); ++r) {
-      line(out, "scheduler_extender_refusals_total{verb=\"%s\",reason=\"%s\"} %llu\n", v == 0 ? "bind" : "preempt",
-           engine::refusal_name(static_cast<engine::Refusal>(r)),
-           static_cast<unsigned long long>(refusals_[v][r].load(std::memory_order_relaxed)));
+    gauge(count, {}, static_cast<double>(nodes.size()));
+    gauge(claims, {{"kind", "placed"}}, static_cast<double>(placed_n));
+    gauge(claims, {{"kind", "reserved"}}, static_cast<double>(reserved_n));
+    gauge(in_flight, {}, static_cast<double>(live_reservations));
+    gauge(overcommitted, {{"kind", "gpu"}}, static_cast<double>(over[0]));
+    gauge(overcommitted, {{"kind", "pool"}}, static_cast<double>(over[1]));
+    for (auto* f : {&count, &claims, &in_flight, &allocatable, &used, &reserved, &pool_capacity, &pool_used,
+                    &pool_reserved, &overcommitted}) {
+      out.push_back(std::move(*f));
     }
   }
-  out += gauges;
+  if (view.demand_cache_entries) {
+    auto cache = family("scheduler_extender_demand_cache_entries",
+                        "Pod demands remembered from filter for bind (the demand cache's size).");
+    gauge(cache, {}, static_cast<double>(*view.demand_cache_entries));
+    out.push_back(std::move(cache));
+  }
+  if (!view.watches.empty()) {
+    auto synced = family("scheduler_extender_watch_synced", "1 once the resource has been listed in full, per resource.");
+    auto stale = family("scheduler_extender_watch_stale_seconds",
+                        "How long listing or watching the resource has been failing; 0 while the watch is up.");
+    auto lists = family("scheduler_extender_watch_lists_total", "Full lists of the resource delivered (relists included).",
+                        MetricType::Counter);
+    for (const auto& w : view.watches) {
+      gauge(synced, {{"resource", w.resource}}, w.synced ? 1 : 0);
+      gauge(stale, {{"resource", w.resource}}, w.down_since ? std::max(0.0, seconds(view.now - *w.down_since)) : 0.0);
+      gauge(lists, {{"resource", w.resource}}, static_cast<double>(w.lists));
+    }
+    out.push_back(std::move(synced));
+    out.push_back(std::move(stale));
+    out.push_back(std::move(lists));
+  }
   return out;
+}
+
+std::string Metrics::render(const ScrapeView& view) const {
+  std::vector<MetricFamily> families = registry_->Collect();
+  std::vector<MetricFamily> more = state_families(view, gpu_resources_);
+  families.insert(families.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 }  // namespace extender::server

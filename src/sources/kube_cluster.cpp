@@ -357,4 +357,10 @@ std::string KubeCluster::default_storage_class() const {
   return {};
 }
 
+std::vector<std::pair<std::string, kube::ReflectorStatus>> KubeCluster::watch_status() const {
+  std::vector<std::pair<std::string, kube::ReflectorStatus>> out;
+  for (const auto& r : reflectors_) out.emplace_back(r->resource(), r->status());
+  return out;
+}
+
 }  // namespace extender::sources

@@ -112,7 +112,7 @@ TEST_F(Protocol, HealthVersionReadinessMetrics) {
   auto m = admin.Get("/metrics");
   ASSERT_TRUE(m);
   EXPECT_EQ(m->status, 200);
-  EXPECT_NE(m->body.find("scheduler_extender_requests_total{verb=\"filter\",outcome=\"ok\"}"), std::string::npos);
+  EXPECT_NE(m->body.find("scheduler_extender_requests_total{outcome=\"ok\",verb=\"filter\"}"), std::string::npos);
   EXPECT_NE(m->body.find("scheduler_extender_nodes "), std::string::npos);
 }
 

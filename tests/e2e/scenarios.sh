@@ -227,7 +227,7 @@ answer="$(bind_via_daemon parked-gpu "$DAEMON_PORT")"
 parked_gpu_on_a() { [[ "$(node_of parked-gpu)" == gpu-a ]]; }
 wait_until 30 "parked-gpu bound to gpu-a" parked_gpu_on_a
 curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
-  grep -q 'scheduler_extender_refusals_total{verb="bind",reason="other_scheduler"} 1' || fail "the refusal is not counted"
+  grep -q 'scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 1' || fail "the refusal is not counted"
 grep -q "refused (other_scheduler)" "$DAEMON_LOG" || fail "the refusal is not logged"
 delete_all_pods
 stop_daemon

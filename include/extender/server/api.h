@@ -7,12 +7,14 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "extender/engine/extender.h"
 #include "extender/server/listener.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
+#include "extender/state/demand_cache.h"
 #include "extender/wire/extender_args.h"
 
 namespace extender::server {
@@ -27,6 +29,8 @@ struct ApiDeps {
   std::chrono::milliseconds request_deadline{4'000};  // filter and prioritize give up past this
   bool admin_mutations = true;  // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
   wire::NodeFieldFilter node_fields;  // what to keep of each node in Nodes-form requests
+  state::DemandCache* demands = nullptr;  // its size is a metric
+  std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
 };
 
 class Api {

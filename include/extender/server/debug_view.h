@@ -1,6 +1,7 @@
 #pragma once
 // The /debug view: per node its supply, its usage by pod, devices and pools, and reservations with
-// their age, as indented JSON a person reads with curl. Pure rendering of a snapshot.
+// their age, and what it holds beyond its capacity ("overcommitted", with the likely causes), as
+// indented JSON a person reads with curl. Pure rendering of a snapshot.
 #include <string>
 
 #include "extender/state/cluster_state.h"

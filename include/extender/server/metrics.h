@@ -1,43 +1,84 @@
 #pragma once
-// Metrics: request counts and latencies per verb and outcome, filter verdicts and bind results,
-// rendered in the Prometheus text format for GET /metrics. Labels are bounded (no pod or node
-// names). Thread-safe: counters are atomics.
-#include <array>
-#include <atomic>
+// Metrics: what GET /metrics serves, through prometheus-cpp's core library (registry, counters,
+// histograms) and its TextSerializer (exposition format 0.0.4); the text is served by our own
+// listener. Event metrics (requests and latency per verb and outcome, filter verdicts, refusals
+// of who may bind, reservation expiries, overcommit episodes) live in a registry. State metrics
+// (nodes, claims, per-node GPUs allocatable/used/reserved per resource, pool capacity and use,
+// reservations in flight, demand-cache size, watch staleness) are computed from the caller's view
+// at each scrape, so per-node series exist exactly for the nodes the daemon knows: their number
+// is bounded by the node count and a removed node's series are gone at the next scrape.
+// Every name has the scheduler_extender_ prefix. Thread-safe.
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "extender/engine/extender.h"
+#include "extender/state/cluster_state.h"
+#include "extender/state/overcommit.h"
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Histogram;
+struct MetricFamily;
+}  // namespace prometheus
 
 namespace extender::server {
 
 enum class Verb { kFilter, kPrioritize, kBind, kPreempt, kCount };
 enum class Outcome { kOk, kRejected, kError, kCount };  // rejected: 4xx; error: Error field set
 
+// One reflector of Kubernetes mode as a scrape sees it.
+struct WatchView {
+  std::string resource;  // "nodes", "pods", ...
+  bool synced = false;
+  std::optional<state::Clock::time_point> down_since;
+  std::uint64_t lists = 0;
+};
+
+// What a scrape reads besides the registry.
+struct ScrapeView {
+  const state::Snapshot* snapshot = nullptr;  // nullptr: no state metrics
+  state::Clock::time_point now{};
+  std::optional<std::size_t> demand_cache_entries;
+  std::vector<WatchView> watches;  // empty outside Kubernetes mode
+};
+
 class Metrics {
  public:
+  // `gpu_resources`: the managed GPU resource names; every node gets their series, 0 when it has none.
+  explicit Metrics(std::vector<std::string> gpu_resources = {});
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
   void observe_request(Verb verb, Outcome outcome, std::chrono::nanoseconds latency);
   void observe_filter(std::size_t passed, std::size_t failed, std::size_t unresolvable);
   // A bind or preempt refused by the rules of who may bind.
   void observe_refusal(Verb verb, engine::Refusal reason);
-  // Renders every metric; `gauges` is appended verbatim (state sizes computed by the caller).
-  std::string render(const std::string& gauges) const;
+  // Reservations dropped because their bind was never confirmed in time.
+  void observe_expired_reservations(std::size_t n);
+  // An overcommit episode that starts (see state/overcommit.h).
+  void observe_overcommit(const state::Overcommit& o);
+
+  // The whole exposition text.
+  std::string render(const ScrapeView& view) const;
 
  private:
-  static constexpr std::array<double, 12> kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                      0.05,   0.1,   0.25,   0.5,   1,     2.5};
-  struct Histogram {
-    std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> counts{};
-    std::atomic<std::uint64_t> sum_ns{0};
-  };
-  std::array<std::array<std::atomic<std::uint64_t>, static_cast<int>(Outcome::kCount)>, static_cast<int>(Verb::kCount)>
-      requests_{};
-  std::array<Histogram, static_cast<int>(Verb::kCount)> latency_{};
-  std::array<std::array<std::atomic<std::uint64_t>, static_cast<int>(engine::Refusal::kCount)>, 2> refusals_{};  // bind, preempt
-  std::atomic<std::uint64_t> nodes_passed_{0};
-  std::atomic<std::uint64_t> nodes_failed_{0};
-  std::atomic<std::uint64_t> nodes_unresolvable_{0};
+  std::vector<std::string> gpu_resources_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Counter* requests_[static_cast<int>(Verb::kCount)][static_cast<int>(Outcome::kCount)] = {};
+  prometheus::Histogram* latency_[static_cast<int>(Verb::kCount)] = {};
+  prometheus::Counter* verdicts_[3] = {};  // passed, failed, unresolvable
+  prometheus::Counter* refusals_[2][static_cast<int>(engine::Refusal::kCount)] = {};  // bind, preempt
+  prometheus::Counter* expired_ = nullptr;
+  prometheus::Counter* overcommits_[2] = {};  // gpu, pool
 };
+
+// The state families of one scrape (exposed for tests).
+std::vector<prometheus::MetricFamily> state_families(const ScrapeView& view, const std::vector<std::string>& gpu_resources);
 
 }  // namespace extender::server

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "extender/config/config.h"
@@ -40,6 +41,8 @@ class KubeCluster {
   std::optional<model::Pod> pending_pod(const std::string& uid) const;
   // The StorageClass marked default in the cluster, or empty.
   std::string default_storage_class() const;
+  // Each reflector's resource and status (for /metrics: synced, down since when, lists).
+  std::vector<std::pair<std::string, kube::ReflectorStatus>> watch_status() const;
 
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 

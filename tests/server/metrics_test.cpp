@@ -1,0 +1,143 @@
+#include "extender/server/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace extender::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+model::NodeSupply node(const std::string& name, std::int64_t gpus) {
+  model::NodeSupply n;
+  n.name = name;
+  n.gpus["nvidia.com/gpu"] = gpus;
+  return n;
+}
+
+state::Claim gpu_claim(const std::string& node_name, std::int64_t gpus) {
+  state::Claim c;
+  c.owner = "ns/p";
+  c.node = node_name;
+  c.allocation.gpus["nvidia.com/gpu"] = gpus;
+  return c;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    if (l == line) return true;
+  }
+  return false;
+}
+
+std::size_t count_prefix(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) n += l.rfind(prefix, 0) == 0;
+  return n;
+}
+
+TEST(Metrics, EventCountersKeepTheirNamesAndEverySeriesExistsFromTheStart) {
+  Metrics m;
+  const std::string empty = m.render({});
+  EXPECT_TRUE(has_line(empty, "# TYPE scheduler_extender_requests_total counter"));
+  EXPECT_TRUE(has_line(empty, R"(scheduler_extender_requests_total{outcome="error",verb="preempt"} 0)"));
+  EXPECT_TRUE(has_line(empty, R"(scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 0)"));
+  EXPECT_TRUE(has_line(empty, "scheduler_extender_reservation_expiries_total 0"));
+  EXPECT_TRUE(has_line(empty, R"(scheduler_extender_overcommit_episodes_total{kind="gpu"} 0)"));
+
+  m.observe_request(Verb::kFilter, Outcome::kOk, 3ms);
+  m.observe_request(Verb::kFilter, Outcome::kOk, 30ms);
+  m.observe_filter(5, 2, 1);
+  m.observe_refusal(Verb::kBind, engine::Refusal::kOtherScheduler);
+  m.observe_refusal(Verb::kPreempt, engine::Refusal::kBound);
+  m.observe_expired_reservations(3);
+  m.observe_overcommit({"a", state::Overcommit::Kind::kPool, "fast", 2, 1, 2});
+  const std::string text = m.render({});
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_requests_total{outcome="ok",verb="filter"} 2)")) << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_request_duration_seconds_count{verb="filter"} 2)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_request_duration_seconds_bucket{verb="filter",le="0.005"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_request_duration_seconds_bucket{verb="filter",le="+Inf"} 2)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_filter_nodes_total{verdict="passed"} 5)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_filter_nodes_total{verdict="unresolvable"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_refusals_total{reason="already_bound",verb="preempt"} 1)"));
+  EXPECT_TRUE(has_line(text, "scheduler_extender_reservation_expiries_total 3"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_overcommit_episodes_total{kind="pool"} 1)"));
+}
+
+TEST(Metrics, PerNodeSeriesFollowTheNodesTheDaemonKnows) {
+  state::ClusterState s;
+  model::NodeSupply a = node("a", 8);
+  a.pools.push_back({"fast", 1000, {}});
+  s.upsert_nodes({a, node("b", 4)});
+  s.place("p1", gpu_claim("a", 3));
+  const auto now = state::Clock::now();
+  s.reserve("p2", gpu_claim("a", 2), 30s, now);
+  s.reserve("p3", gpu_claim("b", 1), 1s, now - 10s);  // expired, not yet swept
+
+  Metrics m;
+  state::Snapshot snap = s.snapshot();
+  ScrapeView view{&snap, now, 7, {}};
+  std::string text = m.render(view);
+  EXPECT_TRUE(has_line(text, "scheduler_extender_nodes 2")) << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_claims{kind="placed"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_claims{kind="reserved"} 2)"));
+  EXPECT_TRUE(has_line(text, "scheduler_extender_reservations_in_flight 1"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="a",resource="nvidia.com/gpu"} 8)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_used{node="a",resource="nvidia.com/gpu"} 3)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_reserved{node="a",resource="nvidia.com/gpu"} 2)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_reserved{node="b",resource="nvidia.com/gpu"} 0)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_capacity_bytes{node="a",pool="fast"} 1000)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_used_bytes{node="a",pool="fast"} 0)"));
+  EXPECT_TRUE(has_line(text, "scheduler_extender_demand_cache_entries 7"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_overcommitted_nodes{kind="gpu"} 0)"));
+  EXPECT_EQ(count_prefix(text, "scheduler_extender_watch_"), 0u) << "no watches outside Kubernetes mode";
+
+  s.remove_node("b");
+  s.place("p4", gpu_claim("a", 6));
+  snap = s.snapshot();
+  text = m.render(view);
+  EXPECT_EQ(count_prefix(text, "scheduler_extender_node_gpus_allocatable{"), 1u) << "b's series are gone";
+  EXPECT_EQ(text.find("node=\"b\""), std::string::npos);
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_overcommitted_nodes{kind="gpu"} 1)"));
+}
+
+TEST(Metrics, ANodeWithoutGpusHasTheSeriesOfEveryManagedResource) {
+  state::ClusterState s;
+  model::NodeSupply cpu;
+  cpu.name = "cpu-1";
+  s.upsert_nodes({cpu});
+  state::Snapshot snap = s.snapshot();
+  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, state::Clock::now(), std::nullopt, {}});
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="cpu-1",resource="amd.com/gpu"} 0)")) << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_used{node="cpu-1",resource="nvidia.com/gpu"} 0)"));
+}
+
+TEST(Metrics, WatchStalenessPerResource) {
+  const auto now = state::Clock::now();
+  ScrapeView view;
+  view.now = now;
+  view.watches = {{"nodes", true, std::nullopt, 1}, {"pods", true, now - 90s, 3}};
+  Metrics m;
+  const std::string text = m.render(view);
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_watch_stale_seconds{resource="nodes"} 0)")) << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_watch_stale_seconds{resource="pods"} 90)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_watch_synced{resource="pods"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_watch_lists_total{resource="pods"} 3)"));
+}
+
+TEST(Metrics, LabelValuesAreEscaped) {
+  state::ClusterState s;
+  s.upsert_nodes({node("odd\"name\\\n", 1)});
+  state::Snapshot snap = s.snapshot();
+  Metrics m;
+  const std::string text = m.render({&snap, state::Clock::now(), std::nullopt, {}});
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
+      << text;
+}
+
+}  // namespace
+}  // namespace extender::server
