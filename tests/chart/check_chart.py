@@ -491,6 +491,29 @@ def step_render():
     if docs:
         check_second_scheduler(docs, "1.20.2/http", "v1beta1", "v1.20.2", tls=False)
 
+    # The Grafana dashboard: off by default (the exact kinds above), a ConfigMap Grafana's sidecar
+    # loads when on. tests/server/metrics_test.cpp checks that the daemon exports every metric its
+    # queries name.
+    docs = render("1.31.0", "Grafana dashboard", sets=[
+        "grafanaDashboard.enabled=true", "grafanaDashboard.namespace=monitoring",
+        "grafanaDashboard.annotations.grafana_folder=GPU", "grafanaDashboard.labels.team=ml"])
+    if docs:
+        cm = find(docs, "ConfigMap", FULLNAME + "-dashboard")
+        if C.ok(cm is not None, "grafanaDashboard.enabled renders the dashboard ConfigMap"):
+            md = cm["metadata"]
+            C.eq((md.get("namespace"), md["labels"].get("grafana_dashboard"), md["labels"].get("team"),
+                  md.get("annotations", {}).get("grafana_folder")), ("monitoring", "1", "ml", "GPU"),
+                 "dashboard ConfigMap: namespace, grafana_dashboard: \"1\" and the extra labels and annotations")
+            want = json.load(open(os.path.join(ARGS.repo, CHART_REL, "dashboards/scheduler-extender.json")))
+            C.eq(json.loads(cm["data"]["scheduler-extender.json"]), want,
+                 "dashboard ConfigMap carries dashboards/scheduler-extender.json unchanged")
+            exprs = " ".join(t["expr"] for p in want["panels"] for t in p.get("targets", []))
+            for family in ["scheduler_extender_requests_total", "scheduler_extender_request_duration_seconds_bucket",
+                           "scheduler_extender_filter_nodes_total", "scheduler_extender_node_gpus_used",
+                           "scheduler_extender_node_pool_used_bytes", "scheduler_extender_reservations_in_flight",
+                           "scheduler_extender_refusals_total"]:
+                C.ok(family in exprs, f"the dashboard plots {family}")
+
     # The configuration version follows the scheduler's version, vendor suffixes stripped.
     for kv, api, tag in [("1.21.14", "v1beta1", "v1.21.14"), ("1.22.17", "v1beta2", "v1.22.17"),
                          ("1.23.0", "v1beta3", "v1.23.0"), ("1.24.17", "v1beta3", "v1.24.17"),

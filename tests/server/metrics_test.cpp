@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 
 namespace extender::server {
@@ -137,6 +140,36 @@ TEST(Metrics, LabelValuesAreEscaped) {
   const std::string text = m.render({&snap, state::Clock::now(), std::nullopt, {}});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
       << text;
+}
+
+TEST(Metrics, TheChartsDashboardQueriesOnlyMetricsTheDaemonExports) {
+  state::ClusterState s;
+  model::NodeSupply a = node("a", 8);
+  a.pools.push_back({"fast", 1000, {}});
+  s.upsert_nodes({a});
+  s.place("p1", gpu_claim("a", 1));
+  const auto now = state::Clock::now();
+  s.reserve("p2", gpu_claim("a", 1), 30s, now);
+  state::Snapshot snap = s.snapshot();
+  ScrapeView view{&snap, now, 1, {{"nodes", true, std::nullopt, 1}}};
+  Metrics m({"nvidia.com/gpu"});
+  m.observe_request(Verb::kFilter, Outcome::kOk, 1ms);
+  std::set<std::string> exported;
+  std::istringstream text(m.render(view));
+  for (std::string line; std::getline(text, line);) {
+    if (!line.empty() && line[0] != '#') exported.insert(line.substr(0, line.find_first_of("{ ")));
+  }
+
+  std::ifstream in(std::string(EXTENDER_SOURCE_DIR) + "/charts/scheduler-extender/dashboards/scheduler-extender.json");
+  ASSERT_TRUE(in) << "the chart's dashboard is missing";
+  const std::string dashboard((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex name(R"(scheduler_extender_[a-z0-9_]+)");
+  std::set<std::string> used;
+  for (auto it = std::sregex_iterator(dashboard.begin(), dashboard.end(), name); it != std::sregex_iterator(); ++it) {
+    used.insert(it->str());
+  }
+  EXPECT_GE(used.size(), 15u) << "the dashboard plots requests, verdicts, GPUs, pools, reservations and errors";
+  for (const auto& n : used) EXPECT_TRUE(exported.count(n)) << "the dashboard queries " << n << ", which the daemon does not export";
 }
 
 }  // namespace
