@@ -8,7 +8,8 @@
 # pod frees room; (2) pods without managed resources never reach the daemon; (3) prioritize
 # spreads WaitForFirstConsumer volumes by count; (4) the daemon killed -9 mid-run rebuilds its
 # cache and nothing is overcommitted; (5) nodeCacheCapable true and false, daemon binding and
-# scheduler binding; (6) TLS with client verification refuses a client without the trusted cert.
+# scheduler binding; (6) TLS with client verification refuses a client without the trusted cert;
+# (7) a burst under the misconfiguration that overcommits is logged, counted and shown in /debug.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -374,6 +375,54 @@ gpu_pod tls-1 1
 node="$(cluster_wait_pod_scheduled default tls-1 60)"
 grep -q "bind default/tls-1: nodes 1 -> 1" "$DAEMON_LOG" || fail "tls-1 was not bound through the daemon over mutual TLS"
 step "scenario 6: tls-1 bound to $node through the daemon over mutual TLS"
+
+##### Scenario 7: the misconfiguration that overcommits is detected and named.
+# nodeCacheCapable false, no bindVerb, ignoredByScheduler true: kube-scheduler binds by itself and
+# counts no GPU, the daemon learns of placements only from the watch. A burst of 100 one-GPU pods
+# on 10 nodes of 8 GPUs overcommits some nodes; the daemon must log each one once, naming the
+# cause, and count it in /metrics.
+scenario_overcommit_burst() {
+  step "scenario 7: 100 one-GPU pods on 10 nodes of 8 GPUs, scheduler binding without bindVerb, ignoredByScheduler true"
+  delete_all_pods
+  K delete node gpu-a gpu-b gpu-c --wait=false >/dev/null
+  local i
+  for i in 0 1 2 3 4 5 6 7 8 9; do cluster_add_gpu_node "burst-node-$i" 8; done
+  stop_daemon
+  start_daemon
+  use_scheduler overcommit --extender-url "http://127.0.0.1:$DAEMON_PORT/scheduler" \
+    --node-cache-capable false --bind-verb '' --ignored-by-scheduler true
+  for i in $(seq 1 100); do cluster_gpu_pod_manifest "oc-$i" 1 default; echo "---"; done | K apply -f - >/dev/null
+  # Settled: the bound count stays the same for 5 s (the rest wait in the unschedulable queue).
+  local last=-1 now stable=0 deadline=$((SECONDS + 75))
+  while ((stable < 10 && SECONDS < deadline)); do
+    now="$(bound_count)"
+    if [[ "$now" == "$last" ]]; then stable=$((stable + 1)); else stable=0; last="$now"; fi
+    sleep 0.5
+  done
+  local over
+  over="$(K get pods -o json | jq -r '
+    [.items[] | select(.spec.nodeName != null and .spec.nodeName != "") | .spec.nodeName]
+    | group_by(.) | map(select(length > 8) | "\(.[0]) \(length)") | .[]')"
+  step "scenario 7: $last pods bound; overcommitted nodes (node pods): ${over//$'\n'/, }"
+  [[ -n "$over" ]] || fail "the burst overcommitted no node; the scenario did not reproduce the misconfiguration"
+  local node pods
+  while read -r node pods; do
+    logged() { grep -q "node $1 is overcommitted: .* but the node has 8 allocatable" "$DAEMON_LOG"; }
+    wait_until 10 "the daemon to log node $node ($pods pods) as overcommitted" logged "$node"
+    [[ "$(grep -c "node $node is overcommitted: " "$DAEMON_LOG")" == 1 ]] || fail "node $node was reported more than once"
+  done <<<"$over"
+  grep "is overcommitted" "$DAEMON_LOG" | head -n1 | grep -q "ignoredByScheduler: true.*bindVerb: bind" ||
+    fail "the overcommit log line does not name the cause and the fix"
+  local counted
+  counted="$(curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
+    awk '$1 == "scheduler_extender_overcommit_episodes_total{kind=\"gpu\"}" {print $2}')"
+  [[ "$counted" == "$(wc -l <<<"$over")" ]] || fail "overcommit episodes counted: '$counted', want $(wc -l <<<"$over")"
+  node="$(head -n1 <<<"$over" | cut -d' ' -f1)"
+  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/$node" | jq -e '.overcommitted[0].bound > 8' >/dev/null ||
+    fail "/debug/nodes/$node does not show the overcommit"
+  delete_all_pods
+}
+scenario_overcommit_burst
 
 stop_daemon
 grep -q "received SIGTERM" "$DAEMON_LOG" || fail "the daemon did not log its shutdown"
