@@ -150,6 +150,9 @@ int run(const config::Config& cfg) {
   }
   auto not_ready = [&]() -> std::optional<std::string> {
     if (shutting_down) return "shutting down";
+    if (feed->binder) {
+      if (std::string refused = feed->binder->refused_permission(); !refused.empty()) return refused;
+    }
     if (feed->cluster) return feed->cluster->not_ready();
     return std::nullopt;
   };

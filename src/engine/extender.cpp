@@ -153,7 +153,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, r.failed[name]);
       continue;
     }
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_excluding(demand->uid, now));
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now));
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);
@@ -206,7 +206,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     const state::NodeState* node = snap.find(names[i]);
     if (!node) continue;
     index[i] = candidates.size();
-    candidates.push_back({&node->supply, node->usage_excluding(demand->uid, now)});
+    candidates.push_back({&node->supply, node->usage_for(*demand, now)});
   }
   if (deadline && deps_.now() > *deadline) {
     answer.summary.note = "took longer than server.request_deadline; no scores";
@@ -266,6 +266,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     return fail("pod " + answer.summary.pod + " needs no GPU and no managed volume; scheduler-extender does not bind it "
                 "(list the GPU resources in the scheduler's managedResources)");
   }
+  std::vector<std::pair<std::string, std::string>> claim_devices;
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
     // Again under the lock: another bind of the same pod may have just landed.
@@ -273,7 +274,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     const state::Snapshot snap = deps_.state->snapshot();
     const state::NodeState* node = snap.find(args.node);
     if (!node) return fail("node " + args.node + " is not known to scheduler-extender");
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_excluding(args.pod_uid, now));
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now));
     if (fit.verdict != policy::Verdict::kFits) {
       return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
     }
@@ -287,7 +288,16 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       answer.summary.nodes_out = 1;
       return answer;
     }
+    for (const auto& v : claim.allocation.volumes) {
+      if (!v.device.empty() && !v.claim.empty()) claim_devices.emplace_back(v.claim, v.device);
+    }
     deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
+  }
+  if (!claim_devices.empty()) {
+    if (std::string error = deps_.binder->record_devices(claim_devices); !error.empty()) {
+      deps_.state->drop_reservation(args.pod_uid);
+      return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
+    }
   }
   std::string error = deps_.binder->bind(args);
   if (!error.empty()) {
@@ -337,7 +347,18 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
         freed.push_back(it->second.allocation);
       }
     }
-    if (policy::eviction_makes_room(*demand, node->supply, node->usage_excluding(demand->uid, now), freed)) {
+    // The victims' generic ephemeral volumes are claims of their own, deleted with their pods.
+    for (const auto& [uid, claim] : node->claims) {
+      if (claim.kind != state::Claim::Kind::kPlaced || claim.source != "volume") continue;
+      for (const auto& v : claim.allocation.volumes) {
+        if (!v.freed_with.empty() &&
+            std::find(victims.uids.begin(), victims.uids.end(), v.freed_with) != victims.uids.end()) {
+          freed.push_back(claim.allocation);
+          break;
+        }
+      }
+    }
+    if (policy::eviction_makes_room(*demand, node->supply, node->usage_for(*demand, now), freed)) {
       answer.victims[name] = {victims.uids, victims.num_pdb_violations};
     } else {
       spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);

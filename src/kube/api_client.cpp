@@ -282,7 +282,9 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
     httplib::ClientImpl& client = *pooled.client;
     set_timeout(client, timeout, options_.connect_timeout);
     if (std::string t = token(attempt > 0); !t.empty()) client.set_bearer_token_auth(t);
-    httplib::Result res = method == "POST" ? client.Post(path, *body, "application/json") : client.Get(path);
+    httplib::Result res = method == "POST"    ? client.Post(path, *body, "application/json")
+                          : method == "PATCH" ? client.Patch(path, *body, "application/merge-patch+json")
+                                              : client.Get(path);
     if (!res) return Error{method + " " + access_.server + path + ": " + describe(res.error())};
     ApiReply reply{res->status, std::move(res->body)};
     release(std::move(pooled));
@@ -294,6 +296,11 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
 
 Result<ApiReply> ApiClient::get(const std::string& path, std::chrono::milliseconds timeout) {
   return send("GET", path, nullptr, timeout);
+}
+
+Result<ApiReply> ApiClient::merge_patch(const std::string& path, const std::string& json,
+                                        std::chrono::milliseconds timeout) {
+  return send("PATCH", path, &json, timeout);
 }
 
 Result<ApiReply> ApiClient::post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout) {

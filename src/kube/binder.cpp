@@ -6,6 +6,7 @@
 
 #include "extender/kube/pod_reader.h"
 #include "extender/wire/json_text.h"
+#include "extender/wire/k8s_objects.h"
 
 namespace extender::kube {
 namespace {
@@ -37,6 +38,36 @@ std::string binding_body(const wire::BindingArgs& args) {
   return body;
 }
 
+std::string ApiBinder::refused_permission() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) {
+  for (const auto& [claim, device] : claim_devices) {
+    const auto slash = claim.find('/');
+    const std::string path = "/api/v1/namespaces/" + path_segment(claim.substr(0, slash)) + "/persistentvolumeclaims/" +
+                             path_segment(claim.substr(slash + 1));
+    std::string body = R"({"metadata":{"annotations":{)";
+    wire::append_json_string(body, wire::kDeviceAnnotation);
+    body += ":";
+    wire::append_json_string(body, device);
+    body += "}}}";
+    auto reply = client_.merge_patch(path, body, deadline_);
+    if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
+    if (reply->status == 403) {
+      std::lock_guard lock(mu_);
+      refused_ = "patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply);
+    }
+    if (reply->status != 200) {
+      return "recording the device of claim " + claim + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
+    }
+  }
+  std::lock_guard lock(mu_);
+  refused_.clear();
+  return {};
+}
+
 std::string ApiBinder::bind(const wire::BindingArgs& args) {
   const std::string path =
       "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name) + "/binding";
@@ -54,6 +85,8 @@ std::string ApiBinder::bind(const wire::BindingArgs& args) {
       last_error = reply.message();
       retry = true;
     } else if (reply->status == 201 || reply->status == 200) {
+      std::lock_guard lock(mu_);
+      refused_.clear();
       return {};
     } else if (reply->status == 409) {
       const std::string message = status_message(*reply);
@@ -64,6 +97,10 @@ std::string ApiBinder::bind(const wire::BindingArgs& args) {
       return "API server refused the binding (409): " + message;
     } else {
       last_error = "API server refused the binding (" + std::to_string(reply->status) + "): " + status_message(*reply);
+      if (reply->status == 403) {
+        std::lock_guard lock(mu_);
+        refused_ = "create pods/binding is forbidden (HTTP 403): " + status_message(*reply);
+      }
       retry = reply->status == 429 || reply->status >= 500;
     }
     if (!retry) return last_error;

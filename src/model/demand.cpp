@@ -1,5 +1,7 @@
 #include "extender/model/demand.h"
 
+#include <optional>
+
 #include <algorithm>
 
 #include "extender/model/quantity.h"
@@ -70,9 +72,9 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
   for (const auto& v : pod.volumes) {
     if (v.kind == PodVolume::Kind::kEphemeral) {
       // The claim Kubernetes creates for it is named <pod>-<volume>; once it is placed, it is counted.
-      if (claims) {
-        if (auto info = claims(pod.namespace_name, pod.name + "-" + v.name); info && info->bound) continue;
-      }
+      const std::string claim_name = pod.name + "-" + v.name;
+      std::optional<ClaimInfo> info = claims ? claims(pod.namespace_name, claim_name) : std::nullopt;
+      if (info && info->bound && info->node.empty()) continue;  // bound to a volume: not counted here
       std::string cls = v.storage_class.value_or(rules.default_class);
       auto pool = rules.pool_by_class.find(cls);
       if (pool == rules.pool_by_class.end()) continue;
@@ -82,19 +84,22 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
         if (!b) return b.error();
         bytes = *b;
       }
-      d.volumes.push_back({v.name, cls, pool->second, bytes, false});
+      if (info && info->bound) bytes = info->bytes;
+      d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
+                           info && info->bound ? info->node : std::string()});
     } else if (v.kind == PodVolume::Kind::kClaim) {
+      const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
       if (!claims) {
-        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true});
+        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false});
         continue;
       }
       auto info = claims(pod.namespace_name, v.claim_name);
-      if (!info) return Error{"persistentvolumeclaim " + pod.namespace_name + "/" + v.claim_name + " is not known yet"};
-      if (info->bound) continue;
+      if (!info) return Error{"persistentvolumeclaim " + claim_id + " is not known yet"};
       std::string cls = info->storage_class.empty() ? rules.default_class : info->storage_class;
       auto pool = rules.pool_by_class.find(cls);
       if (pool == rules.pool_by_class.end()) continue;
-      d.volumes.push_back({v.name, cls, pool->second, info->bytes, false});
+      if (info->bound && info->node.empty()) continue;  // bound to a volume: not counted here
+      d.volumes.push_back({v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : ""});
     }
   }
   return d;

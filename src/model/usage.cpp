@@ -31,8 +31,13 @@ std::string device_key(std::string_view pool, std::string_view device) {
 void NodeUsage::apply(const Allocation& a, int sign) {
   for (const auto& [resource, n] : a.gpus) bump(gpus, resource, static_cast<__int128>(sign) * n);
   for (const auto& v : a.volumes) {
-    bump(pool_bytes, v.pool, static_cast<__int128>(sign) * v.bytes);
-    if (!v.device.empty()) bump(device_bytes, device_key(v.pool, v.device), static_cast<__int128>(sign) * v.bytes);
+    const __int128 delta = static_cast<__int128>(sign) * v.bytes;
+    bump(pool_bytes, v.pool, delta);
+    if (!v.freed_with.empty()) bump(pool_freeable, v.pool, delta);
+    if (!v.device.empty()) {
+      bump(device_bytes, device_key(v.pool, v.device), delta);
+      if (!v.freed_with.empty()) bump(device_freeable, device_key(v.pool, v.device), delta);
+    }
   }
   volumes += sign * static_cast<std::int64_t>(a.volumes.size());
 }
@@ -41,6 +46,25 @@ std::int64_t NodeUsage::gpus_used(std::string_view resource) const { return look
 std::int64_t NodeUsage::pool_used(std::string_view pool) const { return lookup(pool_bytes, pool); }
 std::int64_t NodeUsage::device_used(std::string_view pool, std::string_view device) const {
   return lookup(device_bytes, device_key(pool, device));
+}
+std::int64_t NodeUsage::pool_freeable_bytes(std::string_view pool) const { return lookup(pool_freeable, pool); }
+std::int64_t NodeUsage::device_freeable_bytes(std::string_view pool, std::string_view device) const {
+  return lookup(device_freeable, device_key(pool, device));
+}
+
+std::vector<std::optional<std::size_t>> best_fit_devices(std::vector<std::int64_t>& free,
+                                                         const std::vector<std::int64_t>& sizes) {
+  std::vector<std::optional<std::size_t>> out;
+  out.reserve(sizes.size());
+  for (std::int64_t size : sizes) {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      if (free[i] >= size && (!best || free[i] < free[*best])) best = i;
+    }
+    if (best) free[*best] -= size;
+    out.push_back(best);
+  }
+  return out;
 }
 
 }  // namespace extender::model

@@ -64,41 +64,56 @@ void check_gpu_memory(const PodDemand& pod, const NodeSupply& node, Findings& f)
   }
 }
 
-// Places the volumes bound for one pool; returns false (with a finding) when they do not fit.
-bool place_in_pool(const Pool& pool, std::vector<const VolumeDemand*> volumes, const NodeUsage& usage,
-                   std::vector<VolumePlacement>& out, Findings& f) {
-  if (pool.devices.empty()) {
-    std::int64_t need = 0;
-    for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
-    std::int64_t free = pool.capacity_bytes - usage.pool_used(pool.name);
-    if (need > free) {
-      f.fail(Verdict::kUnresolvable, "pool " + pool.name + ": pod needs " + format_bytes(need) + ", node has " +
-                                         format_bytes(std::max<std::int64_t>(free, 0)) + " free of " +
-                                         format_bytes(pool.capacity_bytes));
-      return false;
-    }
-    for (const auto* v : volumes) out.push_back({v->volume, pool.name, "", v->bytes});
-    return true;
-  }
+std::string pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) {
+  return "pool " + pool.name + ": pod needs " + format_bytes(need) + ", node has " +
+         format_bytes(std::max<std::int64_t>(free, 0)) + " free of " + format_bytes(pool.capacity_bytes);
+}
+
+// Places the volumes bound for one pool; returns false (with a finding) when they do not fit. A
+// shortage that evicting other pods' generic ephemeral volumes would cover is kInsufficient
+// (preemption may help); any other is kUnresolvable (evicting a pod frees no persistent volume).
+bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
+                   const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
+  std::int64_t need = 0;
+  for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
+  std::stable_sort(volumes.begin(), volumes.end(), [](const auto* a, const auto* b) { return a->bytes > b->bytes; });
+  std::vector<std::int64_t> sizes;
+  for (const auto* v : volumes) sizes.push_back(v->bytes);
   std::vector<std::int64_t> free(pool.devices.size());
+  std::vector<std::int64_t> reclaimable(pool.devices.size());
   for (size_t i = 0; i < pool.devices.size(); ++i) {
     free[i] = pool.devices[i].capacity_bytes - usage.device_used(pool.name, pool.devices[i].name);
+    reclaimable[i] = model::saturating_add(free[i], usage.device_freeable_bytes(pool.name, pool.devices[i].name));
   }
-  std::stable_sort(volumes.begin(), volumes.end(), [](const auto* a, const auto* b) { return a->bytes > b->bytes; });
-  for (const auto* v : volumes) {
-    std::optional<size_t> best;
-    for (size_t i = 0; i < free.size(); ++i) {
-      if (free[i] >= v->bytes && (!best || free[i] < free[*best])) best = i;
-    }
-    if (!best) {
-      std::int64_t largest = *std::max_element(free.begin(), free.end());
-      f.fail(Verdict::kUnresolvable, "pool " + pool.name + ": volume " + v->volume + " needs " + format_bytes(v->bytes) +
-                                         " on one device, largest free device has " +
-                                         format_bytes(std::max<std::int64_t>(largest, 0)));
+  const std::int64_t pool_free = pool.capacity_bytes - usage.pool_used(pool.name);
+  // Whether evicting other pods (their generic ephemeral volumes) would make room.
+  auto freeable = [&] {
+    if (need > model::saturating_add(pool_free, usage.pool_freeable_bytes(pool.name))) return false;
+    if (pool.devices.empty()) return true;
+    const auto if_evicted = model::best_fit_devices(reclaimable, sizes);
+    return std::find(if_evicted.begin(), if_evicted.end(), std::nullopt) == if_evicted.end();
+  };
+  if (need > pool_free) {
+    f.fail(freeable() ? Verdict::kInsufficient : Verdict::kUnresolvable, pool_shortage(pool, need, pool_free));
+    return false;
+  }
+  auto placement = [&](const VolumeDemand& v, std::string device) {
+    return VolumePlacement{v.volume, pool.name, std::move(device), v.bytes, v.claim, v.ephemeral ? pod.uid : std::string()};
+  };
+  if (pool.devices.empty()) {
+    for (const auto* v : volumes) out.push_back(placement(*v, ""));
+    return true;
+  }
+  const std::int64_t largest = *std::max_element(free.begin(), free.end());
+  const auto chosen = model::best_fit_devices(free, sizes);
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    if (!chosen[k]) {
+      f.fail(freeable() ? Verdict::kInsufficient : Verdict::kUnresolvable,
+             "pool " + pool.name + ": volume " + volumes[k]->volume + " needs " + format_bytes(volumes[k]->bytes) +
+                 " on one device, largest free device has " + format_bytes(std::max<std::int64_t>(largest, 0)));
       return false;
     }
-    free[*best] -= v->bytes;
-    out.push_back({v->volume, pool.name, pool.devices[*best].name, v->bytes});
+    out.push_back(placement(*volumes[k], pool.devices[*chosen[k]].name));
   }
   return true;
 }
@@ -106,6 +121,12 @@ bool place_in_pool(const Pool& pool, std::vector<const VolumeDemand*> volumes, c
 void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f,
                    std::vector<VolumePlacement>& placements) {
   if (pod.volumes.empty()) return;
+  for (const auto& v : pod.volumes) {
+    if (!v.held_on.empty() && v.held_on != node.name) {
+      f.fail(Verdict::kUnresolvable, "volume " + v.volume + ": its claim is held on node " + v.held_on);
+      return;
+    }
+  }
   if (auto p = node.problems.find(model::kStorageSubject); p != node.problems.end()) {
     f.fail(Verdict::kUnresolvable, "storage: node reports an invalid value (" + p->second + ")");
     return;
@@ -120,7 +141,7 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
       f.fail(Verdict::kUnresolvable, "pool " + pool_name + ": pod needs " + format_bytes(need) + ", node has no such pool");
       continue;
     }
-    place_in_pool(*pool, volumes, usage, placements, f);
+    place_in_pool(pod, *pool, volumes, usage, placements, f);
   }
 }
 

@@ -8,9 +8,12 @@ bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& n
                          std::span<const model::Allocation> victims) {
   model::NodeUsage after = usage;
   for (const auto& v : victims) {
-    model::Allocation gpus_only;
-    gpus_only.gpus = v.gpus;
-    after.subtract(gpus_only);
+    model::Allocation freed;
+    freed.gpus = v.gpus;
+    for (const auto& volume : v.volumes) {
+      if (!volume.freed_with.empty()) freed.volumes.push_back(volume);
+    }
+    after.subtract(freed);
   }
   return check_fit(pod, node, after).verdict == Verdict::kFits;
 }

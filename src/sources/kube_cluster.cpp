@@ -218,6 +218,7 @@ class ClaimSink : public kube::ReflectorSink {
   static model::ClaimInfo info_of(const wire::Claim& pvc) {
     model::ClaimInfo info = pvc.info;
     info.bound = info.bound || !pvc.selected_node.empty();
+    info.node = pvc.selected_node;
     return info;
   }
 
@@ -231,7 +232,7 @@ class ClaimSink : public kube::ReflectorSink {
     claim.owner = pvc.namespace_name + "/" + pvc.name;
     claim.source = "volume";
     claim.node = pvc.selected_node;
-    claim.allocation.volumes.push_back({claim.owner, pool->second, "", pvc.info.bytes});
+    claim.allocation.volumes.push_back({claim.owner, pool->second, pvc.device, pvc.info.bytes, claim.owner, pvc.owner_pod_uid});
     return claim;
   }
 

@@ -1,8 +1,50 @@
 #include "extender/state/cluster_state.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace extender::state {
+
+namespace {
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void resolve_devices(NodeState& node) {
+  for (const model::Pool& pool : node.supply.pools) {
+    if (pool.devices.empty()) continue;
+    for (auto& [uid, claim] : node.claims) {
+      if (claim.kind != Claim::Kind::kPlaced) continue;  // the rule reads only what the API server has
+      for (auto& v : claim.allocation.volumes) {
+        if (v.pool == pool.name) v.device = ledger_device(pool, uid, v.device, v.bytes);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, const std::string& recorded,
+                          std::int64_t bytes) {
+  for (const auto& dev : pool.devices) {
+    if (dev.name == recorded) return recorded;
+  }
+  std::vector<const model::Device*> large;
+  for (const auto& dev : pool.devices) {
+    if (dev.capacity_bytes >= bytes) large.push_back(&dev);
+  }
+  if (large.empty()) {
+    for (const auto& dev : pool.devices) large.push_back(&dev);
+  }
+  return large.empty() ? std::string() : large[fnv1a(claim_uid) % large.size()]->name;
+}
+
+namespace {
+
+}  // namespace
 
 model::NodeUsage NodeState::usage_excluding(std::string_view uid, Clock::time_point now) const {
   model::NodeUsage usage = placed;
@@ -10,9 +52,31 @@ model::NodeUsage NodeState::usage_excluding(std::string_view uid, Clock::time_po
     if (claim.kind == Claim::Kind::kPlaced) {
       if (claim_uid == uid) usage.subtract(claim.allocation);
     } else if (claim_uid != uid && claim.expires > now) {
-      usage.add(claim.allocation);
+      model::Allocation pending = claim.allocation;
+      std::erase_if(pending.volumes, [&](const model::VolumePlacement& v) {
+        return !v.claim.empty() && held_volume_claims.count(v.claim);
+      });
+      usage.add(pending);
     }
   }
+  return usage;
+}
+
+model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now) const {
+  model::NodeUsage usage = usage_excluding(pod.uid, now);
+  std::set<std::string_view> own;
+  for (const auto& v : pod.volumes) {
+    if (!v.held_on.empty() && !v.claim.empty()) own.insert(v.claim);
+  }
+  if (own.empty()) return usage;
+  model::Allocation held;
+  for (const auto& [uid, claim] : claims) {
+    if (claim.kind != Claim::Kind::kPlaced || uid == pod.uid) continue;
+    for (const auto& v : claim.allocation.volumes) {
+      if (own.count(v.claim)) held.volumes.push_back(v);
+    }
+  }
+  usage.subtract(held);
   return usage;
 }
 
@@ -38,10 +102,14 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     auto entry = std::make_shared<NodeState>();
     entry->supply = supply->second;
     if (auto uids = claims_by_node_.find(name); uids != claims_by_node_.end()) {
-      for (const auto& uid : uids->second) {
-        const Claim& claim = claims_.find(uid)->second;
-        entry->claims.emplace(uid, claim);
-        if (claim.kind == Claim::Kind::kPlaced) entry->placed.add(claim.allocation);
+      for (const auto& uid : uids->second) entry->claims.emplace(uid, claims_.find(uid)->second);
+      resolve_devices(*entry);
+      for (const auto& [uid, claim] : entry->claims) {
+        if (claim.kind != Claim::Kind::kPlaced) continue;
+        entry->placed.add(claim.allocation);
+        for (const auto& v : claim.allocation.volumes) {
+          if (!v.claim.empty()) entry->held_volume_claims.insert(v.claim);
+        }
       }
     }
     (*next)[name] = std::move(entry);

@@ -160,7 +160,21 @@ Result<Claim> decode_claim(const json& pvc) {
     if (auto it = annotations.find("volume.kubernetes.io/selected-node"); it != annotations.end()) {
       out.selected_node = it->second;
     }
+    if (auto it = annotations.find(kDeviceAnnotation); it != annotations.end()) out.device = it->second;
     out.terminating = field(*meta, "deletionTimestamp") != nullptr;
+    const json* owners = field(*meta, "ownerReferences");
+    EXTENDER_TRY(detail::expect_array(owners, "metadata.ownerReferences"));
+    if (owners) {
+      for (const auto& owner : *owners) {
+        if (!owner.is_object()) continue;
+        std::string kind, uid;
+        bool controller = false;
+        EXTENDER_TRY(read_string(field(owner, "kind"), kind, "metadata.ownerReferences[].kind"));
+        EXTENDER_TRY(read_string(field(owner, "uid"), uid, "metadata.ownerReferences[].uid"));
+        if (const json* c = field(owner, "controller"); c && c->is_boolean()) controller = c->get<bool>();
+        if (kind == "Pod" && controller) out.owner_pod_uid = uid;
+      }
+    }
   }
   if (const json* spec = field(pvc, "spec")) {
     EXTENDER_TRY(detail::expect_object(spec, "spec"));

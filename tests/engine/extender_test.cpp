@@ -250,7 +250,12 @@ class RecordingBinder : public Binder {
     bound.push_back(args.pod_uid);
     return {};
   }
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override {
+    recorded.insert(recorded.end(), claim_devices.begin(), claim_devices.end());
+    return {};
+  }
   std::vector<std::string> bound;
+  std::vector<std::pair<std::string, std::string>> recorded;
 };
 
 TEST(WhoMayBind, KubernetesModeActsOnlyForPendingPodsOfItsSchedulersThatNeedSomethingManaged) {

@@ -191,3 +191,107 @@ TEST(FormatBytes, BinaryUnits) {
 
 }  // namespace
 }  // namespace extender::policy
+
+namespace extender::policy {
+namespace {
+
+using model::Allocation;
+using model::NodeSupply;
+using model::NodeUsage;
+using model::PodDemand;
+using model::Pool;
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+
+Allocation volume_held(const std::string& pool, const std::string& device, std::int64_t bytes,
+                       const std::string& freed_with = "") {
+  Allocation a;
+  a.volumes.push_back({"v", pool, device, bytes, "ns/claim", freed_with});
+  return a;
+}
+
+PodDemand scratch_pod(std::int64_t bytes, bool ephemeral = true) {
+  PodDemand d;
+  d.uid = "new";
+  d.volumes.push_back({"scratch", "local-storage", "local", bytes, false, "ns/new-scratch", ephemeral});
+  return d;
+}
+
+TEST(LocalVolumes, ADevicePoolIsCheckedAgainstItsTotalToo) {
+  // 1800 GiB of 2048 GiB held; the devices' own ledgers (here: empty) must not hide it.
+  NodeSupply node;
+  node.name = "n";
+  node.pools = {Pool{"local", 2048 * kGiB, {{"d0", 1024 * kGiB}, {"d1", 1024 * kGiB}}}};
+  NodeUsage used;
+  used.add(volume_held("local", "", 1800 * kGiB));
+  Fit f = check_fit(scratch_pod(800 * kGiB, false), node, used);
+  EXPECT_EQ(f.verdict, Verdict::kUnresolvable) << f.reason;
+  EXPECT_EQ(f.reason, "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
+}
+
+TEST(LocalVolumes, ShortagesOtherPodsEphemeralVolumesCauseAreResolvable) {
+  struct Case {
+    const char* what;
+    std::vector<Allocation> held;
+    std::int64_t need;
+    bool devices;
+    Verdict verdict;
+  };
+  const Case cases[] = {
+      {"fits", {volume_held("local", "", 300 * kGiB)}, 600 * kGiB, false, Verdict::kFits},
+      {"short only because of another pod's scratch", {volume_held("local", "", 900 * kGiB, "victim")}, 600 * kGiB, false,
+       Verdict::kInsufficient},
+      {"short because of a persistent claim", {volume_held("local", "", 900 * kGiB)}, 600 * kGiB, false,
+       Verdict::kUnresolvable},
+      {"evicting the scratch would not be enough",
+       {volume_held("local", "", 500 * kGiB), volume_held("local", "", 400 * kGiB, "victim")}, 600 * kGiB, false,
+       Verdict::kUnresolvable},
+      {"device pool, the device is full of scratch", {volume_held("local", "d0", 900 * kGiB, "victim"),
+                                                       volume_held("local", "d1", 900 * kGiB)},
+       600 * kGiB, true, Verdict::kInsufficient},
+      {"device pool, scratch spread so no device frees enough",
+       {volume_held("local", "d0", 500 * kGiB), volume_held("local", "d0", 300 * kGiB, "victim"),
+        volume_held("local", "d1", 500 * kGiB), volume_held("local", "d1", 300 * kGiB, "victim")},
+       600 * kGiB, true, Verdict::kUnresolvable},
+  };
+  for (const auto& c : cases) {
+    NodeSupply node;
+    node.name = "n";
+    node.pools = {c.devices ? Pool{"local", 2048 * kGiB, {{"d0", 1024 * kGiB}, {"d1", 1024 * kGiB}}}
+                            : Pool{"local", 1024 * kGiB, {}}};
+    NodeUsage used;
+    for (const auto& a : c.held) used.add(a);
+    Fit f = check_fit(scratch_pod(c.need), node, used);
+    EXPECT_EQ(f.verdict, c.verdict) << c.what << ": " << f.reason;
+  }
+}
+
+TEST(LocalVolumes, AVolumeWhoseClaimIsHeldOnAnotherNodeCannotRunHere) {
+  NodeSupply node;
+  node.name = "n1";
+  node.pools = {Pool{"local", 1024 * kGiB, {}}};
+  PodDemand pod;
+  pod.uid = "p";
+  pod.volumes.push_back({"data", "local-storage", "local", 100 * kGiB, false, "ns/data", false, "n2"});
+  Fit elsewhere = check_fit(pod, node, {});
+  EXPECT_EQ(elsewhere.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(elsewhere.reason, "volume data: its claim is held on node n2");
+  pod.volumes[0].held_on = "n1";
+  EXPECT_EQ(check_fit(pod, node, {}).verdict, Verdict::kFits) << "on its own node the volume is placed again";
+}
+
+TEST(LocalVolumes, PlacementsNameTheirClaimAndWhatFreesThem) {
+  NodeSupply node;
+  node.name = "n";
+  node.pools = {Pool{"local", 1024 * kGiB, {{"d0", 512 * kGiB}, {"d1", 512 * kGiB}}}};
+  Fit f = check_fit(scratch_pod(100 * kGiB), node, {});
+  ASSERT_EQ(f.verdict, Verdict::kFits);
+  ASSERT_EQ(f.allocation.volumes.size(), 1u);
+  EXPECT_EQ(f.allocation.volumes[0].claim, "ns/new-scratch");
+  EXPECT_EQ(f.allocation.volumes[0].freed_with, "new") << "a generic ephemeral volume goes with its pod";
+  EXPECT_FALSE(f.allocation.volumes[0].device.empty());
+  EXPECT_EQ(check_fit(scratch_pod(100 * kGiB, false), node, {}).allocation.volumes[0].freed_with, "");
+}
+
+}  // namespace
+}  // namespace extender::policy

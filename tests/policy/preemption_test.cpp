@@ -49,3 +49,27 @@ TEST(EvictionMakesRoom, Table) {
 
 }  // namespace
 }  // namespace extender::policy
+
+namespace extender::policy {
+namespace {
+
+TEST(EvictionMakesRoom, VictimsEphemeralVolumesAreFreedTheirPersistentOnesAreNot) {
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  NodeSupply node;
+  node.pools = {{"local", 1024 * kGiB, {}}};
+  PodDemand pod;
+  pod.uid = "new";
+  pod.volumes.push_back({"scratch", "local-storage", "local", 600 * kGiB, false, "ns/new-scratch", true});
+  Allocation scratch;
+  scratch.volumes.push_back({"scratch", "local", "", 600 * kGiB, "ns/old-scratch", "old"});
+  Allocation data;
+  data.volumes.push_back({"data", "local", "", 400 * kGiB, "ns/old-data", ""});
+  NodeUsage used;
+  used.add(scratch);
+  used.add(data);
+  EXPECT_TRUE(eviction_makes_room(pod, node, used, std::vector<Allocation>{scratch}));
+  EXPECT_FALSE(eviction_makes_room(pod, node, used, std::vector<Allocation>{data})) << "a persistent volume stays";
+}
+
+}  // namespace
+}  // namespace extender::policy

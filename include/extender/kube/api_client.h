@@ -58,6 +58,8 @@ class ApiClient {
 
   Result<ApiReply> get(const std::string& path, std::chrono::milliseconds timeout);
   Result<ApiReply> post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
+  // A JSON merge patch (application/merge-patch+json).
+  Result<ApiReply> merge_patch(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
 
   // GETs `path` and hands the body to `on_data` as it arrives, until the server ends it, `on_data`
   // returns false, nothing arrives for `idle_timeout` (a silent or half-open connection), or

@@ -3,8 +3,12 @@
 // UID (a recreated pod of the same name is refused with 409), within a deadline below the
 // scheduler's timeout. 201 is success; 409 "already assigned to node X" with X the requested node
 // is success too (an earlier attempt landed); transport errors, 429 and 5xx are retried while the
-// deadline allows. Thread-safe.
+// deadline allows. Before the Binding it records the devices chosen for the pod's volumes on their
+// claims (annotation scheduler-extender.io/device). A 403 on either is remembered for /readyz.
+// Thread-safe.
 #include <chrono>
+#include <mutex>
+#include <string>
 
 #include "extender/engine/binder.h"
 #include "extender/kube/api_client.h"
@@ -15,10 +19,16 @@ class ApiBinder : public engine::Binder {
  public:
   ApiBinder(ApiClient& client, std::chrono::milliseconds deadline) : client_(client), deadline_(deadline) {}
   std::string bind(const wire::BindingArgs& args) override;
+  // A merge patch of the device annotation on each claim, within the same deadline.
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override;
+  // The permission the API server refused to this binder (HTTP 403), for /readyz; empty when none.
+  std::string refused_permission() const;
 
  private:
   ApiClient& client_;
   std::chrono::milliseconds deadline_;
+  mutable std::mutex mu_;
+  std::string refused_;
 };
 
 // The body of a v1 Binding.

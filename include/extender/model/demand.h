@@ -20,6 +20,11 @@ struct VolumeDemand {
   std::string pool;           // the node pool it must be carved from
   std::int64_t bytes = 0;
   bool assumed = false;       // size and pool assumed: the claim could not be resolved
+  std::string claim;          // namespace/name of its PersistentVolumeClaim
+  bool ephemeral = false;     // a generic ephemeral volume: deleted with its pod
+  // The node its claim already holds space on (selected for it), if any: the pod can run nowhere
+  // else, and there the volume is placed again in place of the claim's own placement (counted once).
+  std::string held_on;
 };
 
 struct PodDemand {
@@ -28,7 +33,7 @@ struct PodDemand {
   std::string namespace_name;
   std::map<std::string, std::int64_t, std::less<>> gpus;  // managed GPU resource -> count (> 0)
   std::optional<std::int64_t> gpu_memory_floor_bytes;     // per GPU
-  std::vector<VolumeDemand> volumes;                       // volumes that need new local capacity
+  std::vector<VolumeDemand> volumes;                       // managed volumes of the pod
 
   bool needs_nothing() const { return gpus.empty() && volumes.empty(); }
   std::string display_name() const { return namespace_name + "/" + name; }
@@ -39,6 +44,7 @@ struct ClaimInfo {
   std::string storage_class;
   std::int64_t bytes = 0;
   bool bound = false;  // bound to a volume, or a node already selected: needs no new capacity
+  std::string node;    // the node selected for it (volume.kubernetes.io/selected-node), if any
 };
 
 // Looks up a claim by namespace and name; nullopt when unknown.

@@ -3,6 +3,7 @@
 // NodeUsage: the sum of the allocations on a node. Value types; thread-safe once built.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,10 @@ namespace extender::model {
 struct VolumePlacement {
   std::string volume;
   std::string pool;
-  std::string device;  // empty when the pool has no devices
+  std::string device;  // empty when the pool has no devices (or, until the ledger resolves it, unknown)
   std::int64_t bytes = 0;
+  std::string claim;       // namespace/name of the PersistentVolumeClaim, when known
+  std::string freed_with;  // uid of the pod whose deletion frees it (generic ephemeral volume), or empty
   bool operator==(const VolumePlacement&) const = default;
 };
 
@@ -26,6 +29,9 @@ struct NodeUsage {
   std::map<std::string, std::int64_t, std::less<>> gpus;
   std::map<std::string, std::int64_t, std::less<>> pool_bytes;
   std::map<std::string, std::int64_t, std::less<>> device_bytes;  // key: pool + "/" + device
+  // Of the above, what generic ephemeral volumes hold (freed when their pods are evicted).
+  std::map<std::string, std::int64_t, std::less<>> pool_freeable;
+  std::map<std::string, std::int64_t, std::less<>> device_freeable;
   std::int64_t volumes = 0;
 
   void add(const Allocation& a) { apply(a, 1); }
@@ -33,6 +39,8 @@ struct NodeUsage {
   std::int64_t gpus_used(std::string_view resource) const;
   std::int64_t pool_used(std::string_view pool) const;
   std::int64_t device_used(std::string_view pool, std::string_view device) const;
+  std::int64_t pool_freeable_bytes(std::string_view pool) const;
+  std::int64_t device_freeable_bytes(std::string_view pool, std::string_view device) const;
   bool operator==(const NodeUsage&) const = default;
 
  private:
@@ -40,5 +48,12 @@ struct NodeUsage {
 };
 
 std::string device_key(std::string_view pool, std::string_view device);
+
+// The ledger's device rule: places volumes of `sizes`, in order, each on the device with the least
+// free space that still holds it (best fit), and returns each one's device index; nullopt for a
+// volume no device holds. `free` is each device's free space and is updated. Deterministic: the
+// same free space and sizes give the same answer on every replica.
+std::vector<std::optional<std::size_t>> best_fit_devices(std::vector<std::int64_t>& free,
+                                                         const std::vector<std::int64_t>& sizes);
 
 }  // namespace extender::model

@@ -1,6 +1,7 @@
 #pragma once
 // Preemption vetting: would evicting the scheduler's chosen victims on a node make room for the pod?
-// Evicting a pod frees its GPUs, never its storage (persistent volumes stay). Pure.
+// Evicting a pod frees its GPUs and its generic ephemeral volumes (deleted with it), never its
+// persistent volumes. Pure.
 #include <span>
 
 #include "extender/model/demand.h"
@@ -9,8 +10,9 @@
 
 namespace extender::policy {
 
-// `usage` excludes the preemptor; `victims` are the allocations known for the victims on this node
-// (victims whose demand is unknown free nothing and are simply absent).
+// `usage` excludes the preemptor; `victims` are the allocations known for the victims on this node,
+// their pod placements and their volume claims (victims whose demand is unknown free nothing and
+// are simply absent). Of the volumes, only those freed with their pod (freed_with set) count.
 bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                          std::span<const model::Allocation> victims);
 

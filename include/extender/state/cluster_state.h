@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
 
@@ -33,18 +34,33 @@ struct Claim {
   Clock::time_point expires{};  // kReserved only
 };
 
-// One node as readers see it; immutable once published.
+// One node as readers see it; immutable once published. One ledger for pools and devices: every
+// volume of every claim counts against its pool and against one device of a device pool: the device
+// recorded on the claim at bind, or for claims that predate that record, the one ledger_device()
+// gives. A volume whose claim is held by a placed claim counts once,
+// even when a reservation in flight also names it.
 struct NodeState {
   model::NodeSupply supply;
   std::map<std::string, Claim, std::less<>> claims;  // by uid
   model::NodeUsage placed;                           // the sum of the placed claims
+  std::set<std::string, std::less<>> held_volume_claims;  // claims (namespace/name) placed claims hold
 
   // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
   // without uid's own claim (so evaluating a pod again gives the same answer).
   model::NodeUsage usage_excluding(std::string_view uid, Clock::time_point now) const;
+  // The same for a pod, also without the placements of the volume claims it already holds here
+  // (the pod's demand places them again, so they count once).
+  model::NodeUsage usage_for(const model::PodDemand& pod, Clock::time_point now) const;
 };
 
 using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
+
+// The ledger's device rule for one volume of a device pool: the recorded device when the pool has
+// it, else, among the devices large enough to hold the volume alone, the one the claim's uid hashes
+// to (FNV-1a). It reads that claim alone, so binds, deletions and restarts never move a volume, and
+// every replica makes the same choice.
+std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, const std::string& recorded,
+                          std::int64_t bytes);
 
 class Snapshot {
  public:

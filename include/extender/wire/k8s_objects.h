@@ -20,10 +20,15 @@ struct Claim {
   std::string namespace_name;
   std::string name;
   std::string selected_node;  // annotation volume.kubernetes.io/selected-node
+  std::string device;         // annotation scheduler-extender.io/device (written at bind)
+  std::string owner_pod_uid;  // the controlling Pod owner (a generic ephemeral volume's claim)
   bool terminating = false;
   model::ClaimInfo info;
 };
 Result<Claim> decode_claim(const nlohmann::json& pvc);
+
+// The claim annotation that records which device of a pool holds the claim's volume.
+inline constexpr const char* kDeviceAnnotation = "scheduler-extender.io/device";
 
 // A StorageClass: its name and whether it is the cluster default.
 struct StorageClass {
