@@ -27,12 +27,24 @@ size_t utf8_sequence_length(std::string_view s) {
   return 0;
 }
 
+// Printable ASCII that Go's encoding/json writes as is (it escapes <, > and & for HTML).
+constexpr bool needs_no_escape(unsigned char c) {
+  return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (size_t i = 0; i < s.size(); ++i) {
+    size_t plain = i;
+    while (plain < s.size() && needs_no_escape(static_cast<unsigned char>(s[plain]))) ++plain;
+    if (plain > i) {
+      out.append(s.data() + i, plain - i);
+      i = plain;
+      if (i == s.size()) break;
+    }
     auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
       case '"': out += "\\\""; continue;

@@ -26,6 +26,12 @@ std::string encode_filter_result(const FilterResult& r) {
   if (r.node_objects) {
     for (auto raw : *r.node_objects) reserve += raw.size() + 1;
   }
+  if (r.node_names) {
+    for (const auto& n : *r.node_names) reserve += n.size() + 3;
+  }
+  for (const auto* m : {&r.failed, &r.failed_unresolvable}) {
+    for (const auto& [k, v] : *m) reserve += k.size() + v.size() + 6;
+  }
   out.reserve(reserve);
   out += "{\"Nodes\":";
   if (r.node_objects) {
