@@ -1,6 +1,7 @@
 #include "extender/wire/verb_args.h"
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
@@ -13,14 +14,69 @@ namespace {
 using detail::field;
 using nlohmann::json;
 
-Result<json> parse_object(std::string_view body) {
+namespace dom = simdjson::dom;
+
+json to_json(dom::element e) { return json::parse(simdjson::to_string(e), nullptr, /*allow_exceptions=*/false); }
+
+// Go's encoding/json fills a struct field from every key that matches its name case-insensitively,
+// in document order, skipping nulls: the last such key wins. nlohmann's objects keep neither the
+// order nor duplicates, so each struct-typed object is reduced first, from simdjson's DOM (which
+// keeps both), to one key per field; `inner` turns a field's value into what the decoders read.
+template <class Inner>
+json reduce_struct(dom::object obj, std::initializer_list<std::string_view> fields, Inner&& inner) {
+  json out = json::object();
+  for (auto [key, value] : obj) {
+    for (std::string_view f : fields) {
+      if (!key_matches(key, f)) continue;
+      if (!value.is_null()) out[std::string(f)] = inner(f, value);
+      break;
+    }
+  }
+  return out;
+}
+
+json as_is(std::string_view, dom::element e) { return to_json(e); }
+
+// A map of node name -> victims (Go: a duplicate key's last value wins; null means none).
+json reduce_victim_map(dom::element m, bool full_pods) {
+  dom::object obj;
+  if (m.get_object().get(obj)) return to_json(m);
+  json out = json::object();
+  for (auto [node, victims] : obj) {
+    dom::object vobj;
+    if (victims.is_null()) {
+      out.erase(std::string(node));
+      continue;
+    }
+    if (victims.get_object().get(vobj)) {
+      out[std::string(node)] = to_json(victims);
+      continue;
+    }
+    out[std::string(node)] = reduce_struct(vobj, {"Pods", "NumPDBViolations"}, [&](std::string_view f, dom::element v) {
+      dom::array pods;
+      if (f != "Pods" || full_pods || v.get_array().get(pods)) return to_json(v);
+      json list = json::array();
+      for (dom::element p : pods) {
+        dom::object pobj;
+        list.push_back(p.get_object().get(pobj) ? to_json(p) : reduce_struct(pobj, {"UID"}, as_is));
+      }
+      return list;
+    });
+  }
+  return out;
+}
+
+template <class Inner>
+Result<json> parse_struct(std::string_view body, std::initializer_list<std::string_view> fields, Inner&& inner) {
   if (!nesting_within(body, kMaxNesting)) {
     return Error{"body nests deeper than " + std::to_string(kMaxNesting) + " levels"};
   }
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error{"body is not JSON"};
-  if (!doc.is_object()) return Error{"body is not a JSON object"};
-  return doc;
+  dom::parser parser;
+  dom::element doc;
+  if (parser.parse(body.data(), body.size()).get(doc)) return Error{"body is not JSON"};
+  dom::object top;
+  if (doc.get_object().get(top)) return Error{"body is not a JSON object"};
+  return reduce_struct(top, fields, std::forward<Inner>(inner));
 }
 
 Status decode_victims(const json& v, bool full_pods, Victims& out, const std::string& path) {
@@ -62,7 +118,7 @@ Status decode_victim_map(const json* m, bool full_pods, std::map<std::string, Vi
 }  // namespace
 
 Result<BindingArgs> decode_binding_args(std::string_view body) {
-  auto doc = parse_object(body);
+  auto doc = parse_struct(body, {"PodName", "PodNamespace", "PodUID", "Node"}, as_is);
   if (!doc) return doc.error();
   BindingArgs out;
   EXTENDER_TRY(detail::read_string(field(*doc, "PodName"), out.pod_name, "PodName"));
@@ -75,7 +131,10 @@ Result<BindingArgs> decode_binding_args(std::string_view body) {
 }
 
 Result<PreemptionArgs> decode_preemption_args(std::string_view body) {
-  auto doc = parse_object(body);
+  auto doc = parse_struct(body, {"Pod", "NodeNameToVictims", "NodeNameToMetaVictims"},
+                          [](std::string_view f, dom::element v) {
+                            return f == "Pod" ? to_json(v) : reduce_victim_map(v, f == "NodeNameToVictims");
+                          });
   if (!doc) return doc.error();
   PreemptionArgs out;
   const json* pod = field(*doc, "Pod");

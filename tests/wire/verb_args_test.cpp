@@ -31,6 +31,32 @@ TEST(BindingArgs, CaseInsensitiveAndStrictAboutWhatMatters) {
   EXPECT_FALSE(decode_binding_args(std::string(100000, '[')));
 }
 
+TEST(BindingArgs, OfKeysNamingTheSameFieldTheLastWinsAsInGo) {
+  auto args = decode_binding_args(R"({"PodUID":"a","poduid":"b","Node":"n1","NODE":"n2","node":null})");
+  ASSERT_TRUE(args) << args.message();
+  EXPECT_EQ(args->pod_uid, "b");
+  EXPECT_EQ(args->node, "n2") << "a null leaves the field as it was";
+  args = decode_binding_args(R"({"poduid":"b","PodUID":"a","Node":"n","Node":"m"})");
+  ASSERT_TRUE(args) << args.message();
+  EXPECT_EQ(args->pod_uid, "a");
+  EXPECT_EQ(args->node, "m");
+  EXPECT_FALSE(decode_binding_args(R"({"PodUID":"a","poduid":5,"Node":"n"})")) << "the last one is read, and it is no string";
+}
+
+TEST(PreemptionArgs, OfKeysNamingTheSameFieldTheLastWinsAsInGo) {
+  const std::string pod = R"({"metadata":{"name":"p","namespace":"ns","uid":"u"}})";
+  auto args = decode_preemption_args(R"({"Pod":)" + pod +
+                                     R"(,"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"x"}]}},)"
+                                     R"("nodenametometavictims":{"b":{"Pods":[{"UID":"y","uid":"z"}],"pods":null,)"
+                                     R"("NumPDBViolations":1,"numpdbviolations":2},"c":{"Pods":[]},"c":null}})");
+  ASSERT_TRUE(args) << args.message();
+  ASSERT_EQ(args->victims_by_node.size(), 1u) << "the second map replaces the first; c's last value is null";
+  const Victims& b = args->victims_by_node.at("b");
+  EXPECT_EQ(b.uids, (std::vector<std::string>{"z"}));
+  EXPECT_EQ(b.num_pdb_violations, 2);
+  EXPECT_EQ(args->pod.name, "p");
+}
+
 TEST(PreemptionArgs, DecodesBothForms) {
   auto full = decode_preemption_args(fixture("protocol-examples/preempt-request-nodes.json"));
   ASSERT_TRUE(full) << full.message();

@@ -1,6 +1,8 @@
 #pragma once
 // The small request bodies: ExtenderBindingArgs and ExtenderPreemptionArgs, decoded with
-// nlohmann/json. Keys match case-insensitively, `null` equals absent, unknown fields are ignored.
+// nlohmann/json. Keys match case-insensitively, `null` equals absent, unknown fields are ignored;
+// of keys naming the same field the last non-null one wins, as in Go (Pod objects themselves are
+// read as ExtenderArgs reads them).
 // Every error means the request itself is malformed (HTTP 400). Pure; thread-safe.
 #include <cstdint>
 #include <map>
