@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "extender/model/supply.h"
+#include "extender/wire/extender_args.h"
+
 #include "support/files.h"
 
 namespace extender::config {
@@ -148,6 +151,26 @@ TEST(Config, AliasBombsAreRejectedWithoutExpanding) {
   yaml += "storage:\n  classes:\n    x: *k\n";
   auto r = parse_config(yaml, "bomb");
   EXPECT_FALSE(r);
+}
+
+TEST(Config, TheNodesFormFieldFilterKeepsWhatThePolicyReads) {
+  Config c;
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[{"metadata":{"name":"n1","labels":{)"
+      R"("nvidia.com/gpu.memory":"81920","nvidia.com/gpu.product":"H100","kubernetes.io/hostname":"n1"},)"
+      R"("annotations":{"scheduler-extender.io/pool.local":"2Ti","other.io/x":"y"}},)"
+      R"("status":{"allocatable":{"nvidia.com/gpu":"8","cpu":"64"}}}]}})";
+  simdjson::padded_string padded(body);
+  auto args = wire::decode_extender_args(padded, c.node_fields());
+  ASSERT_TRUE(args) << args.message();
+  const model::Node& n = (*args->nodes)[0].node;
+  EXPECT_EQ(n.labels, (model::StringMap{{"nvidia.com/gpu.memory", "81920"}}));
+  EXPECT_EQ(n.annotations, (model::StringMap{{"scheduler-extender.io/pool.local", "2Ti"}}));
+  EXPECT_EQ(n.allocatable, (model::StringMap{{"nvidia.com/gpu", "8"}}));
+  const model::NodeSupply supply = model::supply_from_node(n, c.supply_rules());
+  EXPECT_EQ(supply.gpu_memory_bytes.at("nvidia.com/gpu"), std::int64_t{81920} << 20);
+  ASSERT_EQ(supply.pools.size(), 1u);
+  EXPECT_EQ(supply.pools[0].capacity_bytes, std::int64_t{2} << 40);
 }
 
 TEST(CommandLine, FlagsOverrideTheFile) {
