@@ -61,6 +61,8 @@ class FakeCluster {
     }
     server_.route("POST", "/api/v1/namespaces/*/pods/*/binding",
                   [this](const httplib::Request& req, httplib::Response& res) { bind(req, res); });
+    server_.route("PATCH", "/api/v1/namespaces/*/persistentvolumeclaims/*",
+                  [this](const httplib::Request& req, httplib::Response& res) { patch_claim(req, res); });
   }
 
   // ADDED or MODIFIED, by namespace/name; sets metadata.resourceVersion. Returns the version.
@@ -327,6 +329,29 @@ class FakeCluster {
     put_locked(Kind::kPods, std::move(pod));
     FakeApiServer::reply(res, 201, json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
                                         {"status", "Success"}, {"code", 201}});
+  }
+
+  // A merge patch of a claim's annotations (what the binder writes), emitted as MODIFIED.
+  void patch_claim(const httplib::Request& req, httplib::Response& res) {
+    const auto parts = FakeApiServer::segments(req.path);  // "", api, v1, namespaces, ns, persistentvolumeclaims, name
+    const json patch = json::parse(req.body, nullptr, false);
+    if (parts.size() != 7 || req.get_header_value("Content-Type") != "application/merge-patch+json" || !patch.is_object()) {
+      FakeApiServer::reply(res, 400, status_body(400, "BadRequest", "not a merge patch of a claim"));
+      return;
+    }
+    std::lock_guard lock(mu_);
+    Store& claims = store(Kind::kClaims);
+    auto it = claims.objects.find(parts[4] + "/" + parts[6]);
+    if (it == claims.objects.end()) {
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "persistentvolumeclaims \"" + parts[6] + "\" not found"));
+      return;
+    }
+    json pvc = it->second;
+    if (patch.contains("metadata") && patch["metadata"].contains("annotations")) {
+      for (const auto& [k, v] : patch["metadata"]["annotations"].items()) pvc["metadata"]["annotations"][k] = v;
+    }
+    put_locked(Kind::kClaims, pvc);
+    FakeApiServer::reply(res, 200, pvc);
   }
 
   FakeApiServer& server_;
