@@ -301,11 +301,25 @@ TEST_F(Tls, OnlyNamedClientCertificatesMayCall) {
   TlsAnswer other = tls_request(d.port(), client("tenant-pod"), "POST", "/scheduler/bind", bind);
   EXPECT_EQ(other.status, 403) << other.body;
   EXPECT_NE(other.body.find("server.tls.client_names"), std::string::npos);
+  EXPECT_TRUE(allowed.handshake);
   TlsAnswer none = tls_request(d.port(), {ca_.cert_pem, "", ""}, "GET", "/healthz");
   EXPECT_EQ(none.status, -1) << "no client certificate, no answer";
   const std::string log = d.wait_for_log("refused the client certificate");
   EXPECT_NE(log.find("names: tenant-pod"), std::string::npos) << log;
   EXPECT_EQ(log.find("bind t/"), std::string::npos) << "no handler ran for the refused client";
+}
+
+TEST_F(Tls, WithoutAClientCaAnyClientCompletesTheHandshakeAndIsServed) {
+  DaemonProcess d({}, "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() + "\n    key_file: " +
+                          (dir_ / "tls.key").string() + "\n" + kAdmin);
+  TlsAnswer anonymous = tls_request(d.port(), {ca_.cert_pem, "", ""}, "GET", "/healthz");
+  EXPECT_TRUE(anonymous.handshake);
+  EXPECT_EQ(anonymous.status, 200) << anonymous.body;
+  EXPECT_EQ(anonymous.server_cn, "server-1");
+  const std::string bind = fixture("protocol-examples/bind-request.json");
+  TlsAnswer with_cert = tls_request(d.port(), client("anyone"), "POST", "/scheduler/bind", bind);
+  EXPECT_TRUE(with_cert.handshake);
+  EXPECT_EQ(with_cert.status, 200) << with_cert.body;
 }
 
 TEST_F(Tls, CertificatesRotateWithoutAFailedRequest) {
