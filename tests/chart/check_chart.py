@@ -265,7 +265,7 @@ NARROW_RBAC = {
     ("", "nodes", "get", ()), ("", "nodes", "list", ()), ("", "nodes", "watch", ()),
     ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()),
     ("", "persistentvolumeclaims", "get", ()), ("", "persistentvolumeclaims", "list", ()),
-    ("", "persistentvolumeclaims", "watch", ()),
+    ("", "persistentvolumeclaims", "watch", ()), ("", "persistentvolumeclaims", "patch", ()),
     ("", "pods/binding", "create", ()),
     ("storage.k8s.io", "storageclasses", "get", ()), ("storage.k8s.io", "storageclasses", "list", ()),
     ("storage.k8s.io", "storageclasses", "watch", ()),
@@ -363,7 +363,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
-         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities + create pods/binding")
+         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities + create pods/binding + patch pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
