@@ -2,7 +2,7 @@
 # Chart, plain-manifest and Dockerfile checks, run by ctest (tests/chart/CMakeLists.txt).
 #
 #   tests/chart/check-chart.sh BUILD_DIR STEP [BINARY]
-#     STEP: setup | lint | render | deploy | docker | daemon-config | all
+#     STEP: setup | lint | render | scheduler-decode | deploy | docker | daemon-config | all
 #     BINARY: the built scheduler-extender (docker: its shared libraries; daemon-config: it loads
 #             the rendered configuration)
 #
