@@ -7,7 +7,7 @@ Scans the build files (CMakeLists.txt, Makefile, Dockerfile, scripts/, .ci/) and
 tests/ and bench/ for: the old out-of-tree fixtures folder; a chain of parent-directory segments
 that climbs above the repository from where it is anchored (the file's folder, or the repository
 root for CMAKE_SOURCE_DIR, ROOT, REPO and the like); an absolute path into the folder that holds
-the repository. Reading /proc, ~/.cache or system tools is not a path above the repository.
+the repository, unless that folder is a system one such as /tmp. Reading /proc, ~/.cache or system tools is not a path above the repository.
 Prints one line per finding; exit status 1 when there is any.
 """
 import os
@@ -50,6 +50,10 @@ def depth_of_anchor(anchor, rel_dir):
     return len([s for s in rel_dir.split("/") if s])
 
 
+# Folders every machine has: a clone there has neighbours that are not ours to judge (/tmp/x).
+SYSTEM_DIRS = {"/", "/tmp/", "/var/tmp/", "/var/", "/home/", "/root/", "/usr/", "/opt/", "/srv/", "/mnt/"}
+
+
 def findings(repo):
     parent = os.path.dirname(os.path.abspath(repo)).rstrip("/") + "/"
     own = os.path.abspath(repo).rstrip("/") + "/"
@@ -68,7 +72,7 @@ def findings(repo):
                 if ups > depth_of_anchor(line[max(0, m.start() - 48):m.start()], rel_dir):
                     yield f"{rel}:{lineno}: climbs above the repository: {line.strip()}"
                     break
-            if parent != "/" and parent in line and own not in line:
+            if parent not in SYSTEM_DIRS and parent in line and own not in line:
                 yield f"{rel}:{lineno}: absolute path beside the repository: {line.strip()}"
 
 
