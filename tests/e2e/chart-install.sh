@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Helm chart and the plain manifests against a real Kubernetes v1.20 API server, then the
-# daemon in kubernetes mode behind the chart's own second-scheduler configuration.
+# The Helm chart and the plain manifests against a real Kubernetes API server (E2E_KUBE: current,
+# the default, or 1.20), then the daemon in kubernetes mode behind the chart's own second-scheduler
+# configuration, and (current versions) behind deploy/scheduler-config/default-scheduler.yaml.
 #
 #   tests/e2e/chart-install.sh [EXTENDER_BINARY]
 #
@@ -9,13 +10,19 @@
 #                into the API server; every object is there (kubectl get); the ServiceAccounts'
 #                rights are exactly what the daemon and the scheduler need (SubjectAccessReview)
 #   2 manifests  every Kubernetes object under deploy/ passes `kubectl apply --dry-run=server`
-#   3 render     the second scheduler's KubeSchedulerConfiguration from
-#                `helm template --kube-version 1.20.2 --set secondScheduler.enabled=true`
+#   3 render     the second scheduler's KubeSchedulerConfiguration and the daemon's config as the
+#                release installed in phase 1 rendered them (`helm get manifest`: image tag and
+#                config apiVersion chosen from the API server's .Capabilities, as on a user's cluster)
 #   4 daemon     the daemon (kubernetes mode, on loopback, with the chart's rendered daemon config
-#                and the chart ServiceAccount's token) answers /readyz; kube-scheduler v1.20 runs
+#                and the chart ServiceAccount's token) answers /readyz; kube-scheduler (the built
+#                binary standing in for the image, whose tag must name the same version) runs
 #                the rendered config (only urlPrefix, clientConnection, leader election and the
 #                healthz/metrics addresses changed) with the chart scheduler ServiceAccount's
 #                token; GPU pods with schedulerName gpu-scheduler get bound through the extender
+#   5 default    (kubescheduler.config.k8s.io/v1 versions) kube-scheduler runs
+#                deploy/scheduler-config/default-scheduler.yaml (only urlPrefix's host, the
+#                kubeconfig and leader election changed) as the default scheduler; a GPU pod
+#                without schedulerName is bound through the extender
 #
 # Environment:
 #   EXTENDER_BINARY          daemon binary (default: build/scheduler-extender; or the first argument)
@@ -103,9 +110,14 @@ if [[ -z "$PY" ]]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-yaml >&2
   PY=/usr/bin/python3
 fi
-step "helm: $HELM_BIN; building or reusing kube v1.20.2"
-KUBE_BIN="$("$HERE/lib/build-kube.sh" | tail -n1)"
+step "helm: $HELM_BIN; building or reusing Kubernetes (E2E_KUBE=${E2E_KUBE:-current})"
+KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
 export KUBE_BIN
+KV="$("$KUBE_BIN/kube-apiserver" --version | awk '{print $2}')" # e.g. v1.37.2
+KMINOR="${KV#v1.}" KMINOR="${KMINOR%%.*}"
+SCHED_CFG_API=v1 PDB_API=v1
+((KMINOR >= 25)) || SCHED_CFG_API=v1beta1 # what the chart must pick for v1.20
+((KMINOR >= 21)) || PDB_API=v1beta1
 
 WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-chart-e2e.XXXXXX")}"
 mkdir -p "$WORKDIR"
@@ -114,8 +126,11 @@ WORKDIR="$(cd "$WORKDIR" && pwd)"
 # shellcheck source=lib/cluster.sh
 source "$HERE/lib/cluster.sh"
 cluster_register_cleanup on_exit
-# Generic ephemeral volumes (deploy/examples/gpu-local-volume-pod.yaml) are alpha in 1.20.
-export CLUSTER_APISERVER_EXTRA_ARGS="${CLUSTER_APISERVER_EXTRA_ARGS:-} --feature-gates=GenericEphemeralVolume=true"
+# Generic ephemeral volumes (deploy/examples/gpu-local-volume-pod.yaml) are alpha in 1.20 (GA
+# in 1.23, where the gate is gone).
+if ((KMINOR < 23)); then
+  export CLUSTER_APISERVER_EXTRA_ARGS="${CLUSTER_APISERVER_EXTRA_ARGS:-} --feature-gates=GenericEphemeralVolume=true"
+fi
 cluster_up "$WORKDIR"
 cluster_bootstrap
 
@@ -147,7 +162,7 @@ secret_keys() { # secret_keys NS NAME: the secret's data keys, comma-separated
 absent() { ! k "$@" >/dev/null 2>&1; }
 
 # ---- phase 1: helm install ----------------------------------------------------------------------
-phase_begin "1 helm install into the v1.20 API server"
+phase_begin "1 helm install into the $KV API server"
 check "helm install $RELEASE (second scheduler, NetworkPolicy, PDB) into namespace $NS" \
   helm install "$RELEASE" "$CHART" --namespace "$NS" --create-namespace \
   --set secondScheduler.enabled=true --set networkPolicy.enabled=true --set podDisruptionBudget.enabled=true
@@ -166,18 +181,18 @@ for obj in "clusterrole/$FULLNAME" "clusterrolebinding/$FULLNAME" \
   check "kubectl get $obj" k get "$obj"
 done
 check "kubectl get rolebinding/$SCHED_FULLNAME-auth-reader -n kube-system" k -n kube-system get "rolebinding/$SCHED_FULLNAME-auth-reader"
-check "the PodDisruptionBudget went in as policy/v1beta1 (1.20 has no policy/v1)" \
-  k -n "$NS" get "poddisruptionbudgets.v1beta1.policy/$FULLNAME" -o name
+check "the PodDisruptionBudget went in as policy/$PDB_API (1.20 has no policy/v1)" \
+  k -n "$NS" get "poddisruptionbudgets.$PDB_API.policy/$FULLNAME" -o name
 check "Service $FULLNAME has a ClusterIP and the scheduler port only (http 8888)" jsonpath_matches \
   '^10\.0\.0\.[0-9]+ http 8888$' -n "$NS" get service "$FULLNAME" \
   -o 'jsonpath={.spec.clusterIP} {.spec.ports[*].name} {.spec.ports[*].port}'
 check "the stored ConfigMap holds mode: kubernetes" jsonpath_matches '^mode: kubernetes$' \
   -n "$NS" get configmap "$FULLNAME" -o 'jsonpath={.data.config\.yaml}'
-check "the stored scheduler ConfigMap is kubescheduler.config.k8s.io/v1beta1" \
-  jsonpath_matches '^apiVersion: kubescheduler.config.k8s.io/v1beta1$' \
+check "the stored scheduler ConfigMap is kubescheduler.config.k8s.io/$SCHED_CFG_API" \
+  jsonpath_matches "^apiVersion: kubescheduler.config.k8s.io/$SCHED_CFG_API\$" \
   -n "$NS" get configmap "$SCHED_FULLNAME" -o 'jsonpath={.data.scheduler-config\.yaml}'
-check "the stored scheduler Deployment runs registry.k8s.io/kube-scheduler:v1.20.2 (the API server's version)" \
-  jsonpath_matches '^registry\.k8s\.io/kube-scheduler:v1\.20\.2$' \
+check "the stored scheduler Deployment runs registry.k8s.io/kube-scheduler:$KV (the API server's version)" \
+  jsonpath_matches "^registry\\.k8s\\.io/kube-scheduler:${KV//./\\.}\$" \
   -n "$NS" get deployment "$SCHED_FULLNAME" -o 'jsonpath={.spec.template.spec.containers[0].image}'
 
 SA="system:serviceaccount:$NS:$FULLNAME"
@@ -236,11 +251,10 @@ check "deploy/scheduler-config/ holds only KubeSchedulerConfiguration documents 
 phase_end
 
 # ---- phase 3: the rendered second-scheduler configuration ---------------------------------------
-phase_begin "3 render the second scheduler's configuration for kube-scheduler v1.20"
+phase_begin "3 the second scheduler's configuration as rendered for the $KV API server"
 RENDERED="$WORKDIR/rendered"
 mkdir -p "$RENDERED"
-"$HELM_BIN" template "$RELEASE" "$CHART" --namespace "$NS" --kube-version 1.20.2 \
-  --set secondScheduler.enabled=true >"$RENDERED/all.yaml"
+helm get manifest "$RELEASE" --namespace "$NS" >"$RENDERED/all.yaml"
 "$PY" - "$RENDERED" <<'PY'
 import sys, yaml
 out = sys.argv[1]
@@ -248,9 +262,15 @@ docs = [d for d in yaml.safe_load_all(open(f"{out}/all.yaml")) if d]
 cms = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
 open(f"{out}/scheduler-config.yaml", "w").write(cms["se-scheduler-extender-scheduler"]["data"]["scheduler-config.yaml"])
 open(f"{out}/daemon-config.yaml", "w").write(cms["se-scheduler-extender"]["data"]["config.yaml"])
+deps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Deployment"}
+open(f"{out}/scheduler-image.txt", "w").write(deps["se-scheduler-extender-scheduler"]["spec"]["template"]["spec"]["containers"][0]["image"] + "\n")
 PY
-check "rendered scheduler config is kubescheduler.config.k8s.io/v1beta1" \
-  grep -qx 'apiVersion: kubescheduler.config.k8s.io/v1beta1' "$RENDERED/scheduler-config.yaml"
+check "rendered scheduler config is kubescheduler.config.k8s.io/$SCHED_CFG_API" \
+  grep -qx "apiVersion: kubescheduler.config.k8s.io/$SCHED_CFG_API" "$RENDERED/scheduler-config.yaml"
+SCHED_IMAGE="$(cat "$RENDERED/scheduler-image.txt")"
+binary_is_image_version() { [[ "$("$KUBE_BIN/kube-scheduler" --version)" == "Kubernetes ${SCHED_IMAGE##*:}" ]]; }
+check "the image $SCHED_IMAGE names the version of the kube-scheduler binary that stands in for it" \
+  binary_is_image_version
 check "rendered scheduler config calls http://$FULLNAME.$NS.svc:8888/scheduler" \
   grep -q "urlPrefix: \"http://$FULLNAME.$NS.svc:8888/scheduler\"" "$RENDERED/scheduler-config.yaml"
 check "rendered daemon config is mode: kubernetes" grep -qx 'mode: kubernetes' "$RENDERED/daemon-config.yaml"
@@ -263,7 +283,7 @@ if [[ "$PHASES" == chart ]]; then
 fi
 
 # ---- phase 4: daemon + kube-scheduler with the rendered configuration ---------------------------
-phase_begin "4 daemon (kubernetes mode) behind kube-scheduler v1.20 with the chart's configuration"
+phase_begin "4 daemon (kubernetes mode) behind kube-scheduler $KV with the chart's configuration"
 [[ -x "$EXTENDER_BINARY" ]] || { fail "daemon binary $EXTENDER_BINARY exists (make build)"; phase_end; }
 
 # Tokens of the chart's ServiceAccounts (TokenRequest), so that their RBAC is what runs.
@@ -327,8 +347,9 @@ u = urlsplit(ext["urlPrefix"])
 ext["urlPrefix"] = urlunsplit((u.scheme, hostport, u.path, "", ""))
 cfg["clientConnection"] = {"kubeconfig": kubeconfig}
 cfg["leaderElection"]["leaderElect"] = False
-cfg["healthzBindAddress"] = healthz
-cfg["metricsBindAddress"] = healthz
+if cfg["apiVersion"].endswith("/v1beta1"):  # v1 has no such fields: healthz is on --secure-port
+    cfg["healthzBindAddress"] = healthz
+    cfg["metricsBindAddress"] = healthz
 with open(dst, "w") as f:
     f.write("# tests/e2e/chart-install.sh: the chart's rendering with loopback addresses\n")
     yaml.safe_dump(cfg, f, sort_keys=False)
@@ -336,10 +357,10 @@ PY
 step "kube-scheduler config: $WORKDIR/scheduler-config.yaml"
 export SCHEDULER_HEALTHZ_PORT="$HZ_PORT"
 if ! cluster_start_scheduler "$WORKDIR/scheduler-config.yaml"; then
-  fail "kube-scheduler v1.20 starts with the chart's configuration"
+  fail "kube-scheduler $KV starts with the chart's configuration"
   phase_end
 fi
-check "kube-scheduler v1.20 loaded the chart's configuration" grep -q 'Starting Kubernetes Scheduler' "$SCHEDULER_LOG"
+check "kube-scheduler $KV loaded the chart's configuration" grep -q 'Starting Kubernetes Scheduler' "$SCHEDULER_LOG"
 
 pod_manifest() { # pod_manifest NAME GPUS [GPU-MEMORY-FLOOR]
   local annotations="{}"
@@ -403,5 +424,66 @@ else
   check "daemon log shows no RBAC errors" true
 fi
 cluster_delete_pod default chart-e2e-gpu gpu-memory-pod chart-e2e-80gi
+phase_end
+
+# ---- phase 5: deploy/scheduler-config/default-scheduler.yaml ------------------------------------
+if [[ "$SCHED_CFG_API" != v1 ]]; then
+  step "phase 5 skipped: deploy/scheduler-config/default-scheduler.yaml is kubescheduler.config.k8s.io/v1, which kube-scheduler $KV does not read"
+  step "PASS"
+  exit 0
+fi
+phase_begin "5 kube-scheduler $KV runs deploy/scheduler-config/default-scheduler.yaml as the default scheduler"
+cluster_stop_scheduler
+HZ_PORT="$(cluster_free_ports 1)"
+"$PY" - "$REPO/deploy/scheduler-config/default-scheduler.yaml" "$WORKDIR/default-scheduler.yaml" \
+  "127.0.0.1:$EXT_PORT" "$SCHEDULER_KUBECONFIG" "$HZ_PORT" <<'PY'
+import sys, yaml
+from urllib.parse import urlsplit, urlunsplit
+src, dst, hostport, kubeconfig, port = sys.argv[1:]
+cfg = yaml.safe_load(open(src))
+assert cfg["apiVersion"] == "kubescheduler.config.k8s.io/v1", cfg["apiVersion"]
+ext = cfg["extenders"][0]
+u = urlsplit(ext["urlPrefix"])
+ext["urlPrefix"] = urlunsplit((u.scheme, hostport, u.path, "", ""))
+cfg["clientConnection"]["kubeconfig"] = kubeconfig  # kubeadm's scheduler.conf: system:kube-scheduler
+cfg["leaderElection"]["leaderElect"] = False
+with open(dst, "w") as f:
+    f.write(f"# e2e-healthz-port: {port}\n")
+    f.write("# tests/e2e/chart-install.sh: deploy/scheduler-config/default-scheduler.yaml with loopback addresses\n")
+    yaml.safe_dump(cfg, f, sort_keys=False)
+PY
+step "kube-scheduler config: $WORKDIR/default-scheduler.yaml"
+if ! cluster_start_scheduler "$WORKDIR/default-scheduler.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-default.log"; then
+  fail "kube-scheduler $KV starts with deploy/scheduler-config/default-scheduler.yaml"
+  phase_end
+fi
+check "kube-scheduler $KV loaded default-scheduler.yaml" grep -q 'Starting Kubernetes Scheduler' "$SCHEDULER_LOG"
+default_pod() {
+  cat <<EOP
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources: {limits: {nvidia.com/gpu: "$2"}}
+EOP
+}
+default_pod default-gpu 2 | k apply -f - >&2
+if node="$(cluster_wait_pod_scheduled default default-gpu 60)"; then
+  check "pod default/default-gpu (no schedulerName) is bound (spec.nodeName=$node)" test -n "$node"
+else
+  fail "pod default/default-gpu is bound within 60s"
+fi
+check "the daemon bound default/default-gpu (bind call in its log)" grep -Eq 'bind[^ ]* default/default-gpu: nodes 1 -> 1' "$DAEMON_LOG"
+if grep -E 'is forbidden|Unauthorized' "$SCHEDULER_LOG" >"$WORKDIR/default-scheduler-rbac-errors.txt"; then
+  fail "kube-scheduler log shows no RBAC errors (see $WORKDIR/default-scheduler-rbac-errors.txt)"
+else
+  check "kube-scheduler log shows no RBAC errors" true
+fi
+cluster_delete_pod default default-gpu
 phase_end
 step "PASS"

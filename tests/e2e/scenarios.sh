@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The daemon in kubernetes mode against a real kube-apiserver and kube-scheduler (v1.20, built from
-# Debian's source), on loopback. Every assertion reads the outcome back from the API server.
+# The daemon in kubernetes mode against a real kube-apiserver and kube-scheduler (E2E_KUBE: current,
+# the default, from Go modules; or 1.20, from Debian's source), on loopback. Every assertion reads the outcome back from the API server.
 #
 #   tests/e2e/scenarios.sh             # EXTENDER_BINARY (default build/scheduler-extender)
 #
@@ -24,9 +24,12 @@ fail() {
 
 [[ -x "$BIN" ]] || fail "no daemon binary at $BIN (run make build)"
 if [[ "$(id -u)" == 0 ]]; then "$HERE/lib/install-deps.sh"; else E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"; fi
-KUBE_BIN="$("$HERE/lib/build-kube.sh" | tail -n1)"
+KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
 export KUBE_BIN
 WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-e2e.XXXXXX")}"
+# kube-scheduler's retry on a pod-delete event can race ahead of the daemon's watch; the pod then
+# waits for the unschedulable queue's flush: 30s, as the README recommends (v1.20: fixed 60s).
+export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
 
 # shellcheck source=lib/cluster.sh
 source "$HERE/lib/cluster.sh"
@@ -404,6 +407,14 @@ scenario_overcommit_burst() {
     [.items[] | select(.spec.nodeName != null and .spec.nodeName != "") | .spec.nodeName]
     | group_by(.) | map(select(length > 8) | "\(.[0]) \(length)") | .[]')"
   step "scenario 7: $last pods bound; overcommitted nodes (node pods): ${over//$'\n'/, }"
+  if [[ -z "$over" ]] && ((CLUSTER_KUBE_MINOR >= 25)); then
+    # A race on every version; on v1.37.2 this burst lost it in some runs (exactly 80 bound)
+    # and won it in others (6 nodes overcommitted). The reporting is always checked on v1.20.
+    step "scenario 7: on $CLUSTER_KUBE_VERSION the burst overcommitted no node ($last bound); the reporting is checked on v1.20 (make e2e-v1.20)"
+    assert_no_overcommit
+    delete_all_pods
+    return 0
+  fi
   [[ -n "$over" ]] || fail "the burst overcommitted no node; the scenario did not reproduce the misconfiguration"
   local node pods
   while read -r node pods; do
@@ -411,7 +422,9 @@ scenario_overcommit_burst() {
     wait_until 10 "the daemon to log node $node ($pods pods) as overcommitted" logged "$node"
     [[ "$(grep -c "node $node is overcommitted: " "$DAEMON_LOG")" == 1 ]] || fail "node $node was reported more than once"
   done <<<"$over"
-  grep "is overcommitted" "$DAEMON_LOG" | head -n1 | grep -q "ignoredByScheduler: true.*bindVerb: bind" ||
+  local first
+  first="$(grep -m1 "is overcommitted" "$DAEMON_LOG")" # (no `| head`: a SIGPIPE fails the pipeline)
+  [[ "$first" == *"ignoredByScheduler: true"*"bindVerb: bind"* ]] ||
     fail "the overcommit log line does not name the cause and the fix"
   local counted
   counted="$(curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Self-check of the e2e control plane (no extender involved):
-# build-or-reuse kube v1.20.2, etcd + kube-apiserver on loopback, two fake nodes with 4 GPUs each,
+# build-or-reuse kube (E2E_KUBE: current or 1.20), etcd + kube-apiserver on loopback, two fake nodes with 4 GPUs each,
 # a plain kube-scheduler, one pod requesting nvidia.com/gpu: 1 -> must get spec.nodeName.
 #
 #   tests/e2e/smoke-control-plane.sh            # workdir: $E2E_WORKDIR or a new /tmp dir (kept: logs)
@@ -18,8 +18,8 @@ else
   E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"
 fi
 
-step "building or reusing kube-apiserver/kube-scheduler v1.20.2"
-KUBE_BIN="$("$HERE/lib/build-kube.sh" | tail -n1)"
+step "building or reusing kube-apiserver/kube-scheduler (E2E_KUBE=${E2E_KUBE:-current})"
+KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
 export KUBE_BIN
 step "binaries: $KUBE_BIN ($((SECONDS - T0))s)"
 
@@ -73,7 +73,7 @@ cond="$(cluster_kubectl -n default get pod gpu-smoke -o jsonpath='{.status.condi
 
 step "checking scheduler log $SCHEDULER_LOG"
 grep -q 'Starting Kubernetes Scheduler' "$SCHEDULER_LOG" || { step "no 'Starting Kubernetes Scheduler' line"; exit 1; }
-grep -q 'v1.20.2' "$SCHEDULER_LOG" || { step "scheduler log does not mention v1.20.2"; exit 1; }
+grep -q "$CLUSTER_KUBE_VERSION" "$SCHEDULER_LOG" || { step "scheduler log does not mention $CLUSTER_KUBE_VERSION"; exit 1; }
 grep -q 'Successfully bound pod to node' "$SCHEDULER_LOG" || { step "no 'Successfully bound pod to node' line"; exit 1; }
 if grep -E 'is forbidden|Unauthorized|Failed to watch|Failed to list' "$SCHEDULER_LOG" >&2; then
   step "scheduler log shows RBAC/list-watch errors (above)"

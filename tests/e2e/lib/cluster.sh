@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Kubernetes v1.20 control plane on loopback (etcd + kube-apiserver + kube-scheduler), no kubelet.
+# Kubernetes control plane on loopback (etcd + kube-apiserver + kube-scheduler), no kubelet: the
+# current version (tests/e2e/kube-current, the default) or v1.20 (E2E_KUBE=1.20).
 #
 # Usage (from a bash script running with `set -euo pipefail`):
 #
@@ -213,9 +214,9 @@ cluster_up() {
 
   # binaries
   if [[ -z "${KUBE_BIN:-}" ]]; then
-    _cl_log "building/reusing kube binaries (tests/e2e/lib/build-kube.sh)"
-    KUBE_BIN="$("$CLUSTER_LIB_DIR/build-kube.sh" | tail -n1)" || {
-      _cl_err "build-kube.sh failed"
+    _cl_log "building/reusing kube binaries (tests/e2e/lib/kube-bin.sh, E2E_KUBE=${E2E_KUBE:-current})"
+    KUBE_BIN="$("$CLUSTER_LIB_DIR/kube-bin.sh" | tail -n1)" || {
+      _cl_err "kube-bin.sh failed"
       return 1
     }
   fi
@@ -226,7 +227,25 @@ cluster_up() {
   done
   export KUBECTL="${KUBECTL:-$KUBE_BIN/kubectl}"
   export PATH="$KUBE_BIN:$PATH"
-  command -v etcd >/dev/null 2>&1 || { _cl_err "etcd not found (run tests/e2e/lib/install-deps.sh)"; return 1; }
+  # The build that brings its own etcd (the current version) uses it; v1.20 uses Debian's etcd 3.4.
+  if [[ -x "$KUBE_BIN/etcd" ]]; then
+    export ETCD_BIN="$KUBE_BIN/etcd"
+  else
+    ETCD_BIN="$(command -v etcd || true)"
+    export ETCD_BIN
+    [[ -n "$ETCD_BIN" ]] || { _cl_err "etcd not found (run tests/e2e/lib/install-deps.sh)"; return 1; }
+  fi
+  # Versions, printed whether the binaries were built now or came from the cache.
+  local vline
+  vline="$("$KUBE_BIN/kube-apiserver" --version 2>&1 | head -n1)"
+  CLUSTER_KUBE_VERSION="$(awk '{print $2}' <<<"$vline")"
+  CLUSTER_KUBE_MINOR="${CLUSTER_KUBE_VERSION#v1.}"
+  CLUSTER_KUBE_MINOR="${CLUSTER_KUBE_MINOR%%.*}"
+  [[ "$CLUSTER_KUBE_MINOR" =~ ^[0-9]+$ ]] || { _cl_err "cannot read a version from kube-apiserver --version: $vline"; return 1; }
+  export CLUSTER_KUBE_VERSION CLUSTER_KUBE_MINOR
+  _cl_log "version: kube-apiserver --version: $vline ($KUBE_BIN/kube-apiserver)"
+  _cl_log "version: etcd --version: $("$ETCD_BIN" --version 2>&1 | head -n1) ($ETCD_BIN)"
+  _cl_log "version: kubectl: $("$KUBECTL" version --client 2>/dev/null | head -n1)"
 
   # ports
   local ports
@@ -266,7 +285,7 @@ cluster_up() {
   for v in $(compgen -e); do
     [[ "$v" == ETCD_* ]] && envclean+=(-u "$v")
   done
-  _cl_start etcd "$ETCD_LOG" env "${envclean[@]}" etcd \
+  _cl_start etcd "$ETCD_LOG" env "${envclean[@]}" "$ETCD_BIN" \
     --name e2e \
     --data-dir "$CLUSTER_WORKDIR/etcd" \
     --listen-client-urls "$ETCD_URL" \
@@ -287,11 +306,15 @@ cluster_up() {
   if [[ -n "${CLUSTER_APISERVER_EXTRA_ARGS:-}" ]]; then
     read -r -a extra <<<"$CLUSTER_APISERVER_EXTRA_ARGS"
   fi
+  local byversion=()
+  if ((CLUSTER_KUBE_MINOR < 24)); then
+    # v1.20: the insecure port still exists (off), CSIStorageCapacity is alpha (v1alpha1).
+    byversion=(--insecure-port=0 --feature-gates=CSIStorageCapacity=true --runtime-config=storage.k8s.io/v1alpha1=true)
+  fi
   _cl_start kube-apiserver "$APISERVER_LOG" "$KUBE_BIN/kube-apiserver" \
     --bind-address=127.0.0.1 \
     --advertise-address=127.0.0.1 \
     --secure-port="$APISERVER_PORT" \
-    --insecure-port=0 \
     --etcd-servers="$ETCD_URL" \
     --tls-cert-file="$APISERVER_CERT_FILE" \
     --tls-private-key-file="$APISERVER_KEY_FILE" \
@@ -305,11 +328,9 @@ cluster_up() {
     --service-cluster-ip-range=10.0.0.0/24 \
     --endpoint-reconciler-type=none \
     --allow-privileged=true \
-    --feature-gates=CSIStorageCapacity=true \
-    --runtime-config=storage.k8s.io/v1alpha1=true \
     --profiling=false \
     --v="${CLUSTER_APISERVER_V:-1}" \
-    "${extra[@]}"
+    "${byversion[@]}" "${extra[@]}"
   export APISERVER_PID="$_CL_LAST_PID"
   _cl_wait_url kube-apiserver "$APISERVER_PID" "$APISERVER_URL/readyz" 90 "$APISERVER_LOG" \
     --cacert "$CLUSTER_CA_FILE" -H "Authorization: Bearer $ADMIN_TOKEN" || return 1
@@ -356,7 +377,7 @@ _cl_write_env() {
       ETCD_URL ETCD_CLIENT_PORT ETCD_PEER_PORT CLUSTER_CA_FILE CLUSTER_CA_KEY APISERVER_CERT_FILE \
       APISERVER_KEY_FILE SA_KEY_FILE SA_PUB_FILE CLUSTER_TOKEN_FILE ADMIN_USER ADMIN_TOKEN \
       SCHEDULER_USER SCHEDULER_TOKEN EXTENDER_USER EXTENDER_TOKEN EXTENDER_TOKEN_FILE \
-      ETCD_LOG APISERVER_LOG ETCD_PID APISERVER_PID; do
+      ETCD_LOG APISERVER_LOG ETCD_PID APISERVER_PID ETCD_BIN CLUSTER_KUBE_VERSION CLUSTER_KUBE_MINOR; do
       printf 'export %s=%q\n' "$v" "${!v:-}"
     done
   } >"$CLUSTER_WORKDIR/cluster.env"
@@ -380,7 +401,7 @@ cluster_api() {
   curl "${args[@]}" "$APISERVER_URL$path"
 }
 
-# cluster_kubectl ARGS...: kubectl (v1.20 from $KUBE_BIN) as admin.
+# cluster_kubectl ARGS...: kubectl (the cluster's version, from $KUBE_BIN) as admin.
 cluster_kubectl() {
   _cl_require_up || return 1
   "$KUBECTL" --kubeconfig "$ADMIN_KUBECONFIG" "$@"
@@ -528,7 +549,8 @@ cluster_add_gpu_node() {
 
   local now status
   now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  status="$(jq -n -c --arg cpu "$cpu" --arg mem "$mem" --arg pods "$pods" --argjson res "$res" --arg now "$now" '
+  status="$(jq -n -c --arg cpu "$cpu" --arg mem "$mem" --arg pods "$pods" --argjson res "$res" --arg now "$now" \
+    --arg kv "$CLUSTER_KUBE_VERSION" '
     ({cpu: $cpu, memory: $mem, pods: $pods, "ephemeral-storage": "100Gi"} + $res) as $cap |
     {status: {capacity: $cap, allocatable: $cap,
       conditions: [
@@ -542,7 +564,7 @@ cluster_add_gpu_node() {
          lastHeartbeatTime: $now, lastTransitionTime: $now}],
       addresses: [{type: "InternalIP", address: "127.0.0.1"}],
       nodeInfo: {machineID: "", systemUUID: "", bootID: "", kernelVersion: "", osImage: "fake",
-        containerRuntimeVersion: "fake://0", kubeletVersion: "v1.20.2", kubeProxyVersion: "v1.20.2",
+        containerRuntimeVersion: "fake://0", kubeletVersion: $kv, kubeProxyVersion: $kv,
         operatingSystem: "linux", architecture: "amd64"}}}')"
   cluster_api PATCH "/api/v1/nodes/$name/status" "$status" >/dev/null \
     || { _cl_err "patching status of node $name failed"; return 1; }
@@ -557,9 +579,12 @@ cluster_add_gpu_node() {
   fi
 }
 
-# cluster_write_scheduler_config FILE [options]: write a kubescheduler.config.k8s.io/v1beta1
-# KubeSchedulerConfiguration (kube-scheduler v1.20 reads v1beta1 only) and allocate a free
-# loopback port for healthz+metrics (exported as SCHEDULER_HEALTHZ_PORT; also stored in FILE).
+# cluster_write_scheduler_config FILE [options]: write a KubeSchedulerConfiguration for the
+# cluster's version: kubescheduler.config.k8s.io/v1beta1 for v1.20 (the only version it reads;
+# healthz+metrics on a plain-HTTP healthzBindAddress), kubescheduler.config.k8s.io/v1 for current
+# versions (no healthz/metrics addresses in v1: they are served on the secure port, which
+# cluster_start_scheduler sets). Allocates a free loopback port for them (exported as
+# SCHEDULER_HEALTHZ_PORT; also stored in FILE, as `# e2e-healthz-port: N` for v1).
 #   --extender-url URL               add an extenders entry (none => plain scheduler)
 #   --filter-verb V                  default "filter" ('' to disable)
 #   --prioritize-verb V              default "prioritize" ('' to disable)
@@ -604,15 +629,25 @@ cluster_write_scheduler_config() {
   port="$(cluster_free_ports 1)"
   export SCHEDULER_HEALTHZ_PORT="$port"
   {
-    cat <<EOF
+    if ((CLUSTER_KUBE_MINOR < 25)); then
+      cat <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1beta1
 kind: KubeSchedulerConfiguration
+healthzBindAddress: "127.0.0.1:$port"
+metricsBindAddress: "127.0.0.1:$port"
+EOF
+    else
+      cat <<EOF
+# e2e-healthz-port: $port
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+EOF
+    fi
+    cat <<EOF
 clientConnection:
   kubeconfig: "$SCHEDULER_KUBECONFIG"
 leaderElection:
   leaderElect: false
-healthzBindAddress: "127.0.0.1:$port"
-metricsBindAddress: "127.0.0.1:$port"
 percentageOfNodesToScore: $pct
 profiles:
 - schedulerName: "$sname"
@@ -641,8 +676,11 @@ EOF
   } >"$file"
 }
 
-# cluster_start_scheduler CONFIG_FILE [LOGFILE]: start kube-scheduler v1.20 with --config and wait
-# for its healthz (address taken from healthzBindAddress in CONFIG_FILE; required).
+# cluster_start_scheduler CONFIG_FILE [LOGFILE]: start kube-scheduler with --config and wait for
+# its healthz. v1beta1 (v1.20): plain HTTP at healthzBindAddress in CONFIG_FILE (required),
+# --secure-port=0. v1: HTTPS on --secure-port=<port> --bind-address=127.0.0.1, the port from the
+# `# e2e-healthz-port: N` line in CONFIG_FILE, else $SCHEDULER_HEALTHZ_PORT (required).
+# Prints kube-scheduler --version.
 # Exports SCHEDULER_PID, SCHEDULER_LOG, SCHEDULER_HEALTHZ_URL. Verbosity: CLUSTER_SCHEDULER_V (default 2).
 cluster_start_scheduler() {
   _cl_require_up || return 1
@@ -652,21 +690,39 @@ cluster_start_scheduler() {
     _cl_err "kube-scheduler already running (pid $SCHEDULER_PID); cluster_stop_scheduler first"
     return 1
   fi
-  local addr
-  addr="$(sed -nE 's/^healthzBindAddress:[[:space:]]*"?([^"[:space:]]+)"?.*$/\1/p' "$cfg" | head -n1)"
-  if [[ -z "$addr" || "$addr" == 0.0.0.0:* || "$addr" == :* ]]; then
-    _cl_err "$cfg must set healthzBindAddress to 127.0.0.1:<free port> (use cluster_write_scheduler_config)"
-    return 1
+  local addr port serving=() curlargs=()
+  if grep -qE '^apiVersion:[[:space:]]*kubescheduler.config.k8s.io/v1beta1' "$cfg"; then
+    addr="$(sed -nE 's/^healthzBindAddress:[[:space:]]*"?([^"[:space:]]+)"?.*$/\1/p' "$cfg" | head -n1)"
+    if [[ -z "$addr" || "$addr" == 0.0.0.0:* || "$addr" == :* ]]; then
+      _cl_err "$cfg must set healthzBindAddress to 127.0.0.1:<free port> (use cluster_write_scheduler_config)"
+      return 1
+    fi
+    export SCHEDULER_HEALTHZ_URL="http://$addr/healthz"
+    serving=(--secure-port=0)
+  else
+    port="$(sed -nE 's/^# e2e-healthz-port:[[:space:]]*([0-9]+)$/\1/p' "$cfg" | head -n1)"
+    port="${port:-${SCHEDULER_HEALTHZ_PORT:-}}"
+    [[ -n "$port" ]] || { _cl_err "no healthz port for $cfg (use cluster_write_scheduler_config or set SCHEDULER_HEALTHZ_PORT)"; return 1; }
+    export SCHEDULER_HEALTHZ_URL="https://127.0.0.1:$port/healthz"
+    mkdir -p "$CLUSTER_WORKDIR/scheduler-certs"
+    serving=(--secure-port="$port" --bind-address=127.0.0.1 --cert-dir="$CLUSTER_WORKDIR/scheduler-certs")
+    curlargs=(-k)
+  fi
+  # CLUSTER_POD_MAX_UNSCHEDULABLE (e.g. 30s): kube-scheduler's --pod-max-in-unschedulable-pods-duration,
+  # the longest a pod waits in the unschedulable queue for a cluster event (5m by default on
+  # current versions; v1.20 has no such flag and a fixed 60s).
+  if [[ -n "${CLUSTER_POD_MAX_UNSCHEDULABLE:-}" ]] && ((CLUSTER_KUBE_MINOR >= 22)); then
+    serving+=(--pod-max-in-unschedulable-pods-duration="$CLUSTER_POD_MAX_UNSCHEDULABLE")
   fi
   export SCHEDULER_LOG="$logf"
-  export SCHEDULER_HEALTHZ_URL="http://$addr/healthz"
+  _cl_log "version: kube-scheduler --version: $("$KUBE_BIN/kube-scheduler" --version 2>&1 | head -n1) ($KUBE_BIN/kube-scheduler)"
   _cl_log "starting kube-scheduler --config $cfg (log: $SCHEDULER_LOG)"
   _cl_start kube-scheduler "$SCHEDULER_LOG" "$KUBE_BIN/kube-scheduler" \
     --config="$cfg" \
-    --secure-port=0 \
+    "${serving[@]}" \
     --v="${CLUSTER_SCHEDULER_V:-2}"
   export SCHEDULER_PID="$_CL_LAST_PID"
-  _cl_wait_url kube-scheduler "$SCHEDULER_PID" "$SCHEDULER_HEALTHZ_URL" 60 "$SCHEDULER_LOG" || return 1
+  _cl_wait_url kube-scheduler "$SCHEDULER_PID" "$SCHEDULER_HEALTHZ_URL" 60 "$SCHEDULER_LOG" "${curlargs[@]}" || return 1
   _cl_log "kube-scheduler healthy at $SCHEDULER_HEALTHZ_URL (pid $SCHEDULER_PID)"
 }
 
