@@ -81,6 +81,8 @@ result() {
 }
 CURRENT=1
 ((CLUSTER_KUBE_MINOR >= 25)) || CURRENT=0
+# v1.20 moves pods that waited 60s out of the unschedulable queue in a sweep every 30s: up to 90s.
+((CURRENT)) || REQUEUE_MAX_S="${E2E_REQUEUE_MAX_S_V120:-100}"
 
 mapfile -t PORTS < <(cluster_free_ports 2)
 DAEMON_PORT="${PORTS[0]}"
