@@ -84,9 +84,24 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
 }
 
 Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
-  EXTENDER_TRY(r.expect_keys(n, "gpu", {"resources", "memory_annotation"}));
+  EXTENDER_TRY(r.expect_keys(n, "gpu", {"resources", "memory_annotation", "share"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "memory_annotation", "gpu", g.memory_annotation));
+  if (const YAML::Node share = n["share"]; share.IsDefined() && !share.IsNull()) {
+    EXTENDER_TRY(r.expect_keys(share, "gpu.share", {"memory_resource", "count_resource", "unit"}));
+    EXTENDER_TRY(r.read(share, "memory_resource", "gpu.share", g.share.memory_resource));
+    EXTENDER_TRY(r.read(share, "count_resource", "gpu.share", g.share.count_resource));
+    if (g.share.memory_resource.empty() != g.share.count_resource.empty()) {
+      return r.error_at(share, "gpu.share", "memory_resource and count_resource are both set or both empty");
+    }
+    if (share["unit"].IsDefined()) {
+      std::string unit;
+      EXTENDER_TRY(r.read(share, "unit", "gpu.share", unit));
+      auto bytes = model::parse_count("1" + unit, "unit");
+      if (!bytes || *bytes <= 0) return r.error_at(share["unit"], "gpu.share.unit", "expected a unit such as Gi, Mi or \"\" (bytes)");
+      g.share.unit_bytes = *bytes;
+    }
+  }
   const YAML::Node list = n["resources"];
   if (!list.IsDefined() || list.IsNull()) return {};
   if (!list.IsSequence()) return r.error_at(list, "gpu.resources", "expected a list");
@@ -139,21 +154,36 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 }
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
-  EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing"}));
+  EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing",
+                                            "fragmentation_window", "fragmentation_prior"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(read_at_least(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
   EXTENDER_TRY(read_at_least(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
   if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
     return r.error_at(n, "scoring", "weights must be at most 1000000");
   }
-  std::string packing = s.packing == policy::PackingStrategy::kBinpack ? "binpack" : "spread";
+  std::string packing = policy::packing_name(s.packing);
   EXTENDER_TRY(r.read(n, "gpu_packing", "scoring", packing));
-  if (packing == "binpack") {
-    s.packing = policy::PackingStrategy::kBinpack;
-  } else if (packing == "spread") {
-    s.packing = policy::PackingStrategy::kSpread;
-  } else {
-    return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected binpack or spread");
+  auto strategy = policy::parse_packing(packing);
+  if (!strategy) return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected binpack, spread or fragmentation");
+  s.packing = *strategy;
+  EXTENDER_TRY(read_at_least(r, n, "fragmentation_window", "scoring", s.fragmentation_window, 0));
+  if (s.fragmentation_window > 1'000'000) {
+    return r.error_at(n["fragmentation_window"], "scoring.fragmentation_window", "must be at most 1000000");
+  }
+  if (const YAML::Node prior = n["fragmentation_prior"]; prior.IsDefined() && !prior.IsNull()) {
+    if (!prior.IsMap()) return r.error_at(prior, "scoring.fragmentation_prior", "expected a mapping of GPUs (1, 8, 0.5) to weight");
+    s.fragmentation_prior.clear();
+    for (auto it = prior.begin(); it != prior.end(); ++it) {
+      EXTENDER_TRY(r.spend(it->second, "scoring.fragmentation_prior"));
+      const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+      auto shape = policy::parse_shape(key);
+      if (!shape) return r.error_at(it->first, "scoring.fragmentation_prior", "\"" + key + "\": " + shape.message());
+      std::int64_t weight = 0;
+      EXTENDER_TRY(read_at_least(r, prior, key, "scoring.fragmentation_prior", weight, 1));
+      if (weight > 1'000'000) return r.error_at(it->second, "scoring.fragmentation_prior", "weights must be at most 1000000");
+      s.fragmentation_prior.emplace_back(*shape, weight);
+    }
   }
   return {};
 }
@@ -253,11 +283,12 @@ model::DemandRules Config::demand_rules() const {
   rules.default_class = storage.default_class;
   rules.default_pool = storage.default_pool;
   rules.default_claim_bytes = storage.default_claim_bytes;
+  rules.share = gpu.share;
   return rules;
 }
 
 model::SupplyRules Config::supply_rules() const {
-  return {gpu.resources, storage.pool_annotation_prefix};
+  return {gpu.resources, storage.pool_annotation_prefix, gpu.share};
 }
 
 wire::NodeFieldFilter Config::node_fields() const {
@@ -266,6 +297,9 @@ wire::NodeFieldFilter Config::node_fields() const {
   for (const auto& g : gpu.resources) {
     f.resources.push_back(g.name);
     if (!g.memory_label.empty()) f.labels.push_back(g.memory_label);
+  }
+  for (const auto* name : {&gpu.share.memory_resource, &gpu.share.count_resource}) {
+    if (!name->empty()) f.resources.push_back(*name);
   }
   f.annotation_prefix = storage.pool_annotation_prefix;
   return f;

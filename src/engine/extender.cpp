@@ -33,7 +33,26 @@ Extender::Extender(const config::Config& config, ExtenderDeps deps)
       scoring_(config.scoring),
       reservation_ttl_(config.state.reservation_ttl),
       scheduler_names_(config.kubernetes.scheduler_names),
-      deps_(std::move(deps)) {}
+      deps_(std::move(deps)),
+      shapes_(static_cast<std::size_t>(config.scoring.fragmentation_window), config.scoring.fragmentation_prior) {}
+
+void Extender::remember(const model::PodDemand& demand, state::Clock::time_point now) {
+  const bool known = deps_.demands->find(demand.uid, now).has_value();
+  deps_.demands->remember(demand, now);
+  if (known || !demand.needs_gpu()) return;
+  std::lock_guard lock(shapes_mu_);
+  shapes_.add(policy::shape_of(demand));
+}
+
+policy::ShapeMix Extender::shape_mix() const {
+  std::lock_guard lock(shapes_mu_);
+  return shapes_.mix();
+}
+
+policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix) const {
+  if (scoring_.packing == policy::PackingStrategy::kFragmentation) mix = shape_mix();
+  return {scoring_.packing, &mix};
+}
 
 Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                             Refusal& refusal) const {
@@ -130,7 +149,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     return answer;
   }
   const auto now = deps_.now();
-  deps_.demands->remember(*demand, now);
+  remember(*demand, now);
   if (nodes_form && deps_.request_nodes) {
     std::vector<const model::Node*> nodes;
     nodes.reserve(args.nodes->size());
@@ -192,7 +211,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     return answer;
   }
   const auto now = deps_.now();
-  deps_.demands->remember(*demand, now);
+  remember(*demand, now);
   if (args.nodes && deps_.request_nodes) {
     std::vector<const model::Node*> nodes;
     for (const auto& item : *args.nodes) nodes.push_back(&item.node);
@@ -212,7 +231,9 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     answer.summary.note = "took longer than server.request_deadline; no scores";
     return answer;
   }
-  const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates, scoring_);
+  policy::ShapeMix mix;
+  (void)gpu_placement(mix);
+  const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates, scoring_, mix);
   if (scores.empty()) {
     answer.summary.note = "no scorer applies to the pod";
     return answer;
@@ -274,7 +295,8 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     const state::Snapshot snap = deps_.state->snapshot();
     const state::NodeState* node = snap.find(args.node);
     if (!node) return fail("node " + args.node + " is not known to scheduler-extender");
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now));
+    policy::ShapeMix mix;
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now), gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
       return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
     }

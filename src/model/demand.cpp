@@ -62,7 +62,19 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
     if (!n) return n.error();
     if (*n > 0) d.gpus[resource] = *n;
   }
-  if (!d.gpus.empty() && !rules.gpu_memory_annotation.empty()) {
+  if (!rules.share.memory_resource.empty()) {
+    auto units = effective_request(pod, rules.share.memory_resource);
+    if (!units) return units.error();
+    if (*units > 0) {
+      if (!d.gpus.empty()) {
+        return Error{"pod asks for whole GPUs and for " + rules.share.memory_resource + " (a share of one GPU); ask one or the other"};
+      }
+      if (*units > INT64_MAX / rules.share.unit_bytes) return Error{rules.share.memory_resource + ": request overflows"};
+      d.gpu_share_bytes = *units * rules.share.unit_bytes;
+      d.gpu_share_resource = rules.share.memory_resource;
+    }
+  }
+  if (d.needs_gpu() && !rules.gpu_memory_annotation.empty()) {
     if (auto it = pod.annotations.find(rules.gpu_memory_annotation); it != pod.annotations.end()) {
       auto bytes = parse_count(it->second, "annotation " + rules.gpu_memory_annotation);
       if (!bytes) return bytes.error();

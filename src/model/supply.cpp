@@ -63,6 +63,18 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
       }
     }
   }
+  for (const std::string* name : {&rules.share.count_resource, &rules.share.memory_resource}) {
+    if (name->empty()) continue;
+    if (auto it = node.allocatable.find(*name); it != node.allocatable.end()) {
+      auto n = parse_count(it->second, "allocatable " + *name);
+      if (n) {
+        s.gpus[*name] = *n;
+      } else {
+        s.problems.emplace(*name, n.message());
+      }
+    }
+  }
+  s.gpu_devices = derive_gpu_devices(s, rules.gpus, rules.share);
   if (!rules.pool_annotation_prefix.empty()) {
     const std::string& prefix = rules.pool_annotation_prefix;
     for (auto it = node.annotations.lower_bound(prefix); it != node.annotations.end(); ++it) {

@@ -40,6 +40,22 @@ void NodeUsage::apply(const Allocation& a, int sign) {
     }
   }
   volumes += sign * static_cast<std::int64_t>(a.volumes.size());
+  for (const auto& h : a.gpu_devices) {
+    GpuDeviceUse& u = gpu_devices[h.index];
+    if (h.whole) {
+      u.whole += sign;
+    } else {
+      u.bytes += sign * h.bytes;
+      u.shares += sign;
+    }
+    if (u == GpuDeviceUse{}) gpu_devices.erase(h.index);
+  }
+}
+
+std::int64_t NodeUsage::whole_gpu_holds() const {
+  std::int64_t n = 0;
+  for (const auto& [index, u] : gpu_devices) n += u.whole;
+  return n;
 }
 
 std::int64_t NodeUsage::gpus_used(std::string_view resource) const { return lookup(gpus, resource); }

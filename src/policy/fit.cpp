@@ -43,10 +43,47 @@ void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& u
       continue;
     }
     std::int64_t free = allocatable - usage.gpus_used(resource);
+    if (resource == node.gpu_devices.resource && node.gpu_devices.count > 0) {
+      const GpuNodeView view = gpu_view(node, usage);
+      const auto full = std::count(view.free.begin(), view.free.end(), view.capacity);
+      free = std::min<std::int64_t>(free, full);
+    }
     if (free < need) {
       f.fail(Verdict::kInsufficient, resource + ": pod needs " + count_text(need) + ", node has " +
                                          count_text(std::max<std::int64_t>(free, 0)) + " free of " + count_text(allocatable));
     }
+  }
+}
+
+void check_gpu_share(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f) {
+  if (pod.gpu_share_bytes <= 0) return;
+  const std::string& resource = pod.gpu_share_resource;
+  const std::string need = resource + ": pod needs " + format_bytes(pod.gpu_share_bytes) + " of one GPU, ";
+  const auto& d = node.gpu_devices;
+  if (auto p = node.problems.find(resource); p != node.problems.end()) {
+    f.fail(Verdict::kUnresolvable, resource + ": node reports an invalid value (" + p->second + ")");
+    return;
+  }
+  if (d.count <= 0) {
+    f.fail(Verdict::kUnresolvable, need + "node has no GPU");
+    return;
+  }
+  if (d.memory_bytes <= 0) {
+    f.fail(Verdict::kUnresolvable, need + "node reports no GPU memory");
+    return;
+  }
+  if (d.memory_bytes < pod.gpu_share_bytes) {
+    f.fail(Verdict::kUnresolvable, need + "node's GPUs have " + format_bytes(d.memory_bytes));
+    return;
+  }
+  const GpuNodeView view = gpu_view(node, usage);
+  const std::int64_t largest = view.free.empty() ? 0 : *std::max_element(view.free.begin(), view.free.end());
+  if (largest < pod.gpu_share_bytes) {
+    f.fail(Verdict::kInsufficient, need + "largest free GPU has " + format_bytes(largest) + " of " + format_bytes(d.memory_bytes));
+  }
+  if (pod.gpu_memory_floor_bytes && d.memory_bytes < *pod.gpu_memory_floor_bytes) {
+    f.fail(Verdict::kUnresolvable, resource + ": pod needs " + format_bytes(*pod.gpu_memory_floor_bytes) +
+                                       " per GPU, node's GPUs have " + format_bytes(d.memory_bytes));
   }
 }
 
@@ -165,10 +202,11 @@ std::string format_bytes(std::int64_t bytes) {
   return buf;
 }
 
-Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage) {
+Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, const GpuPlacement& gpu) {
   Findings f;
   Fit fit;
   check_gpus(pod, node, usage, f);
+  check_gpu_share(pod, node, usage, f);
   check_gpu_memory(pod, node, f);
   check_volumes(pod, node, usage, f, fit.allocation.volumes);
   if (f.unresolvable) {
@@ -178,6 +216,11 @@ Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usa
     return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
   }
   fit.allocation.gpus = pod.gpus;
+  if (pod.needs_gpu() && node.gpu_devices.count > 0) {
+    static const ShapeMix kNoMix;
+    auto holds = choose_devices(pod, node, gpu_view(node, usage), gpu.strategy, gpu.mix ? *gpu.mix : kNoMix);
+    if (holds) fit.allocation.gpu_devices = std::move(*holds);
+  }
   return fit;
 }
 

@@ -10,6 +10,7 @@ bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& n
   for (const auto& v : victims) {
     model::Allocation freed;
     freed.gpus = v.gpus;
+    freed.gpu_devices = v.gpu_devices;
     for (const auto& volume : v.volumes) {
       if (!volume.freed_with.empty()) freed.volumes.push_back(volume);
     }

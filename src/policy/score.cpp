@@ -47,11 +47,51 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
   return min_max_normalise(raw, /*higher_is_better=*/false);
 }
 
+namespace {
+
+std::vector<std::int64_t> rank_scores(const std::vector<Ratio>& raw) {
+  std::vector<Ratio> distinct = raw;
+  std::sort(distinct.begin(), distinct.end(), less);
+  distinct.erase(std::unique(distinct.begin(), distinct.end(),
+                             [](const Ratio& a, const Ratio& b) { return !less(a, b) && !less(b, a); }),
+                 distinct.end());
+  std::vector<std::int64_t> out;
+  out.reserve(raw.size());
+  for (const auto& r : raw) {
+    const auto rank = std::lower_bound(distinct.begin(), distinct.end(), r, less) - distinct.begin();
+    out.push_back(std::max<std::int64_t>(10 - rank, 0));
+  }
+  return out;
+}
+
+// (held + demand) / total in device memory, for a share on a node with devices.
+Ratio device_fill(const model::PodDemand& pod, const Candidate& c) {
+  const GpuNodeView view = gpu_view(*c.node, c.usage);
+  __int128 held = 0;
+  for (std::int64_t f : view.free) held += view.capacity - f;
+  const __int128 total = static_cast<__int128>(view.capacity) * std::max<std::size_t>(view.free.size(), 1);
+  return {held + pod.gpu_share_bytes, total};
+}
+
+}  // namespace
+
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy) {
+                                             PackingStrategy strategy, const ShapeMix& mix) {
   std::vector<Ratio> raw;
   raw.reserve(candidates.size());
+  if (strategy == PackingStrategy::kFragmentation) {
+    for (const auto& c : candidates) {
+      auto d = fragmentation_delta(pod, *c.node, gpu_view(*c.node, c.usage), mix);
+      // A candidate whose devices cannot take the pod ranks last.
+      raw.push_back(d ? Ratio{d->num, d->den} : Ratio{INT64_MAX, 1});
+    }
+    return rank_scores(raw);
+  }
   for (const auto& c : candidates) {
+    if (pod.gpu_share_bytes > 0) {
+      raw.push_back(c.node->gpu_devices.count > 0 ? device_fill(pod, c) : Ratio{0, 1});
+      continue;
+    }
     std::int64_t after = 0;
     std::int64_t allocatable = 0;
     for (const auto& [resource, need] : pod.gpus) {
@@ -65,7 +105,7 @@ std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::s
 }
 
 std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                           const ScoringRules& rules) {
+                                           const ScoringRules& rules, const ShapeMix& mix) {
   struct Applied {
     std::int64_t weight;
     std::vector<std::int64_t> scores;
@@ -74,8 +114,8 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
   if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
     applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
   }
-  if (!pod.gpus.empty() && rules.gpu_packing_weight > 0) {
-    applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing)});
+  if (pod.needs_gpu() && rules.gpu_packing_weight > 0) {
+    applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing, mix)});
   }
   if (applied.empty()) return {};
   __int128 total_weight = 0;

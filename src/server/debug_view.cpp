@@ -13,6 +13,14 @@ using nlohmann::ordered_json;
 ordered_json allocation_json(const model::Allocation& a) {
   ordered_json j = ordered_json::object();
   if (!a.gpus.empty()) j["gpus"] = a.gpus;
+  if (!a.gpu_devices.empty()) {
+    ordered_json devs = ordered_json::array();
+    for (const auto& h : a.gpu_devices) {
+      devs.push_back(h.whole ? ordered_json{{"index", h.index}, {"whole", true}}
+                             : ordered_json{{"index", h.index}, {"bytes", h.bytes}});
+    }
+    j["gpu_devices"] = std::move(devs);
+  }
   if (!a.volumes.empty()) {
     ordered_json vols = ordered_json::array();
     for (const auto& v : a.volumes) {
@@ -52,6 +60,27 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
     gpus[resource] = std::move(g);
   }
   j["gpus"] = std::move(gpus);
+  if (s.gpu_devices.count > 0) {
+    const policy::GpuNodeView view = policy::gpu_view(s, usage);
+    ordered_json devices = ordered_json::array();
+    for (std::size_t i = 0; i < view.free.size(); ++i) {
+      auto u = usage.gpu_devices.find(static_cast<std::int64_t>(i));
+      const model::GpuDeviceUse use = u == usage.gpu_devices.end() ? model::GpuDeviceUse{} : u->second;
+      ordered_json d = {{"index", i}, {"whole", use.whole}, {"shares", use.shares}};
+      if (view.memory_known) {
+        d["memory"] = policy::format_bytes(view.capacity);
+        d["shared"] = policy::format_bytes(use.bytes);
+        d["free"] = policy::format_bytes(view.free[i]);
+        d["memory_bytes"] = view.capacity;
+        d["shared_bytes"] = use.bytes;
+        d["free_bytes"] = view.free[i];
+      } else {
+        d["free"] = view.free[i] == view.capacity;
+      }
+      devices.push_back(std::move(d));
+    }
+    j["gpu_devices"] = {{"resource", s.gpu_devices.resource}, {"devices", std::move(devices)}};
+  }
   ordered_json pools = ordered_json::array();
   for (const auto& p : s.pools) {
     ordered_json pj = space_json(p.name, p.capacity_bytes, usage.pool_used(p.name));

@@ -42,8 +42,9 @@ Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::str
 }
 
 Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const std::string& path,
-                                    const std::vector<model::GpuResourceRule>& gpu_rules) {
-  EXTENDER_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools"}));
+                                    const std::vector<model::GpuResourceRule>& gpu_rules,
+                                    const model::GpuShareRule& share) {
+  EXTENDER_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools", "cpu", "memory"}));
   model::NodeSupply node;
   EXTENDER_TRY(r.read(n, "name", path, node.name));
   if (node.name.empty()) return r.error_at(n, path + ".name", "is required");
@@ -105,10 +106,20 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
       node.pools.push_back(std::move(*pool));
     }
   }
+  if (n["cpu"].IsDefined()) {
+    std::string text;
+    EXTENDER_TRY(r.read(n, "cpu", path, text));
+    auto q = model::Quantity::parse(text);
+    if (!q || q->is_negative()) return r.error_at(n["cpu"], path + ".cpu", "expected a CPU quantity such as 96 or 500m");
+    node.cpu_milli = q->milli_ceil();
+  }
+  if (n["memory"].IsDefined()) EXTENDER_TRY(r.read_quantity(n, "memory", path, node.memory_bytes));
+  node.gpu_devices = model::derive_gpu_devices(node, gpu_rules, share);
   return node;
 }
 
-Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules) {
+Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules,
+                                    const model::GpuShareRule& share) {
   EXTENDER_TRY(r.expect_keys(r.root(), "", {"nodes"}));
   std::vector<model::NodeSupply> out;
   const YAML::Node nodes = r.root()["nodes"];
@@ -117,7 +128,7 @@ Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::
   std::set<std::string> names;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     std::string path = "nodes[" + std::to_string(i) + "]";
-    auto node = read_node(r, nodes[i], path, gpu_rules);
+    auto node = read_node(r, nodes[i], path, gpu_rules, share);
     if (!node) return node.error();
     if (!names.insert(node->name).second) return r.error_at(nodes[i], path + ".name", "node " + node->name + " listed twice");
     out.push_back(std::move(*node));
@@ -126,9 +137,10 @@ Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::
 }
 
 Result<std::vector<model::NodeSupply>> guarded(YamlReader& r, const std::string& source,
-                                               const std::vector<model::GpuResourceRule>& gpu_rules) {
+                                               const std::vector<model::GpuResourceRule>& gpu_rules,
+                                    const model::GpuShareRule& share) {
   try {
-    return read_inventory(r, gpu_rules);
+    return read_inventory(r, gpu_rules, share);
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
@@ -137,17 +149,19 @@ Result<std::vector<model::NodeSupply>> guarded(YamlReader& r, const std::string&
 }  // namespace
 
 Result<std::vector<model::NodeSupply>> parse_inventory(std::string text, std::string source,
-                                                       const std::vector<model::GpuResourceRule>& gpu_rules) {
+                                                       const std::vector<model::GpuResourceRule>& gpu_rules,
+                                    const model::GpuShareRule& share) {
   auto reader = YamlReader::parse(std::move(text), source);
   if (!reader) return reader.error();
-  return guarded(*reader, source, gpu_rules);
+  return guarded(*reader, source, gpu_rules, share);
 }
 
 Result<std::vector<model::NodeSupply>> load_inventory(const std::string& path,
-                                                      const std::vector<model::GpuResourceRule>& gpu_rules) {
+                                                      const std::vector<model::GpuResourceRule>& gpu_rules,
+                                    const model::GpuShareRule& share) {
   auto reader = YamlReader::load_file(path);
   if (!reader) return reader.error();
-  return guarded(*reader, path, gpu_rules);
+  return guarded(*reader, path, gpu_rules, share);
 }
 
 }  // namespace extender::sources

@@ -223,7 +223,7 @@ def step_lint():
     values = load_yaml(os.path.join(chart, "values.yaml"))
     readme = open(os.path.join(chart, "README.md")).read()
     free_form = {"resources", "podSecurityContext", "securityContext", "classes", "annotations",
-                 "labels", "podAnnotations", "podLabels", "nodeSelector", "affinity"}
+                 "labels", "podAnnotations", "podLabels", "nodeSelector", "affinity", "fragmentation_prior"}
 
     def leaves(d, prefix=""):
         out = []

@@ -121,7 +121,7 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  path_prefix: scheduler\n", "must start with /"},
       {"server:\n  tls: {cert_file: /a}\n", "cert_file and key_file go together"},
       {"mode: cluster\n", "mode: expected standalone or kubernetes"},
-      {"scoring:\n  gpu_packing: tight\n", "expected binpack or spread"},
+      {"scoring:\n  gpu_packing: tight\n", "expected binpack, spread or fragmentation"},
       {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
       {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},

@@ -62,6 +62,7 @@ struct LoggingConfig {
 struct GpuConfig {
   std::vector<model::GpuResourceRule> resources = {{"nvidia.com/gpu", "nvidia.com/gpu.memory", std::int64_t{1} << 20}};
   std::string memory_annotation = "scheduler-extender.io/gpu-memory";
+  model::GpuShareRule share;  // GPU sharing as the gpushare device plugin offers it
 };
 
 struct StorageConfig {

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "extender/config/config.h"
 #include "extender/engine/binder.h"
+#include "extender/policy/fit.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
@@ -100,6 +102,10 @@ class Extender {
   // Removes a pod's placement or reservation (standalone admin); false when there was none.
   bool remove_pod(const std::string& uid);
 
+  // The recent mix of GPU task shapes: each GPU pod counted once, at its first /filter or
+  // /prioritize, in a window of scoring.fragmentation_window pods over scoring.fragmentation_prior.
+  policy::ShapeMix shape_mix() const;
+
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   std::optional<std::string> not_ready() const;
@@ -112,6 +118,11 @@ class Extender {
   state::Clock::duration reservation_ttl_;
   std::vector<std::string> scheduler_names_;
   ExtenderDeps deps_;
+  // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.
+  void remember(const model::PodDemand& demand, state::Clock::time_point now);
+  policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;
+  mutable std::mutex shapes_mu_;
+  policy::ShapeWindow shapes_;
 };
 
 }  // namespace extender::engine

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "extender/common/result.h"
+#include "extender/model/gpu_devices.h"
 #include "extender/model/pod.h"
 
 namespace extender::model {
@@ -34,8 +35,11 @@ struct PodDemand {
   std::map<std::string, std::int64_t, std::less<>> gpus;  // managed GPU resource -> count (> 0)
   std::optional<std::int64_t> gpu_memory_floor_bytes;     // per GPU
   std::vector<VolumeDemand> volumes;                       // managed volumes of the pod
+  std::int64_t gpu_share_bytes = 0;  // a share of one GPU, as memory (> 0: the pod asks no whole GPU)
+  std::string gpu_share_resource;    // the resource it was asked as (aliyun.com/gpu-mem)
 
-  bool needs_nothing() const { return gpus.empty() && volumes.empty(); }
+  bool needs_nothing() const { return gpus.empty() && volumes.empty() && gpu_share_bytes == 0; }
+  bool needs_gpu() const { return !gpus.empty() || gpu_share_bytes > 0; }
   std::string display_name() const { return namespace_name + "/" + name; }
 };
 
@@ -57,9 +61,10 @@ struct DemandRules {
   std::string default_class;                              // for claim templates without a class
   std::string default_pool;                               // for claims that cannot be resolved
   std::int64_t default_claim_bytes = 0;                   // for claims that cannot be resolved
+  GpuShareRule share;  // a request of share.memory_resource is a share of one GPU (in its unit)
 };
 
-// Computes the pod's demand. `claims` resolves PersistentVolumeClaims; without it (standalone) every
+// Computes the pod's demand. A pod asking both whole GPUs and a share is an error. `claims` resolves PersistentVolumeClaims; without it (standalone) every
 // claim counts in the default pool with the default size. Errors name the field that is invalid.
 Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims = {});
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "extender/common/result.h"
+#include "extender/model/gpu_devices.h"
 #include "extender/model/node.h"
 
 namespace extender::model {
@@ -34,6 +35,9 @@ struct NodeSupply {
   // Values the node reports that could not be read: subject (a GPU resource name, or "storage")
   // -> what is wrong. A pod that needs the subject cannot be placed on the node.
   std::map<std::string, std::string, std::less<>> problems;
+  GpuDevices gpu_devices;         // the node's GPUs as devices (see gpu_devices.h)
+  std::int64_t cpu_milli = 0;     // inventory `cpu`, for the simulator's fit; 0 when not given
+  std::int64_t memory_bytes = 0;  // inventory `memory`, likewise
 
   const Pool* find_pool(std::string_view pool_name) const;
   bool operator==(const NodeSupply&) const = default;
@@ -48,6 +52,7 @@ struct GpuResourceRule {
 struct SupplyRules {
   std::vector<GpuResourceRule> gpus;
   std::string pool_annotation_prefix;  // "<prefix><pool>": "2Ti" or "dev0=1Ti,dev1=1Ti"; empty: none
+  GpuShareRule share;                  // the gpushare supply, read from allocatable into `gpus`
 };
 
 inline constexpr std::string_view kStorageSubject = "storage";
@@ -55,6 +60,9 @@ inline constexpr std::string_view kStorageSubject = "storage";
 // Reads GPU allocatable, GPU memory labels and pool annotations. Values that cannot be read are
 // recorded in `problems` and count as absent.
 NodeSupply supply_from_node(const Node& node, const SupplyRules& rules);
+
+// The node's GPU devices from its `gpus` and `gpu_memory_bytes` (see gpu_devices.h).
+GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus, const GpuShareRule& share);
 
 // Parses a pool description: a capacity ("2Ti") or a device list ("nvme0=1Ti,nvme1=1Ti").
 Result<Pool> parse_pool_spec(std::string name, std::string_view spec);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "extender/model/gpu_devices.h"
+
 namespace extender::model {
 
 struct VolumePlacement {
@@ -22,6 +24,7 @@ struct VolumePlacement {
 struct Allocation {
   std::map<std::string, std::int64_t, std::less<>> gpus;
   std::vector<VolumePlacement> volumes;
+  std::vector<GpuHold> gpu_devices;  // the GPU devices held (whole GPUs and shares), when recorded
   bool operator==(const Allocation&) const = default;
 };
 
@@ -33,6 +36,8 @@ struct NodeUsage {
   std::map<std::string, std::int64_t, std::less<>> pool_freeable;
   std::map<std::string, std::int64_t, std::less<>> device_freeable;
   std::int64_t volumes = 0;
+  GpuDeviceUsage gpu_devices;  // per device index
+  std::int64_t whole_gpu_holds() const;  // devices held whole, summed over claims
 
   void add(const Allocation& a) { apply(a, 1); }
   void subtract(const Allocation& a) { apply(a, -1); }

@@ -7,6 +7,7 @@
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
+#include "extender/policy/gpu_devices.h"
 
 namespace extender::policy {
 
@@ -22,10 +23,19 @@ struct Fit {
   model::Allocation allocation;   // what the pod would hold on the node, when it fits
 };
 
-// Checks, in this order: values the node reports unreadably, GPU count per resource, the memory
-// floor per GPU, then storage pools (devices best fit). The first unresolvable reason wins over the
-// first insufficient one. `usage` must already exclude the pod itself.
-Fit check_fit(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage);
+// How a fitting pod's GPU devices are chosen (gpu_devices.h); `mix` may be null (no fragmentation).
+struct GpuPlacement {
+  PackingStrategy strategy = PackingStrategy::kBinpack;
+  const ShapeMix* mix = nullptr;
+};
+
+// Checks, in this order: values the node reports unreadably, GPU count per resource (whole GPUs of
+// the node's device resource must be devices with nothing on them), a GPU share (one device with
+// that much free memory), the memory floor per GPU (whole or shared), then storage pools (devices
+// best fit). The first unresolvable reason wins over the first insufficient one. `usage` must
+// already exclude the pod itself. The allocation records the GPU devices chosen by `gpu`.
+Fit check_fit(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+              const GpuPlacement& gpu = {});
 
 // Bytes for people, in binary units: "512 MiB", "40 GiB", "79.65 GiB".
 std::string format_bytes(std::int64_t bytes);

@@ -1,0 +1,90 @@
+#pragma once
+// GPU device placement: which devices of a node a pod takes, and the packing policies' view of a
+// node's GPUs. A task shape is k whole GPUs or a share of one GPU (memory, or a fraction of the
+// device for prior shapes). Fragmentation of a node for a shape is the free GPU memory that shape
+// cannot use there (all of it when the shape does not fit at all; for whole GPUs, the free memory
+// of partly used devices); the expected fragmentation weighs shapes by a mix. `binpack` and
+// `spread` take the best-fit device (least free memory that holds a share; lowest-index free
+// devices for whole GPUs); `fragmentation` takes the device whose choice raises the node's expected
+// fragmentation least (ties: best fit). Pure: no I/O, no locks, no JSON.
+#include <cstdint>
+#include <compare>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "extender/common/result.h"
+#include "extender/model/demand.h"
+#include "extender/model/supply.h"
+#include "extender/model/usage.h"
+
+namespace extender::policy {
+
+enum class PackingStrategy { kBinpack, kSpread, kFragmentation };
+const char* packing_name(PackingStrategy s);                      // "binpack", "spread", "fragmentation"
+std::optional<PackingStrategy> parse_packing(std::string_view name);
+
+struct GpuShape {
+  std::int64_t whole = 0;        // k whole GPUs
+  std::int64_t share_bytes = 0;  // a share of one GPU, as memory
+  std::int64_t share_milli = 0;  // a share of one GPU, as thousandths of the device (prior shapes)
+  auto operator<=>(const GpuShape&) const = default;
+};
+
+// A shape from its GPUs: "2" is two whole GPUs, "0.5" half of one (thousandths, below 1).
+Result<GpuShape> parse_shape(std::string_view gpus);
+// The shape as GPUs ("2", "0.5"); shares given as memory read "<bytes>B".
+std::string shape_name(const GpuShape& shape);
+
+// The pod's shape: a share, or its whole GPUs summed over resources; none (all 0) for no GPU.
+GpuShape shape_of(const model::PodDemand& pod);
+
+using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
+
+// The recent mix of shapes: the last `capacity` shapes added plus a prior of pseudo-counts. A value
+// type; not thread-safe (its owner serialises access).
+class ShapeWindow {
+ public:
+  ShapeWindow(std::size_t capacity, ShapeMix prior);
+  void add(const GpuShape& shape);  // shapes of no GPU are ignored
+  ShapeMix mix() const;
+
+ private:
+  std::size_t capacity_;
+  ShapeMix prior_;
+  std::deque<GpuShape> recent_;
+  std::map<GpuShape, std::int64_t> counts_;
+};
+
+// A node's devices as placement sees them: each device's free memory out of `capacity` (memory per
+// device, or 1 when the node does not report memory: then only whole GPUs are placed).
+struct GpuNodeView {
+  std::int64_t capacity = 1;
+  bool memory_known = false;
+  std::vector<std::int64_t> free;
+};
+GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage);
+
+// Fragmentation of the view for one shape, in bytes (device units when memory is unknown).
+std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape);
+
+// The devices the pod takes on the node under `strategy`; nullopt when its GPU demand does not fit
+// on the devices (or the pod's whole GPUs are not of the devices' resource: then empty holds).
+std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                          const GpuNodeView& view, PackingStrategy strategy,
+                                                          const ShapeMix& mix);
+
+// The increase of expected fragmentation the best choice makes, as num / den (den > 0: the device
+// capacity times the mix's total weight), comparable across nodes; nullopt when nothing fits.
+struct FragmentationDelta {
+  __int128 num = 0;
+  __int128 den = 1;
+};
+std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                      const GpuNodeView& view, const ShapeMix& mix);
+
+}  // namespace extender::policy

@@ -1,0 +1,250 @@
+#include "extender/policy/gpu_devices.h"
+
+#include <algorithm>
+#include <string>
+
+#include "extender/model/quantity.h"
+
+namespace extender::policy {
+namespace {
+
+std::int64_t share_need(const GpuNodeView& view, const GpuShape& shape) {
+  if (shape.share_bytes > 0) return shape.share_bytes;
+  const __int128 bytes = (static_cast<__int128>(shape.share_milli) * view.capacity + 999) / 1000;
+  return static_cast<std::int64_t>(std::min<__int128>(bytes, INT64_MAX));
+}
+
+bool is_share(const GpuShape& s) { return s.share_bytes > 0 || s.share_milli > 0; }
+
+struct Stats {
+  std::int64_t full = 0;
+  __int128 sum_free = 0;
+  __int128 sum_partial = 0;
+};
+
+Stats stats_of(const GpuNodeView& view) {
+  Stats s;
+  for (std::int64_t f : view.free) {
+    s.sum_free += f;
+    if (f == view.capacity) {
+      ++s.full;
+    } else {
+      s.sum_partial += f;
+    }
+  }
+  return s;
+}
+
+__int128 whole_fragmentation(const Stats& s, std::int64_t k) { return s.full >= k ? s.sum_partial : s.sum_free; }
+
+// What one device of free memory `f` leaves unusable for a share of `need` bytes.
+std::int64_t share_fragment(const GpuNodeView& view, std::int64_t f, std::int64_t need) {
+  if (!view.memory_known || need > view.capacity) return f;
+  return f < need ? f : 0;
+}
+
+// The change of expected fragmentation (bytes x weight) when device frees go from `before` to
+// `after` on the devices in `changed` (index, old free, new free).
+__int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& after,
+                  const std::vector<std::pair<std::int64_t, std::int64_t>>& changed, const ShapeMix& mix) {
+  __int128 total = 0;
+  for (const auto& [shape, weight] : mix) {
+    __int128 d = 0;
+    if (is_share(shape)) {
+      const std::int64_t need = share_need(view, shape);
+      for (const auto& [old_free, new_free] : changed) {
+        d += share_fragment(view, new_free, need) - share_fragment(view, old_free, need);
+      }
+    } else if (shape.whole > 0) {
+      d = whole_fragmentation(after, shape.whole) - whole_fragmentation(before, shape.whole);
+    }
+    total += d * weight;
+  }
+  return total;
+}
+
+__int128 total_weight(const ShapeMix& mix) {
+  __int128 w = 0;
+  for (const auto& [shape, weight] : mix) w += weight;
+  return w > 0 ? w : 1;
+}
+
+bool delta_less(const FragmentationDelta& a, const FragmentationDelta& b) { return a.num * b.den < b.num * a.den; }
+
+struct ShareChoice {
+  std::size_t index = 0;
+  FragmentationDelta delta;
+};
+
+// The device for a share of `need` bytes: best fit, or under `by_fragmentation` least increase first.
+std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t need, bool by_fragmentation,
+                                        const ShapeMix& mix) {
+  if (!view.memory_known || need > view.capacity) return std::nullopt;
+  const Stats before = stats_of(view);
+  const __int128 den = static_cast<__int128>(view.capacity) * total_weight(mix);
+  std::optional<ShareChoice> best;
+  for (std::size_t i = 0; i < view.free.size(); ++i) {
+    const std::int64_t f = view.free[i];
+    if (f < need) continue;
+    ShareChoice c{i, {0, den}};
+    if (by_fragmentation || !mix.empty()) {
+      Stats after = before;
+      if (f == view.capacity) {
+        --after.full;
+        after.sum_partial += f - need;
+      } else {
+        after.sum_partial -= need;
+      }
+      after.sum_free -= need;
+      c.delta.num = delta_of(view, before, after, {{f, f - need}}, mix);
+    }
+    if (!best) {
+      best = c;
+      continue;
+    }
+    const bool frag_better = by_fragmentation && delta_less(c.delta, best->delta);
+    const bool frag_equal = !by_fragmentation || (!delta_less(c.delta, best->delta) && !delta_less(best->delta, c.delta));
+    if (frag_better || (frag_equal && f < view.free[best->index])) best = c;
+  }
+  return best;
+}
+
+std::int64_t whole_count(const model::PodDemand& pod, const model::NodeSupply& node) {
+  auto it = pod.gpus.find(node.gpu_devices.resource);
+  return it == pod.gpus.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+const char* packing_name(PackingStrategy s) {
+  switch (s) {
+    case PackingStrategy::kBinpack: return "binpack";
+    case PackingStrategy::kSpread: return "spread";
+    case PackingStrategy::kFragmentation: return "fragmentation";
+  }
+  return "?";
+}
+
+std::optional<PackingStrategy> parse_packing(std::string_view name) {
+  for (auto s : {PackingStrategy::kBinpack, PackingStrategy::kSpread, PackingStrategy::kFragmentation}) {
+    if (name == packing_name(s)) return s;
+  }
+  return std::nullopt;
+}
+
+Result<GpuShape> parse_shape(std::string_view gpus) {
+  auto q = model::Quantity::parse(gpus);
+  if (!q || q->is_negative()) return Error{"expected a number of GPUs such as 1, 8 or 0.5"};
+  const std::int64_t milli = q->milli_ceil();
+  GpuShape s;
+  if (milli <= 0) return Error{"expected more than 0 GPUs"};
+  if (milli < 1000) {
+    s.share_milli = milli;
+  } else if (milli % 1000 == 0 && milli <= 1'000'000) {
+    s.whole = milli / 1000;
+  } else {
+    return Error{"expected whole GPUs, or a share below 1"};
+  }
+  return s;
+}
+
+std::string shape_name(const GpuShape& s) {
+  if (s.whole > 0) return std::to_string(s.whole);
+  if (s.share_milli > 0) {
+    std::string frac = std::to_string(1000 + s.share_milli).substr(1);
+    while (!frac.empty() && frac.back() == '0') frac.pop_back();
+    return "0." + frac;
+  }
+  if (s.share_bytes > 0) return std::to_string(s.share_bytes) + "B";
+  return "0";
+}
+
+GpuShape shape_of(const model::PodDemand& pod) {
+  GpuShape s;
+  if (pod.gpu_share_bytes > 0) {
+    s.share_bytes = pod.gpu_share_bytes;
+    return s;
+  }
+  for (const auto& [resource, n] : pod.gpus) s.whole += n;
+  return s;
+}
+
+ShapeWindow::ShapeWindow(std::size_t capacity, ShapeMix prior) : capacity_(capacity), prior_(std::move(prior)) {}
+
+void ShapeWindow::add(const GpuShape& shape) {
+  if (shape == GpuShape{} || capacity_ == 0) return;
+  recent_.push_back(shape);
+  ++counts_[shape];
+  if (recent_.size() > capacity_) {
+    auto it = counts_.find(recent_.front());
+    if (--it->second == 0) counts_.erase(it);
+    recent_.pop_front();
+  }
+}
+
+ShapeMix ShapeWindow::mix() const {
+  std::map<GpuShape, std::int64_t> merged(counts_.begin(), counts_.end());
+  for (const auto& [shape, weight] : prior_) {
+    if (weight > 0) merged[shape] += weight;
+  }
+  return {merged.begin(), merged.end()};
+}
+
+GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage) {
+  GpuNodeView v;
+  const auto& d = node.gpu_devices;
+  v.memory_known = d.memory_bytes > 0;
+  v.capacity = v.memory_known ? d.memory_bytes : 1;
+  const std::int64_t unplaced = std::max<std::int64_t>(usage.gpus_used(d.resource) - usage.whole_gpu_holds(), 0);
+  v.free = model::device_free_bytes(d, usage.gpu_devices, unplaced);
+  return v;
+}
+
+std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape) {
+  if (is_share(shape)) {
+    const std::int64_t need = share_need(view, shape);
+    std::int64_t sum = 0;
+    for (std::int64_t f : view.free) sum += share_fragment(view, f, need);
+    return sum;
+  }
+  if (shape.whole <= 0) return 0;
+  return static_cast<std::int64_t>(whole_fragmentation(stats_of(view), shape.whole));
+}
+
+std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                          const GpuNodeView& view, PackingStrategy strategy,
+                                                          const ShapeMix& mix) {
+  if (pod.gpu_share_bytes > 0) {
+    const bool by_fragmentation = strategy == PackingStrategy::kFragmentation;
+    auto c = choose_share(view, pod.gpu_share_bytes, by_fragmentation, by_fragmentation ? mix : ShapeMix{});
+    if (!c) return std::nullopt;
+    return std::vector<model::GpuHold>{{static_cast<std::int64_t>(c->index), pod.gpu_share_bytes, false}};
+  }
+  const std::int64_t k = whole_count(pod, node);
+  std::vector<model::GpuHold> holds;
+  for (std::size_t i = 0; i < view.free.size() && static_cast<std::int64_t>(holds.size()) < k; ++i) {
+    if (view.free[i] == view.capacity) holds.push_back({static_cast<std::int64_t>(i), 0, true});
+  }
+  if (static_cast<std::int64_t>(holds.size()) < k) return std::nullopt;
+  return holds;
+}
+
+std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                      const GpuNodeView& view, const ShapeMix& mix) {
+  if (pod.gpu_share_bytes > 0) {
+    auto c = choose_share(view, pod.gpu_share_bytes, true, mix);
+    if (!c) return std::nullopt;
+    return c->delta;
+  }
+  const std::int64_t k = whole_count(pod, node);
+  const Stats before = stats_of(view);
+  if (before.full < k) return std::nullopt;
+  Stats after = before;
+  after.full -= k;
+  after.sum_free -= static_cast<__int128>(k) * view.capacity;
+  std::vector<std::pair<std::int64_t, std::int64_t>> changed(static_cast<std::size_t>(k), {view.capacity, 0});
+  return FragmentationDelta{delta_of(view, before, after, changed, mix),
+                            static_cast<__int128>(view.capacity) * total_weight(mix)};
+}
+
+}  // namespace extender::policy

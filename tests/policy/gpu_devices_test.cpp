@@ -1,0 +1,133 @@
+#include "extender/policy/gpu_devices.h"
+
+#include <gtest/gtest.h>
+
+#include "extender/policy/fit.h"
+#include "extender/policy/score.h"
+
+namespace extender::policy {
+namespace {
+
+constexpr std::int64_t kGi = std::int64_t{1} << 30;
+
+model::NodeSupply node(std::string name, std::int64_t gpus, std::int64_t memory_gib) {
+  model::NodeSupply n;
+  n.name = std::move(name);
+  n.gpus["nvidia.com/gpu"] = gpus;
+  n.gpu_memory_bytes["nvidia.com/gpu"] = memory_gib * kGi;
+  n.gpu_devices = {"nvidia.com/gpu", gpus, memory_gib * kGi};
+  return n;
+}
+
+model::PodDemand share(std::int64_t gib) {
+  model::PodDemand d;
+  d.uid = "p";
+  d.gpu_share_bytes = gib * kGi;
+  d.gpu_share_resource = "aliyun.com/gpu-mem";
+  return d;
+}
+
+model::PodDemand whole(std::int64_t k) {
+  model::PodDemand d;
+  d.uid = "p";
+  d.gpus["nvidia.com/gpu"] = k;
+  return d;
+}
+
+model::NodeUsage holding(std::vector<model::GpuHold> holds) {
+  model::NodeUsage u;
+  model::Allocation a;
+  for (const auto& h : holds) {
+    if (h.whole) ++a.gpus["nvidia.com/gpu"];
+  }
+  a.gpu_devices = std::move(holds);
+  u.add(a);
+  return u;
+}
+
+TEST(GpuDevices, FitTable) {
+  struct Case {
+    const char* what;
+    model::PodDemand pod;
+    std::vector<model::GpuHold> held;
+    Verdict verdict;
+    std::string reason;
+    std::vector<model::GpuHold> chosen;
+  };
+  const std::vector<Case> cases = {
+      {"a share goes to the fullest device that holds it", share(8), {{0, 4 * kGi, false}, {1, 6 * kGi, false}},
+       Verdict::kFits, "", {{1, 8 * kGi, false}}},
+      {"a share larger than every device", share(20), {}, Verdict::kUnresolvable,
+       "aliyun.com/gpu-mem: pod needs 20 GiB of one GPU, node's GPUs have 16 GiB", {}},
+      {"no device has room", share(10), {{0, 8 * kGi, false}, {1, 0, true}}, Verdict::kInsufficient,
+       "aliyun.com/gpu-mem: pod needs 10 GiB of one GPU, largest free GPU has 8 GiB of 16 GiB", {}},
+      {"whole GPUs need devices with nothing on them", whole(2), {{0, 1 * kGi, false}}, Verdict::kInsufficient,
+       "nvidia.com/gpu: pod needs 2, node has 1 free of 2", {}},
+      {"whole GPUs take the lowest free devices", whole(1), {{0, 0, true}}, Verdict::kFits, "", {{1, 0, true}}},
+  };
+  for (const auto& c : cases) {
+    const auto n = node("n", 2, 16);
+    Fit fit = check_fit(c.pod, n, holding(c.held));
+    EXPECT_EQ(fit.verdict, c.verdict) << c.what;
+    EXPECT_EQ(fit.reason, c.reason) << c.what;
+    EXPECT_EQ(fit.allocation.gpu_devices, c.chosen) << c.what;
+  }
+}
+
+TEST(GpuDevices, TheMemoryFloorAppliesToShares) {
+  auto pod = share(4);
+  pod.gpu_memory_floor_bytes = 40 * kGi;
+  EXPECT_EQ(check_fit(pod, node("n", 2, 16), {}).verdict, Verdict::kUnresolvable);
+}
+
+TEST(GpuDevices, FragmentationTable) {
+  const auto n = node("n", 2, 16);
+  struct Case {
+    const char* what;
+    std::vector<model::GpuHold> held;
+    GpuShape shape;
+    std::int64_t fragment_gib;
+  };
+  const std::vector<Case> cases = {
+      {"an empty node has no fragment for one GPU", {}, {1, 0, 0}, 0},
+      {"a partly used device is a fragment for whole GPUs", {{0, 4 * kGi, false}}, {1, 0, 0}, 12},
+      {"too few free devices: all free memory is a fragment", {{0, 4 * kGi, false}}, {2, 0, 0}, 28},
+      {"a share fits both devices", {{0, 4 * kGi, false}}, {0, 0, 500}, 0},
+      {"a device with less free than the share is a fragment", {{0, 12 * kGi, false}}, {0, 0, 500}, 4},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(fragmentation(gpu_view(n, holding(c.held)), c.shape), c.fragment_gib * kGi) << c.what;
+  }
+}
+
+TEST(GpuDevices, FragmentationKeepsWholeDevicesFreeAndRanks) {
+  // Node a has a device half used; b is empty. A half-GPU share belongs on a's used device.
+  std::vector<model::NodeSupply> nodes = {node("a", 2, 16), node("b", 2, 16), node("c", 2, 16)};
+  std::vector<Candidate> cands = {{&nodes[0], holding({{0, 8 * kGi, false}})},
+                                  {&nodes[1], {}},
+                                  {&nodes[2], holding({{0, 12 * kGi, false}})}};
+  const ShapeMix mix = {{{1, 0, 0}, 1}, {{0, 0, 500}, 1}};
+  const auto scores = gpu_packing_scores(share(8), cands, PackingStrategy::kFragmentation, mix);
+  EXPECT_EQ(scores, (std::vector<std::int64_t>{10, 9, 9})) << "ranked, not min-max: the best stands alone";
+  ShapeMix m = mix;
+  Fit fit = check_fit(share(8), nodes[0], cands[0].usage, {PackingStrategy::kFragmentation, &m});
+  EXPECT_EQ(fit.allocation.gpu_devices, (std::vector<model::GpuHold>{{0, 8 * kGi, false}}));
+}
+
+TEST(GpuDevices, ShapeWindowForgetsTheOldest) {
+  ShapeWindow w(2, {{{1, 0, 0}, 1}});
+  w.add({2, 0, 0});
+  w.add({8, 0, 0});
+  w.add({8, 0, 0});
+  EXPECT_EQ(w.mix(), (ShapeMix{{{1, 0, 0}, 1}, {{8, 0, 0}, 2}}));
+}
+
+TEST(GpuDevices, ShapesParseAndPrint) {
+  EXPECT_EQ(shape_name(*parse_shape("0.5")), "0.5");
+  EXPECT_EQ(shape_name(*parse_shape("8")), "8");
+  EXPECT_FALSE(parse_shape("1.5"));
+  EXPECT_FALSE(parse_shape("0"));
+}
+
+}  // namespace
+}  // namespace extender::policy
