@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "extender/sim/simulator.h"
 #include "extender/common/logging.h"
 #include "extender/common/yaml_reader.h"
 #include "extender/config/config.h"
@@ -254,6 +255,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   tune_process();
 
+  if (argc > 1 && std::string_view(argv[1]) == "simulate") return sim::run_simulate_command(argc - 2, argv + 2);
   auto cli = config::parse_command_line(argc, argv);
   if (!cli) {
     std::fprintf(stderr, "scheduler-extender: %s\n", cli.message().c_str());

@@ -64,13 +64,13 @@ std::vector<std::int64_t> rank_scores(const std::vector<Ratio>& raw) {
   return out;
 }
 
-// (held + demand) / total in device memory, for a share on a node with devices.
+// (held + demand) / total in thousandths of a device, for a share on a node with devices.
 Ratio device_fill(const model::PodDemand& pod, const Candidate& c) {
   const GpuNodeView view = gpu_view(*c.node, c.usage);
   __int128 held = 0;
   for (std::int64_t f : view.free) held += view.capacity - f;
-  const __int128 total = static_cast<__int128>(view.capacity) * std::max<std::size_t>(view.free.size(), 1);
-  return {held + pod.gpu_share_bytes, total};
+  const __int128 milli = ((held + pod.gpu_share_bytes) * 1000 + view.capacity / 2) / view.capacity;
+  return {milli, static_cast<__int128>(1000) * std::max<std::size_t>(view.free.size(), 1)};
 }
 
 }  // namespace
