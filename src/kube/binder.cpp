@@ -40,7 +40,15 @@ std::string binding_body(const wire::BindingArgs& args) {
 
 std::string ApiBinder::refused_permission() const {
   std::lock_guard lock(mu_);
+  if (Clock::now() - refused_at_ > std::chrono::seconds(30)) return {};
   return refused_;
+}
+
+void ApiBinder::refuse(std::string why) {
+  spdlog::error("{}; add it to the daemon's ClusterRole", why);
+  std::lock_guard lock(mu_);
+  refused_ = std::move(why);
+  refused_at_ = Clock::now();
 }
 
 std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) {
@@ -55,10 +63,7 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
     body += "}}}";
     auto reply = client_.merge_patch(path, body, deadline_);
     if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
-    if (reply->status == 403) {
-      std::lock_guard lock(mu_);
-      refused_ = "patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply);
-    }
+    if (reply->status == 403) refuse("patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply));
     if (reply->status != 200) {
       return "recording the device of claim " + claim + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
     }
@@ -97,10 +102,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args) {
       return "API server refused the binding (409): " + message;
     } else {
       last_error = "API server refused the binding (" + std::to_string(reply->status) + "): " + status_message(*reply);
-      if (reply->status == 403) {
-        std::lock_guard lock(mu_);
-        refused_ = "create pods/binding is forbidden (HTTP 403): " + status_message(*reply);
-      }
+      if (reply->status == 403) refuse("create pods/binding is forbidden (HTTP 403): " + status_message(*reply));
       retry = reply->status == 429 || reply->status >= 500;
     }
     if (!retry) return last_error;

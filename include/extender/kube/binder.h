@@ -21,14 +21,17 @@ class ApiBinder : public engine::Binder {
   std::string bind(const wire::BindingArgs& args) override;
   // A merge patch of the device annotation on each claim, within the same deadline.
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override;
-  // The permission the API server refused to this binder (HTTP 403), for /readyz; empty when none.
+  // The permission the API server refused to this binder (HTTP 403) within the last 30 s, for
+  // /readyz; empty when none (after that the next bind tries again, so a fixed RBAC heals).
   std::string refused_permission() const;
 
  private:
   ApiClient& client_;
   std::chrono::milliseconds deadline_;
+  void refuse(std::string why);
   mutable std::mutex mu_;
   std::string refused_;
+  std::chrono::steady_clock::time_point refused_at_{};
 };
 
 // The body of a v1 Binding.
