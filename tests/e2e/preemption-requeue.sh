@@ -30,49 +30,13 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-BIN="${EXTENDER_BINARY:-$ROOT/build/scheduler-extender}"
 REQUEUE_MAX_S="${REQUEUE_MAX_S:-75}"
 # The e2e runs current schedulers with the unschedulable-queue flush the README recommends (30s);
 # v1.20's is fixed at 60s.
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
-T0=$SECONDS
-step() { printf '[e2e-preempt %3ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
-fail() {
-  step "FAIL: $*"
-  exit 1
-}
-
-[[ -x "$BIN" ]] || fail "no daemon binary at $BIN (run make build)"
-if [[ "$(id -u)" == 0 ]]; then "$HERE/lib/install-deps.sh"; else E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"; fi
-KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
-export KUBE_BIN
-WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-e2e.XXXXXX")}"
-
-# shellcheck source=lib/cluster.sh
-source "$HERE/lib/cluster.sh"
-
-E2E_OK=0
-on_exit() {
-  if [[ "$E2E_OK" != 1 ]]; then
-    step "FAILED; logs in ${CLUSTER_LOG_DIR:-$WORKDIR/logs}:"
-    ls -1 "${CLUSTER_LOG_DIR:-$WORKDIR/logs}" >&2 2>/dev/null || true
-    if [[ -f "${DAEMON_LOG:-}" ]]; then
-      step "last daemon log lines ($DAEMON_LOG):"
-      tail -n 25 "$DAEMON_LOG" >&2 || true
-    fi
-    if [[ -f "${SCHEDULER_LOG:-}" ]]; then
-      step "last scheduler log lines ($SCHEDULER_LOG):"
-      grep -v '^I' "$SCHEDULER_LOG" | tail -n 15 >&2 || true
-    fi
-  fi
-}
-cluster_register_cleanup on_exit
-
-step "control plane in $WORKDIR"
-cluster_up "$WORKDIR"
-cluster_bootstrap
-K() { cluster_kubectl "$@"; }
+SUITE_TAG=e2e-preempt
+# shellcheck source=lib/suite.sh
+source "$HERE/lib/suite.sh"
 RESULTS="$WORKDIR/results.txt"
 : >"$RESULTS"
 result() {
@@ -84,16 +48,7 @@ CURRENT=1
 # v1.20 moves pods that waited 60s out of the unschedulable queue in a sweep every 30s: up to 90s.
 ((CURRENT)) || REQUEUE_MAX_S="${E2E_REQUEUE_MAX_S_V120:-100}"
 
-mapfile -t PORTS < <(cluster_free_ports 2)
-DAEMON_PORT="${PORTS[0]}"
-DAEMON_ADMIN="${PORTS[1]}"
-DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
-"$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-  --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-cluster_register_pid "$DAEMON_PID" scheduler-extender
-cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
-step "daemon log: $DAEMON_LOG"
+suite_start_daemon
 
 # use_scheduler NAME [cluster_write_scheduler_config options]: (re)start kube-scheduler with the daemon.
 use_scheduler() {
@@ -105,28 +60,6 @@ use_scheduler() {
   cluster_start_scheduler "$WORKDIR/scheduler-$name.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-$name.log"
 }
 
-# wait_until TIMEOUT DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
-wait_until() {
-  local timeout="$1" what="$2" deadline
-  shift 2
-  deadline=$((SECONDS + timeout))
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "timed out after ${timeout}s waiting for: $what"
-    sleep 0.5
-  done
-}
-# poll_until TIMEOUT COMMAND...: like wait_until, but returns 1 instead of failing.
-poll_until() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || return 1
-    sleep 0.25
-  done
-}
-
-node_of() { K get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
-scheduled() { [[ -n "$(node_of "$1")" ]]; }
 no_pods() { [[ -z "$(K get pods -o name)" ]]; }
 daemon_gpus_used() { curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/state" | jq -e "[.nodes[].gpus[\"nvidia.com/gpu\"].used // 0] | add == $1" >/dev/null; }
 

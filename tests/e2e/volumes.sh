@@ -14,39 +14,10 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-BIN="${EXTENDER_BINARY:-$ROOT/build/scheduler-extender}"
-T0=$SECONDS
-step() { printf '[e2e-volumes %3ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
-fail() {
-  step "FAIL: $*"
-  exit 1
-}
+SUITE_TAG=e2e-volumes
+# shellcheck source=lib/suite.sh
+source "$HERE/lib/suite.sh"
 
-[[ -x "$BIN" ]] || fail "no daemon binary at $BIN (run make build)"
-if [[ "$(id -u)" == 0 ]]; then "$HERE/lib/install-deps.sh"; else E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"; fi
-KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
-export KUBE_BIN
-WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-e2e.XXXXXX")}"
-
-# shellcheck source=lib/cluster.sh
-source "$HERE/lib/cluster.sh"
-
-E2E_OK=0
-on_exit() {
-  if [[ "$E2E_OK" != 1 ]]; then
-    step "FAILED; logs in ${CLUSTER_LOG_DIR:-$WORKDIR/logs}"
-    [[ -f "${DAEMON_LOG:-}" ]] && tail -n 25 "$DAEMON_LOG" >&2
-    [[ -f "${SCHEDULER_LOG:-}" ]] && grep -v '^I' "$SCHEDULER_LOG" | tail -n 15 >&2
-  fi
-  return 0
-}
-cluster_register_cleanup on_exit
-
-step "control plane in $WORKDIR"
-cluster_up "$WORKDIR"
-cluster_bootstrap
-K() { cluster_kubectl "$@"; }
 if ((CLUSTER_KUBE_MINOR < 21)); then
   # Generic ephemeral volumes are alpha (off) before 1.21: nothing to test here.
   step "skipped on $CLUSTER_KUBE_VERSION: generic ephemeral volumes need Kubernetes 1.21 or later"
@@ -54,26 +25,8 @@ if ((CLUSTER_KUBE_MINOR < 21)); then
   exit 0
 fi
 
-mapfile -t PORTS < <(cluster_free_ports 2)
-DAEMON_PORT="${PORTS[0]}"
-DAEMON_ADMIN="${PORTS[1]}"
-DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
-"$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-  --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-cluster_register_pid "$DAEMON_PID" scheduler-extender
-cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+suite_start_daemon
 
-wait_until() {
-  local timeout="$1" what="$2" deadline
-  shift 2
-  deadline=$((SECONDS + timeout))
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "timed out after ${timeout}s waiting for: $what"
-    sleep 0.5
-  done
-}
-node_of() { K get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 gone() { ! K get pod "$1" >/dev/null 2>&1; }
 # FailedScheduling messages for pod $1, but for the wait for its ephemeral claim (which the
 # harness, like the ephemeral volume controller, creates just after the pod).
