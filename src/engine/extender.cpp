@@ -158,6 +158,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   }
 
   const state::Snapshot snap = deps_.state->snapshot();
+  model::NodeUsage scratch;
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (deadline && i % 256 == 255 && deps_.now() > *deadline) {
       r = wire::FilterResult{};
@@ -165,25 +166,25 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       answer.summary.note = r.error;
       return answer;
     }
-    const std::string name(names[i]);
+    const std::string_view name = names[i];
     const state::NodeState* node = snap.find(name);
     if (!node) {
-      r.failed[name] = unknown_node_reason();
-      spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, r.failed[name]);
+      spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
+      r.failed.emplace(name, unknown_node_reason());
       continue;
     }
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now));
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now, scratch));
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);
         break;
       case policy::Verdict::kInsufficient:
         spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, fit.reason);
-        r.failed[name] = std::move(fit.reason);
+        r.failed.insert_or_assign(std::string(name), std::move(fit.reason));
         break;
       case policy::Verdict::kUnresolvable:
         spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, fit.reason);
-        r.failed_unresolvable[name] = std::move(fit.reason);
+        r.failed_unresolvable.insert_or_assign(std::string(name), std::move(fit.reason));
         break;
     }
   }

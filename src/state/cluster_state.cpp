@@ -80,6 +80,16 @@ model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, Clock::time_p
   return usage;
 }
 
+const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now,
+                                             model::NodeUsage& scratch) const {
+  const bool holds_volumes_here = std::any_of(pod.volumes.begin(), pod.volumes.end(), [&](const model::VolumeDemand& v) {
+    return !v.held_on.empty() && v.held_on == supply.name;
+  });
+  if (reservations == 0 && !holds_volumes_here && !claims.count(pod.uid)) return placed;
+  scratch = usage_for(pod, now);
+  return scratch;
+}
+
 const NodeState* Snapshot::find(std::string_view node) const {
   auto it = nodes_->find(node);
   return it == nodes_->end() ? nullptr : it->second.get();
@@ -105,7 +115,10 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
       for (const auto& uid : uids->second) entry->claims.emplace(uid, claims_.find(uid)->second);
       resolve_devices(*entry);
       for (const auto& [uid, claim] : entry->claims) {
-        if (claim.kind != Claim::Kind::kPlaced) continue;
+        if (claim.kind != Claim::Kind::kPlaced) {
+          ++entry->reservations;
+          continue;
+        }
         entry->placed.add(claim.allocation);
         for (const auto& v : claim.allocation.volumes) {
           if (!v.claim.empty()) entry->held_volume_claims.insert(v.claim);

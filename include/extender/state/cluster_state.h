@@ -44,6 +44,7 @@ struct NodeState {
   std::map<std::string, Claim, std::less<>> claims;  // by uid
   model::NodeUsage placed;                           // the sum of the placed claims
   std::set<std::string, std::less<>> held_volume_claims;  // claims (namespace/name) placed claims hold
+  std::size_t reservations = 0;                           // claims that are reservations
 
   // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
   // without uid's own claim (so evaluating a pod again gives the same answer).
@@ -51,6 +52,10 @@ struct NodeState {
   // The same for a pod, also without the placements of the volume claims it already holds here
   // (the pod's demand places them again, so they count once).
   model::NodeUsage usage_for(const model::PodDemand& pod, Clock::time_point now) const;
+  // As usage_for(), without a copy when nothing needs taking out or adding (no reservation in
+  // flight, nothing of the pod's here): then `placed` itself, else `scratch` filled in.
+  const model::NodeUsage& usage_for(const model::PodDemand& pod, Clock::time_point now,
+                                    model::NodeUsage& scratch) const;
 };
 
 using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
