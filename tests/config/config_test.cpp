@@ -51,6 +51,12 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->kubernetes.watch_timeout, d->kubernetes.watch_timeout);
   EXPECT_EQ(c->kubernetes.stale_after, d->kubernetes.stale_after);
   EXPECT_EQ(c->kubernetes.scheduler_names, d->kubernetes.scheduler_names);
+  EXPECT_EQ(c->gpu.share.memory_resource, d->gpu.share.memory_resource);
+  EXPECT_EQ(c->gpu.share.count_resource, d->gpu.share.count_resource);
+  EXPECT_EQ(c->gpu.share.unit_bytes, d->gpu.share.unit_bytes);
+  EXPECT_EQ(c->scoring.packing, d->scoring.packing);
+  EXPECT_EQ(c->scoring.fragmentation_window, d->scoring.fragmentation_window);
+  EXPECT_EQ(c->scoring.fragmentation_prior, d->scoring.fragmentation_prior);
   EXPECT_EQ(c->standalone.inventory, std::string(EXTENDER_SOURCE_DIR) + "/examples/inventory.yaml")
       << "relative paths are relative to the config file";
 }
