@@ -50,7 +50,13 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
   deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
   engine::Extender extender(h.cfg, std::move(deps));
   Metrics metrics;
-  ApiDeps api_deps{&extender, &h.state, &metrics, {}, "kubernetes", 4s, false, h.cfg.node_fields()};
+  ApiDeps api_deps;
+  api_deps.extender = &extender;
+  api_deps.state = &h.state;
+  api_deps.metrics = &metrics;
+  api_deps.mode = "kubernetes";
+  api_deps.admin_mutations = false;
+  api_deps.node_fields = h.cfg.node_fields();
   Api api(api_deps, {"/scheduler", true, false, false});
   ListenerOptions options = listener_options(h.cfg.server, "scheduler");
   options.decide_threads = 2;

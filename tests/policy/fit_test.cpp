@@ -117,7 +117,7 @@ PodDemand volume_pod(std::vector<std::pair<std::string, std::int64_t>> volumes) 
   d.uid = "p";
   int i = 0;
   for (auto& [pool, bytes] : volumes) {
-    d.volumes.push_back({"v" + std::to_string(i++), "local", pool, bytes, false});
+    d.volumes.push_back({"v" + std::to_string(i++), "local", pool, bytes, false, "", false, ""});
   }
   return d;
 }
@@ -133,7 +133,7 @@ TEST(CheckFit, VolumesAcrossPools) {
   NodeSupply node = pool_node({Pool{"nvme", 500 * GiB, {}}, Pool{"hdd", 4096 * GiB, {}}});
   NodeUsage used;
   Allocation existing;
-  existing.volumes = {{"old", "nvme", "", 400 * GiB}};
+  existing.volumes = {{"old", "nvme", "", 400 * GiB, "", ""}};
   used.add(existing);
 
   Fit fits = check_fit(volume_pod({{"nvme", 50 * GiB}, {"nvme", 50 * GiB}, {"hdd", 1000 * GiB}}), node, used);
@@ -158,7 +158,7 @@ TEST(CheckFit, DevicesBestFit) {
   NodeSupply node = pool_node({pool});
   NodeUsage used;
   Allocation existing;
-  existing.volumes = {{"old", "nvme", "d2", 400 * GiB}};  // d2 has 200 GiB free
+  existing.volumes = {{"old", "nvme", "d2", 400 * GiB, "", ""}};  // d2 has 200 GiB free
   used.add(existing);
 
   // Largest first: 500 -> d0 (only fit); 250 -> d1 (300 free, tighter than d0's 500);
@@ -213,7 +213,7 @@ Allocation volume_held(const std::string& pool, const std::string& device, std::
 PodDemand scratch_pod(std::int64_t bytes, bool ephemeral = true) {
   PodDemand d;
   d.uid = "new";
-  d.volumes.push_back({"scratch", "local-storage", "local", bytes, false, "ns/new-scratch", ephemeral});
+  d.volumes.push_back({"scratch", "local-storage", "local", bytes, false, "ns/new-scratch", ephemeral, ""});
   return d;
 }
 

@@ -34,11 +34,13 @@ TEST(EvictionMakesRoom, Table) {
 
   // Storage is never freed by eviction.
   PodDemand with_volume = pod;
-  with_volume.volumes.push_back({"v", "local", "local", 60, false});
+  with_volume.volumes.push_back({"v", "local", "local", 60, false, "", false, ""});
   NodeUsage storage_full = full;
   Allocation victim = gpus(3);
-  victim.volumes.push_back({"old", "local", "", 50});
-  storage_full.add(Allocation{{}, victim.volumes});
+  victim.volumes.push_back({"old", "local", "", 50, "", ""});
+  Allocation held_volumes;
+  held_volumes.volumes = victim.volumes;
+  storage_full.add(held_volumes);
   EXPECT_FALSE(eviction_makes_room(with_volume, node, storage_full, std::vector<Allocation>{victim}));
 
   // A node too small for the pod never survives, whatever is evicted.
@@ -59,7 +61,7 @@ TEST(EvictionMakesRoom, VictimsEphemeralVolumesAreFreedTheirPersistentOnesAreNot
   node.pools = {{"local", 1024 * kGiB, {}}};
   PodDemand pod;
   pod.uid = "new";
-  pod.volumes.push_back({"scratch", "local-storage", "local", 600 * kGiB, false, "ns/new-scratch", true});
+  pod.volumes.push_back({"scratch", "local-storage", "local", 600 * kGiB, false, "ns/new-scratch", true, ""});
   Allocation scratch;
   scratch.volumes.push_back({"scratch", "local", "", 600 * kGiB, "ns/old-scratch", "old"});
   Allocation data;

@@ -31,7 +31,7 @@ struct Fixture {
       NodeUsage u;
       Allocation a;
       a.gpus["nvidia.com/gpu"] = specs[i].gpus_used;
-      for (std::int64_t v = 0; v < specs[i].volumes; ++v) a.volumes.push_back({"v", "local", "", 1});
+      for (std::int64_t v = 0; v < specs[i].volumes; ++v) a.volumes.push_back({"v", "local", "", 1, "", ""});
       u.add(a);
       candidates.push_back({&nodes[i], u});
     }
@@ -41,7 +41,7 @@ struct Fixture {
 PodDemand pod(std::int64_t gpus, int volumes) {
   PodDemand d;
   if (gpus) d.gpus["nvidia.com/gpu"] = gpus;
-  for (int i = 0; i < volumes; ++i) d.volumes.push_back({"v", "local", "local", 1, false});
+  for (int i = 0; i < volumes; ++i) d.volumes.push_back({"v", "local", "local", 1, false, "", false, ""});
   return d;
 }
 

@@ -110,7 +110,7 @@ struct LedgerSimulation {
     const std::string uid = "u" + std::to_string(next++);
     model::PodDemand pod;
     pod.uid = "pod-" + uid;
-    pod.volumes.push_back({"v", "local-storage", "local", gib * kGiB, false, "ns/" + uid, true});
+    pod.volumes.push_back({"v", "local-storage", "local", gib * kGiB, false, "ns/" + uid, true, ""});
     const auto now = Clock::now();
     const NodeState* n = state->snapshot().find(node.name);
     policy::Fit fit = policy::check_fit(pod, n->supply, n->usage_excluding(pod.uid, now));
