@@ -13,48 +13,12 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-BIN="${EXTENDER_BINARY:-$ROOT/build/scheduler-extender}"
-T0=$SECONDS
-step() { printf '[e2e %3ds] %s\n' "$((SECONDS - T0))" "$*" >&2; }
-fail() {
-  step "FAIL: $*"
-  exit 1
-}
-
-[[ -x "$BIN" ]] || fail "no daemon binary at $BIN (run make build)"
-if [[ "$(id -u)" == 0 ]]; then "$HERE/lib/install-deps.sh"; else E2E_DEPS_CHECK_ONLY=1 "$HERE/lib/install-deps.sh"; fi
-KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
-export KUBE_BIN
-WORKDIR="${E2E_WORKDIR:-$(mktemp -d "${TMPDIR:-/tmp}/scheduler-extender-e2e.XXXXXX")}"
 # kube-scheduler's retry on a pod-delete event can race ahead of the daemon's watch; the pod then
 # waits for the unschedulable queue's flush: 30s, as the README recommends (v1.20: fixed 60s).
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
-
-# shellcheck source=lib/cluster.sh
-source "$HERE/lib/cluster.sh"
-
-E2E_OK=0
-on_exit() {
-  if [[ "$E2E_OK" != 1 ]]; then
-    step "FAILED; logs in ${CLUSTER_LOG_DIR:-$WORKDIR/logs}:"
-    ls -1 "${CLUSTER_LOG_DIR:-$WORKDIR/logs}" >&2 2>/dev/null || true
-    if [[ -f "${DAEMON_LOG:-}" ]]; then
-      step "last daemon log lines ($DAEMON_LOG):"
-      tail -n 25 "$DAEMON_LOG" >&2 || true
-    fi
-    if [[ -f "${SCHEDULER_LOG:-}" ]]; then
-      step "last scheduler log lines ($SCHEDULER_LOG):"
-      grep -v '^I' "$SCHEDULER_LOG" | tail -n 15 >&2 || true
-    fi
-  fi
-}
-cluster_register_cleanup on_exit
-
-step "control plane in $WORKDIR"
-cluster_up "$WORKDIR"
-cluster_bootstrap
-K() { cluster_kubectl "$@"; }
+SUITE_TAG=e2e
+# shellcheck source=lib/suite.sh
+source "$HERE/lib/suite.sh"
 
 mapfile -t PORTS < <(cluster_free_ports 2)
 DAEMON_PORT="${PORTS[0]}"
@@ -94,18 +58,7 @@ use_scheduler() {
 
 gpu_pod() { cluster_gpu_pod_manifest "$1" "$2" default | K apply -f - >/dev/null; }
 
-node_of() { K get pod "$1" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 
-# wait_until TIMEOUT DESCRIPTION COMMAND...: poll COMMAND until it succeeds.
-wait_until() {
-  local timeout="$1" what="$2" deadline
-  shift 2
-  deadline=$((SECONDS + timeout))
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "timed out after ${timeout}s waiting for: $what"
-    sleep 0.5
-  done
-}
 
 bound_count() { K get pods -o json | jq '[.items[] | select(.spec.nodeName != null and .spec.nodeName != "")] | length'; }
 count_is() { [[ "$(bound_count)" == "$1" ]]; }
@@ -126,7 +79,6 @@ assert_no_overcommit() {
 }
 
 no_pods() { [[ -z "$(K get pods -o name)" ]]; }
-scheduled() { [[ -n "$(node_of "$1")" ]]; }
 
 delete_all_pods() {
   K delete pods --all --grace-period=0 --force >/dev/null 2>&1 || true
