@@ -265,7 +265,7 @@ def step_lint():
 
 NARROW_RBAC = {
     ("", "nodes", "get", ()), ("", "nodes", "list", ()), ("", "nodes", "watch", ()),
-    ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()),
+    ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()), ("", "pods", "patch", ()),
     ("", "persistentvolumeclaims", "get", ()), ("", "persistentvolumeclaims", "list", ()),
     ("", "persistentvolumeclaims", "watch", ()), ("", "persistentvolumeclaims", "patch", ()),
     ("", "pods/binding", "create", ()),
@@ -365,7 +365,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
-         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities + create pods/binding + patch pvcs")
+         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities + create pods/binding + patch pods, pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
@@ -392,7 +392,9 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls):
         "urlPrefix": f"{scheme}://{FULLNAME}.{NAMESPACE}.svc:8888/scheduler",
         "filterVerb": "filter", "prioritizeVerb": "prioritize", "bindVerb": "bind", "preemptVerb": "preempt",
         "weight": 1, "nodeCacheCapable": True, "httpTimeout": "5s", "ignorable": False,
-        "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False}],
+        "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False},
+                             {"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False},
+                             {"name": "aliyun.com/gpu-count", "ignoredByScheduler": False}],
     }
     ext = dict(cfg["extenders"][0])
     tls_config = ext.pop("tlsConfig", None)

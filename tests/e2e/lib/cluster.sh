@@ -448,7 +448,7 @@ rules:
   resources: [nodes, pods, persistentvolumeclaims, persistentvolumes, namespaces]
   verbs: [get, list, watch]
 - apiGroups: [""]
-  resources: [persistentvolumeclaims]
+  resources: [pods, persistentvolumeclaims]
   verbs: [patch]
 - apiGroups: [""]
   resources: [pods/binding, bindings]
@@ -481,6 +481,7 @@ EOF
   for check in \
     "$EXTENDER_USER list nodes" "$EXTENDER_USER watch pods" "$EXTENDER_USER create pods/binding" \
     "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER list storageclasses storage.k8s.io" \
+    "$EXTENDER_USER patch pods" "$EXTENDER_USER patch persistentvolumeclaims" \
     "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" \
     "$SCHEDULER_USER create pods/binding" "$SCHEDULER_USER watch nodes" \
     "$SCHEDULER_USER list persistentvolumeclaims" "$SCHEDULER_USER list csinodes storage.k8s.io"; do
