@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -18,6 +19,9 @@
 #include "extender/kube/api_client.h"
 #include "extender/kube/binder.h"
 #include "extender/kube/credentials.h"
+#include "extender/kube/leader_election.h"
+#include "extender/kube/leader_label.h"
+#include "extender/kube/lease.h"
 #include "extender/kube/pod_reader.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
@@ -138,6 +142,56 @@ Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& sta
   return feed;
 }
 
+// Kubernetes mode with ha.enabled: this replica's part in leader election on the Lease, and the
+// label that points the leader-only Service at the leader's pod.
+struct Election {
+  std::unique_ptr<kube::ApiLeaseStore> store;
+  std::unique_ptr<kube::LeaderLabel> label;
+  std::unique_ptr<kube::LeaderElection> election;
+
+  server::LeadershipView view() const {
+    const kube::Leadership l = election->view();
+    return {l.leading, l.identity, l.holder, l.since, l.transitions, store->where(), l.last_error};
+  }
+};
+
+std::unique_ptr<Election> start_election(const config::Config& cfg, Feed& feed) {
+  auto e = std::make_unique<Election>();
+  const kube::ElectionTiming timing{cfg.ha.lease_duration, cfg.ha.renew_deadline, cfg.ha.retry_period};
+  const std::string ns = cfg.ha.lease_namespace.empty() ? kube::election_namespace() : cfg.ha.lease_namespace;
+  const std::string identity = kube::election_identity();
+  const auto timeout = cfg.ha.renew_deadline / 2;
+  e->store = std::make_unique<kube::ApiLeaseStore>(*feed.api, ns, cfg.ha.lease_name, timeout);
+  const char* pod = std::getenv("POD_NAME");
+  if (!cfg.ha.leader_label.empty() && pod && *pod) {
+    e->label = std::make_unique<kube::LeaderLabel>(*feed.api, kube::election_namespace(), pod, cfg.ha.leader_label, timeout);
+  } else if (!cfg.ha.leader_label.empty()) {
+    spdlog::warn("POD_NAME is not set: the leader label {} cannot be put on this replica's pod", cfg.ha.leader_label);
+  }
+  kube::LeaderElection::Hooks hooks;
+  sources::KubeCluster* cluster = feed.cluster.get();
+  hooks.may_campaign = [cluster] { return !cluster->not_ready().has_value(); };
+  const std::string where = e->store->where();
+  hooks.on_transition = [where](const kube::Leadership& l) {
+    if (l.leading) {
+      spdlog::info("leader election: this replica ({}) now leads through Lease {} and decides verbs", l.identity, where);
+    } else {
+      spdlog::warn("leader election: this replica ({}) stopped leading (Lease {} holder now \"{}\"{}{}); verbs are "
+                   "refused here", l.identity, where, l.holder, l.last_error.empty() ? "" : "; last error: ",
+                   printable(l.last_error, 512));
+    }
+  };
+  kube::LeaderLabel* label = e->label.get();
+  hooks.after_step = [label](bool leading) {
+    if (label) label->reconcile(leading);
+  };
+  e->election = std::make_unique<kube::LeaderElection>(*e->store, identity, timing, std::move(hooks));
+  spdlog::info("leader election on Lease {} as {} (lease {} ms, renew deadline {} ms, retry {} ms); a standby "
+               "answers verbs with an error until it leads", where, identity, cfg.ha.lease_duration.count(),
+               cfg.ha.renew_deadline.count(), cfg.ha.retry_period.count());
+  return e;
+}
+
 int run(const config::Config& cfg) {
   state::ClusterState cluster_state;
   state::DemandCache demands(static_cast<std::size_t>(cfg.state.demand_cache_size), cfg.state.demand_cache_ttl);
@@ -157,7 +211,12 @@ int run(const config::Config& cfg) {
     if (feed->cluster) return feed->cluster->not_ready();
     return std::nullopt;
   };
+  std::unique_ptr<Election> election;
+  if (feed->cluster && cfg.ha.enabled) election = start_election(cfg, *feed);
   engine::ExtenderDeps deps;
+  if (election) {
+    deps.not_leading = [e = election->election.get()] { return e->not_leading(); };
+  }
   deps.state = &cluster_state;
   deps.demands = &demands;
   deps.request_nodes = feed->request_nodes.get();
@@ -180,7 +239,7 @@ int run(const config::Config& cfg) {
   for (const auto& r : cfg.gpu.resources) gpu_resources.push_back(r.name);
   server::Metrics metrics(gpu_resources);
   server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
-                           cfg.server.request_deadline, !kubernetes, cfg.node_fields(), &demands, {}};
+                           cfg.server.request_deadline, !kubernetes, cfg.node_fields(), &demands, {}, {}};
   if (feed->cluster) {
     api_deps.watches = [kc = feed->cluster.get()] {
       std::vector<server::WatchView> out;
@@ -188,6 +247,7 @@ int run(const config::Config& cfg) {
       return out;
     };
   }
+  if (election) api_deps.leadership = [e = election.get()] { return e->view(); };
   const bool separate_admin = !cfg.admin.listen.empty();
   server::Api scheduler_api(api_deps, {cfg.server.path_prefix, true, !separate_admin, !separate_admin});
   server::Api admin_api(api_deps, {cfg.server.path_prefix, false, true, true});
@@ -220,6 +280,7 @@ int run(const config::Config& cfg) {
                cfg.server.path_prefix.empty() ? "" : cfg.server.path_prefix);
 
   if (feed->cluster) feed->cluster->start();
+  if (election) election->election->start();
   std::thread scheduler_thread([&] { scheduler_listener.serve(); });
   std::thread admin_thread([&] {
     if (separate_admin) admin_listener.serve();
@@ -238,6 +299,7 @@ int run(const config::Config& cfg) {
     admin_listener.stop();
     scheduler_thread.join();
     admin_thread.join();
+    if (election) election->election->stop();
   }
   if (feed->cluster) feed->cluster->stop();
   spdlog::info("stopped");

@@ -197,10 +197,42 @@ Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {
   return {};
 }
 
+// The election's timings must fence: a leader stops deciding (renew_deadline) before a standby
+// may take its lease (lease_duration), and every Binding it sent before stopping is answered in
+// the gap between the two (kubernetes.bind_timeout).
+Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
+  EXTENDER_TRY(r.expect_keys(n, "ha", {"enabled", "lease_name", "lease_namespace", "lease_duration", "renew_deadline",
+                                       "retry_period", "leader_label"}));
+  HaConfig& h = c.ha;
+  if (n.IsDefined() && !n.IsNull()) {
+    EXTENDER_TRY(r.read(n, "enabled", "ha", h.enabled));
+    EXTENDER_TRY(r.read(n, "lease_name", "ha", h.lease_name));
+    EXTENDER_TRY(r.read(n, "lease_namespace", "ha", h.lease_namespace));
+    EXTENDER_TRY(read_positive_duration(r, n, "lease_duration", "ha", h.lease_duration));
+    EXTENDER_TRY(read_positive_duration(r, n, "renew_deadline", "ha", h.renew_deadline));
+    EXTENDER_TRY(read_positive_duration(r, n, "retry_period", "ha", h.retry_period));
+    EXTENDER_TRY(r.read(n, "leader_label", "ha", h.leader_label));
+  }
+  if (h.lease_name.empty()) return r.error_at(n, "ha.lease_name", "must not be empty");
+  if (h.renew_deadline >= h.lease_duration) {
+    return r.error_at(n, "ha", "renew_deadline must be shorter than lease_duration (a leader must stop deciding "
+                               "before a standby may take its lease)");
+  }
+  if (h.retry_period * 12 >= h.renew_deadline * 10) {
+    return r.error_at(n, "ha", "renew_deadline must be longer than 1.2 x retry_period (room to retry a renewal)");
+  }
+  if (h.enabled && c.kubernetes.bind_timeout >= h.lease_duration - h.renew_deadline) {
+    return r.error_at(n, "ha", "kubernetes.bind_timeout must be shorter than lease_duration - renew_deadline (a "
+                               "Binding sent by a leader just before it stopped must be answered before a standby "
+                               "can take over)");
+  }
+  return {};
+}
+
 Status load_document(YamlReader& r, Config& c) {
   const YAML::Node& root = r.root();
   EXTENDER_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
-                                   "standalone", "kubernetes"}));
+                                   "standalone", "kubernetes", "ha"}));
   if (!root.IsDefined() || root.IsNull()) return {};
   std::string mode = c.mode == Mode::kStandalone ? "standalone" : "kubernetes";
   EXTENDER_TRY(r.read(root, "mode", "", mode));
@@ -263,7 +295,7 @@ Status load_document(YamlReader& r, Config& c) {
     EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
     EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
   }
-  return {};
+  return load_ha(r, root["ha"], c);
 }
 
 Status check_level(const std::string& level) {

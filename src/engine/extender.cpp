@@ -87,8 +87,11 @@ Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::s
 }
 
 std::optional<std::string> Extender::not_ready() const {
-  if (!deps_.not_ready) return std::nullopt;
-  return deps_.not_ready();
+  if (deps_.not_ready) {
+    if (auto why = deps_.not_ready()) return why;
+  }
+  if (deps_.not_leading) return deps_.not_leading();
+  return std::nullopt;
 }
 
 Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
@@ -321,6 +324,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
+  }
+  if (auto why = not_ready()) {
+    deps_.state->drop_reservation(args.pod_uid);
+    return fail("binding " + answer.summary.pod + " to " + args.node + " abandoned: " + *why);
   }
   std::string error = deps_.binder->bind(args);
   if (!error.empty()) {

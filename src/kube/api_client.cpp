@@ -284,6 +284,7 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
     if (std::string t = token(attempt > 0); !t.empty()) client.set_bearer_token_auth(t);
     httplib::Result res = method == "POST"    ? client.Post(path, *body, "application/json")
                           : method == "PATCH" ? client.Patch(path, *body, "application/merge-patch+json")
+                          : method == "PUT"   ? client.Put(path, *body, "application/json")
                                               : client.Get(path);
     if (!res) return Error{method + " " + access_.server + path + ": " + describe(res.error())};
     ApiReply reply{res->status, std::move(res->body)};
@@ -305,6 +306,10 @@ Result<ApiReply> ApiClient::merge_patch(const std::string& path, const std::stri
 
 Result<ApiReply> ApiClient::post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout) {
   return send("POST", path, &json, timeout);
+}
+
+Result<ApiReply> ApiClient::put(const std::string& path, const std::string& json, std::chrono::milliseconds timeout) {
+  return send("PUT", path, &json, timeout);
 }
 
 Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,

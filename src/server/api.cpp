@@ -71,6 +71,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
       wire::append_json_string(body, kGitCommit);
       body += ",\"mode\":";
       wire::append_json_string(body, deps_.mode);
+      append_leadership(body);
       body += "}";
       return json(200, std::move(body));
     }
@@ -200,7 +201,19 @@ HttpResponse Api::readyz() const {
     body += "}";
     return json(503, std::move(body));
   }
-  return json(200, "{\"status\":\"ready\"}");
+  std::string body = "{\"status\":\"ready\"";
+  append_leadership(body);
+  body += "}";
+  return json(200, std::move(body));
+}
+
+void Api::append_leadership(std::string& body) const {
+  if (!deps_.leadership) return;
+  const LeadershipView l = deps_.leadership();
+  body += l.leading ? ",\"leading\":true,\"leaderSince\":" : ",\"leading\":false,\"standbySince\":";
+  wire::append_json_string(body, l.since);
+  body += ",\"leader\":";
+  wire::append_json_string(body, l.holder);
 }
 
 HttpResponse Api::metrics() const {
@@ -210,12 +223,15 @@ HttpResponse Api::metrics() const {
   view.now = state::Clock::now();
   if (deps_.demands) view.demand_cache_entries = deps_.demands->size();
   if (deps_.watches) view.watches = deps_.watches();
+  if (deps_.leadership) view.leadership = deps_.leadership();
   std::string body = deps_.metrics ? deps_.metrics->render(view) : std::string();
   return {200, std::move(body), "text/plain; version=0.0.4; charset=utf-8", {}};
 }
 
 HttpResponse Api::debug_state() const {
-  return json(200, render_state(deps_.state->snapshot(), state::Clock::now()));
+  std::optional<LeadershipView> leadership;
+  if (deps_.leadership) leadership = deps_.leadership();
+  return json(200, render_state(deps_.state->snapshot(), state::Clock::now(), leadership ? &*leadership : nullptr));
 }
 
 HttpResponse Api::debug_node(const std::string& name) const {

@@ -129,7 +129,8 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
 
 }  // namespace
 
-std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now) {
+std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now,
+                         const LeadershipView* leadership) {
   ordered_json nodes = ordered_json::array();
   std::size_t reservations = 0;
   std::size_t pods = 0;
@@ -140,6 +141,17 @@ std::string render_state(const state::Snapshot& snapshot, state::Clock::time_poi
     nodes.push_back(node_json(*node, now));
   }
   ordered_json j;
+  if (leadership) {
+    ordered_json l;
+    l["leading"] = leadership->leading;
+    l["identity"] = leadership->identity;
+    l["holder"] = leadership->holder;
+    l["since"] = leadership->since;
+    l["transitions"] = leadership->transitions;
+    l["lease"] = leadership->lease;
+    if (!leadership->last_error.empty()) l["last_error"] = leadership->last_error;
+    j["leadership"] = std::move(l);
+  }
   j["nodes_total"] = snapshot.nodes().size();
   j["pods_total"] = pods;
   j["reservations_total"] = reservations;

@@ -205,6 +205,15 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
     out.push_back(std::move(stale));
     out.push_back(std::move(lists));
   }
+  if (view.leadership) {
+    auto leader = family("scheduler_extender_leader", "1 while this replica leads (holds the Lease and decides verbs).");
+    auto transitions = family("scheduler_extender_leader_transitions_total",
+                              "Times this replica started or stopped leading.", MetricType::Counter);
+    gauge(leader, {}, view.leadership->leading ? 1 : 0);
+    gauge(transitions, {}, static_cast<double>(view.leadership->transitions));
+    out.push_back(std::move(leader));
+    out.push_back(std::move(transitions));
+  }
   return out;
 }
 

@@ -90,10 +90,7 @@ const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, Clock:
   return scratch;
 }
 
-const NodeState* Snapshot::find(std::string_view node) const {
-  auto it = nodes_->find(node);
-  return it == nodes_->end() ? nullptr : it->second.get();
-}
+const NodeState* Snapshot::find(std::string_view node) const { return index_->find(node); }
 
 Snapshot ClusterState::snapshot() const {
   std::lock_guard lock(read_mu_);
@@ -102,7 +99,7 @@ Snapshot ClusterState::snapshot() const {
 
 void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
   if (nodes.empty()) return;
-  auto next = std::make_shared<NodeMap>(*current_);
+  auto next = std::make_shared<NodeMap>(current_->nodes());
   for (const auto& name : nodes) {
     auto supply = supply_.find(name);
     if (supply == supply_.end()) {
@@ -127,8 +124,9 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     }
     (*next)[name] = std::move(entry);
   }
+  auto index = std::make_shared<const NodeIndex>(std::move(next));
   std::lock_guard lock(read_mu_);
-  current_ = std::move(next);
+  current_.swap(index);
 }
 
 void ClusterState::upsert_nodes(std::vector<model::NodeSupply> nodes) {

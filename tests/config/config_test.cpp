@@ -57,6 +57,13 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->scoring.packing, d->scoring.packing);
   EXPECT_EQ(c->scoring.fragmentation_window, d->scoring.fragmentation_window);
   EXPECT_EQ(c->scoring.fragmentation_prior, d->scoring.fragmentation_prior);
+  EXPECT_EQ(c->ha.enabled, d->ha.enabled);
+  EXPECT_EQ(c->ha.lease_name, d->ha.lease_name);
+  EXPECT_EQ(c->ha.lease_namespace, d->ha.lease_namespace);
+  EXPECT_EQ(c->ha.lease_duration, d->ha.lease_duration);
+  EXPECT_EQ(c->ha.renew_deadline, d->ha.renew_deadline);
+  EXPECT_EQ(c->ha.retry_period, d->ha.retry_period);
+  EXPECT_EQ(c->ha.leader_label, d->ha.leader_label);
   EXPECT_EQ(c->standalone.inventory, std::string(EXTENDER_SOURCE_DIR) + "/examples/inventory.yaml")
       << "relative paths are relative to the config file";
 }
@@ -177,6 +184,41 @@ TEST(Config, TheNodesFormFieldFilterKeepsWhatThePolicyReads) {
   EXPECT_EQ(supply.gpu_memory_bytes.at("nvidia.com/gpu"), std::int64_t{81920} << 20);
   ASSERT_EQ(supply.pools.size(), 1u);
   EXPECT_EQ(supply.pools[0].capacity_bytes, std::int64_t{2} << 40);
+}
+
+TEST(Config, HaDefaultsAreClientGos) {
+  auto c = parse_config("", "<empty>");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_TRUE(c->ha.enabled);
+  EXPECT_EQ(c->ha.lease_duration, std::chrono::seconds(15));
+  EXPECT_EQ(c->ha.renew_deadline, std::chrono::seconds(10));
+  EXPECT_EQ(c->ha.retry_period, std::chrono::seconds(2));
+}
+
+TEST(Config, HaTimingsMustFence) {
+  struct Case {
+    const char* yaml;
+    const char* error;  // empty: accepted
+  };
+  const Case cases[] = {
+      {"ha: {lease_duration: 30s, renew_deadline: 20s, retry_period: 5s}", ""},
+      {"ha: {lease_duration: 10s, renew_deadline: 10s}", "renew_deadline must be shorter than lease_duration"},
+      {"ha: {lease_duration: 15s, renew_deadline: 2s, retry_period: 2s}", "1.2 x retry_period"},
+      {"ha: {lease_duration: 12s, renew_deadline: 10s}", "bind_timeout must be shorter"},
+      {"kubernetes: {bind_timeout: 1s}\nha: {lease_duration: 12s, renew_deadline: 10s}", ""},
+      {"ha: {enabled: false, lease_duration: 12s, renew_deadline: 10s}", ""},
+      {"ha: {lease_name: \"\"}", "ha.lease_name"},
+      {"ha: {leader: x}", "leader"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = parse_config(c.yaml, "t.yaml");
+    if (std::string(c.error).empty()) {
+      EXPECT_TRUE(parsed) << c.yaml << ": " << parsed.message();
+    } else {
+      ASSERT_FALSE(parsed) << c.yaml;
+      EXPECT_NE(parsed.message().find(c.error), std::string::npos) << parsed.message();
+    }
+  }
 }
 
 TEST(CommandLine, FlagsOverrideTheFile) {

@@ -343,5 +343,47 @@ TEST(WhoMayBind, StandaloneModeRefusesOnlyPodsThatNeedNothingManaged) {
   EXPECT_EQ(h.ext->bind({args.pod.name, args.pod.namespace_name, args.pod.uid, "big"}).error, "");
 }
 
+TEST(Leadership, AStandbyDecidesNoVerbAndALapseBeforeTheBindingAbandonsIt) {
+  Harness h;
+  h.cfg.mode = config::Mode::kKubernetes;
+  model::Pod pod = gpu_pod("u1", "1");
+  RecordingBinder binder;
+  std::optional<std::string> standby;
+  int asked = 0;
+  int lapse_after = -1;  // answers "leads" this many times, then "lapsed"
+  ExtenderDeps deps;
+  deps.state = &h.state;
+  deps.demands = &h.demands;
+  deps.binder = &binder;
+  deps.pending_pod = [&](const std::string&) -> std::optional<model::Pod> { return pod; };
+  deps.not_leading = [&]() -> std::optional<std::string> {
+    ++asked;
+    if (standby) return standby;
+    if (lapse_after >= 0 && asked > lapse_after) return std::string("leadership lapsed");
+    return std::nullopt;
+  };
+  Extender ext(h.cfg, std::move(deps));
+
+  standby = "this replica is a standby; ext-0 leads";
+  EXPECT_NE(ext.filter(args_for(pod)).result.error.find("standby; ext-0 leads"), std::string::npos);
+  EXPECT_TRUE(ext.prioritize(args_for(pod)).scores.empty());
+  EXPECT_NE(ext.bind({pod.name, pod.namespace_name, pod.uid, "big"}).error.find("standby"), std::string::npos);
+  EXPECT_NE(ext.preempt({pod, {{"big", {{"victim"}, {}, 0}}}}).summary.note.find("standby"), std::string::npos);
+  EXPECT_TRUE(binder.bound.empty());
+  EXPECT_FALSE(h.state.claim_of("u1"));
+
+  standby.reset();
+  asked = 0;
+  lapse_after = 1;  // leads when the bind starts, lapsed just before the Binding
+  BindAnswer lapsed = ext.bind({pod.name, pod.namespace_name, pod.uid, "big"});
+  EXPECT_NE(lapsed.error.find("abandoned: leadership lapsed"), std::string::npos) << lapsed.error;
+  EXPECT_TRUE(binder.bound.empty()) << "no Binding leaves a replica that no longer leads";
+  EXPECT_FALSE(h.state.claim_of("u1")) << "its reservation is dropped";
+
+  lapse_after = -1;
+  EXPECT_EQ(ext.bind({pod.name, pod.namespace_name, pod.uid, "big"}).error, "");
+  EXPECT_EQ(binder.bound, std::vector<std::string>{"u1"});
+}
+
 }  // namespace
 }  // namespace extender::engine

@@ -139,6 +139,7 @@ class FakeApiServer {
     server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("GET", req, res); });
     server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("POST", req, res); });
     server_.Patch(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("PATCH", req, res); });
+    server_.Put(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("PUT", req, res); });
     port_ = server_.bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });

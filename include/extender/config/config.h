@@ -95,6 +95,18 @@ struct KubernetesConfig {
   std::string user_agent = "scheduler-extender";
 };
 
+// Kubernetes mode: replicas elect one leader on a coordination.k8s.io/v1 Lease (client-go's
+// semantics); only the leader decides verbs. Standalone mode ignores this.
+struct HaConfig {
+  bool enabled = true;
+  std::string lease_name = "scheduler-extender";
+  std::string lease_namespace;             // empty: POD_NAMESPACE, else "default"
+  milliseconds lease_duration{15'000};     // a standby takes an unrenewed lease after this
+  milliseconds renew_deadline{10'000};     // a leader that could not renew for this long stops deciding
+  milliseconds retry_period{2'000};        // between attempts to acquire or renew
+  std::string leader_label = "scheduler-extender.io/leader";  // on the leader's pod; empty: none
+};
+
 struct Config {
   Mode mode = Mode::kStandalone;
   ServerConfig server;
@@ -106,6 +118,7 @@ struct Config {
   StateConfig state;
   StandaloneConfig standalone;
   KubernetesConfig kubernetes;
+  HaConfig ha;
 
   model::DemandRules demand_rules() const;
   model::SupplyRules supply_rules() const;

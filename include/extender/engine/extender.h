@@ -82,6 +82,10 @@ struct ExtenderDeps {
   std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch_pod;
   // A reason while the daemon cannot decide yet (caches not synced); nullopt when ready.
   std::function<std::optional<std::string>()> not_ready;
+  // Kubernetes mode with leader election: why this replica may not decide (it is a standby, or a
+  // leader past its renew deadline); nullopt while it leads. Asked before every verb and again
+  // just before a Binding is sent. Empty: this process always decides.
+  std::function<std::optional<std::string>()> not_leading;
   std::function<state::Clock::time_point()> now = [] { return state::Clock::now(); };
 };
 

@@ -1,8 +1,9 @@
 #pragma once
 // Api: turns HTTP requests into verbs and answers. Malformed requests (not JSON, not an object,
 // no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
-// inside. /debug and /admin answer 403 to any peer not on loopback. Writes one log line per verb
-// request (refusals with the caller's address) and feeds Metrics. Thread-safe.
+// inside. /debug and /admin answer 403 to any peer not on loopback. A standby is ready (200) once
+// its caches have synced; /readyz, /version and /debug/state say whether it leads. Writes one
+// log line per verb request (refusals with the caller's address) and feeds Metrics. Thread-safe.
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -31,6 +32,9 @@ struct ApiDeps {
   wire::NodeFieldFilter node_fields;  // what to keep of each node in Nodes-form requests
   state::DemandCache* demands = nullptr;  // its size is a metric
   std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
+  // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
+  // and /metrics. Empty: no election (every verb is decided here).
+  std::function<LeadershipView()> leadership;
 };
 
 class Api {
@@ -47,6 +51,8 @@ class Api {
   HttpResponse debug_node(const std::string& name) const;
   HttpResponse admin_remove_pod(const std::string& uid);
   HttpResponse readyz() const;
+  // `,"leading":...,"leaderSince"|"standbySince":...,"leader":...` when there is an election.
+  void append_leadership(std::string& body) const;
   HttpResponse metrics() const;
 
   ApiDeps deps_;

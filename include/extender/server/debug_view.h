@@ -4,11 +4,14 @@
 // indented JSON a person reads with curl. Pure rendering of a snapshot.
 #include <string>
 
+#include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::server {
 
-std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now);
+// With `leadership`, the view starts with this replica's part in leader election.
+std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now,
+                         const LeadershipView* leadership = nullptr);
 std::string render_node(const state::NodeState& node, state::Clock::time_point now);
 
 }  // namespace extender::server

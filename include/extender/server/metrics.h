@@ -4,7 +4,7 @@
 // listener. Event metrics (requests and latency per verb and outcome, filter verdicts, refusals
 // of who may bind, reservation expiries, overcommit episodes) live in a registry. State metrics
 // (nodes, claims, per-node GPUs allocatable/used/reserved per resource, pool capacity and use,
-// reservations in flight, demand-cache size, watch staleness) are computed from the caller's view
+// reservations in flight, demand-cache size, watch staleness, leadership) are computed from the caller's view
 // at each scrape, so per-node series exist exactly for the nodes the daemon knows: their number
 // is bounded by the node count and a removed node's series are gone at the next scrape.
 // Every name has the scheduler_extender_ prefix. Thread-safe.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "extender/engine/extender.h"
+#include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/overcommit.h"
 
@@ -45,6 +46,7 @@ struct ScrapeView {
   state::Clock::time_point now{};
   std::optional<std::size_t> demand_cache_entries;
   std::vector<WatchView> watches;  // empty outside Kubernetes mode
+  std::optional<LeadershipView> leadership;  // Kubernetes mode with leader election
 };
 
 class Metrics {

@@ -18,6 +18,7 @@
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
+#include "extender/state/node_index.h"
 
 namespace extender::state {
 
@@ -58,8 +59,6 @@ struct NodeState {
                                     model::NodeUsage& scratch) const;
 };
 
-using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
-
 // The ledger's device rule for one volume of a device pool: the recorded device when the pool has
 // it, else, among the devices large enough to hold the volume alone, the one the claim's uid hashes
 // to (FNV-1a). It reads that claim alone, so binds, deletions and restarts never move a volume, and
@@ -69,13 +68,13 @@ std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, c
 
 class Snapshot {
  public:
-  Snapshot() : nodes_(std::make_shared<const NodeMap>()) {}
-  explicit Snapshot(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) {}
+  Snapshot() : index_(std::make_shared<const NodeIndex>(std::make_shared<const NodeMap>())) {}
+  explicit Snapshot(std::shared_ptr<const NodeIndex> index) : index_(std::move(index)) {}
   const NodeState* find(std::string_view node) const;
-  const NodeMap& nodes() const { return *nodes_; }
+  const NodeMap& nodes() const { return index_->nodes(); }
 
  private:
-  std::shared_ptr<const NodeMap> nodes_;
+  std::shared_ptr<const NodeIndex> index_;
 };
 
 class ClusterState {
@@ -111,7 +110,7 @@ class ClusterState {
   void erase_claim(std::string_view uid, std::set<std::string, std::less<>>& touched);
 
   mutable std::mutex read_mu_;  // guards current_ (the pointer only)
-  std::shared_ptr<const NodeMap> current_ = std::make_shared<const NodeMap>();
+  std::shared_ptr<const NodeIndex> current_ = std::make_shared<const NodeIndex>(std::make_shared<const NodeMap>());
 
   mutable std::mutex write_mu_;  // guards everything below and serialises publishers
   std::map<std::string, model::NodeSupply, std::less<>> supply_;

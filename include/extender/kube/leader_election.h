@@ -1,0 +1,51 @@
+#pragma once
+// LeaderElection: runs a LeaderElector on a thread of its own. It campaigns (every retry_period,
+// with up to 1.2x jitter, as client-go does) only while `may_campaign` says this replica could
+// decide (its caches have synced), renews every retry_period while it leads, and wakes at the end
+// of its term to report a step down when the renew deadline passes (verbs stop at the deadline
+// itself: LeaderElector answers from the clock, even while an attempt waits on the API server). `on_transition` hears
+// every start and end of leadership (one log line each); `after_step` runs after every attempt,
+// with whether this replica leads (the leader label follows it). stop() releases a held lease.
+// Callbacks run on the election thread. Thread-safe.
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "extender/kube/leader_elector.h"
+
+namespace extender::kube {
+
+class LeaderElection {
+ public:
+  struct Hooks {
+    std::function<bool()> may_campaign;
+    std::function<void(const Leadership&)> on_transition;
+    std::function<void(bool leading)> after_step;
+  };
+
+  LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks);
+  ~LeaderElection();
+
+  void start();
+  // Stops the loop; a leader gives the lease up first, so that a standby takes over within about
+  // one retry_period instead of a lease_duration.
+  void stop();
+
+  std::optional<std::string> not_leading() const { return elector_.not_leading(LeaderElector::Clock::now()); }
+  Leadership view() const { return elector_.view(LeaderElector::Clock::now()); }
+
+ private:
+  void run();
+  LeaderElector elector_;
+  Hooks hooks_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace extender::kube

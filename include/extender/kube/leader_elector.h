@@ -1,0 +1,97 @@
+#pragma once
+// LeaderElector: leader election on a Lease with the semantics of client-go's leaderelection.
+// Each attempt (try_acquire_or_renew) reads the lease; one that does not exist is created; one
+// held by another identity is left alone while it is live, i.e. until its leaseDurationSeconds
+// have passed on this replica's monotonic clock since the record was last seen to change (clocks
+// of different machines are never compared); an expired or released (empty holder) lease, or one
+// already naming this identity, is written with this identity, guarded by the resourceVersion
+// read, so of two replicas racing for it one gets 409 and stays a candidate.
+//
+// Fencing by time: this replica leads only until renew_deadline has passed since the start of its
+// last successful write (`not_leading` answers from the clock, whatever the caller's thread is
+// doing). Another replica can take the lease at the earliest lease_duration after it saw that
+// write, which came after its start; with renew_deadline < lease_duration the old leader has
+// stopped deciding before anyone else can start, and the gap (lease_duration - renew_deadline)
+// is longer than any Binding it sent before stopping may take (config enforces bind_timeout < gap).
+//
+// Time is passed in by the caller (tests drive it with a fake clock). try_acquire_or_renew and
+// release are called from one thread (the election loop); not_leading, view and holds may be
+// called from any thread.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "extender/kube/lease.h"
+
+namespace extender::kube {
+
+struct ElectionTiming {
+  std::chrono::milliseconds lease_duration{15'000};
+  std::chrono::milliseconds renew_deadline{10'000};
+  std::chrono::milliseconds retry_period{2'000};
+};
+
+// What this replica knows of the election, for /readyz, /version, /debug/state and metrics.
+struct Leadership {
+  bool leading = false;
+  std::string identity;             // this replica
+  std::string holder;               // the lease's holder as last read; empty when released or unknown
+  std::string since;                // wall time (RFC 3339) this replica last started or stopped leading
+  std::uint64_t transitions = 0;    // times this replica started or stopped leading
+  std::string last_error;           // of the last attempt that failed; empty after a success
+};
+
+class LeaderElector {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using WallClock = std::chrono::system_clock;
+
+  LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing);
+
+  // One attempt to acquire the lease or renew it, started at `now` (`wall` is what the lease
+  // records). True when this replica leads after it. A failed renewal keeps the leadership
+  // until its deadline.
+  bool try_acquire_or_renew(Clock::time_point now, WallClock::time_point wall);
+  // Gives the lease up if this replica holds it (holder emptied, duration 1 s, as client-go's
+  // ReleaseOnCancel), so that a standby takes it at its next attempt. Leads no longer either way.
+  void release(Clock::time_point now, WallClock::time_point wall);
+
+  // Why this replica may not decide at `now`: a standby (and who leads), or a leader whose renew
+  // deadline has passed; nullopt while it leads.
+  std::optional<std::string> not_leading(Clock::time_point now) const;
+  bool leads(Clock::time_point now) const { return now.time_since_epoch().count() < valid_until_.load(); }
+  // The end of the current term (time_point{} when not leading).
+  Clock::time_point valid_until() const { return Clock::time_point(Clock::duration(valid_until_.load())); }
+  // Records a step down once the deadline has passed; true when this call did (for the log line).
+  bool note_deadline(Clock::time_point now, WallClock::time_point wall);
+  Leadership view(Clock::time_point now) const;
+  const ElectionTiming& timing() const { return timing_; }
+
+ private:
+  void lead_until(Clock::time_point until, WallClock::time_point wall);
+  void step_down(WallClock::time_point wall);
+
+  LeaseStore& store_;
+  const std::string identity_;
+  const ElectionTiming timing_;
+
+  mutable std::mutex mu_;
+  LeaseRecord observed_;                 // the lease as last read or written
+  Clock::time_point observed_at_{};      // when it was last seen to change
+  bool leading_ = false;                 // the state transitions were reported for
+  bool lapsed_ = false;                  // stepped down at the renew deadline, nobody else seen since
+  std::string since_;
+  std::uint64_t transitions_ = 0;
+  std::string last_error_;
+  std::atomic<Clock::rep> valid_until_{0};  // end of the term, in Clock ticks; 0 when not leading
+};
+
+// This replica's identity: "<POD_NAME>_<POD_UID>" from the downward API, else "<hostname>_<pid>".
+std::string election_identity();
+// The namespace the lease lives in: POD_NAMESPACE, else "default".
+std::string election_namespace();
+
+}  // namespace extender::kube

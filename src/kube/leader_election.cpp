@@ -1,0 +1,70 @@
+#include "extender/kube/leader_election.h"
+
+#include <random>
+
+namespace extender::kube {
+
+LeaderElection::LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks)
+    : elector_(store, std::move(identity), timing), hooks_(std::move(hooks)) {}
+
+LeaderElection::~LeaderElection() { stop(); }
+
+void LeaderElection::start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable() || stop_) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void LeaderElection::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  const bool led = elector_.view(LeaderElector::Clock::now()).leading;
+  elector_.release(LeaderElector::Clock::now(), LeaderElector::WallClock::now());
+  if (led && hooks_.on_transition) hooks_.on_transition(elector_.view(LeaderElector::Clock::now()));
+  if (hooks_.after_step) hooks_.after_step(false);
+}
+
+void LeaderElection::run() {
+  using Clock = LeaderElector::Clock;
+  const ElectionTiming& t = elector_.timing();
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.0, 1.2);
+  bool reported = false;
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    lock.unlock();
+    const Clock::time_point started = Clock::now();
+    bool leads = elector_.leads(started);
+    if (leads || !hooks_.may_campaign || hooks_.may_campaign()) {
+      leads = elector_.try_acquire_or_renew(started, LeaderElector::WallClock::now());
+    }
+    if (leads != reported) {
+      reported = leads;
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
+    }
+    if (hooks_.after_step) hooks_.after_step(leads);
+    Clock::time_point next = Clock::now() + t.retry_period;
+    if (!leads) {
+      next += std::chrono::duration_cast<Clock::duration>(t.retry_period * jitter(rng));
+    } else {
+      next = std::min(next, elector_.valid_until());
+    }
+    lock.lock();
+    cv_.wait_until(lock, next, [this] { return stop_; });
+    if (stop_) break;
+    lock.unlock();
+    if (elector_.note_deadline(Clock::now(), LeaderElector::WallClock::now())) {
+      reported = false;
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
+      if (hooks_.after_step) hooks_.after_step(false);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace extender::kube

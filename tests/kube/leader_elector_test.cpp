@@ -1,0 +1,227 @@
+#include "extender/kube/leader_elector.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace extender::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = LeaderElector::Clock;
+using WallClock = LeaderElector::WallClock;
+
+// A Lease in memory, with the API server's rules: create fails when it exists, update when the
+// resourceVersion read is no longer current. `down` makes every call fail; `before_write` runs
+// between a caller's read and its write (another replica writing meanwhile).
+class MemoryLeaseStore : public LeaseStore {
+ public:
+  Result<std::optional<LeaseRecord>> get() override {
+    ++reads;
+    if (down) return Error{"connection refused"};
+    return lease;
+  }
+  Result<WriteOutcome> create(LeaseRecord& record) override {
+    if (auto hook = std::exchange(before_write, nullptr)) hook();
+    if (down) return Error{"connection refused"};
+    if (lease) return WriteOutcome::kConflict;
+    return store(record);
+  }
+  Result<WriteOutcome> update(LeaseRecord& record) override {
+    if (auto hook = std::exchange(before_write, nullptr)) hook();
+    if (down) return Error{"connection refused"};
+    if (!lease || lease->resource_version != record.resource_version) return WriteOutcome::kConflict;
+    return store(record);
+  }
+  std::string where() const override { return "ns/lease"; }
+
+  WriteOutcome store(LeaseRecord& record) {
+    record.resource_version = std::to_string(++version);
+    lease = record;
+    ++writes;
+    return WriteOutcome::kWritten;
+  }
+
+  std::optional<LeaseRecord> lease;
+  bool down = false;
+  std::function<void()> before_write;
+  int version = 100;
+  int reads = 0;
+  int writes = 0;
+};
+
+const ElectionTiming kTiming{15s, 10s, 2s};
+const Clock::time_point T0 = Clock::time_point(1h);
+const WallClock::time_point W0 = WallClock::time_point(std::chrono::hours(24 * 365 * 56));
+
+// Wall time moves with the fake monotonic clock.
+WallClock::time_point wall(Clock::time_point t) { return W0 + (t - T0); }
+
+bool attempt(LeaderElector& e, Clock::time_point t) { return e.try_acquire_or_renew(t, wall(t)); }
+
+TEST(LeaderElector, CreatesAMissingLeaseAndLeads) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  EXPECT_TRUE(a.not_leading(T0)) << "nobody leads before the first attempt";
+  EXPECT_TRUE(attempt(a, T0));
+  ASSERT_TRUE(store.lease);
+  EXPECT_EQ(store.lease->holder, "a");
+  EXPECT_EQ(store.lease->lease_duration_seconds, 15);
+  EXPECT_EQ(store.lease->transitions, 0);
+  EXPECT_EQ(store.lease->acquire_time, store.lease->renew_time);
+  EXPECT_FALSE(a.not_leading(T0 + 1s));
+  EXPECT_TRUE(a.view(T0).leading);
+  EXPECT_EQ(a.view(T0).transitions, 1u);
+}
+
+TEST(LeaderElector, RenewalMovesRenewTimeAndKeepsAcquireTime) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  const LeaseRecord first = *store.lease;
+  ASSERT_TRUE(attempt(a, T0 + 2s));
+  EXPECT_EQ(store.lease->acquire_time, first.acquire_time);
+  EXPECT_NE(store.lease->renew_time, first.renew_time);
+  EXPECT_EQ(store.lease->transitions, first.transitions);
+  EXPECT_FALSE(a.not_leading(T0 + 11s)) << "the term runs renew_deadline from the last renewal's start";
+  EXPECT_TRUE(a.not_leading(T0 + 12s));
+  EXPECT_EQ(a.view(T0 + 2s).transitions, 1u) << "a renewal is not a transition";
+}
+
+TEST(LeaderElector, StopsLeadingAtTheRenewDeadlineWhenItCannotRenew) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  store.down = true;
+  for (auto t = T0 + 2s; t < T0 + 10s; t += 2s) {
+    EXPECT_TRUE(attempt(a, t)) << "a failed renewal keeps the term until its deadline";
+    EXPECT_FALSE(a.note_deadline(t, wall(t)));
+  }
+  EXPECT_FALSE(a.not_leading(T0 + 10s - 1ms));
+  auto why = a.not_leading(T0 + 10s);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("not renewed within the renew deadline"), std::string::npos) << *why;
+  EXPECT_NE(why->find("connection refused"), std::string::npos) << *why;
+  EXPECT_TRUE(a.note_deadline(T0 + 10s, wall(T0 + 10s)));
+  EXPECT_FALSE(a.note_deadline(T0 + 11s, wall(T0 + 11s))) << "a step down is reported once";
+  EXPECT_FALSE(a.view(T0 + 10s).leading);
+  EXPECT_EQ(a.view(T0 + 10s).transitions, 2u);
+}
+
+TEST(LeaderElector, NeverTakesALiveLease) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  for (auto t = T0 + 1s; t < T0 + 120s; t += 1s) {
+    if ((t - T0) % 2s == 0s) ASSERT_TRUE(attempt(a, t));
+    EXPECT_FALSE(attempt(b, t)) << "at +" << (t - T0) / 1s << "s";
+  }
+  EXPECT_EQ(store.lease->holder, "a");
+  auto why = b.not_leading(T0 + 120s);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("standby; a leads"), std::string::npos) << *why;
+  EXPECT_EQ(b.view(T0 + 120s).holder, "a");
+}
+
+TEST(LeaderElector, TakesOverALeaseNotRenewedForItsDurationAfterTheOldLeaderStopped) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  const LeaseRecord held = *store.lease;
+  EXPECT_FALSE(attempt(b, T0 + 1s));  // b sees a's record first here: its 15 s count from now
+  store.down = true;                   // a is cut off from the API server; b's view is frozen
+  EXPECT_FALSE(attempt(b, T0 + 8s));
+  store.down = false;
+  EXPECT_TRUE(a.not_leading(T0 + 10s)) << "the old leader has stopped before anyone may take over";
+  EXPECT_FALSE(attempt(b, T0 + 16s - 1ms));
+  EXPECT_TRUE(attempt(b, T0 + 16s));
+  EXPECT_EQ(store.lease->holder, "b");
+  EXPECT_EQ(store.lease->transitions, held.transitions + 1);
+  EXPECT_NE(store.lease->acquire_time, held.acquire_time);
+  EXPECT_FALSE(attempt(a, T0 + 17s)) << "the old leader finds b's live lease and stays a standby";
+  EXPECT_EQ(store.lease->holder, "b");
+}
+
+TEST(LeaderElector, OfTwoWritersOnTheSameReadOneGetsAConflict) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  LeaderElector c(store, "c", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  EXPECT_FALSE(attempt(b, T0 + 1s));
+  EXPECT_FALSE(attempt(c, T0 + 1s));
+  // Both b and c find the lease expired at +16 s; c writes between b's read and b's write.
+  store.before_write = [&] { EXPECT_TRUE(attempt(c, T0 + 16s)); };
+  EXPECT_FALSE(attempt(b, T0 + 16s));
+  EXPECT_EQ(store.lease->holder, "c");
+  EXPECT_NE(b.view(T0 + 16s).last_error.find("409"), std::string::npos) << b.view(T0 + 16s).last_error;
+  EXPECT_TRUE(b.not_leading(T0 + 16s));
+  EXPECT_FALSE(attempt(b, T0 + 18s)) << "c's lease is live now";
+}
+
+TEST(LeaderElector, ACreateRaceIsAConflictToo) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  store.before_write = [&] { EXPECT_TRUE(attempt(a, T0)); };
+  EXPECT_FALSE(attempt(b, T0));
+  EXPECT_EQ(store.lease->holder, "a");
+}
+
+TEST(LeaderElector, ReleaseHandsOverAtTheStandbysNextAttempt) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  EXPECT_FALSE(attempt(b, T0 + 1s));
+  a.release(T0 + 1500ms, wall(T0 + 1500ms));
+  EXPECT_TRUE(a.not_leading(T0 + 1500ms)) << "a releasing replica stops deciding first";
+  EXPECT_EQ(store.lease->holder, "");
+  EXPECT_EQ(store.lease->lease_duration_seconds, 1);
+  EXPECT_TRUE(attempt(b, T0 + 2s)) << "a released lease is taken without waiting for it to expire";
+  EXPECT_EQ(store.lease->holder, "b");
+  EXPECT_EQ(store.lease->transitions, 1);
+}
+
+TEST(LeaderElector, ReleaseByAStandbyWritesNothing) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming);
+  LeaderElector b(store, "b", kTiming);
+  ASSERT_TRUE(attempt(a, T0));
+  EXPECT_FALSE(attempt(b, T0 + 1s));
+  const int writes = store.writes;
+  b.release(T0 + 2s, wall(T0 + 2s));
+  EXPECT_EQ(store.writes, writes);
+  EXPECT_EQ(store.lease->holder, "a");
+}
+
+TEST(LeaderElector, ARestartedProcessOfTheSameIdentityRenewsAtOnce) {
+  MemoryLeaseStore store;
+  {
+    LeaderElector before(store, "pod-0_uid", kTiming);
+    ASSERT_TRUE(attempt(before, T0));
+    ASSERT_TRUE(attempt(before, T0 + 2s));
+  }
+  const LeaseRecord held = *store.lease;
+  LeaderElector after(store, "pod-0_uid", kTiming);
+  EXPECT_TRUE(attempt(after, T0 + 3s));
+  EXPECT_EQ(store.lease->acquire_time, held.acquire_time);
+  EXPECT_EQ(store.lease->transitions, held.transitions);
+}
+
+TEST(LeaderElector, AFailedAttemptAsStandbyIsReportedAndLeadsNowhere) {
+  MemoryLeaseStore store;
+  store.down = true;
+  LeaderElector a(store, "a", kTiming);
+  EXPECT_FALSE(attempt(a, T0));
+  EXPECT_NE(a.view(T0).last_error.find("connection refused"), std::string::npos);
+  EXPECT_EQ(a.view(T0).transitions, 0u);
+  store.down = false;
+  EXPECT_TRUE(attempt(a, T0 + 2s));
+  EXPECT_TRUE(a.view(T0 + 2s).last_error.empty());
+}
+
+}  // namespace
+}  // namespace extender::kube
