@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <cstring>
+
 namespace extender::wire {
 
 namespace {
@@ -32,14 +35,34 @@ constexpr bool needs_no_escape(unsigned char c) {
   return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
 }
 
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (unsigned c = 0; c < 256; ++c) t[c] = needs_no_escape(static_cast<unsigned char>(c));
+  return t;
+}();
+
+size_t plain_prefix(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && kPlain[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
+  if (plain_prefix(s) == s.size()) {
+    const size_t at = out.size();
+    out.resize(at + s.size() + 2);
+    char* p = out.data() + at;
+    p[0] = '"';
+    if (!s.empty()) std::memcpy(p + 1, s.data(), s.size());
+    p[s.size() + 1] = '"';
+    return;
+  }
   out.push_back('"');
   for (size_t i = 0; i < s.size(); ++i) {
-    size_t plain = i;
-    while (plain < s.size() && needs_no_escape(static_cast<unsigned char>(s[plain]))) ++plain;
+    const size_t plain = i + plain_prefix(s.substr(i));
     if (plain > i) {
       out.append(s.data() + i, plain - i);
       i = plain;

@@ -1,5 +1,7 @@
 #include "extender/wire/results.h"
 
+#include <charconv>
+
 #include "extender/wire/json_text.h"
 
 namespace extender::wire {
@@ -70,14 +72,22 @@ std::string encode_filter_result(const FilterResult& r) {
 }
 
 std::string encode_host_priority_list(const std::vector<HostScore>& scores) {
-  std::string out = "[";
+  std::string out;
+  size_t reserve = 2;
+  for (const auto& s : scores) reserve += s.host.size() + 40;
+  out.reserve(reserve);
+  out.push_back('[');
   bool first = true;
   for (const auto& s : scores) {
     if (!first) out.push_back(',');
     first = false;
     out += "{\"Host\":";
     append_json_string(out, s.host);
-    out += ",\"Score\":" + std::to_string(s.score) + "}";
+    out += ",\"Score\":";
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, s.score).ptr;
+    out.append(digits, end);
+    out.push_back('}');
   }
   out.push_back(']');
   return out;

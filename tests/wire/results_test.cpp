@@ -37,6 +37,7 @@ TEST(EncodeHostPriorityList, BareArray) {
   EXPECT_EQ(encode_host_priority_list({{"gpu-node-a", 8}, {"gpu-node-b", 3}}),
             R"([{"Host":"gpu-node-a","Score":8},{"Host":"gpu-node-b","Score":3}])");
   EXPECT_EQ(encode_host_priority_list({}), "[]");
+  EXPECT_EQ(encode_host_priority_list({{"a<b", -3}, {"", 10}}), R"([{"Host":"a\u003cb","Score":-3},{"Host":"","Score":10}])");
 }
 
 TEST(EncodeBindingResult, ErrorField) {
@@ -71,11 +72,19 @@ TEST(AppendJsonString, EscapesAsGoDoes) {
       {"\xe2\x80\xa8\xe2\x80\xa9", R"("\u2028\u2029")"},
       {"bad \xff byte", R"("bad \ufffd byte")"},
       {"cut \xe2\x80", R"("cut \ufffd\ufffd")"},
+      {"", R"("")"},
+      {"gke-prod-gpu-a100-pool-940be3d4-83b8", R"("gke-prod-gpu-a100-pool-940be3d4-83b8")"},
+      {"long plain run then <", R"("long plain run then \u003c")"},
   };
   for (const auto& c : cases) {
     std::string out;
     append_json_string(out, c.in);
     EXPECT_EQ(out, c.out);
+    std::string after = "[1,";
+    append_json_string(after, c.in);
+    std::string expected = "[1,";
+    expected += c.out;
+    EXPECT_EQ(after, expected) << "appends, keeping what the buffer holds";
   }
 }
 
