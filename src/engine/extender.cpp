@@ -49,6 +49,17 @@ policy::ShapeMix Extender::shape_mix() const {
   return shapes_.mix();
 }
 
+std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                             const model::Allocation& allocation) const {
+  if (pod.gpu_share_bytes <= 0) return std::nullopt;
+  const std::int64_t unit = demand_rules_.share.unit_bytes > 0 ? demand_rules_.share.unit_bytes : 1;
+  for (const auto& hold : allocation.gpu_devices) {
+    if (hold.whole) continue;
+    return GpuShareAssignment{hold.index, pod.gpu_share_bytes / unit, node.gpu_devices.memory_bytes / unit};
+  }
+  return std::nullopt;
+}
+
 policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix) const {
   if (scoring_.packing == policy::PackingStrategy::kFragmentation) mix = shape_mix();
   return {scoring_.packing, &mix};
@@ -292,6 +303,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
                 "(list the GPU resources in the scheduler's managedResources)");
   }
   std::vector<std::pair<std::string, std::string>> claim_devices;
+  std::optional<GpuShareAssignment> share;
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
     // Again under the lock: another bind of the same pod may have just landed.
@@ -317,10 +329,17 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     for (const auto& v : claim.allocation.volumes) {
       if (!v.device.empty() && !v.claim.empty()) claim_devices.emplace_back(v.claim, v.device);
     }
+    share = share_assignment(*demand, node->supply, claim.allocation);
     deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
   }
   if (!claim_devices.empty()) {
     if (std::string error = deps_.binder->record_devices(claim_devices); !error.empty()) {
+      deps_.state->drop_reservation(args.pod_uid);
+      return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
+    }
+  }
+  if (share) {
+    if (std::string error = deps_.binder->record_gpu_share(args, *share); !error.empty()) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }

@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "extender/kube/gpushare.h"
 #include "extender/kube/pod_reader.h"
 #include "extender/wire/json_text.h"
 #include "extender/wire/k8s_objects.h"
@@ -70,6 +71,19 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
   }
   std::lock_guard lock(mu_);
   refused_.clear();
+  return {};
+}
+
+std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share) {
+  const std::string path = "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::string body =
+      gpu_share_patch(args.pod_uid, share, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  const std::string what = "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
+  auto reply = client_.merge_patch(path, body, deadline_);
+  if (!reply) return what + ": " + reply.message();
+  if (reply->status == 403) refuse("patch pods is forbidden (HTTP 403): " + status_message(*reply));
+  if (reply->status != 200) return what + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
   return {};
 }
 

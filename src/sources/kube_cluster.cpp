@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "extender/common/logging.h"
+#include "extender/kube/gpushare.h"
 #include "extender/model/supply.h"
 #include "extender/wire/k8s_objects.h"
 
@@ -68,8 +69,9 @@ class NodeSink : public kube::ReflectorSink {
 
 class PodSink : public kube::ReflectorSink {
  public:
-  PodSink(state::ClusterState& state, KubeCluster::Lookups& lookups, std::vector<std::string> gpu_resources)
-      : state_(state), lookups_(lookups), gpu_resources_(std::move(gpu_resources)) {}
+  PodSink(state::ClusterState& state, KubeCluster::Lookups& lookups, std::vector<std::string> gpu_resources,
+          model::GpuShareRule share)
+      : state_(state), lookups_(lookups), gpu_resources_(std::move(gpu_resources)), share_(std::move(share)) {}
 
   void begin_list() override {
     placed_.clear();
@@ -149,12 +151,29 @@ class PodSink : public kube::ReflectorSink {
         claim.allocation.gpus[resource] = *n;
       }
     }
+    if (auto hold = share_hold(pod)) claim.allocation.gpu_devices.push_back(*hold);
     return claim;
+  }
+
+  // The GPU share a bound pod holds: its request, on the device its gpushare index annotation
+  // names, or kUnrecordedGpu (the state places it) when the pod records none.
+  std::optional<model::GpuHold> share_hold(const model::Pod& pod) const {
+    if (share_.memory_resource.empty()) return std::nullopt;
+    auto units = model::effective_request(pod, share_.memory_resource);
+    if (!units) {
+      spdlog::warn("pods: {} on {}: {}; counted as holding no GPU share", pod.display_name(), pod.node_name, units.message());
+      return std::nullopt;
+    }
+    if (*units <= 0) return std::nullopt;
+    const std::int64_t unit = share_.unit_bytes > 0 ? share_.unit_bytes : 1;
+    const std::int64_t bytes = *units > INT64_MAX / unit ? INT64_MAX : *units * unit;
+    return model::GpuHold{kube::recorded_gpu_share_index(pod).value_or(model::kUnrecordedGpu), bytes, false};
   }
 
   state::ClusterState& state_;
   KubeCluster::Lookups& lookups_;
   std::vector<std::string> gpu_resources_;
+  model::GpuShareRule share_;
   std::vector<std::pair<std::string, state::Claim>> placed_;
   std::map<std::string, model::Pod, std::less<>> pending_;
 };
@@ -293,7 +312,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, const config::Config& cfg, 
   };
   add(std::make_unique<NodeSink>(state, cfg.supply_rules()), options_for(cfg, "nodes", "/api/v1/nodes"));
   // As kube-scheduler's own pod informer: finished pods hold nothing.
-  add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources),
+  add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources, rules.share),
       options_for(cfg, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
   add(std::make_unique<ClaimSink>(state, *lookups_, rules),
       options_for(cfg, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));

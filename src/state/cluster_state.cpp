@@ -25,6 +25,37 @@ void resolve_devices(NodeState& node) {
   }
 }
 
+// Shares of placed claims on no device of the node (none recorded, or one the node lacks), in uid
+// order, each on the best-fit device given the recorded holds and the shares placed before it; on
+// the device with the most free memory when none holds it.
+void resolve_gpu_shares(NodeState& node) {
+  const model::GpuDevices& devices = node.supply.gpu_devices;
+  if (devices.count <= 0) return;
+  auto unrecorded = [&](const model::GpuHold& h) { return !h.whole && (h.index < 0 || h.index >= devices.count); };
+  model::NodeUsage recorded;
+  std::vector<model::GpuHold*> pending;
+  for (auto& [uid, claim] : node.claims) {
+    if (claim.kind != Claim::Kind::kPlaced) continue;
+    recorded.add(claim.allocation);
+    for (auto& h : claim.allocation.gpu_devices) {
+      if (unrecorded(h)) pending.push_back(&h);
+    }
+  }
+  if (pending.empty()) return;
+  const std::int64_t unplaced_whole =
+      std::max<std::int64_t>(recorded.gpus_used(devices.resource) - recorded.whole_gpu_holds(), 0);
+  std::vector<std::int64_t> free = model::device_free_bytes(devices, recorded.gpu_devices, unplaced_whole);
+  for (model::GpuHold* h : pending) {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      if (free[i] >= h->bytes && (!best || free[i] < free[*best])) best = i;
+    }
+    if (!best) best = static_cast<std::size_t>(std::max_element(free.begin(), free.end()) - free.begin());
+    free[*best] = std::max<std::int64_t>(free[*best] - h->bytes, 0);
+    h->index = static_cast<std::int64_t>(*best);
+  }
+}
+
 }  // namespace
 
 std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, const std::string& recorded,
@@ -111,6 +142,7 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     if (auto uids = claims_by_node_.find(name); uids != claims_by_node_.end()) {
       for (const auto& uid : uids->second) entry->claims.emplace(uid, claims_.find(uid)->second);
       resolve_devices(*entry);
+      resolve_gpu_shares(*entry);
       for (const auto& [uid, claim] : entry->claims) {
         if (claim.kind != Claim::Kind::kPlaced) {
           ++entry->reservations;

@@ -254,8 +254,13 @@ class RecordingBinder : public Binder {
     recorded.insert(recorded.end(), claim_devices.begin(), claim_devices.end());
     return {};
   }
+  std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share) override {
+    shares.emplace_back(args.pod_uid, share);
+    return {};
+  }
   std::vector<std::string> bound;
   std::vector<std::pair<std::string, std::string>> recorded;
+  std::vector<std::pair<std::string, GpuShareAssignment>> shares;
 };
 
 TEST(WhoMayBind, KubernetesModeActsOnlyForPendingPodsOfItsSchedulersThatNeedSomethingManaged) {

@@ -17,6 +17,7 @@ class RecordingBinder : public Binder {
     return {};
   }
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>&) override { return {}; }
+  std::string record_gpu_share(const wire::BindingArgs&, const GpuShareAssignment&) override { return {}; }
   std::vector<std::string> bound;
 };
 

@@ -8,7 +8,9 @@
 // forget history (watches from before it get 410, as an ERROR event or an HTTP 410), expire
 // continue tokens, forbid a kind, hold a kind's events back. POST .../pods/{name}/binding binds a
 // pending pod (checking its uid) and emits the MODIFIED event, unless a test's binding hook
-// answers instead.
+// answers instead. A merge patch of a pod's or claim's annotations is applied and emitted as
+// MODIFIED (a patch naming another uid is refused, 422, as the API server refuses to change it),
+// unless patches of that kind are set to be refused with a status.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -62,7 +64,9 @@ class FakeCluster {
     server_.route("POST", "/api/v1/namespaces/*/pods/*/binding",
                   [this](const httplib::Request& req, httplib::Response& res) { bind(req, res); });
     server_.route("PATCH", "/api/v1/namespaces/*/persistentvolumeclaims/*",
-                  [this](const httplib::Request& req, httplib::Response& res) { patch_claim(req, res); });
+                  [this](const httplib::Request& req, httplib::Response& res) { patch(Kind::kClaims, req, res); });
+    server_.route("PATCH", "/api/v1/namespaces/*/pods/*",
+                  [this](const httplib::Request& req, httplib::Response& res) { patch(Kind::kPods, req, res); });
   }
 
   // ADDED or MODIFIED, by namespace/name; sets metadata.resourceVersion. Returns the version.
@@ -155,6 +159,11 @@ class FakeCluster {
     std::lock_guard lock(mu_);
     page_cap_ = n;
   }
+  // Patches of kind k answer `status` (a Status body) while it is not 0.
+  void refuse_patches(Kind k, int status) {
+    std::lock_guard lock(mu_);
+    store(k).patch_refusal = status;
+  }
   void set_binding_hook(BindingHook hook) {
     std::lock_guard lock(mu_);
     binding_hook_ = std::move(hook);
@@ -170,6 +179,7 @@ class FakeCluster {
     std::vector<std::shared_ptr<WatchFeed>> watches;
     bool forbidden = false;
     bool held = false;
+    int patch_refusal = 0;
   };
   struct Page {
     std::uint64_t rv;
@@ -331,27 +341,39 @@ class FakeCluster {
                                         {"status", "Success"}, {"code", 201}});
   }
 
-  // A merge patch of a claim's annotations (what the binder writes), emitted as MODIFIED.
-  void patch_claim(const httplib::Request& req, httplib::Response& res) {
-    const auto parts = FakeApiServer::segments(req.path);  // "", api, v1, namespaces, ns, persistentvolumeclaims, name
+  // A merge patch of an object's annotations (what the binder writes), emitted as MODIFIED.
+  void patch(Kind k, const httplib::Request& req, httplib::Response& res) {
+    const auto parts = FakeApiServer::segments(req.path);  // "", api, v1, namespaces, ns, <resource>, name
     const json patch = json::parse(req.body, nullptr, false);
     if (parts.size() != 7 || req.get_header_value("Content-Type") != "application/merge-patch+json" || !patch.is_object()) {
-      FakeApiServer::reply(res, 400, status_body(400, "BadRequest", "not a merge patch of a claim"));
+      FakeApiServer::reply(res, 400, status_body(400, "BadRequest", "not a merge patch of " + parts.back()));
       return;
     }
     std::lock_guard lock(mu_);
-    Store& claims = store(Kind::kClaims);
-    auto it = claims.objects.find(parts[4] + "/" + parts[6]);
-    if (it == claims.objects.end()) {
-      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "persistentvolumeclaims \"" + parts[6] + "\" not found"));
+    Store& s = store(k);
+    if (s.patch_refusal != 0) {
+      FakeApiServer::reply(res, s.patch_refusal,
+                           status_body(s.patch_refusal, "Forbidden", parts[5] + " \"" + parts[6] + "\" is forbidden: User \"system:"
+                                                                     "serviceaccount:kube-system:scheduler-extender\" cannot "
+                                                                     "patch resource \"" + parts[5] + "\""));
       return;
     }
-    json pvc = it->second;
-    if (patch.contains("metadata") && patch["metadata"].contains("annotations")) {
-      for (const auto& [k, v] : patch["metadata"]["annotations"].items()) pvc["metadata"]["annotations"][k] = v;
+    auto it = s.objects.find(parts[4] + "/" + parts[6]);
+    if (it == s.objects.end()) {
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", parts[5] + " \"" + parts[6] + "\" not found"));
+      return;
     }
-    put_locked(Kind::kClaims, pvc);
-    FakeApiServer::reply(res, 200, pvc);
+    json object = it->second;
+    const json meta = patch.value("metadata", json::object());
+    if (meta.contains("uid") && meta["uid"] != object["metadata"].value("uid", "")) {
+      FakeApiServer::reply(res, 422, status_body(422, "Invalid", "metadata.uid: Invalid value: field is immutable"));
+      return;
+    }
+    if (meta.contains("annotations")) {
+      for (const auto& [key, value] : meta["annotations"].items()) object["metadata"]["annotations"][key] = value;
+    }
+    put_locked(k, object);
+    FakeApiServer::reply(res, 200, object);
   }
 
   FakeApiServer& server_;

@@ -1,7 +1,10 @@
 #pragma once
 // Binder: makes a placement official in the cluster (kubernetes mode: a Binding through the API
-// server). Called by the engine with no lock held, after the node's capacity was reserved.
-// Implementations must be thread-safe and answer within their configured deadline.
+// server). Called by the engine with no lock held, after the node's capacity was reserved: first
+// the records every replica reads back (devices of volumes on their claims, the GPU of a share on
+// the pod), then the Binding. Implementations must be thread-safe and answer within their
+// configured deadline.
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +12,14 @@
 #include "extender/wire/verb_args.h"
 
 namespace extender::engine {
+
+// The GPU a share pod was given on its node, in the units of the share resource (GiB by default).
+struct GpuShareAssignment {
+  std::int64_t index = 0;         // the device
+  std::int64_t pod_units = 0;     // what the pod asks of it
+  std::int64_t device_units = 0;  // the device's memory
+  bool operator==(const GpuShareAssignment&) const = default;
+};
 
 class Binder {
  public:
@@ -18,6 +29,9 @@ class Binder {
   // Records on each claim (namespace/name -> device) the device of its pool that holds its volume,
   // where every replica reads it back; "" when done, otherwise why not.
   virtual std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) = 0;
+  // Records on the pod (args names it and its uid) the GPU its share was given, where the node's
+  // device plugin and every replica read it; "" when done, otherwise why not.
+  virtual std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share) = 0;
 };
 
 }  // namespace extender::engine

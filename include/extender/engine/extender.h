@@ -1,8 +1,9 @@
 #pragma once
 // Extender: the four verbs over the cluster state. Decoded requests in, results to encode out;
 // knows neither HTTP nor JSON. Filter and prioritize read one immutable snapshot; bind takes the
-// node's bind lock for the re-check and the reservation, and releases it before calling the
-// Binder. Thread-safe.
+// node's bind lock for the re-check, the choice of devices and the reservation, and releases it
+// before calling the Binder, which records those devices (a volume's on its claim, a GPU share's
+// on the pod) and then creates the Binding. Thread-safe.
 #include <chrono>
 #include <functional>
 #include <map>
@@ -125,6 +126,10 @@ class Extender {
   // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.
   void remember(const model::PodDemand& demand, state::Clock::time_point now);
   policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;
+  // The GPU a share pod takes in `allocation` (what its Binder records on the pod); nullopt for
+  // a pod that asks no share.
+  std::optional<GpuShareAssignment> share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,
+                                                     const model::Allocation& allocation) const;
   mutable std::mutex shapes_mu_;
   policy::ShapeWindow shapes_;
 };

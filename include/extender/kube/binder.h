@@ -4,8 +4,8 @@
 // scheduler's timeout. 201 is success; 409 "already assigned to node X" with X the requested node
 // is success too (an earlier attempt landed); transport errors, 429 and 5xx are retried while the
 // deadline allows. Before the Binding it records the devices chosen for the pod's volumes on their
-// claims (annotation scheduler-extender.io/device). A 403 on either is remembered for /readyz.
-// Thread-safe.
+// claims (annotation scheduler-extender.io/device) and the GPU of a share on the pod (the gpushare
+// annotations, kube/gpushare.h). A 403 on any of them is remembered for /readyz. Thread-safe.
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -21,6 +21,8 @@ class ApiBinder : public engine::Binder {
   std::string bind(const wire::BindingArgs& args) override;
   // A merge patch of the device annotation on each claim, within the same deadline.
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override;
+  // A merge patch of the gpushare annotations on the pod (assumed now), within the same deadline.
+  std::string record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share) override;
   // The permission the API server refused to this binder (HTTP 403) within the last 30 s, for
   // /readyz; empty when none (after that the next bind tries again, so a fixed RBAC heals).
   std::string refused_permission() const;

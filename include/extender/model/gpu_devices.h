@@ -24,7 +24,9 @@ struct GpuDevices {
   bool operator==(const GpuDevices&) const = default;
 };
 
-// One device a claim holds: all of it (a whole GPU) or `bytes` of it (a share).
+// One device a claim holds: all of it (a whole GPU) or `bytes` of it (a share). A share read from
+// a pod that records no device has index kUnrecordedGpu until the state places it.
+inline constexpr std::int64_t kUnrecordedGpu = -1;
 struct GpuHold {
   std::int64_t index = 0;
   std::int64_t bytes = 0;  // shares only

@@ -1,7 +1,8 @@
 #pragma once
 // KubeCluster: feeds the cluster state from the API server in kubernetes mode. Reflectors for
 // Nodes (supply: GPU allocatable, memory labels, pool annotations), Pods (GPUs held by pods bound
-// to nodes and not finished; terminating pods still hold theirs), PersistentVolumeClaims (class
+// to nodes and not finished; terminating pods still hold theirs; a GPU share on the device its
+// gpushare index annotation names, see kube/gpushare.h), PersistentVolumeClaims (class
 // and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its pool
 // space on that node) and StorageClasses (the cluster's default class). The watch is the only
 // source of node state in this mode, so a restart rebuilds everything from the API server.

@@ -39,7 +39,11 @@ struct Claim {
 // volume of every claim counts against its pool and against one device of a device pool: the device
 // recorded on the claim at bind, or for claims that predate that record, the one ledger_device()
 // gives. A volume whose claim is held by a placed claim counts once,
-// even when a reservation in flight also names it.
+// even when a reservation in flight also names it. A GPU share of a placed claim that names no
+// device of the node (a pod bound without the gpushare index annotation) is placed on the node's
+// devices: in uid order after the recorded holds, each on the best-fit device (the least free
+// memory that holds it; the most free memory when none does), so every replica agrees; a guess,
+// which may change as other pods come and go.
 struct NodeState {
   model::NodeSupply supply;
   std::map<std::string, Claim, std::less<>> claims;  // by uid
