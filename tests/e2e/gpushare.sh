@@ -4,10 +4,14 @@
 # no kubelet or device plugin: the assertions read what the plugin would read, the pods'
 # annotations, and the daemon's per-device view.
 #
-# Scenario: a node of two 16 GiB GPUs (allocatable aliyun.com/gpu-mem 32, aliyun.com/gpu-count 2),
-# GPU packing binpack (the default). Two pods of 8 GiB land on one GPU, a third of 10 GiB on the
-# other; each carries ALIYUN_COM_GPU_MEM_IDX/POD/DEV/ASSIGNED/ASSUME_TIME as /bind wrote them
-# before the Binding; a restarted daemon rebuilds the same per-device view from those annotations.
+# On a node of two 16 GiB GPUs (allocatable aliyun.com/gpu-mem 32, aliyun.com/gpu-count 2), GPU
+# packing binpack (the default):
+#   - two pods of 8 GiB land on one GPU, a third of 10 GiB on the other; each carries
+#     ALIYUN_COM_GPU_MEM_IDX/POD/DEV/ASSIGNED/ASSUME_TIME as /bind wrote them before the Binding,
+#     and a patch naming another uid is refused;
+#   - without patch on pods in the daemon's ClusterRole a share pod is neither annotated nor bound,
+#     and /readyz names the 403;
+#   - a restarted daemon rebuilds the same per-device view from those annotations.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -85,6 +89,19 @@ shared[${idx[gs-c]}]=10/1
 want="0=${shared[0]} 1=${shared[1]} default/gs-a@${idx[gs-a]} default/gs-b@${idx[gs-b]} default/gs-c@${idx[gs-c]}"
 read_back() { [[ "$(device_view)" == "$want" ]]; }
 wait_until 30 "the daemon's per-device view '$want' (now '$(device_view)')" read_back
+
+step "without patch on pods in its ClusterRole, the daemon binds no share pod and /readyz names the 403"
+role="$(K get clusterrole scheduler-extender -o json | jq -c 'del(.metadata.resourceVersion, .metadata.uid, .metadata.creationTimestamp, .metadata.managedFields)')"
+jq -c '(.rules[] | select(.verbs == ["patch"]) | .resources) -= ["pods"]' <<<"$role" | K replace -f - >/dev/null
+share_pod gs-x 4
+readyz() { curl -s "http://127.0.0.1:$DAEMON_ADMIN/readyz"; }
+named() { [[ "$(readyz)" == *"patch pods is forbidden (HTTP 403)"* ]]; }
+wait_until 30 "/readyz to name the refused pod patch (now '$(readyz)')" named
+! scheduled gs-x || fail "gs-x was bound without its gpushare annotations"
+[[ -z "$(annotation gs-x ALIYUN_COM_GPU_MEM_IDX)" ]] || fail "gs-x was annotated although the patch was refused"
+K delete pod gs-x --grace-period=0 --force >/dev/null 2>&1
+K replace -f - >/dev/null <<<"$role"
+wait_until 10 "the daemon's per-device view unchanged" read_back
 
 step "restart the daemon: the per-device view is rebuilt from the annotations"
 kill -TERM "$DAEMON_PID"
