@@ -172,6 +172,66 @@ TLS
 {{- end -}}
 
 {{/* ------------------------------------------------------------------------------------------
+High availability: leader election on a Lease (config.ha)
+------------------------------------------------------------------------------------------ */}}
+
+{{/* "true" when the daemon elects a leader: config.ha.enabled (the daemon's default is on). */}}
+{{- define "scheduler-extender.haEnabled" -}}
+{{- $ha := (.Values.config | default dict).ha | default dict -}}
+{{- if or (not (hasKey $ha "enabled")) (eq (toString $ha.enabled) "true") -}}true{{- end -}}
+{{- end -}}
+
+{{/* The Lease's name: config.ha.lease_name, or the full name (one Lease per release). */}}
+{{- define "scheduler-extender.leaseName" -}}
+{{- $ha := (.Values.config | default dict).ha | default dict -}}
+{{- $ha.lease_name | default (include "scheduler-extender.fullname" .) | toString -}}
+{{- end -}}
+
+{{/* The Lease's namespace: config.ha.lease_namespace, or the release's (the daemon reads
+     POD_NAMESPACE, which the pod spec sets from the downward API). */}}
+{{- define "scheduler-extender.leaseNamespace" -}}
+{{- $ha := (.Values.config | default dict).ha | default dict -}}
+{{- $ha.lease_namespace | default .Release.Namespace | toString -}}
+{{- end -}}
+
+{{/* The label the leader puts on its own pod; empty: none. */}}
+{{- define "scheduler-extender.leaderLabel" -}}
+{{- $ha := (.Values.config | default dict).ha | default dict -}}
+{{- if hasKey $ha "leader_label" -}}
+{{- $ha.leader_label | default "" | toString -}}
+{{- else -}}
+scheduler-extender.io/leader
+{{- end -}}
+{{- end -}}
+
+{{/* The leader-election Role's rules for the Lease named by the argument. */}}
+{{- define "scheduler-extender.leaseRules" -}}
+# The one Lease, by name; create cannot be limited to a name (the name is not known before the
+# object exists), so it is granted for the namespace.
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["get", "update"]
+  resourceNames: [{{ . | quote }}]
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["create"]
+{{- end -}}
+
+{{/* Replicas and leader election must agree: several replicas only with a leader, and the
+     leader-only Service needs the leader's label. */}}
+{{- define "scheduler-extender.validateHa" -}}
+{{- $replicas := int .Values.replicaCount -}}
+{{- if gt $replicas 1 -}}
+{{- if not (include "scheduler-extender.haEnabled" .) -}}
+{{- fail (printf "replicaCount %d needs config.ha.enabled: without leader election each replica keeps its own in-memory ledger of binds in flight and decides verbs itself, so two replicas would hand out the same GPUs. Set config.ha.enabled=true, or replicaCount=1" $replicas) -}}
+{{- end -}}
+{{- if not (include "scheduler-extender.leaderLabel" .) -}}
+{{- fail (printf "replicaCount %d needs config.ha.leader_label: the scheduler-facing Service selects the leader by that label, and without it would also send verbs to standbys, which refuse them" $replicas) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* ------------------------------------------------------------------------------------------
 The daemon's configuration file
 ------------------------------------------------------------------------------------------ */}}
 
@@ -226,9 +286,13 @@ The daemon's configuration file
 {{- end -}}
 {{- $_ := set $kube "scheduler_names" $names -}}
 {{- $_ := set $cfg "kubernetes" $kube -}}
+{{- $ha := $cfg.ha | default dict -}}
+{{- $_ := set $ha "lease_name" (include "scheduler-extender.leaseName" .) -}}
+{{- $_ := set $cfg "ha" $ha -}}
 # Rendered by the scheduler-extender chart from the `config` values; every key is documented in
 # the daemon's examples/config.yaml. mode, server.listen, server.tls, admin.listen and
-# kubernetes.kubeconfig follow the pod spec and cannot be set in values.
+# kubernetes.kubeconfig follow the pod spec and cannot be set in values; ha.lease_name defaults to
+# the release's full name, and an empty ha.lease_namespace means the pod's (POD_NAMESPACE).
 mode: kubernetes
 {{ toYaml $cfg }}
 {{- end -}}
