@@ -33,6 +33,10 @@ CHART_REL = "charts/scheduler-extender"
 FORCED = {("mode",), ("admin",), ("standalone",), ("server", "listen"), ("server", "tls"),
           ("kubernetes", "kubeconfig")}
 
+# Leader election (config.ha): the label the leader puts on its own pod, which the Service selects.
+LEADER_LABEL = "scheduler-extender.io/leader"
+DOWNWARD_ENV = {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_UID": "metadata.uid"}
+
 FAKE_CERT = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 FAKE_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEfake\n-----END PRIVATE KEY-----\n"
 
@@ -250,10 +254,22 @@ def step_lint():
     have = key_paths(values["config"])
     C.ok(want == have, "values `config` mirrors the daemon's keys in examples/config.yaml (minus forced ones)",
          f"missing in values: {sorted(want - have)}; unknown to the daemon: {sorted(have - want)}")
-    C.ok(values.get("replicaCount") == 1, "values.yaml: replicaCount is 1")
+    C.ok(values.get("replicaCount") == 2, "values.yaml: replicaCount is 2")
     vtext = open(os.path.join(chart, "values.yaml")).read()
-    C.ok(re.search(r"#.*Must stay 1.*\n(#.*\n)*replicaCount: 1", vtext) is not None,
-         "values.yaml: a comment says why replicaCount must stay 1")
+    m = re.search(r"((?:#.*\n)+)replicaCount: 2\n", vtext)
+    comment = m.group(1) if m else ""
+    C.ok(all(w in comment for w in ["Two by default", "standby", "One replica", "maxSurge 1", "maxUnavailable 0"]),
+         "values.yaml: the comment on replicaCount says why 2, what one replica costs, and the update strategy",
+         comment)
+    m = re.search(r"((?:#.*\n)+)affinity: \{\}\n", vtext)
+    C.ok(m is not None and "anti-affinity" in m.group(1) and "kubernetes.io/hostname" in m.group(1),
+         "values.yaml: the comment on affinity describes the default preferred anti-affinity")
+    C.eq((values["podDisruptionBudget"]["enabled"], values["podDisruptionBudget"]["maxUnavailable"],
+          values["podDisruptionBudget"]["minAvailable"]), (True, 1, ""),
+         "values.yaml: PodDisruptionBudget on, maxUnavailable 1, minAvailable unset")
+    C.eq(values["config"]["ha"], {"enabled": True, "lease_name": "", "lease_namespace": "", "lease_duration": "15s",
+                                  "renew_deadline": "10s", "retry_period": "2s", "leader_label": LEADER_LABEL},
+         "values.yaml: config.ha on, lease named by the chart, 15s/10s/2s, leader label")
     chart_yaml = load_yaml(os.path.join(chart, "Chart.yaml"))
     C.eq((chart_yaml.get("apiVersion"), chart_yaml.get("appVersion"), chart_yaml.get("kubeVersion")),
          ("v2", "0.1.0", ">=1.20.0-0"), "Chart.yaml: apiVersion v2, appVersion 0.1.0, kubeVersion >=1.20.0-0")
@@ -285,6 +301,28 @@ def scheduler_config(docs):
     return yaml.safe_load(cm["data"]["scheduler-config.yaml"]) if cm else None
 
 
+def default_anti_affinity(selector):
+    return {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                            "labelSelector": {"matchLabels": selector}}}]}}
+
+
+def check_leader_election_rbac(docs, kv, lease=FULLNAME):
+    role = find(docs, "Role", f"{FULLNAME}-leader-election", NAMESPACE)
+    if not C.ok(role is not None, f"[{kv}] Role {FULLNAME}-leader-election in {NAMESPACE}"):
+        return
+    C.eq(rule_triples(role["rules"]), {("coordination.k8s.io", "leases", "get", (lease,)),
+                                       ("coordination.k8s.io", "leases", "update", (lease,)),
+                                       ("coordination.k8s.io", "leases", "create", ()),
+                                       ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "patch", ())},
+         f"[{kv}] leader-election Role: get/update only Lease {lease}, create leases, get/list/patch pods")
+    rb = find(docs, "RoleBinding", f"{FULLNAME}-leader-election", NAMESPACE)
+    C.ok(rb is not None and rb["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                               "name": f"{FULLNAME}-leader-election"}
+         and rb["subjects"] == [{"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
+         f"[{kv}] RoleBinding {FULLNAME}-leader-election binds it to the daemon's ServiceAccount", str(rb))
+
+
 def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
     dep = find(docs, "Deployment", FULLNAME)
     if not C.ok(dep is not None, f"[{kv}] Deployment {FULLNAME} rendered"):
@@ -292,8 +330,16 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
     spec = dep["spec"]
     pod = spec["template"]["spec"]
     c = container(dep, "scheduler-extender")
-    C.eq(spec.get("replicas"), 1, f"[{kv}] Deployment replicas is 1")
-    C.eq(spec.get("strategy", {}).get("type"), "Recreate", f"[{kv}] Deployment strategy Recreate (never two ledgers)")
+    C.eq(spec.get("replicas"), 2, f"[{kv}] Deployment replicas is 2 (a leader and a standby)")
+    C.eq(spec.get("strategy"), {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+         f"[{kv}] Deployment strategy RollingUpdate, maxSurge 1, maxUnavailable 0 (a new pod is Ready before an old one stops)")
+    env = {e["name"]: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for e in c.get("env", [])}
+    C.eq({k: env.get(k) for k in DOWNWARD_ENV}, DOWNWARD_ENV,
+         f"[{kv}] env POD_NAME, POD_NAMESPACE, POD_UID from the downward API")
+    selector = spec["selector"]["matchLabels"]
+    C.ok(LEADER_LABEL not in selector, f"[{kv}] the Deployment's selector has no leader label", str(selector))
+    C.eq(pod.get("affinity"), default_anti_affinity(selector),
+         f"[{kv}] preferred pod anti-affinity across nodes (weight 100, kubernetes.io/hostname) by default")
     C.eq(c["image"], "ghcr.io/scheduler-extender/scheduler-extender:0.1.0", f"[{kv}] daemon image tag defaults to appVersion")
     psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
     C.ok(psc.get("runAsNonRoot") is True and psc.get("runAsUser") == 65532
@@ -351,17 +397,39 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] daemon config: no TLS")
         C.ok(find(docs, "Secret", f"{FULLNAME}-tls") is None, f"[{kv}] no TLS secret")
 
+    C.eq(cfg.get("ha"), {"enabled": True, "lease_name": FULLNAME, "lease_namespace": "", "lease_duration": "15s",
+                         "renew_deadline": "10s", "retry_period": "2s", "leader_label": LEADER_LABEL},
+         f"[{kv}] daemon config: ha on, Lease named {FULLNAME} in the pod's namespace (POD_NAMESPACE)")
+
     svc = find(docs, "Service", FULLNAME)
     sports = {p["name"]: (p["port"], p["targetPort"]) for p in svc["spec"]["ports"]}
-    want_ports = {port_name: (8888, port_name)}
+    C.eq(sports, {port_name: (8888, port_name)}, f"[{kv}] Service ports: the scheduler's only")
+    pod_labels = spec["template"]["metadata"]["labels"]
+    C.eq(svc["spec"]["selector"], dict(selector, **{LEADER_LABEL: "true"}),
+         f"[{kv}] Service selects the daemon's pods and {LEADER_LABEL}: \"true\" (the leader only)")
+    C.ok(labels_match(svc["spec"]["selector"], dict(pod_labels, **{LEADER_LABEL: "true"}))
+         and not labels_match(svc["spec"]["selector"], pod_labels),
+         f"[{kv}] Service selects a labelled (leader) pod, not an unlabelled (standby) one")
+    msvc = find(docs, "Service", f"{FULLNAME}-metrics")
+    sm = find(docs, "ServiceMonitor", FULLNAME)
     if monitor:
-        want_ports["metrics"] = (8889, "admin")
-    C.eq(sports, want_ports, f"[{kv}] Service ports: the scheduler's only" + (", and metrics for the ServiceMonitor" if monitor else ""))
+        if C.ok(msvc is not None, f"[{kv}] metrics Service {FULLNAME}-metrics rendered (serviceMonitor.enabled)"):
+            C.eq({p["name"]: (p["port"], p["targetPort"]) for p in msvc["spec"]["ports"]}, {"metrics": (8889, "admin")},
+                 f"[{kv}] metrics Service: port metrics 8889 -> admin")
+            C.eq(msvc["spec"]["selector"], selector,
+                 f"[{kv}] metrics Service selects every replica (the Deployment's selector, no leader label)")
+            sel = (sm or {}).get("spec", {}).get("selector", {}).get("matchLabels", {})
+            C.ok(sm is not None and sel.get("app.kubernetes.io/component") == "metrics"
+                 and labels_match(sel, msvc["metadata"]["labels"]) and not labels_match(sel, svc["metadata"]["labels"]),
+                 f"[{kv}] ServiceMonitor selects the metrics Service and not the scheduler-facing one", str(sel))
+            C.ok(sm is not None and sm["spec"]["endpoints"][0]["port"] == "metrics",
+                 f"[{kv}] ServiceMonitor scrapes port metrics (the admin listener)")
+    else:
+        C.ok(msvc is None and sm is None, f"[{kv}] no metrics Service or ServiceMonitor without serviceMonitor.enabled")
     C.eq(cfg["kubernetes"]["scheduler_names"], ["default-scheduler", "gpu-scheduler"] if second_scheduler else ["default-scheduler"],
          f"[{kv}] daemon config: kubernetes.scheduler_names" + (" with the second scheduler's name" if second_scheduler else ""))
-    C.ok(labels_match(svc["spec"]["selector"], spec["template"]["metadata"]["labels"])
-         and labels_match(spec["selector"]["matchLabels"], spec["template"]["metadata"]["labels"]),
-         f"[{kv}] Service and Deployment selectors match the daemon's pods")
+    C.ok(labels_match(spec["selector"]["matchLabels"], spec["template"]["metadata"]["labels"]),
+         f"[{kv}] the Deployment's selector matches the daemon's pods")
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
@@ -370,6 +438,12 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
          f"[{kv}] ClusterRoleBinding binds it to the daemon's ServiceAccount")
+    check_leader_election_rbac(docs, kv)
+
+    pdb = find(docs, "PodDisruptionBudget", FULLNAME)
+    if C.ok(pdb is not None, f"[{kv}] PodDisruptionBudget rendered by default"):
+        C.eq(pdb["spec"], {"maxUnavailable": 1, "selector": {"matchLabels": selector}},
+             f"[{kv}] PodDisruptionBudget: maxUnavailable 1 (no minAvailable) over every replica")
 
 
 def check_second_scheduler(docs, kv, want_api, want_tag, tls):
@@ -474,8 +548,11 @@ def step_render():
         docs = render(kv, "default values")
         if docs:
             C.eq(kinds(docs), sorted([("ServiceAccount", FULLNAME), ("ConfigMap", FULLNAME), ("ClusterRole", FULLNAME),
-                                      ("ClusterRoleBinding", FULLNAME), ("Service", FULLNAME), ("Deployment", FULLNAME)]),
-                 f"[{kv}] default values render exactly SA, ConfigMap, ClusterRole(Binding), Service, Deployment")
+                                      ("ClusterRoleBinding", FULLNAME), ("Role", f"{FULLNAME}-leader-election"),
+                                      ("RoleBinding", f"{FULLNAME}-leader-election"), ("Service", FULLNAME),
+                                      ("Deployment", FULLNAME), ("PodDisruptionBudget", FULLNAME)]),
+                 f"[{kv}] default values render exactly SA, ConfigMap, ClusterRole(Binding), leader-election "
+                 "Role(Binding), Service, Deployment, PodDisruptionBudget")
             check_daemon_objects(docs, kv, tls=False)
 
     for kv, api, tag, pdb in [("1.20.2", "v1beta1", "v1.20.2", "policy/v1beta1"),
@@ -487,8 +564,6 @@ def step_render():
         check_second_scheduler(docs, kv, api, tag, tls=True)
         check_network_policy(docs, kv)
         C.eq(find(docs, "PodDisruptionBudget", FULLNAME)["apiVersion"], pdb, f"[{kv}] PodDisruptionBudget {pdb}")
-        sm = find(docs, "ServiceMonitor", FULLNAME)
-        C.ok(sm is not None and sm["spec"]["endpoints"][0]["port"] == "metrics", f"[{kv}] ServiceMonitor scrapes the Service's metrics port (the admin listener)")
 
     # Plain HTTP second scheduler.
     docs = render("1.20.2", "second scheduler without TLS", sets=["secondScheduler.enabled=true"])
@@ -566,9 +641,19 @@ def step_render():
         C.eq(container(find(docs, "Deployment", FULLNAME))["image"],
              "ghcr.io/scheduler-extender/scheduler-extender:0.2.0", "image.tag overrides appVersion")
 
+    check_ha_variants()
+
     # Invalid values fail with a reason.
     for sets, files, expect, what in [
-        (["replicaCount=2"], [], "replicaCount must be 1", "replicaCount=2"),
+        (["config.ha.enabled=false"], [], "replicaCount 2 needs config.ha.enabled",
+         "config.ha.enabled=false with replicaCount 2"),
+        (["config.ha.enabled=false", "replicaCount=3"], [], "replicaCount 3 needs config.ha.enabled",
+         "config.ha.enabled=false with replicaCount 3"),
+        (["config.ha.leader_label="], [], "needs config.ha.leader_label", "two replicas without a leader label"),
+        (["podDisruptionBudget.minAvailable=1"], [], "exactly one of maxUnavailable and minAvailable",
+         "a PodDisruptionBudget with both maxUnavailable and minAvailable"),
+        (["podDisruptionBudget.maxUnavailable=null"], [], "needs maxUnavailable or minAvailable",
+         "a PodDisruptionBudget with neither"),
         (["tls.enabled=true"], [], "tls.enabled needs", "TLS without certificates"),
         (["tls.enabled=true", "tls.existingSecret=x", "secondScheduler.enabled=true"], [],
          "needs a client certificate", "second scheduler without client certificate"),
@@ -596,6 +681,73 @@ def step_render():
          "with the second scheduler a NetworkPolicy is on by default (networkPolicy.enabled: auto)")
     good, out = helm_template("1.19.16")
     C.ok(not good and "kubeVersion" in out, "Kubernetes 1.19 is refused (kubeVersion >=1.20.0-0)", str(out)[:400])
+
+
+def check_ha_variants():
+    """Leader election off (one replica), the Lease elsewhere, minAvailable, a custom affinity."""
+    docs = render("1.31.0", "config.ha.enabled=false, replicaCount=1",
+                  sets=["config.ha.enabled=false", "replicaCount=1"])
+    if docs:
+        dep = find(docs, "Deployment", FULLNAME)
+        svc = find(docs, "Service", FULLNAME)
+        C.eq((dep["spec"]["replicas"], dep["spec"]["strategy"]), (1, {"type": "Recreate"}),
+             "ha off: one replica, strategy Recreate (never two ledgers at once)")
+        C.eq(svc["spec"]["selector"], dep["spec"]["selector"]["matchLabels"],
+             "ha off: the Service selects the one pod without a leader label")
+        C.ok(find(docs, "Role", f"{FULLNAME}-leader-election") is None
+             and find(docs, "RoleBinding", f"{FULLNAME}-leader-election") is None, "ha off: no leader-election Role")
+        C.eq(daemon_config(docs)["ha"]["enabled"], False, "ha off: daemon config ha.enabled false")
+
+    docs = render("1.31.0", "replicaCount=1 with leader election", sets=["replicaCount=1"])
+    if docs:
+        dep = find(docs, "Deployment", FULLNAME)
+        C.eq((dep["spec"]["replicas"], dep["spec"]["strategy"]["type"],
+              find(docs, "Service", FULLNAME)["spec"]["selector"].get(LEADER_LABEL)), (1, "RollingUpdate", "true"),
+             "replicaCount=1 with ha: RollingUpdate, the Service still follows the leader label")
+        check_leader_election_rbac(docs, "1.31.0/1 replica")
+
+    docs = render("1.31.0", "Lease named and placed elsewhere",
+                  sets=["config.ha.lease_name=gpu-extender", "config.ha.lease_namespace=kube-system"])
+    if docs:
+        C.eq((daemon_config(docs)["ha"]["lease_name"], daemon_config(docs)["ha"]["lease_namespace"]),
+             ("gpu-extender", "kube-system"), "config.ha.lease_name/lease_namespace reach the daemon's file")
+        here = find(docs, "Role", f"{FULLNAME}-leader-election", NAMESPACE)
+        there = find(docs, "Role", f"{FULLNAME}-leader-election", "kube-system")
+        C.eq(rule_triples(here["rules"]) if here else None,
+             {("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "patch", ())},
+             "Lease elsewhere: the release namespace's Role keeps the pods rules only")
+        C.eq(rule_triples(there["rules"]) if there else None,
+             {("coordination.k8s.io", "leases", "get", ("gpu-extender",)),
+              ("coordination.k8s.io", "leases", "update", ("gpu-extender",)),
+              ("coordination.k8s.io", "leases", "create", ())},
+             "Lease elsewhere: a Role in kube-system for Lease gpu-extender")
+        rb = find(docs, "RoleBinding", f"{FULLNAME}-leader-election", "kube-system")
+        C.ok(rb is not None and rb["subjects"] == [{"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
+             "Lease elsewhere: its RoleBinding names the daemon's ServiceAccount in the release namespace")
+
+    docs = render("1.31.0", "PodDisruptionBudget with minAvailable",
+                  sets=["podDisruptionBudget.minAvailable=1", "podDisruptionBudget.maxUnavailable=null"])
+    if docs:
+        spec = find(docs, "PodDisruptionBudget", FULLNAME)["spec"]
+        C.ok(spec.get("minAvailable") == 1 and "maxUnavailable" not in spec,
+             "podDisruptionBudget.minAvailable=1, maxUnavailable=null: minAvailable only", str(spec))
+    docs = render("1.31.0", "PodDisruptionBudget with a percentage",
+                  extra=["--set-string", "podDisruptionBudget.maxUnavailable=50%"])
+    if docs:
+        C.eq(find(docs, "PodDisruptionBudget", FULLNAME)["spec"].get("maxUnavailable"), "50%",
+             "podDisruptionBudget.maxUnavailable=50% stays a string")
+    docs = render("1.31.0", "PodDisruptionBudget off", sets=["podDisruptionBudget.enabled=false"])
+    if docs:
+        C.ok(find(docs, "PodDisruptionBudget", FULLNAME) is None, "podDisruptionBudget.enabled=false: no PDB")
+
+    docs = render("1.31.0", "custom affinity", sets=[
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].key=node-role.kubernetes.io/control-plane",
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].operator=Exists"])
+    if docs:
+        aff = find(docs, "Deployment", FULLNAME)["spec"]["template"]["spec"]["affinity"]
+        C.ok(list(aff) == ["nodeAffinity"], "a given affinity replaces the default anti-affinity", str(aff))
 
 
 def check_with_kube_scheduler_120():
@@ -685,8 +837,20 @@ def step_deploy():
          (r.stdout + r.stderr)[-2500:])
     plain = parsed.get("deploy/scheduler-extender.yaml", [])
     C.eq(sorted(d["kind"] for d in plain),
-         sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "Service"]),
-         "deploy/scheduler-extender.yaml: namespace, serviceaccount, rbac, configmap, deployment, service")
+         sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "ConfigMap",
+                 "Deployment", "PodDisruptionBudget", "Service"]),
+         "deploy/scheduler-extender.yaml: namespace, serviceaccount, rbac (with the leader-election Role), configmap, "
+         "deployment, pdb, service")
+    pdep = next((d for d in plain if d["kind"] == "Deployment"), None)
+    psvc = next((d for d in plain if d["kind"] == "Service"), None)
+    prole = next((d for d in plain if d["kind"] == "Role"), None)
+    if pdep and psvc and prole:
+        env = {e["name"] for e in pdep["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+        C.ok(pdep["spec"]["replicas"] == 2 and set(DOWNWARD_ENV) <= env
+             and psvc["spec"]["selector"].get(LEADER_LABEL) == "true"
+             and ("coordination.k8s.io", "leases", "update", ("scheduler-extender",)) in rule_triples(prole["rules"]),
+             "deploy/scheduler-extender.yaml: 2 replicas with the downward-API env, the Service on the leader label, "
+             "the Role for Lease scheduler-extender")
     C.ok(all(d["metadata"].get("namespace") in (None, "scheduler-extender") for d in plain),
          "deploy/scheduler-extender.yaml: everything in namespace scheduler-extender")
 
