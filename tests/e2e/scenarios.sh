@@ -27,7 +27,8 @@ DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
 DAEMON_PID=""
 step "daemon log: $DAEMON_LOG"
 
-# start_daemon [CONFIG]: the daemon in kubernetes mode on the run's fixed ports; waits for /readyz.
+# start_daemon [CONFIG]: the daemon in kubernetes mode on the run's fixed ports; waits until it is
+# ready and leads.
 start_daemon() {
   local config="${1:-}" args=()
   [[ -n "$config" ]] && args=(--config "$config")
@@ -37,6 +38,7 @@ start_daemon() {
   DAEMON_PID=$!
   cluster_register_pid "$DAEMON_PID" scheduler-extender
   cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+  suite_wait_leading "$DAEMON_ADMIN"
 }
 
 stop_daemon() {

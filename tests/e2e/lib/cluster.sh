@@ -462,6 +462,9 @@ rules:
 - apiGroups: [storage.k8s.io]
   resources: [storageclasses, csinodes, csidrivers, csistoragecapacities]
   verbs: [get, list, watch]
+- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, create, update]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -483,6 +486,7 @@ EOF
     "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER list storageclasses storage.k8s.io" \
     "$EXTENDER_USER patch pods" "$EXTENDER_USER patch persistentvolumeclaims" \
     "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" \
+    "$EXTENDER_USER update leases coordination.k8s.io" \
     "$SCHEDULER_USER create pods/binding" "$SCHEDULER_USER watch nodes" \
     "$SCHEDULER_USER list persistentvolumeclaims" "$SCHEDULER_USER list csinodes storage.k8s.io"; do
     # shellcheck disable=SC2086

@@ -45,8 +45,34 @@ cluster_up "$WORKDIR"
 cluster_bootstrap
 K() { cluster_kubectl "$@"; }
 
+# The daemon runs as a pod would: POD_NAME/POD_UID/POD_NAMESPACE name a placeholder pod (never
+# scheduled) that carries the leader label while it leads, and make a restarted daemon the same
+# replica (it renews its own Lease at once, as a restarted container does).
+export POD_NAMESPACE=e2e-system POD_NAME=scheduler-extender-0
+cluster_create_namespace "$POD_NAMESPACE"
+K apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $POD_NAME, namespace: $POD_NAMESPACE}
+spec:
+  schedulerName: e2e-no-scheduler
+  automountServiceAccountToken: false
+  containers: [{name: daemon, image: registry.k8s.io/pause:3.2}]
+EOF
+POD_UID="$(K -n "$POD_NAMESPACE" get pod "$POD_NAME" -o jsonpath='{.metadata.uid}')"
+export POD_UID
+
+# suite_wait_leading ADMIN_PORT: wait until the daemon there leads (its /readyz says so).
+suite_wait_leading() {
+  local deadline=$((SECONDS + 30))
+  until curl -sf "http://127.0.0.1:$1/readyz" | jq -e '.leading == true' >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "the daemon on admin port $1 did not lead within 30s: $(curl -s "http://127.0.0.1:$1/readyz")"
+    sleep 0.1
+  done
+}
+
 # suite_start_daemon [FLAGS...]: the daemon in kubernetes mode on two free loopback ports
-# (DAEMON_PORT, DAEMON_ADMIN; log DAEMON_LOG); waits until it is ready.
+# (DAEMON_PORT, DAEMON_ADMIN; log DAEMON_LOG); waits until it is ready and leads.
 suite_start_daemon() {
   local ports
   mapfile -t ports < <(cluster_free_ports 2)
@@ -58,6 +84,7 @@ suite_start_daemon() {
   DAEMON_PID=$!
   cluster_register_pid "$DAEMON_PID" scheduler-extender
   cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+  suite_wait_leading "$DAEMON_ADMIN"
   step "daemon log: $DAEMON_LOG"
 }
 
