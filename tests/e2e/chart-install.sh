@@ -6,15 +6,19 @@
 #   tests/e2e/chart-install.sh [EXTENDER_BINARY]
 #
 # Phases (each reports PASS/FAIL; the chart phases run first and do not need the daemon):
-#   1 helm       helm install the chart (second scheduler, NetworkPolicy, PDB; and a TLS release)
-#                into the API server; every object is there (kubectl get); the ServiceAccounts'
-#                rights are exactly what the daemon and the scheduler need (SubjectAccessReview)
+#   1 helm       helm install the chart (second scheduler, NetworkPolicy, and by default two
+#                replicas with leader election and a PDB; and a TLS release) into the API server;
+#                every object is there (kubectl get), the Service selects the leader label; the
+#                ServiceAccounts' rights are exactly what the daemon and the scheduler need
+#                (SubjectAccessReview), the daemon's Lease rights limited to its one Lease
 #   2 manifests  every Kubernetes object under deploy/ passes `kubectl apply --dry-run=server`
 #   3 render     the second scheduler's KubeSchedulerConfiguration and the daemon's config as the
 #                release installed in phase 1 rendered them (`helm get manifest`: image tag and
 #                config apiVersion chosen from the API server's .Capabilities, as on a user's cluster)
 #   4 daemon     the daemon (kubernetes mode, on loopback, with the chart's rendered daemon config
-#                and the chart ServiceAccount's token) answers /readyz; kube-scheduler (the built
+#                and the chart ServiceAccount's token) answers /readyz; with POD_NAME/POD_NAMESPACE/
+#                POD_UID of a stand-in pod object (there is no kubelet) it takes the chart's Lease,
+#                labels that pod as the leader and takes the label off a stale one; kube-scheduler (the built
 #                binary standing in for the image, whose tag must name the same version) runs
 #                the rendered config (only urlPrefix, clientConnection, leader election and the
 #                healthz/metrics addresses changed) with the chart scheduler ServiceAccount's
@@ -48,6 +52,7 @@ NS=gpu-system
 FULLNAME=se-scheduler-extender
 SCHED_FULLNAME=se-scheduler-extender-scheduler
 SCHED_NAME=gpu-scheduler
+LEADER_LABEL=scheduler-extender.io/leader
 
 step() { printf '[chart-e2e] %s\n' "$*" >&2; }
 die() { printf '[chart-e2e] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -163,15 +168,19 @@ absent() { ! k "$@" >/dev/null 2>&1; }
 
 # ---- phase 1: helm install ----------------------------------------------------------------------
 phase_begin "1 helm install into the $KV API server"
-check "helm install $RELEASE (second scheduler, NetworkPolicy, PDB) into namespace $NS" \
+# Default replicas (2, leader election) and PodDisruptionBudget (maxUnavailable 1).
+check "helm install $RELEASE (second scheduler, NetworkPolicy; 2 replicas, PDB by default) into namespace $NS" \
   helm install "$RELEASE" "$CHART" --namespace "$NS" --create-namespace \
-  --set secondScheduler.enabled=true --set networkPolicy.enabled=true --set podDisruptionBudget.enabled=true
+  --set secondScheduler.enabled=true --set networkPolicy.enabled=true
 helm get notes "$RELEASE" -n "$NS" >"$WORKDIR/notes.txt" 2>&1 || true
 check "NOTES.txt tells how to check readiness, opt in, reach the debug view" \
   grep -q -e "rollout status deployment/$FULLNAME" -e "schedulerName: $SCHED_NAME" "$WORKDIR/notes.txt"
 check "NOTES.txt: port-forward to the admin port" grep -q "port-forward deployment/$FULLNAME 8889:8889" "$WORKDIR/notes.txt"
+check "NOTES.txt: who leads (pods with the leader label)" grep -q "get pods -l $LEADER_LABEL=true" "$WORKDIR/notes.txt"
+check "NOTES.txt: who leads (the Lease's holder)" grep -q "get lease $FULLNAME" "$WORKDIR/notes.txt"
 for obj in "serviceaccount/$FULLNAME" "configmap/$FULLNAME" "service/$FULLNAME" "deployment/$FULLNAME" \
   "networkpolicy/$FULLNAME" "poddisruptionbudget/$FULLNAME" \
+  "role/$FULLNAME-leader-election" "rolebinding/$FULLNAME-leader-election" \
   "serviceaccount/$SCHED_FULLNAME" "configmap/$SCHED_FULLNAME" "deployment/$SCHED_FULLNAME" \
   "role/$SCHED_FULLNAME-leader-election" "rolebinding/$SCHED_FULLNAME-leader-election"; do
   check "kubectl get $obj -n $NS" k -n "$NS" get "$obj"
@@ -186,6 +195,24 @@ check "the PodDisruptionBudget went in as policy/$PDB_API (1.20 has no policy/v1
 check "Service $FULLNAME has a ClusterIP and the scheduler port only (http 8888)" jsonpath_matches \
   '^10\.0\.0\.[0-9]+ http 8888$' -n "$NS" get service "$FULLNAME" \
   -o 'jsonpath={.spec.clusterIP} {.spec.ports[*].name} {.spec.ports[*].port}'
+check "Deployment $FULLNAME: 2 replicas, RollingUpdate with maxSurge 1, maxUnavailable 0" jsonpath_matches \
+  '^2 RollingUpdate 1 0$' -n "$NS" get deployment "$FULLNAME" -o 'jsonpath={.spec.replicas} {.spec.strategy.type} {.spec.strategy.rollingUpdate.maxSurge} {.spec.strategy.rollingUpdate.maxUnavailable}'
+check "Deployment $FULLNAME: POD_NAME, POD_NAMESPACE, POD_UID from the downward API" jsonpath_matches \
+  '^POD_NAME=metadata\.name POD_NAMESPACE=metadata\.namespace POD_UID=metadata\.uid' -n "$NS" get deployment "$FULLNAME" \
+  -o 'jsonpath={range .spec.template.spec.containers[0].env[*]}{.name}={.valueFrom.fieldRef.fieldPath} {end}'
+check "Deployment $FULLNAME: preferred pod anti-affinity (weight 100, kubernetes.io/hostname)" jsonpath_matches \
+  '^100 kubernetes\.io/hostname$' -n "$NS" get deployment "$FULLNAME" -o 'jsonpath={.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight} {.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey}'
+selector_has_leader_label() { # selector_has_leader_label KIND JQ-PATH: "true" or "absent"
+  k -n "$NS" get "$1" "$FULLNAME" -o json | jq -r --arg l "$LEADER_LABEL" "$2 | .[\$l] // \"absent\""
+}
+check "Service $FULLNAME selects $LEADER_LABEL=true (the leader's pod only)" \
+  test "$(selector_has_leader_label service .spec.selector)" == true
+check "Deployment $FULLNAME's selector has no leader label (it owns leader and standby)" \
+  test "$(selector_has_leader_label deployment .spec.selector.matchLabels)" == absent
+check "PodDisruptionBudget $FULLNAME: maxUnavailable 1, no minAvailable" jsonpath_matches '^1/$' \
+  -n "$NS" get poddisruptionbudget "$FULLNAME" -o 'jsonpath={.spec.maxUnavailable}/{.spec.minAvailable}'
+check "the stored ConfigMap names Lease $FULLNAME (ha.lease_name)" jsonpath_matches "^ +lease_name: $FULLNAME\$" \
+  -n "$NS" get configmap "$FULLNAME" -o 'jsonpath={.data.config\.yaml}'
 check "the stored ConfigMap holds mode: kubernetes" jsonpath_matches '^mode: kubernetes$' \
   -n "$NS" get configmap "$FULLNAME" -o 'jsonpath={.data.config\.yaml}'
 check "the stored scheduler ConfigMap is kubescheduler.config.k8s.io/$SCHED_CFG_API" \
@@ -206,6 +233,17 @@ for a in "delete pods ''" "create pods ''" "patch nodes ''" "list secrets ''" "g
   eval "set -- $a"
   check "daemon SA may NOT $1 $2" denied "$SA" "$1" "$2" "$3" ""
 done
+# Leader election: the one Lease by name, create (not limitable by name), the leader label on pods.
+check "daemon SA may get lease $FULLNAME in $NS" sar "$SA" get leases coordination.k8s.io "$NS" "$FULLNAME"
+check "daemon SA may update lease $FULLNAME in $NS" sar "$SA" update leases coordination.k8s.io "$NS" "$FULLNAME"
+check "daemon SA may create leases in $NS" sar "$SA" create leases coordination.k8s.io "$NS"
+check "daemon SA may patch pods in $NS (the leader label)" sar "$SA" patch pods "" "$NS"
+check "daemon SA may list pods in $NS" sar "$SA" list pods "" "$NS"
+check "daemon SA may NOT update another lease (other-lease in $NS)" denied "$SA" update leases coordination.k8s.io "$NS" other-lease
+check "daemon SA may NOT get another lease (other-lease in $NS)" denied "$SA" get leases coordination.k8s.io "$NS" other-lease
+check "daemon SA may NOT update lease $FULLNAME in kube-system" denied "$SA" update leases coordination.k8s.io kube-system "$FULLNAME"
+check "daemon SA may NOT create leases in kube-system" denied "$SA" create leases coordination.k8s.io kube-system
+check "daemon SA may NOT delete lease $FULLNAME" denied "$SA" delete leases coordination.k8s.io "$NS" "$FULLNAME"
 SSA="system:serviceaccount:$NS:$SCHED_FULLNAME"
 check "scheduler SA may create pods/binding (system:kube-scheduler)" sar "$SSA" create pods/binding "" default
 check "scheduler SA may list csinodes (system:kube-scheduler)" sar "$SSA" list csinodes storage.k8s.io ""
@@ -244,6 +282,14 @@ cluster_create_namespace scheduler-extender
 mapfile -t manifests < <(cd "$REPO" && find deploy -name '*.yaml' -not -path 'deploy/scheduler-config/*' | sort)
 ((${#manifests[@]} >= 6)) || fail "expected at least 6 object manifests under deploy/, found ${#manifests[@]}"
 for f in "${manifests[@]}"; do
+  if ((KMINOR < 21)) && grep -qx 'apiVersion: policy/v1' "$REPO/$f"; then
+    # The plain manifests are written for 1.21+ (policy/v1 PodDisruptionBudget); their header tells
+    # 1.20 users to change that apiVersion to policy/v1beta1: check that this is all it takes.
+    sed 's#^apiVersion: policy/v1$#apiVersion: policy/v1beta1#' "$REPO/$f" >"$WORKDIR/${f//\//_}"
+    check "kubectl apply --dry-run=server -f $f with its PodDisruptionBudget as policy/v1beta1 ($KV)" \
+      k apply --dry-run=server -f "$WORKDIR/${f//\//_}"
+    continue
+  fi
   check "kubectl apply --dry-run=server -f $f" k apply --dry-run=server -f "$REPO/$f"
 done
 check "deploy/scheduler-config/ holds only KubeSchedulerConfiguration documents (not API objects)" \
@@ -318,14 +364,46 @@ step "adding nodes gpu-node-0 (4 GPUs of 40960 MiB), gpu-node-1 (4 GPUs, no memo
 cluster_add_gpu_node gpu-node-0 4 -l nvidia.com/gpu.memory=40960 -l nvidia.com/gpu.product=NVIDIA-A100-SXM4-40GB
 cluster_add_gpu_node gpu-node-1 4
 
+# The rendered config elects a leader (ha.enabled) on Lease $FULLNAME in POD_NAMESPACE. The daemon
+# gets the downward-API variables a replica of the Deployment would get, naming a stand-in pod
+# object (no kubelet runs it; no scheduler knows its schedulerName), so the leader label goes on
+# it; a second pod, labelled as if by an earlier leader, must lose the label.
+STANDIN=$FULLNAME-e2e-replica STALE=$FULLNAME-e2e-old-leader
+standin_pod() { # standin_pod NAME [LEADER-LABEL-VALUE]
+  cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: $NS
+  labels:
+    app.kubernetes.io/name: scheduler-extender
+    app.kubernetes.io/instance: $RELEASE
+    app.kubernetes.io/component: extender
+$([[ -n "${2:-}" ]] && printf '    %s: "%s"\n' "$LEADER_LABEL" "$2")
+spec:
+  schedulerName: chart-e2e-nobody
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+EOF
+}
+cluster_create_namespace "$NS" # its default ServiceAccount (no token controller here)
+standin_pod "$STANDIN" | k apply -f - >&2
+standin_pod "$STALE" true | k apply -f - >&2
+STANDIN_UID="$(k -n "$NS" get pod "$STANDIN" -o 'jsonpath={.metadata.uid}')"
+
 mapfile -t ports < <(cluster_free_ports 2)
 EXT_PORT="${ports[0]}" ADMIN_PORT="${ports[1]}"
 DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
 daemon_args=(--config "$RENDERED/daemon-config.yaml" --listen "127.0.0.1:$EXT_PORT"
   --admin-listen "127.0.0.1:$ADMIN_PORT" --log-level debug)
 daemon_args+=(--mode kubernetes --kubeconfig "$DAEMON_KUBECONFIG")
-step "starting $EXTENDER_BINARY ${daemon_args[*]} (log: $DAEMON_LOG)"
-"$EXTENDER_BINARY" "${daemon_args[@]}" </dev/null >"$DAEMON_LOG" 2>&1 &
+step "starting POD_NAME=$STANDIN POD_NAMESPACE=$NS POD_UID=$STANDIN_UID $EXTENDER_BINARY ${daemon_args[*]} (log: $DAEMON_LOG)"
+POD_NAME="$STANDIN" POD_NAMESPACE="$NS" POD_UID="$STANDIN_UID" \
+  "$EXTENDER_BINARY" "${daemon_args[@]}" </dev/null >"$DAEMON_LOG" 2>&1 &
 DAEMON_PID=$!
 cluster_register_pid "$DAEMON_PID" scheduler-extender
 if ! cluster_wait_http "http://127.0.0.1:$ADMIN_PORT/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG"; then
@@ -333,6 +411,25 @@ if ! cluster_wait_http "http://127.0.0.1:$ADMIN_PORT/readyz" 60 "$DAEMON_PID" "$
   phase_end
 fi
 check "the daemon is ready (/readyz 200 after its caches synced)" curl -fsS "http://127.0.0.1:$ADMIN_PORT/readyz"
+wait_for() { # wait_for SECONDS CMD...: until CMD succeeds
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.5
+  done
+}
+readyz_leading() { curl -fsS "http://127.0.0.1:$ADMIN_PORT/readyz" | jq -e '.leading == true'; }
+check "the daemon leads within 15s (/readyz \"leading\": true)" wait_for 15 readyz_leading
+check "Lease $NS/$FULLNAME is held by ${STANDIN}_$STANDIN_UID (POD_NAME_POD_UID), 15s" jsonpath_matches \
+  "^${STANDIN}_${STANDIN_UID} 15\$" -n "$NS" get lease "$FULLNAME" -o 'jsonpath={.spec.holderIdentity} {.spec.leaseDurationSeconds}'
+label_is() { # label_is POD VALUE|absent: the pod's leader label
+  [[ "$(k -n "$NS" get pod "$1" -o json | jq -r --arg l "$LEADER_LABEL" '.metadata.labels[$l] // "absent"')" == "$2" ]]
+}
+check "the leader labelled its own pod $STANDIN $LEADER_LABEL=true" wait_for 10 label_is "$STANDIN" true
+check "the leader took $LEADER_LABEL off the stale pod $STALE" wait_for 10 label_is "$STALE" absent
+check "the Service's selector now picks the leader's pod only" jsonpath_matches "^pod/$STANDIN\$" -n "$NS" get pods -o name \
+  -l "$(k -n "$NS" get service "$FULLNAME" -o json | jq -r '.spec.selector | to_entries | map("\(.key)=\(.value)") | join(",")')"
 
 # The rendered configuration with only what must differ on loopback changed.
 HZ_PORT="$(cluster_free_ports 1)"
