@@ -4,6 +4,10 @@
 
 namespace extender::kube {
 
+namespace {
+constexpr std::chrono::milliseconds kSyncPoll{100};
+}  // namespace
+
 LeaderElection::LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks)
     : elector_(store, std::move(identity), timing), hooks_(std::move(hooks)) {}
 
@@ -40,16 +44,17 @@ void LeaderElection::run() {
     lock.unlock();
     const Clock::time_point started = Clock::now();
     bool leads = elector_.leads(started);
-    if (leads || !hooks_.may_campaign || hooks_.may_campaign()) {
-      leads = elector_.try_acquire_or_renew(started, LeaderElector::WallClock::now());
-    }
+    const bool campaign = leads || !hooks_.may_campaign || hooks_.may_campaign();
+    if (campaign) leads = elector_.try_acquire_or_renew(started, LeaderElector::WallClock::now());
     if (leads != reported) {
       reported = leads;
       if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
     }
     if (hooks_.after_step) hooks_.after_step(leads);
     Clock::time_point next = Clock::now() + t.retry_period;
-    if (!leads) {
+    if (!campaign) {
+      next = Clock::now() + std::min<Clock::duration>(t.retry_period, kSyncPoll);
+    } else if (!leads) {
       next += std::chrono::duration_cast<Clock::duration>(t.retry_period * jitter(rng));
     } else {
       next = std::min(next, elector_.valid_until());
