@@ -9,7 +9,15 @@
 namespace extender::model {
 namespace {
 
-Result<std::int64_t> container_request(const Container& c, std::string_view resource) {
+using Parse = Result<std::int64_t> (*)(std::string_view text, std::string_view what);
+
+Result<std::int64_t> parse_milli(std::string_view text, std::string_view what) {
+  auto q = Quantity::parse(text);
+  if (!q || q->is_negative()) return Error{std::string(what) + ": \"" + std::string(text.substr(0, 32)) + "\" is not a quantity"};
+  return q->milli_ceil();
+}
+
+Result<std::int64_t> container_request(const Container& c, std::string_view resource, Parse parse) {
   const StringMap* source = &c.requests;
   auto it = c.requests.find(resource);
   if (it == c.requests.end()) {
@@ -18,22 +26,20 @@ Result<std::int64_t> container_request(const Container& c, std::string_view reso
     source = &c.limits;
   }
   std::string what = "container " + c.name + (source == &c.requests ? " requests " : " limits ") + std::string(resource);
-  return parse_count(it->second, what);
+  return parse(it->second, what);
 }
 
-}  // namespace
-
-Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource) {
+Result<std::int64_t> request_of(const Pod& pod, std::string_view resource, Parse parse) {
   std::int64_t total = 0;
   for (const auto& c : pod.containers) {
-    auto r = container_request(c, resource);
+    auto r = container_request(c, resource, parse);
     if (!r) return r.error();
     total = saturating_add(total, *r);
   }
   std::int64_t sidecars = 0;
   std::int64_t init_peak = 0;
   for (const auto& c : pod.init_containers) {
-    auto r = container_request(c, resource);
+    auto r = container_request(c, resource, parse);
     if (!r) return r.error();
     if (c.restart_always) {
       sidecars = saturating_add(sidecars, *r);
@@ -45,11 +51,21 @@ Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource
   }
   total = std::max(total, init_peak);
   if (auto it = pod.overhead.find(resource); it != pod.overhead.end()) {
-    auto r = parse_count(it->second, "overhead " + std::string(resource));
+    auto r = parse(it->second, "overhead " + std::string(resource));
     if (!r) return r.error();
     total = saturating_add(total, *r);
   }
   return total;
+}
+
+}  // namespace
+
+Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource) {
+  return request_of(pod, resource, parse_count);
+}
+
+Result<std::int64_t> effective_request_milli(const Pod& pod, std::string_view resource) {
+  return request_of(pod, resource, parse_milli);
 }
 
 Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims) {
@@ -73,6 +89,10 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       d.gpu_share_bytes = *units * rules.share.unit_bytes;
       d.gpu_share_resource = rules.share.memory_resource;
     }
+  }
+  if (d.needs_gpu()) {
+    if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
+    if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
   }
   if (d.needs_gpu() && !rules.gpu_memory_annotation.empty()) {
     if (auto it = pod.annotations.find(rules.gpu_memory_annotation); it != pod.annotations.end()) {

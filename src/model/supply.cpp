@@ -75,6 +75,12 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
     }
   }
   s.gpu_devices = derive_gpu_devices(s, rules.gpus, rules.share);
+  if (auto it = node.allocatable.find("cpu"); it != node.allocatable.end()) {
+    if (auto q = Quantity::parse(it->second); q && !q->is_negative()) s.cpu_milli = q->milli_ceil();
+  }
+  if (auto it = node.allocatable.find("memory"); it != node.allocatable.end()) {
+    if (auto q = Quantity::parse(it->second); q && !q->is_negative()) s.memory_bytes = q->units_ceil();
+  }
   if (!rules.pool_annotation_prefix.empty()) {
     const std::string& prefix = rules.pool_annotation_prefix;
     for (auto it = node.annotations.lower_bound(prefix); it != node.annotations.end(); ++it) {

@@ -216,6 +216,8 @@ Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usa
     return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
   }
   fit.allocation.gpus = pod.gpus;
+  fit.allocation.cpu_milli = pod.cpu_milli;
+  fit.allocation.memory_bytes = pod.memory_bytes;
   if (pod.needs_gpu() && node.gpu_devices.count > 0) {
     static const ShapeMix kNoMix;
     auto holds = choose_devices(pod, node, gpu_view(node, usage), gpu.strategy, gpu.mix ? *gpu.mix : kNoMix);

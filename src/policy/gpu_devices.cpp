@@ -43,22 +43,74 @@ std::int64_t share_fragment(const GpuNodeView& view, std::int64_t f, std::int64_
   return f < need ? f : 0;
 }
 
-// The change of expected fragmentation (bytes x weight) when device frees go from `before` to
-// `after` on the devices in `changed` (index, old free, new free).
-__int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& after,
-                  const std::vector<std::pair<std::int64_t, std::int64_t>>& changed, const ShapeMix& mix) {
-  __int128 total = 0;
+bool host_fits(std::int64_t cpu_free, std::int64_t memory_free, const GpuShape& shape) {
+  return shape.cpu_milli <= cpu_free && shape.memory_bytes <= memory_free;
+}
+
+std::int64_t less_of(std::int64_t free, std::int64_t used) {
+  if (free == INT64_MAX) return free;
+  return std::max<std::int64_t>(free - std::max<std::int64_t>(used, 0), 0);
+}
+
+// The shapes of a mix grouped by their GPU part, with the weight of the group's shapes whose CPU
+// and memory fit the node before and after the placement, and the group's GPU fragmentation before.
+struct ShapeGroup {
+  GpuShape gpu;
+  __int128 weight = 0;
+  __int128 fit_before = 0;
+  __int128 fit_after = 0;
+  __int128 frag_before = 0;
+};
+
+std::vector<ShapeGroup> group_mix(const GpuNodeView& view, const Stats& before, const ShapeMix& mix,
+                                  std::int64_t cpu_used, std::int64_t memory_used) {
+  const std::int64_t cpu_after = less_of(view.cpu_free, cpu_used);
+  const std::int64_t memory_after = less_of(view.memory_free, memory_used);
+  std::vector<ShapeGroup> groups;
   for (const auto& [shape, weight] : mix) {
-    __int128 d = 0;
-    if (is_share(shape)) {
-      const std::int64_t need = share_need(view, shape);
-      for (const auto& [old_free, new_free] : changed) {
-        d += share_fragment(view, new_free, need) - share_fragment(view, old_free, need);
-      }
-    } else if (shape.whole > 0) {
-      d = whole_fragmentation(after, shape.whole) - whole_fragmentation(before, shape.whole);
+    if (!is_share(shape) && shape.whole <= 0) continue;
+    const GpuShape gpu{shape.whole, shape.share_bytes, shape.share_milli, 0, 0};
+    auto g = groups.rbegin();
+    while (g != groups.rend() && g->gpu != gpu) ++g;
+    if (g == groups.rend()) {
+      groups.push_back({gpu});
+      g = groups.rbegin();
     }
-    total += d * weight;
+    g->weight += weight;
+    if (host_fits(view.cpu_free, view.memory_free, shape)) g->fit_before += weight;
+    if (host_fits(cpu_after, memory_after, shape)) g->fit_after += weight;
+  }
+  for (auto& g : groups) {
+    if (is_share(g.gpu)) {
+      const std::int64_t need = share_need(view, g.gpu);
+      for (std::int64_t f : view.free) g.frag_before += share_fragment(view, f, need);
+    } else {
+      g.frag_before = whole_fragmentation(before, g.gpu.whole);
+    }
+  }
+  return groups;
+}
+
+// The change of expected fragmentation (bytes x weight) when device frees go from `before` to
+// `after` on the devices in `changed` (old free, new free). A shape that fits the node's CPU and
+// memory after the placement sees the GPU change; one that fit only before loses all free GPU
+// memory; one that fit neither sees the free GPU memory shrink.
+__int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& after,
+                  const std::vector<std::pair<std::int64_t, std::int64_t>>& changed,
+                  const std::vector<ShapeGroup>& groups) {
+  __int128 total = 0;
+  for (const auto& g : groups) {
+    __int128 frag_after = g.frag_before;
+    if (is_share(g.gpu)) {
+      const std::int64_t need = share_need(view, g.gpu);
+      for (const auto& [old_free, new_free] : changed) {
+        frag_after += share_fragment(view, new_free, need) - share_fragment(view, old_free, need);
+      }
+    } else {
+      frag_after = whole_fragmentation(after, g.gpu.whole);
+    }
+    total += g.fit_after * (frag_after - g.frag_before) + (g.fit_before - g.fit_after) * (after.sum_free - g.frag_before) +
+             (g.weight - g.fit_before) * (after.sum_free - before.sum_free);
   }
   return total;
 }
@@ -76,18 +128,21 @@ struct ShareChoice {
   FragmentationDelta delta;
 };
 
-// The device for a share of `need` bytes: best fit, or under `by_fragmentation` least increase first.
-std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t need, bool by_fragmentation,
-                                        const ShapeMix& mix) {
+// The device for a share of `need` bytes asking `cpu_used` and `memory_used` of the node: best fit,
+// or under `by_fragmentation` least increase first.
+std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t need, std::int64_t cpu_used,
+                                        std::int64_t memory_used, bool by_fragmentation, const ShapeMix& mix) {
   if (!view.memory_known || need > view.capacity) return std::nullopt;
   const Stats before = stats_of(view);
   const __int128 den = static_cast<__int128>(view.capacity) * total_weight(mix);
+  std::vector<ShapeGroup> groups;
+  if (by_fragmentation) groups = group_mix(view, before, mix, cpu_used, memory_used);
   std::optional<ShareChoice> best;
   for (std::size_t i = 0; i < view.free.size(); ++i) {
     const std::int64_t f = view.free[i];
     if (f < need) continue;
     ShareChoice c{i, {0, den}};
-    if (by_fragmentation || !mix.empty()) {
+    if (by_fragmentation) {
       Stats after = before;
       if (f == view.capacity) {
         --after.full;
@@ -96,7 +151,7 @@ std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t ne
         after.sum_partial -= need;
       }
       after.sum_free -= need;
-      c.delta.num = delta_of(view, before, after, {{f, f - need}}, mix);
+      c.delta.num = delta_of(view, before, after, {{f, f - need}}, groups);
     }
     if (!best) {
       best = c;
@@ -163,9 +218,15 @@ GpuShape shape_of(const model::PodDemand& pod) {
   GpuShape s;
   if (pod.gpu_share_bytes > 0) {
     s.share_bytes = pod.gpu_share_bytes;
+    s.cpu_milli = pod.cpu_milli;
+    s.memory_bytes = pod.memory_bytes;
     return s;
   }
   for (const auto& [resource, n] : pod.gpus) s.whole += n;
+  if (s.whole > 0) {
+    s.cpu_milli = pod.cpu_milli;
+    s.memory_bytes = pod.memory_bytes;
+  }
   return s;
 }
 
@@ -197,10 +258,16 @@ GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usag
   v.capacity = v.memory_known ? d.memory_bytes : 1;
   const std::int64_t unplaced = std::max<std::int64_t>(usage.gpus_used(d.resource) - usage.whole_gpu_holds(), 0);
   v.free = model::device_free_bytes(d, usage.gpu_devices, unplaced);
+  if (node.cpu_milli > 0) v.cpu_free = less_of(node.cpu_milli, usage.cpu_milli);
+  if (node.memory_bytes > 0) v.memory_free = less_of(node.memory_bytes, usage.memory_bytes);
   return v;
 }
 
 std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape) {
+  if (!is_share(shape) && shape.whole <= 0) return 0;
+  if (!host_fits(view.cpu_free, view.memory_free, shape)) {
+    return static_cast<std::int64_t>(std::min<__int128>(stats_of(view).sum_free, INT64_MAX));
+  }
   if (is_share(shape)) {
     const std::int64_t need = share_need(view, shape);
     std::int64_t sum = 0;
@@ -216,7 +283,7 @@ std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand
                                                           const ShapeMix& mix) {
   if (pod.gpu_share_bytes > 0) {
     const bool by_fragmentation = strategy == PackingStrategy::kFragmentation;
-    auto c = choose_share(view, pod.gpu_share_bytes, by_fragmentation, by_fragmentation ? mix : ShapeMix{});
+    auto c = choose_share(view, pod.gpu_share_bytes, pod.cpu_milli, pod.memory_bytes, by_fragmentation, mix);
     if (!c) return std::nullopt;
     return std::vector<model::GpuHold>{{static_cast<std::int64_t>(c->index), pod.gpu_share_bytes, false}};
   }
@@ -232,7 +299,7 @@ std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand
 std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
                                                       const GpuNodeView& view, const ShapeMix& mix) {
   if (pod.gpu_share_bytes > 0) {
-    auto c = choose_share(view, pod.gpu_share_bytes, true, mix);
+    auto c = choose_share(view, pod.gpu_share_bytes, pod.cpu_milli, pod.memory_bytes, true, mix);
     if (!c) return std::nullopt;
     return c->delta;
   }
@@ -243,7 +310,8 @@ std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& po
   after.full -= k;
   after.sum_free -= static_cast<__int128>(k) * view.capacity;
   std::vector<std::pair<std::int64_t, std::int64_t>> changed(static_cast<std::size_t>(k), {view.capacity, 0});
-  return FragmentationDelta{delta_of(view, before, after, changed, mix),
+  const auto groups = group_mix(view, before, mix, pod.cpu_milli, pod.memory_bytes);
+  return FragmentationDelta{delta_of(view, before, after, changed, groups),
                             static_cast<__int128>(view.capacity) * total_weight(mix)};
 }
 

@@ -49,19 +49,48 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
 
 namespace {
 
-std::vector<std::int64_t> rank_scores(const std::vector<Ratio>& raw) {
-  std::vector<Ratio> distinct = raw;
-  std::sort(distinct.begin(), distinct.end(), less);
+// What the fragmentation policy ranks by: the increase of expected fragmentation, then (ties)
+// the node's free GPU memory after the placement in device units, then its free CPU after.
+struct RankKey {
+  Ratio delta;
+  Ratio gpu_free;
+  std::int64_t cpu_free = 0;
+};
+
+bool key_less(const RankKey& a, const RankKey& b) {
+  if (less(a.delta, b.delta)) return true;
+  if (less(b.delta, a.delta)) return false;
+  if (less(a.gpu_free, b.gpu_free)) return true;
+  if (less(b.gpu_free, a.gpu_free)) return false;
+  return a.cpu_free < b.cpu_free;
+}
+
+std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
+  std::vector<RankKey> distinct = raw;
+  std::sort(distinct.begin(), distinct.end(), key_less);
   distinct.erase(std::unique(distinct.begin(), distinct.end(),
-                             [](const Ratio& a, const Ratio& b) { return !less(a, b) && !less(b, a); }),
+                             [](const RankKey& a, const RankKey& b) { return !key_less(a, b) && !key_less(b, a); }),
                  distinct.end());
   std::vector<std::int64_t> out;
   out.reserve(raw.size());
   for (const auto& r : raw) {
-    const auto rank = std::lower_bound(distinct.begin(), distinct.end(), r, less) - distinct.begin();
+    const auto rank = std::lower_bound(distinct.begin(), distinct.end(), r, key_less) - distinct.begin();
     out.push_back(std::max<std::int64_t>(10 - rank, 0));
   }
   return out;
+}
+
+RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix) {
+  const GpuNodeView view = gpu_view(*c.node, c.usage);
+  auto d = fragmentation_delta(pod, *c.node, view, mix);
+  // A candidate whose devices cannot take the pod ranks last.
+  if (!d) return {{INT64_MAX, 1}, {INT64_MAX, 1}, INT64_MAX};
+  __int128 free = 0;
+  for (std::int64_t f : view.free) free += f;
+  const GpuShape shape = shape_of(pod);
+  free -= pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes : static_cast<__int128>(shape.whole) * view.capacity;
+  const std::int64_t cpu_free = view.cpu_free == INT64_MAX ? INT64_MAX : view.cpu_free - pod.cpu_milli;
+  return {{d->num, d->den}, {free, view.capacity}, cpu_free};
 }
 
 // (held + demand) / total in thousandths of a device, for a share on a node with devices.
@@ -80,12 +109,10 @@ std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::s
   std::vector<Ratio> raw;
   raw.reserve(candidates.size());
   if (strategy == PackingStrategy::kFragmentation) {
-    for (const auto& c : candidates) {
-      auto d = fragmentation_delta(pod, *c.node, gpu_view(*c.node, c.usage), mix);
-      // A candidate whose devices cannot take the pod ranks last.
-      raw.push_back(d ? Ratio{d->num, d->den} : Ratio{INT64_MAX, 1});
-    }
-    return rank_scores(raw);
+    std::vector<RankKey> keys;
+    keys.reserve(candidates.size());
+    for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix));
+    return rank_scores(keys);
   }
   for (const auto& c : candidates) {
     if (pod.gpu_share_bytes > 0) {

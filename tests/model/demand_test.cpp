@@ -99,6 +99,38 @@ TEST(ComputeDemand, CollectsEveryManagedGpuResource) {
   EXPECT_FALSE(d->needs_nothing());
 }
 
+TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
+  struct Case {
+    const char* what;
+    const char* gpus;
+    const char* cpu;
+    const char* memory;
+    std::int64_t cpu_milli;
+    std::int64_t memory_bytes;
+  };
+  const std::vector<Case> cases = {
+      {"app plus sidecar, thousandths of a core", "1", "1500m", "1Gi", 1500 + 250, (std::int64_t{1} << 30) + (1 << 20)},
+      {"a pod without GPUs: not read", nullptr, "2", "1Gi", 0, 0},
+      {"unreadable: counted as none", "1", "lots", "1Gi", 0, (std::int64_t{1} << 30) + (1 << 20)},
+  };
+  for (const auto& c : cases) {
+    Pod pod;
+    pod.uid = "u";
+    Container main = app("main", c.gpus);
+    main.requests["cpu"] = c.cpu;
+    main.requests["memory"] = c.memory;
+    pod.containers.push_back(main);
+    Container side = init("side", nullptr, /*sidecar=*/true);
+    side.requests["cpu"] = "250m";
+    side.requests["memory"] = "1Mi";
+    pod.init_containers.push_back(side);
+    auto d = compute_demand(pod, rules());
+    ASSERT_TRUE(d) << c.what << ": " << d.message();
+    EXPECT_EQ(d->cpu_milli, c.cpu_milli) << c.what;
+    EXPECT_EQ(d->memory_bytes, c.memory_bytes) << c.what;
+  }
+}
+
 TEST(ComputeDemand, MemoryFloorOnlyForGpuPods) {
   Pod pod;
   pod.annotations["scheduler-extender.io/gpu-memory"] = "40Gi";

@@ -108,10 +108,74 @@ TEST(GpuDevices, FragmentationKeepsWholeDevicesFreeAndRanks) {
                                   {&nodes[2], holding({{0, 12 * kGi, false}})}};
   const ShapeMix mix = {{{1, 0, 0}, 1}, {{0, 0, 500}, 1}};
   const auto scores = gpu_packing_scores(share(8), cands, PackingStrategy::kFragmentation, mix);
-  EXPECT_EQ(scores, (std::vector<std::int64_t>{10, 9, 9})) << "ranked, not min-max: the best stands alone";
+  EXPECT_EQ(scores, (std::vector<std::int64_t>{10, 8, 9}))
+      << "ranked, not min-max: the best stands alone; b and c raise fragmentation alike, c is left fuller";
   ShapeMix m = mix;
   Fit fit = check_fit(share(8), nodes[0], cands[0].usage, {PackingStrategy::kFragmentation, &m});
   EXPECT_EQ(fit.allocation.gpu_devices, (std::vector<model::GpuHold>{{0, 8 * kGi, false}}));
+}
+
+model::NodeSupply host(std::string name, std::int64_t gpus, std::int64_t cores, std::int64_t memory_gib) {
+  auto n = node(std::move(name), gpus, 16);
+  n.cpu_milli = cores * 1000;
+  n.memory_bytes = memory_gib * kGi;
+  return n;
+}
+
+model::NodeUsage asking(std::int64_t cores, std::int64_t memory_gib, std::vector<model::GpuHold> holds = {}) {
+  model::NodeUsage u = holding(std::move(holds));
+  model::Allocation a;
+  a.cpu_milli = cores * 1000;
+  a.memory_bytes = memory_gib * kGi;
+  u.add(a);
+  return u;
+}
+
+model::PodDemand with_host(model::PodDemand d, std::int64_t cores, std::int64_t memory_gib) {
+  d.cpu_milli = cores * 1000;
+  d.memory_bytes = memory_gib * kGi;
+  return d;
+}
+
+TEST(GpuDevices, FragmentationCountsCpuAndMemory) {
+  struct Case {
+    const char* what;
+    model::NodeSupply node;
+    model::NodeUsage usage;
+    GpuShape shape;
+    std::int64_t fragment_gib;
+  };
+  const std::vector<Case> cases = {
+      {"the shape's CPU fits: the GPU rule alone", host("n", 2, 16, 64), asking(8, 0), {1, 0, 0, 8000, 0}, 0},
+      {"too little CPU left: all free GPU memory is a fragment", host("n", 2, 16, 64), asking(12, 0),
+       {1, 0, 0, 8000, 0}, 32},
+      {"too little memory left, for a share too", host("n", 2, 16, 64), asking(0, 60, {{0, 4 * kGi, false}}),
+       {0, 0, 250, 0, 8 * kGi}, 28},
+      {"a node that gives no CPU never runs out of it", node("n", 2, 16), asking(64, 0), {1, 0, 0, 512000, 0}, 0},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(fragmentation(gpu_view(c.node, c.usage), c.shape), c.fragment_gib * kGi) << c.what;
+  }
+}
+
+TEST(GpuDevices, FragmentationKeepsGpusReachableByCpu) {
+  // Two nodes of 2 GPUs: a has 16 cores, b 64. The recent pods ask one GPU and 8 cores.
+  std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256)};
+  std::vector<Candidate> cands = {{&nodes[0], {}}, {&nodes[1], {}}};
+  const ShapeMix mix = {{{1, 0, 0, 8000, 0}, 1}};
+  struct Case {
+    const char* what;
+    model::PodDemand pod;
+    std::vector<std::int64_t> scores;
+  };
+  const std::vector<Case> cases = {
+      {"a pod of 12 cores on a would strand its other GPU: b", with_host(whole(1), 12, 8), {9, 10}},
+      {"a pod of 2 cores strands nothing: the node with least CPU left, a", with_host(whole(1), 2, 8), {10, 9}},
+      {"a share of 12 cores: b as well", with_host(share(4), 12, 8), {9, 10}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(gpu_packing_scores(c.pod, cands, PackingStrategy::kFragmentation, mix), c.scores) << c.what;
+  }
 }
 
 TEST(GpuDevices, ShapeWindowForgetsTheOldest) {
@@ -124,6 +188,7 @@ TEST(GpuDevices, ShapeWindowForgetsTheOldest) {
 
 TEST(GpuDevices, ShapesParseAndPrint) {
   EXPECT_EQ(shape_name(*parse_shape("0.5")), "0.5");
+  EXPECT_EQ(shape_of(with_host(share(4), 3, 2)), (GpuShape{0, 4 * kGi, 0, 3000, 2 * kGi}));
   EXPECT_EQ(shape_name(*parse_shape("8")), "8");
   EXPECT_FALSE(parse_shape("1.5"));
   EXPECT_FALSE(parse_shape("0"));

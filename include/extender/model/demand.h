@@ -37,6 +37,11 @@ struct PodDemand {
   std::vector<VolumeDemand> volumes;                       // managed volumes of the pod
   std::int64_t gpu_share_bytes = 0;  // a share of one GPU, as memory (> 0: the pod asks no whole GPU)
   std::string gpu_share_resource;    // the resource it was asked as (aliyun.com/gpu-mem)
+  // The pod's CPU (thousandths of a core) and memory (bytes) requests by the same rules, read for
+  // pods that need a GPU only (the fragmentation policy weighs them); 0 otherwise, and 0 when
+  // unreadable (not a managed resource: the scheduler, not this daemon, judges it).
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_bytes = 0;
 
   bool needs_nothing() const { return gpus.empty() && volumes.empty() && gpu_share_bytes == 0; }
   bool needs_gpu() const { return !gpus.empty() || gpu_share_bytes > 0; }
@@ -70,5 +75,7 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
 
 // The effective request of one resource per KEP-753, in whole units (rounded up).
 Result<std::int64_t> effective_request(const Pod& pod, std::string_view resource);
+// Likewise in thousandths of a unit (rounded up), for fractional resources such as cpu.
+Result<std::int64_t> effective_request_milli(const Pod& pod, std::string_view resource);
 
 }  // namespace extender::model

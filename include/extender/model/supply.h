@@ -36,8 +36,10 @@ struct NodeSupply {
   // -> what is wrong. A pod that needs the subject cannot be placed on the node.
   std::map<std::string, std::string, std::less<>> problems;
   GpuDevices gpu_devices;         // the node's GPUs as devices (see gpu_devices.h)
-  std::int64_t cpu_milli = 0;     // inventory `cpu`, for the simulator's fit; 0 when not given
-  std::int64_t memory_bytes = 0;  // inventory `memory`, likewise
+  // Allocatable CPU (thousandths of a core) and memory (bytes): the inventory's `cpu` and `memory`,
+  // or a Node's allocatable; 0 when not given (unknown: the policies then assume it never runs out).
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_bytes = 0;
 
   const Pool* find_pool(std::string_view pool_name) const;
   bool operator==(const NodeSupply&) const = default;

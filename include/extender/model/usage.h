@@ -25,6 +25,8 @@ struct Allocation {
   std::map<std::string, std::int64_t, std::less<>> gpus;
   std::vector<VolumePlacement> volumes;
   std::vector<GpuHold> gpu_devices;  // the GPU devices held (whole GPUs and shares), when recorded
+  std::int64_t cpu_milli = 0;        // the pod's CPU request (GPU pods only; see demand.h)
+  std::int64_t memory_bytes = 0;     // the pod's memory request, likewise
   bool operator==(const Allocation&) const = default;
 };
 
@@ -37,6 +39,8 @@ struct NodeUsage {
   std::map<std::string, std::int64_t, std::less<>> device_freeable;
   std::int64_t volumes = 0;
   GpuDeviceUsage gpu_devices;  // per device index
+  std::int64_t cpu_milli = 0;     // CPU requested by the allocations, summed
+  std::int64_t memory_bytes = 0;  // memory requested by the allocations, summed
   std::int64_t whole_gpu_holds() const;  // devices held whole, summed over claims
 
   void add(const Allocation& a) { apply(a, 1); }

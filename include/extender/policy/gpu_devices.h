@@ -1,12 +1,14 @@
 #pragma once
 // GPU device placement: which devices of a node a pod takes, and the packing policies' view of a
 // node's GPUs. A task shape is k whole GPUs or a share of one GPU (memory, or a fraction of the
-// device for prior shapes). Fragmentation of a node for a shape is the free GPU memory that shape
-// cannot use there (all of it when the shape does not fit at all; for whole GPUs, the free memory
-// of partly used devices); the expected fragmentation weighs shapes by a mix. `binpack` and
-// `spread` take the best-fit device (least free memory that holds a share; lowest-index free
-// devices for whole GPUs); `fragmentation` takes the device whose choice raises the node's expected
-// fragmentation least (ties: best fit). Pure: no I/O, no locks, no JSON.
+// device for prior shapes), with the CPU and memory the task asks of its node. Fragmentation of a
+// node for a shape is the free GPU memory that shape cannot use there: all of it when the shape
+// does not fit at all (too few GPUs, or too little free CPU or memory on the node, as in FGD,
+// Beware of Fragmentation, ATC'23); for whole GPUs, the free memory of partly used devices; for a
+// share, the devices with less free memory than the share. The expected fragmentation weighs
+// shapes by a mix. `binpack` and `spread` take the best-fit device (least free memory that holds a
+// share; lowest-index free devices for whole GPUs); `fragmentation` takes the device whose choice
+// raises the node's expected fragmentation least (ties: best fit). Pure: no I/O, no locks, no JSON.
 #include <cstdint>
 #include <compare>
 #include <deque>
@@ -28,10 +30,13 @@ enum class PackingStrategy { kBinpack, kSpread, kFragmentation };
 const char* packing_name(PackingStrategy s);                      // "binpack", "spread", "fragmentation"
 std::optional<PackingStrategy> parse_packing(std::string_view name);
 
+// Ordered by its GPU part first, so that shapes of equal GPU part are adjacent in a sorted mix.
 struct GpuShape {
-  std::int64_t whole = 0;        // k whole GPUs
-  std::int64_t share_bytes = 0;  // a share of one GPU, as memory
-  std::int64_t share_milli = 0;  // a share of one GPU, as thousandths of the device (prior shapes)
+  std::int64_t whole = 0;         // k whole GPUs
+  std::int64_t share_bytes = 0;   // a share of one GPU, as memory
+  std::int64_t share_milli = 0;   // a share of one GPU, as thousandths of the device (prior shapes)
+  std::int64_t cpu_milli = 0;     // CPU the task asks of the node (0: none, or not counted)
+  std::int64_t memory_bytes = 0;  // memory the task asks of the node
   auto operator<=>(const GpuShape&) const = default;
 };
 
@@ -40,7 +45,8 @@ Result<GpuShape> parse_shape(std::string_view gpus);
 // The shape as GPUs ("2", "0.5"); shares given as memory read "<bytes>B".
 std::string shape_name(const GpuShape& shape);
 
-// The pod's shape: a share, or its whole GPUs summed over resources; none (all 0) for no GPU.
+// The pod's shape: a share, or its whole GPUs summed over resources, with its CPU and memory
+// requests; none (all 0) for no GPU.
 GpuShape shape_of(const model::PodDemand& pod);
 
 using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
@@ -61,11 +67,15 @@ class ShapeWindow {
 };
 
 // A node's devices as placement sees them: each device's free memory out of `capacity` (memory per
-// device, or 1 when the node does not report memory: then only whole GPUs are placed).
+// device, or 1 when the node does not report memory: then only whole GPUs are placed), and the
+// node's CPU and memory not requested by the allocations it holds (INT64_MAX when the node reports
+// none; never below 0).
 struct GpuNodeView {
   std::int64_t capacity = 1;
   bool memory_known = false;
   std::vector<std::int64_t> free;
+  std::int64_t cpu_free = INT64_MAX;
+  std::int64_t memory_free = INT64_MAX;
 };
 GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage);
 
@@ -79,7 +89,10 @@ std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand
                                                           const ShapeMix& mix);
 
 // The increase of expected fragmentation the best choice makes, as num / den (den > 0: the device
-// capacity times the mix's total weight), comparable across nodes; nullopt when nothing fits.
+// capacity times the mix's total weight), comparable across nodes; nullopt when nothing fits. The
+// pod's CPU and memory are taken from the node's free CPU and memory: a shape of the mix that fit
+// before and no longer does turns all the node's free GPU memory into fragmentation. Linear in the
+// mix's size per node.
 struct FragmentationDelta {
   __int128 num = 0;
   __int128 den = 1;

@@ -19,9 +19,10 @@ struct ScoringRules {
   std::int64_t volume_balance_weight = 1;  // applies to pods with managed volumes; 0 turns it off
   std::int64_t gpu_packing_weight = 1;     // applies to pods that need GPUs; 0 turns it off
   PackingStrategy packing = PackingStrategy::kBinpack;
-  // fragmentation: the mix of shapes is the last `fragmentation_window` GPU pods decided on plus
-  // this prior (shape -> pseudo-count).
-  std::int64_t fragmentation_window = 1000;
+  // fragmentation: the mix of shapes is the last `fragmentation_window` GPU pods decided on (their
+  // GPUs, CPU and memory) plus this prior (GPU-only shapes -> pseudo-count). At 100 pods the prior
+  // weighs about a tenth of the mix, which keeps plain GPU fragmentation in view.
+  std::int64_t fragmentation_window = 100;
   ShapeMix fragmentation_prior = {{{1, 0, 0}, 4}, {{2, 0, 0}, 1}, {{4, 0, 0}, 1}, {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
 };
@@ -40,10 +41,11 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
 std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candidates);
 // GPU packing alone. binpack and spread: raw = (used + demand) / allocatable over the pod's GPU
 // resources, counted in device memory when the node has devices and the pod a share (a share
-// holds its bytes of a device, a whole GPU all of it); min-max normalised. fragmentation: raw = the
-// least increase of the node's expected fragmentation over `mix` (fragmentation_delta), ranked:
-// the candidates with the least increase score 10, the next distinct value 9, and so on down to 0,
-// so the best node is never tied with a worse one.
+// holds its bytes of a device, a whole GPU all of it); min-max normalised. fragmentation: the
+// least increase of the node's expected fragmentation over `mix` (fragmentation_delta), then
+// (ties) the least free GPU memory after the placement, then the least free CPU after, ranked:
+// the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
+// best node is never tied with a worse one.
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                              PackingStrategy strategy, const ShapeMix& mix = {});
 
