@@ -1,9 +1,10 @@
 #include "extender/sim/simulator.h"
 
+#include "extender/sim/scheduler_model.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -40,18 +41,6 @@ bool is_share(const WorkloadRow& r) { return r.num_gpu == 1 && r.gpu_milli > 0 &
 
 double gpu_demand(const WorkloadRow& r) { return is_share(r) ? r.gpu_milli / 1000.0 : static_cast<double>(r.num_gpu); }
 
-std::int64_t common_memory(const std::vector<model::NodeSupply>& nodes) {
-  std::map<std::int64_t, std::int64_t> by_memory;
-  for (const auto& n : nodes) {
-    if (n.gpu_devices.memory_bytes > 0) by_memory[n.gpu_devices.memory_bytes] += n.gpu_devices.count;
-  }
-  std::int64_t best = 0, count = 0;
-  for (const auto& [m, c] : by_memory) {
-    if (c > count) best = m, count = c;
-  }
-  return best;
-}
-
 }  // namespace
 
 Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source) {
@@ -87,6 +76,37 @@ Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const s
   return rows;
 }
 
+std::int64_t common_device_memory(const std::vector<model::NodeSupply>& nodes) {
+  std::map<std::int64_t, std::int64_t> by_memory;
+  for (const auto& n : nodes) {
+    if (n.gpu_devices.memory_bytes > 0) by_memory[n.gpu_devices.memory_bytes] += n.gpu_devices.count;
+  }
+  std::int64_t best = 0, count = 0;
+  for (const auto& [m, c] : by_memory) {
+    if (c > count) best = m, count = c;
+  }
+  return best;
+}
+
+model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::string& whole_resource,
+                        const std::string& share_resource, std::int64_t device_memory) {
+  model::Pod pod;
+  pod.uid = "sim-" + std::to_string(index);
+  pod.name = row.name;
+  pod.namespace_name = "sim";
+  model::Container c;
+  c.name = "main";
+  if (is_share(row)) {
+    c.requests[share_resource] = std::to_string((row.gpu_milli * device_memory + 999) / 1000);
+  } else if (row.num_gpu > 0) {
+    c.requests[whole_resource] = std::to_string(row.num_gpu);
+  }
+  c.requests["cpu"] = std::to_string(row.cpu_milli) + "m";
+  c.requests["memory"] = std::to_string(row.memory_mib) + "Mi";
+  pod.containers.push_back(std::move(c));
+  return pod;
+}
+
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
                               const config::Config& base, policy::PackingStrategy strategy, std::uint64_t seed) {
   config::Config cfg = base;
@@ -97,7 +117,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     return Error{"simulate needs a whole-GPU resource and gpu.share"};
   }
   const std::string whole_resource = cfg.gpu.resources.front().name;
-  const std::int64_t memory = common_memory(nodes);
+  const std::int64_t memory = common_device_memory(nodes);
 
   state::ClusterState cluster;
   cluster.upsert_nodes(nodes);
@@ -114,14 +134,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     device_memory[n.name] = n.gpu_devices.memory_bytes;
   }
   if (capacity_gpus == 0) return Error{"the inventory has no GPUs"};
-  struct Free {
-    std::int64_t cpu, mem;
-  };
-  std::vector<Free> free;
-  for (const auto& n : nodes) {
-    free.push_back({n.cpu_milli > 0 ? n.cpu_milli : INT64_MAX, n.memory_bytes > 0 ? n.memory_bytes : INT64_MAX});
-  }
-  std::mt19937_64 rng(seed);
+  SchedulerModel scheduler(nodes, seed);
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
@@ -144,29 +157,14 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const WorkloadRow& row = rows[i];
     arrived += gpu_demand(row);
-    model::Pod pod;
-    pod.uid = "sim-" + std::to_string(i);
-    pod.name = row.name;
-    pod.namespace_name = "sim";
-    model::Container c;
-    c.name = "main";
-    if (is_share(row)) {
-      c.requests[cfg.gpu.share.memory_resource] = std::to_string((row.gpu_milli * memory + 999) / 1000);
-    } else if (row.num_gpu > 0) {
-      c.requests[whole_resource] = std::to_string(row.num_gpu);
-    }
-    pod.containers.push_back(std::move(c));
+    const model::Pod pod = workload_pod(row, i, whole_resource, cfg.gpu.share.memory_resource, memory);
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
     wire::ExtenderArgs args;
     args.pod = pod;
-    args.node_names.emplace();
-    std::vector<std::size_t> fits;
-    for (std::size_t n = 0; n < nodes.size(); ++n) {
-      if (nodes[n].unschedulable || free[n].cpu < row.cpu_milli || free[n].mem < mem_bytes) continue;
-      args.node_names->push_back(nodes[n].name);
-    }
+    args.node_names = scheduler.fitting(row.cpu_milli, mem_bytes);
     std::string chosen;
+    std::vector<model::GpuHold> devices;
     if (!args.node_names->empty()) {
       auto filtered = ext.filter(args);
       if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
@@ -174,19 +172,16 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
       if (!passed.empty()) {
         args.node_names = passed;
         auto scored = ext.prioritize(args);
-        std::vector<std::int64_t> total(passed.size(), 0);
-        for (std::size_t k = 0; k < scored.scores.size() && k < passed.size(); ++k) {
-          total[k] = scored.scores[k].score * cfg.scoring.gpu_packing_weight * 10;
-        }
-        const std::int64_t best = *std::max_element(total.begin(), total.end());
-        std::vector<std::size_t> top;
-        for (std::size_t k = 0; k < total.size(); ++k) {
-          if (total[k] == best) top.push_back(k);
-        }
-        chosen = passed[top[std::uniform_int_distribution<std::size_t>(0, top.size() - 1)(rng)]];
+        std::vector<std::int64_t> scores(passed.size(), 0);
+        for (std::size_t k = 0; k < scored.scores.size() && k < passed.size(); ++k) scores[k] = scored.scores[k].score;
+        chosen = passed[*scheduler.choose(scores, cfg.scoring.gpu_packing_weight)];
         if (row.num_gpu > 0) {
           auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, chosen});
-          if (!bound.error.empty()) chosen.clear();
+          if (!bound.error.empty()) {
+            chosen.clear();
+          } else if (auto claim = cluster.claim_of(pod.uid)) {
+            devices = claim->allocation.gpu_devices;
+          }
         }
       }
     }
@@ -195,17 +190,13 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
       if (!refused_once) out.first_refusal_at = arrived / capacity_gpus;
       refused_once = true;
     } else {
-      for (std::size_t n = 0; n < nodes.size(); ++n) {
-        if (nodes[n].name != chosen) continue;
-        if (free[n].cpu != INT64_MAX) free[n].cpu -= row.cpu_milli;
-        if (free[n].mem != INT64_MAX) free[n].mem -= mem_bytes;
-      }
-      out.placements.emplace_back(row.name, chosen);
+      scheduler.place(chosen, row.cpu_milli, mem_bytes);
       if (is_share(row)) {
         allocated += static_cast<double>((row.gpu_milli * memory + 999) / 1000) / device_memory[chosen];
       } else {
         allocated += row.num_gpu;
       }
+      out.placements.push_back({row.name, chosen, std::move(devices)});
     }
     if (!reached && arrived >= capacity_gpus) {
       reached = true;
