@@ -13,6 +13,9 @@ namespace {
 
 std::string unknown_node_reason() { return "node is not known to scheduler-extender"; }
 
+// What filter asks of each node: the verdict and the reason, no allocation.
+constexpr policy::GpuPlacement kVerdictOnly{policy::PackingStrategy::kBinpack, nullptr, true};
+
 }  // namespace
 
 const char* refusal_name(Refusal r) {
@@ -187,7 +190,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       r.failed.emplace(name, unknown_node_reason());
       continue;
     }
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now, scratch));
+    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);

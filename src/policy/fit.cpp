@@ -215,6 +215,7 @@ Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usa
   if (f.insufficient) {
     return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
   }
+  if (gpu.verdict_only) return {};
   fit.allocation.gpus = pod.gpus;
   fit.allocation.cpu_milli = pod.cpu_milli;
   fit.allocation.memory_bytes = pod.memory_bytes;

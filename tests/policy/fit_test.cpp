@@ -66,6 +66,30 @@ TEST(CheckFit, GpuCount) {
   }
 }
 
+TEST(CheckFit, VerdictOnlyGivesTheSameVerdictAndReasonWithoutAnAllocation) {
+  const GpuCase cases[] = {
+      {"fits", 8, 0, 2, Verdict::kFits, ""},
+      {"usage in the way", 4, 3, 2, Verdict::kInsufficient, "nvidia.com/gpu: pod needs 2, node has 1 free of 4"},
+      {"node too small", 1, 0, 2, Verdict::kUnresolvable, "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+  };
+  GpuPlacement verdict_only;
+  verdict_only.verdict_only = true;
+  for (const auto& c : cases) {
+    NodeSupply node = gpu_node(c.allocatable, 40 * GiB);
+    node.gpu_devices = {"nvidia.com/gpu", c.allocatable, 40 * GiB};
+    const Fit full = check_fit(gpu_pod(c.need), node, gpus_used(c.used));
+    const Fit quick = check_fit(gpu_pod(c.need), node, gpus_used(c.used), verdict_only);
+    EXPECT_EQ(quick.verdict, c.verdict) << c.what;
+    EXPECT_EQ(quick.verdict, full.verdict) << c.what;
+    EXPECT_EQ(quick.reason, full.reason) << c.what;
+    EXPECT_TRUE(quick.allocation.gpus.empty()) << c.what;
+    EXPECT_TRUE(quick.allocation.gpu_devices.empty()) << c.what;
+    if (c.verdict == Verdict::kFits) {
+      EXPECT_FALSE(full.allocation.gpu_devices.empty()) << c.what << ": the full check chooses devices";
+    }
+  }
+}
+
 TEST(CheckFit, EveryGpuResourceAtOnce) {
   PodDemand pod = gpu_pod(1);
   pod.gpus["amd.com/gpu"] = 2;

@@ -27,6 +27,9 @@ struct Fit {
 struct GpuPlacement {
   PackingStrategy strategy = PackingStrategy::kBinpack;
   const ShapeMix* mix = nullptr;
+  // The verdict and the reason only (what /filter answers): no allocation and no choice of
+  // devices for a pod that fits. The verdict and the reason are the same either way.
+  bool verdict_only = false;
 };
 
 // Checks, in this order: values the node reports unreadably, GPU count per resource (whole GPUs of
