@@ -37,6 +37,7 @@
 #include "extender/sources/request_nodes.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
+#include "extender/wire/results.h"
 
 namespace {
 
@@ -341,6 +342,17 @@ int main(int argc, char** argv) {
       std::printf("%-28s %8zu %10.1f | %-34s %10zu %10s\n", label.c_str(), n, static_cast<double>(body.size()) / 1e6,
                   "unchanged nodes: entries rebuilt", rebuilt, rebuilt == 0 ? "ok" : "REBUILT");
     }
+    simdjson::padded_string names_padded(names);
+    auto names_args = wire::decode_extender_args(names_padded);
+    if (!names_args) {
+      std::fprintf(stderr, "%s (NodeNames form): %s\n", file.c_str(), names_args.message().c_str());
+      return 1;
+    }
+    row("NodeNames: decode", measure(runs, [&] { (void)wire::decode_extender_args(names_padded); }));
+    row("NodeNames: engine filter", measure(runs, [&] { (void)extender.filter(*names_args); }));
+    const engine::FilterAnswer names_answer = extender.filter(*names_args);
+    row("NodeNames: encode filter answer", measure(runs, [&] { (void)wire::encode_filter_result(names_answer.result); }));
+    row("NodeNames: engine prioritize", measure(runs, [&] { (void)extender.prioritize(*names_args); }));
     const auto [names_floor, names_filter] = measure_pair(
         runs, [&] { post(names_echo_client, "/filter", names); }, [&] { post(client, "/scheduler/filter", names); });
     row("HTTP NodeNames decode-and-echo", names_floor);
