@@ -27,6 +27,13 @@
 #                deploy/scheduler-config/default-scheduler.yaml (only urlPrefix's host, the
 #                kubeconfig and leader election changed) as the default scheduler; a GPU pod
 #                without schedulerName is bound through the extender
+#   6 ha         (versions with kube-controller-manager in $KUBE_BIN: the current one) the chart
+#                with its defaults (two replicas, leader election, PDB maxUnavailable 1): rollout
+#                status reaches two Ready replicas, one leads (the label) and binds a GPU pod;
+#                `kubectl rollout restart` completes; `kubectl drain` of the leader's node
+#                completes within the PDB; after each a GPU pod binds through the leader.
+#                lib/pod_runner.py plays the kubelet for the daemon pods, lib/leader_proxy.py the
+#                leader-only Service
 #
 # Environment:
 #   EXTENDER_BINARY          daemon binary (default: build/scheduler-extender; or the first argument)
@@ -582,5 +589,89 @@ else
   check "kube-scheduler log shows no RBAC errors" true
 fi
 cluster_delete_pod default default-gpu
+phase_end
+
+# ---- phase 6: two replicas through a rollout and a node drain ----------------------------------
+# kube-controller-manager runs the Deployment, ReplicaSet, disruption and garbage-collector
+# controllers; lib/pod_runner.py plays the kubelet for the release's daemon pods (it runs the
+# built daemon with the pod's rendered ConfigMap, POD_NAME/POD_NAMESPACE/POD_UID, and reports
+# Ready from /readyz); lib/leader_proxy.py plays the leader-only Service for kube-scheduler.
+phase_begin "6 two replicas (chart defaults) through a rollout and a node drain"
+cluster_stop_scheduler
+[[ -n "${DAEMON_PID:-}" ]] && { kill "$DAEMON_PID" 2>/dev/null || true; wait "$DAEMON_PID" 2>/dev/null || true; }
+# The earlier releases' Deployments would get pods that nothing runs (and PDBs that block a drain).
+helm list -A -o json | jq -r '.[] | "\(.name) \(.namespace)"' | while read -r r rns; do
+  helm uninstall "$r" -n "$rns" >/dev/null 2>&1 || true
+done
+if ! cluster_start_controller_manager; then
+  fail "kube-controller-manager starts (tests/e2e/lib/build-kube-current.sh builds it)"
+  phase_end
+fi
+HA_NS=ha-system HA_FULLNAME=ha-scheduler-extender
+for n in sys-0 sys-1 sys-2; do cluster_add_gpu_node "$n" none -l e2e-role=system >/dev/null; done
+cluster_add_gpu_node gpu-ha 8 >/dev/null
+check "helm install ha (chart defaults: 2 replicas, leader election, PDB) into $HA_NS" \
+  helm install ha "$CHART" --namespace "$HA_NS" --create-namespace --set nodeSelector.e2e-role=system
+HA_KUBECONFIG="$WORKDIR/ha-daemon-sa.kubeconfig"
+NS="$HA_NS" check "token for ServiceAccount $HA_NS/$HA_FULLNAME (TokenRequest)" sa_kubeconfig "$HA_FULLNAME" "$HA_KUBECONFIG"
+BACKENDS="$WORKDIR/ha-backends.txt"
+mkdir -p "$CLUSTER_LOG_DIR/ha-pods"
+"$PY" "$HERE/lib/pod_runner.py" --namespace "$HA_NS" --selector app.kubernetes.io/component=extender \
+  --binary "$EXTENDER_BINARY" --kubeconfig "$HA_KUBECONFIG" --backends-file "$BACKENDS" \
+  --log-dir "$CLUSTER_LOG_DIR/ha-pods" 2>"$CLUSTER_LOG_DIR/pod-runner.log" &
+cluster_register_pid $! pod-runner
+PROXY_PORT="$(cluster_free_ports 1)"
+"$PY" "$HERE/lib/leader_proxy.py" --listen "$PROXY_PORT" --namespace "$HA_NS" --label scheduler-extender.io/leader \
+  --backends-file "$BACKENDS" 2>"$CLUSTER_LOG_DIR/leader-proxy.log" &
+cluster_register_pid $! leader-proxy
+cluster_write_scheduler_config "$WORKDIR/ha-scheduler.yaml" --extender-url "http://127.0.0.1:$PROXY_PORT/scheduler" \
+  --node-cache-capable true --bind-verb bind --ignored-by-scheduler false
+if ! cluster_start_scheduler "$WORKDIR/ha-scheduler.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-ha.log"; then
+  fail "kube-scheduler starts with the extender behind the leader-only proxy"
+  phase_end
+fi
+rollout_done() { k -n "$HA_NS" rollout status "deployment/$HA_FULLNAME" --timeout=150s; }
+leader_pods() { k -n "$HA_NS" get pods -l scheduler-extender.io/leader=true -o 'jsonpath={.items[*].metadata.name}'; }
+ready_pods() {
+  k -n "$HA_NS" get pods -l app.kubernetes.io/component=extender -o json |
+    jq -r '[.items[] | select(.metadata.deletionTimestamp == null) | select(any(.status.conditions[]?; .type == "Ready" and .status == "True")) | .metadata.name] | join(" ")'
+}
+one_leader_of_two_ready() { # exactly one pod labelled, it is one of two Ready pods
+  local l r
+  l="$(leader_pods)" r="$(ready_pods)"
+  [[ -n "$l" && "$l" != *" "* && "$(wc -w <<<"$r")" == 2 && " $r " == *" $l "* ]] || { echo "leader [$l] ready [$r]"; return 1; }
+}
+gpu_binds_through_leader() { # gpu_binds_through_leader POD: bound, by the labelled pod's daemon
+  local pod="$1" l node
+  cluster_gpu_pod_manifest "$pod" 1 default | k apply -f - >/dev/null
+  node="$(cluster_wait_pod_scheduled default "$pod" 60)" || return 1
+  l="$(leader_pods)"
+  grep -Eq "bind default/$pod: nodes 1 -> 1" "$CLUSTER_LOG_DIR/ha-pods/$l.log" || { echo "bound to $node, not in $l's log"; return 1; }
+}
+t=$SECONDS
+check "kubectl rollout status: two Ready replicas" rollout_done
+step "two replicas Ready after $((SECONDS - t))s: $(ready_pods); leader $(leader_pods)"
+check "exactly one of the two Ready pods carries the leader label" wait_for 30 one_leader_of_two_ready
+check "a GPU pod binds through the leader (ha-gpu-1)" gpu_binds_through_leader ha-gpu-1
+before="$(ready_pods)"
+t=$SECONDS
+check "kubectl rollout restart" k -n "$HA_NS" rollout restart "deployment/$HA_FULLNAME"
+check "the rollout completes (maxSurge 1, maxUnavailable 0)" rollout_done
+step "rollout done after $((SECONDS - t))s: $before -> $(ready_pods); leader $(leader_pods)"
+check "two new Ready pods, one of them leads" wait_for 30 one_leader_of_two_ready
+for p in $before; do check "old pod $p is gone (stopped, deleted)" wait_for 30 absent -n "$HA_NS" get pod "$p"; done
+check "a GPU pod binds through the new leader (ha-gpu-2)" gpu_binds_through_leader ha-gpu-2
+DRAIN_NODE="$(k -n "$HA_NS" get pod "$(leader_pods)" -o 'jsonpath={.spec.nodeName}')"
+t=$SECONDS
+check "kubectl drain $DRAIN_NODE (the leader's node) completes within the PodDisruptionBudget" \
+  k drain "$DRAIN_NODE" --ignore-daemonsets --timeout=150s
+step "drain done after $((SECONDS - t))s; pods $(ready_pods); leader $(leader_pods)"
+check "two Ready replicas again, none on $DRAIN_NODE, one leads" wait_for 60 one_leader_of_two_ready
+check "no replica on the drained node" test -z "$(k -n "$HA_NS" get pods --field-selector "spec.nodeName=$DRAIN_NODE" -o name)"
+check "a GPU pod binds through the leader after the drain (ha-gpu-3)" gpu_binds_through_leader ha-gpu-3
+check "the PodDisruptionBudget allowed one disruption at a time" jsonpath_matches '^1$' \
+  -n "$HA_NS" get pdb "$HA_FULLNAME" -o 'jsonpath={.spec.maxUnavailable}'
+k uncordon "$DRAIN_NODE" >/dev/null 2>&1 || true
+cluster_delete_pod default ha-gpu-1 ha-gpu-2 ha-gpu-3
 phase_end
 step "PASS"

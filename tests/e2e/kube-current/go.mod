@@ -1,5 +1,6 @@
 // The current Kubernetes control plane for tests/e2e, built from Go modules by
-// tests/e2e/lib/build-kube-current.sh (kube-apiserver, kube-scheduler, kubectl and etcd).
+// tests/e2e/lib/build-kube-current.sh (kube-apiserver, kube-scheduler, kubectl, etcd and
+// kube-controller-manager, which the chart e2e runs for its rollout and drain).
 // k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with directories
 // of its own repository; a module that depends on it pins each one to the matching release.
 module scheduler-extender.invalid/e2e/kube-current
@@ -9,6 +10,7 @@ go 1.26.0
 tool (
 	go.etcd.io/etcd/server/v3
 	k8s.io/kubernetes/cmd/kube-apiserver
+	k8s.io/kubernetes/cmd/kube-controller-manager
 	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubectl
 )

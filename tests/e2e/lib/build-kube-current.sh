@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build-or-reuse the CURRENT Kubernetes control plane from Go modules: kube-apiserver,
-# kube-scheduler, kubectl (k8s.io/kubernetes) and etcd (go.etcd.io/etcd/server/v3), at the versions
+# kube-scheduler, kubectl, kube-controller-manager (k8s.io/kubernetes) and etcd (go.etcd.io/etcd/server/v3), at the versions
 # tests/e2e/kube-current/go.mod pins, cached OUTSIDE the checkout.
 #
 #   tests/e2e/lib/build-kube-current.sh     # prints the bin dir as the LAST line of stdout
@@ -9,7 +9,7 @@
 #   ${SCHEDULER_EXTENDER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-extender}/
 #     gomod/  gocache/                 GOMODCACHE and GOCACHE of these builds (a rebuild is warm)
 #     kube-<version>/
-#       bin/{kube-apiserver,kube-scheduler,kubectl,etcd}   appears atomically, after a good build
+#       bin/{kube-apiserver,kube-scheduler,kubectl,etcd,kube-controller-manager}   appears atomically
 #       build.log                      log of the last cold build
 #   .build.lock                        flock: one Kubernetes build at a time on the machine
 #
@@ -27,7 +27,7 @@ MODDIR="$(cd "$HERE/../kube-current" && pwd)"
 GO="${KUBE_CURRENT_GO:-/usr/local/go/bin/go}"
 KUBE_BUILD_JOBS="${KUBE_BUILD_JOBS:-2}"
 CACHE_ROOT="${SCHEDULER_EXTENDER_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/scheduler-extender}"
-BINARIES=(kube-apiserver kube-scheduler kubectl etcd)
+BINARIES=(kube-apiserver kube-scheduler kubectl etcd kube-controller-manager)
 
 log() { printf '[build-kube-current] %s\n' "$*" >&2; }
 die() { printf '[build-kube-current] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -100,9 +100,10 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   LDFLAGS+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$MINOR"
   LDFLAGS+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$DATE"
 done
-log "go build -p $KUBE_BUILD_JOBS kube-apiserver kube-scheduler kubectl (several minutes)"
+log "go build -p $KUBE_BUILD_JOBS kube-apiserver kube-scheduler kubectl kube-controller-manager (several minutes)"
 "$GO" build -p "$KUBE_BUILD_JOBS" -trimpath -ldflags "$LDFLAGS" -o "$BUILD/out/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kube-controller-manager \
   >>"$BLOG" 2>&1 || die "go build of Kubernetes failed"
 log "go build -p $KUBE_BUILD_JOBS etcd"
 "$GO" build -p "$KUBE_BUILD_JOBS" -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" \

@@ -734,6 +734,29 @@ cluster_start_scheduler() {
   _cl_log "kube-scheduler healthy at $SCHEDULER_HEALTHZ_URL (pid $SCHEDULER_PID)"
 }
 
+# cluster_start_controller_manager [CONTROLLERS]: kube-controller-manager from $KUBE_BIN with only
+# CONTROLLERS (default: deployment, replicaset, disruption and garbagecollector: what Deployments,
+# rollouts and PodDisruptionBudgets need) as admin, no leader election, HTTPS health on a free
+# loopback port. Returns 2 when $KUBE_BIN has no kube-controller-manager (the v1.20 build).
+# Exports CONTROLLER_MANAGER_PID and CONTROLLER_MANAGER_LOG.
+cluster_start_controller_manager() {
+  _cl_require_up || return 1
+  local bin="$KUBE_BIN/kube-controller-manager" port
+  [[ -x "$bin" ]] || return 2
+  port="$(cluster_free_ports 1)"
+  export CONTROLLER_MANAGER_LOG="$CLUSTER_LOG_DIR/kube-controller-manager.log"
+  mkdir -p "$CLUSTER_WORKDIR/controller-manager-certs"
+  _cl_log "version: kube-controller-manager --version: $("$bin" --version 2>&1 | head -n1) ($bin)"
+  _cl_start kube-controller-manager "$CONTROLLER_MANAGER_LOG" "$bin" \
+    --kubeconfig="$ADMIN_KUBECONFIG" --controllers="${1:-deployment,replicaset,disruption,garbagecollector}" \
+    --leader-elect=false --secure-port="$port" --bind-address=127.0.0.1 \
+    --cert-dir="$CLUSTER_WORKDIR/controller-manager-certs" --v=2
+  export CONTROLLER_MANAGER_PID="$_CL_LAST_PID"
+  _cl_wait_url kube-controller-manager "$CONTROLLER_MANAGER_PID" "https://127.0.0.1:$port/healthz" 60 \
+    "$CONTROLLER_MANAGER_LOG" -k || return 1
+  _cl_log "kube-controller-manager healthy (pid $CONTROLLER_MANAGER_PID)"
+}
+
 # cluster_wait_http URL [TIMEOUT_S=30] [PID] [LOGFILE]: poll URL until it answers 2xx; fail early
 # (printing the log tail) if PID is given and dies. For waiting on your daemon's health endpoint.
 cluster_wait_http() {

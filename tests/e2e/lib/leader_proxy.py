@@ -9,6 +9,10 @@ connection goes to the first such daemon and is piped both ways until either sid
 endpoint, connections are closed at once (a Service without endpoints refuses them).
 
   leader_proxy.py --listen PORT --namespace NS --label KEY --backend POD=PORT:ADMIN_PORT...
+  leader_proxy.py --listen PORT --namespace NS --label KEY --backends-file FILE
+
+With --backends-file the daemons are the lines "POD PORT ADMIN_PORT" of FILE, read again at every
+poll (pod_runner.py writes it as pods come and go).
 
 The API server is reached with APISERVER_URL, ADMIN_TOKEN and CLUSTER_CA_FILE from the
 environment. Endpoint changes are logged to stderr with a timestamp.
@@ -34,7 +38,7 @@ class Endpoints:
     def __init__(self, args):
         self.args = args
         self.backends = {}
-        for spec in args.backend:
+        for spec in args.backend or []:
             pod, ports = spec.split("=", 1)
             port, admin = ports.split(":", 1)
             self.backends[pod] = (int(port), int(admin))
@@ -58,13 +62,30 @@ class Endpoints:
         except Exception:
             return False
 
+    def read_backends_file(self):
+        backends = {}
+        try:
+            with open(self.args.backends_file) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 3:
+                        backends[parts[0]] = (int(parts[1]), int(parts[2]))
+        except OSError:
+            pass
+        with self.lock:
+            self.backends = backends
+
     def refresh(self):
+        if self.args.backends_file:
+            self.read_backends_file()
         try:
             names = self.labelled()
         except Exception as e:
             log("listing pods failed: %s" % e)
             return
-        eps = [pod for pod in sorted(names) if pod in self.backends and self.ready(self.backends[pod][1])]
+        with self.lock:
+            backends = dict(self.backends)
+        eps = [pod for pod in sorted(names) if pod in backends and self.ready(backends[pod][1])]
         with self.lock:
             if eps != self.current:
                 log("endpoints %s -> %s" % (self.current, eps))
@@ -72,7 +93,10 @@ class Endpoints:
 
     def pick(self):
         with self.lock:
-            return self.backends[self.current[0]][0] if self.current else None
+            for pod in self.current:
+                if pod in self.backends:
+                    return self.backends[pod][0]
+            return None
 
 
 def pipe(src, dst):
@@ -116,7 +140,8 @@ def main():
     p.add_argument("--listen", type=int, required=True)
     p.add_argument("--namespace", required=True)
     p.add_argument("--label", required=True)
-    p.add_argument("--backend", action="append", required=True)
+    p.add_argument("--backend", action="append")
+    p.add_argument("--backends-file")
     p.add_argument("--interval", type=float, default=0.5)
     args = p.parse_args()
     endpoints = Endpoints(args)
