@@ -27,6 +27,13 @@ const char* verb_name(Endpoint e) {
   }
 }
 
+// A decoded request and its decision, which the answer no longer needs (HttpResponse::spent).
+template <class Answer>
+struct Spent {
+  wire::ExtenderArgs args;
+  Answer answer;
+};
+
 Verb metric_verb(Endpoint e) {
   switch (e) {
     case Endpoint::kFilter: return Verb::kFilter;
@@ -134,15 +141,23 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         }
         const auto deadline = started + deps_.request_deadline;
         if (route.endpoint == Endpoint::kFilter) {
-          engine::FilterAnswer a = deps_.extender->filter(*args, deadline);
+          auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
+          spent->args = std::move(*args);
+          spent->answer = deps_.extender->filter(spent->args, deadline);
+          engine::FilterAnswer& a = spent->answer;
           summary = std::move(a.summary);
           if (!a.result.error.empty()) outcome = Outcome::kError;
           if (deps_.metrics) deps_.metrics->observe_filter(summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
           res = json(200, wire::encode_filter_result(a.result));
+          res.spent = std::move(spent);
         } else {
-          engine::PrioritizeAnswer a = deps_.extender->prioritize(*args, deadline);
+          auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
+          spent->args = std::move(*args);
+          spent->answer = deps_.extender->prioritize(spent->args, deadline);
+          engine::PrioritizeAnswer& a = spent->answer;
           summary = std::move(a.summary);
           res = json(200, wire::encode_host_priority_list(a.scores));
+          res.spent = std::move(spent);
         }
         break;
       }
@@ -168,7 +183,12 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         engine::PreemptAnswer a = deps_.extender->preempt(*args);
         summary = std::move(a.summary);
         refusal = a.refusal;
-        res = json(200, wire::encode_preemption_result(a.victims));
+        if (!a.error.empty()) {
+          outcome = Outcome::kError;
+          res = error(503, a.error);
+        } else {
+          res = json(200, wire::encode_preemption_result(a.victims));
+        }
         break;
       }
     }

@@ -709,11 +709,13 @@ void Listener::Loop::start_dispatch(Conn& c) {
     }
     const bool large = req.body.capacity() > kTrimAbove;
     std::string().swap(req.body);
+    std::shared_ptr<const void> spent = std::move(res.spent);
     {
       std::lock_guard lock(done_mu);
       done.emplace_back(id, std::move(res));
     }
     wake();
+    spent.reset();
     if (large) malloc_trim(0);
   });
 }

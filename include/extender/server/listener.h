@@ -47,6 +47,9 @@ struct HttpResponse {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // What the handler is done with but is costly to free (a decoded request, its decision): a
+  // worker frees it after handing the answer to the event loop, so the client does not wait on it.
+  std::shared_ptr<const void> spent = nullptr;
 };
 
 using Dispatch = std::function<HttpResponse(const HttpRequest&)>;
