@@ -353,6 +353,15 @@ int main(int argc, char** argv) {
     const engine::FilterAnswer names_answer = extender.filter(*names_args);
     row("NodeNames: encode filter answer", measure(runs, [&] { (void)wire::encode_filter_result(names_answer.result); }));
     row("NodeNames: engine prioritize", measure(runs, [&] { (void)extender.prioritize(*names_args); }));
+    server::HttpRequest names_request;
+    names_request.method = "POST";
+    names_request.path = "/scheduler/filter";
+    names_request.body = names;
+    names_request.body.reserve(names.size() + simdjson::SIMDJSON_PADDING);
+    names_request.peer_loopback = true;
+    row("NodeNames: Api /filter, no HTTP", measure(runs, [&] {
+          if (api.handle(names_request).status != 200) std::abort();
+        }));
     const auto [names_floor, names_filter] = measure_pair(
         runs, [&] { post(names_echo_client, "/filter", names); }, [&] { post(client, "/scheduler/filter", names); });
     row("HTTP NodeNames decode-and-echo", names_floor);
