@@ -375,6 +375,13 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   auto demand = demand_of(args.pod);
   if (!demand) return unchanged(demand.message());
   if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
+  if (deps_.not_leading) {
+    if (auto why = deps_.not_leading()) {
+      answer.error = "scheduler-extender does not vet victims here: " + *why;
+      answer.summary.note = answer.error;
+      return answer;
+    }
+  }
   if (auto why = not_ready()) return unchanged("not ready: " + *why);
   if (deps_.binder) {
     auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);

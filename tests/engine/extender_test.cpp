@@ -373,7 +373,9 @@ TEST(Leadership, AStandbyDecidesNoVerbAndALapseBeforeTheBindingAbandonsIt) {
   EXPECT_NE(ext.filter(args_for(pod)).result.error.find("standby; ext-0 leads"), std::string::npos);
   EXPECT_TRUE(ext.prioritize(args_for(pod)).scores.empty());
   EXPECT_NE(ext.bind({pod.name, pod.namespace_name, pod.uid, "big"}).error.find("standby"), std::string::npos);
-  EXPECT_NE(ext.preempt({pod, {{"big", {{"victim"}, {}, 0}}}}).summary.note.find("standby"), std::string::npos);
+  PreemptAnswer vetted = ext.preempt({pod, {{"big", {{"victim"}, {}, 0}}}});
+  EXPECT_NE(vetted.error.find("standby"), std::string::npos) << "a standby fails the call instead of approving";
+  EXPECT_TRUE(vetted.victims.empty());
   EXPECT_TRUE(binder.bound.empty());
   EXPECT_FALSE(h.state.claim_of("u1"));
 

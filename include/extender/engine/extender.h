@@ -60,6 +60,9 @@ struct BindAnswer {
 };
 struct PreemptAnswer {
   std::map<std::string, wire::MetaVictims> victims;
+  // Set when this replica may not vet victims (a standby): the call fails (HTTP 503), so that
+  // the scheduler's preemption for the pod fails and is retried rather than approved unvetted.
+  std::string error;
   Refusal refusal = Refusal::kNone;
   Summary summary;
 };
