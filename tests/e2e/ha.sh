@@ -24,12 +24,6 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SUITE_TAG=e2e-ha
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
-RESULTS="$WORKDIR/results.txt"
-: >"$RESULTS"
-result() {
-  printf '%s\n' "$*" >>"$RESULTS"
-  step "RESULT ($CLUSTER_KUBE_VERSION): $*"
-}
 
 NS=ha-system
 LABEL=scheduler-extender.io/leader

@@ -37,12 +37,6 @@ export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
 SUITE_TAG=e2e-preempt
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
-RESULTS="$WORKDIR/results.txt"
-: >"$RESULTS"
-result() {
-  printf '%s\n' "$*" >>"$RESULTS"
-  step "RESULT ($CLUSTER_KUBE_VERSION): $*"
-}
 CURRENT=1
 ((CLUSTER_KUBE_MINOR >= 25)) || CURRENT=0
 # v1.20 moves pods that waited 60s out of the unschedulable queue in a sweep every 30s: up to 90s.

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The start every e2e suite shares, sourced after the suite sets SUITE_TAG (its log prefix):
-# step/fail, host packages, the control plane of E2E_KUBE (up and bootstrapped in
+# step/fail/result, host packages, the control plane of E2E_KUBE (up and bootstrapped in
 # $E2E_WORKDIR), a log summary when the suite fails (it sets E2E_OK=1 when it passes), and the
 # helpers below. EXTENDER_BINARY is the daemon (default build/scheduler-extender).
 SUITE_LIB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -44,6 +44,14 @@ step "control plane in $WORKDIR"
 cluster_up "$WORKDIR"
 cluster_bootstrap
 K() { cluster_kubectl "$@"; }
+
+# result TEXT...: a measured outcome, appended to $WORKDIR/results.txt and logged as a RESULT line.
+RESULTS="$WORKDIR/results.txt"
+: >"$RESULTS"
+result() {
+  printf '%s\n' "$*" >>"$RESULTS"
+  step "RESULT ($CLUSTER_KUBE_VERSION): $*"
+}
 
 # The daemon runs as a pod would: POD_NAME/POD_UID/POD_NAMESPACE name a placeholder pod (never
 # scheduled) that carries the leader label while it leads, and make a restarted daemon the same
