@@ -10,6 +10,9 @@ namespace extender::kube {
 
 namespace {
 
+// A lease duration read from the API server is held to a year (no time arithmetic overflows).
+constexpr std::int64_t kMaxLeaseSeconds = std::int64_t{365} * 24 * 3600;
+
 std::int64_t whole_seconds_at_least(std::chrono::milliseconds d) {
   return std::max<std::int64_t>(1, (d.count() + 999) / 1000);
 }
@@ -49,7 +52,7 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
       observed_ = old;
       observed_at_ = now;
     }
-    const bool live = observed_at_ + std::chrono::seconds(old.lease_duration_seconds) > now;
+    const bool live = observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(old.lease_duration_seconds, 0, kMaxLeaseSeconds)) > now;
     if (!old.holder.empty() && old.holder != identity_ && live) {
       last_error_.clear();
       lapsed_ = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
 namespace extender::kube {
 namespace {
@@ -209,6 +210,16 @@ TEST(LeaderElector, ARestartedProcessOfTheSameIdentityRenewsAtOnce) {
   EXPECT_TRUE(attempt(after, T0 + 3s));
   EXPECT_EQ(store.lease->acquire_time, held.acquire_time);
   EXPECT_EQ(store.lease->transitions, held.transitions);
+}
+
+TEST(LeaderElector, ALeaseDurationOfAnySizeIsReadSafely) {
+  for (std::int64_t seconds : {std::numeric_limits<std::int64_t>::max(), std::int64_t{-5}, std::int64_t{0}}) {
+    MemoryLeaseStore store;
+    store.lease = LeaseRecord{"x", seconds, "t", "t", 0, "1"};
+    LeaderElector a(store, "a", kTiming);
+    EXPECT_EQ(attempt(a, T0), seconds <= 0) << seconds << " s: only a lease that is already over is taken";
+    EXPECT_EQ(attempt(a, T0 + std::chrono::hours(24 * 400)), true) << seconds << " s: held to a year at most";
+  }
 }
 
 TEST(LeaderElector, AFailedAttemptAsStandbyIsReportedAndLeadsNowhere) {
