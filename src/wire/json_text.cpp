@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 
 namespace extender::wire {
@@ -41,8 +42,22 @@ constexpr std::array<bool, 256> kPlain = [] {
   return t;
 }();
 
+// Eight bytes at a time while none needs escaping (a word with a byte below 0x20, at or above
+// 0x80, or equal to one of "\<>& is flagged; the flag may be set for the bytes after such a byte
+// too, never for a word without one), then byte by byte from the first flagged word.
 size_t plain_prefix(std::string_view s) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  auto has_zero = [](std::uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  auto has_byte = [&](std::uint64_t x, unsigned char c) { return has_zero(x ^ (kOnes * c)); };
   size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t v;
+    std::memcpy(&v, s.data() + i, 8);
+    const std::uint64_t flagged = (v & kHighs) | ((v - kOnes * 0x20) & ~v & kHighs) | has_byte(v, '"') |
+                                  has_byte(v, '\\') | has_byte(v, '<') | has_byte(v, '>') | has_byte(v, '&');
+    if (flagged) break;
+  }
   while (i < s.size() && kPlain[static_cast<unsigned char>(s[i])]) ++i;
   return i;
 }

@@ -88,6 +88,24 @@ TEST(AppendJsonString, EscapesAsGoDoes) {
   }
 }
 
+// Every byte value at every offset of a plain run long enough for the word-at-a-time scan: the
+// byte is escaped (or written as is) exactly as a lone byte is, and the run around it is untouched.
+TEST(AppendJsonString, EachByteInsideLongPlainRuns) {
+  for (int c = 0; c < 256; ++c) {
+    std::string alone;
+    append_json_string(alone, std::string(1, static_cast<char>(c)));
+    const std::string escaped = alone.substr(1, alone.size() - 2);
+    for (std::size_t at = 0; at < 24; ++at) {
+      std::string in(24, 'a');
+      in[at] = static_cast<char>(c);
+      std::string out;
+      append_json_string(out, in);
+      const std::string expected = "\"" + std::string(at, 'a') + escaped + std::string(23 - at, 'a') + "\"";
+      ASSERT_EQ(out, expected) << "byte " << c << " at " << at;
+    }
+  }
+}
+
 TEST(KeyMatches, GoFolding) {
   EXPECT_TRUE(key_matches("Pod", "Pod"));
   EXPECT_TRUE(key_matches("pod", "Pod"));
