@@ -136,7 +136,7 @@ Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& sta
   Feed feed;
   feed.api = std::move(*api);
   feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg, *feed.api);
-  feed.binder = std::make_unique<kube::ApiBinder>(*feed.api, cfg.kubernetes.bind_timeout);
+  feed.binder = std::make_unique<kube::ApiBinder>(*feed.api);
   spdlog::info("kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
                feed.api->server(), cfg.kubernetes.kubeconfig.empty() ? "in-cluster service account" : cfg.kubernetes.kubeconfig);
   return feed;

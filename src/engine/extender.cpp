@@ -35,6 +35,7 @@ Extender::Extender(const config::Config& config, ExtenderDeps deps)
     : demand_rules_(config.demand_rules()),
       scoring_(config.scoring),
       reservation_ttl_(config.state.reservation_ttl),
+      bind_timeout_(config.kubernetes.bind_timeout),
       scheduler_names_(config.kubernetes.scheduler_names),
       deps_(std::move(deps)),
       shapes_(static_cast<std::size_t>(config.scoring.fragmentation_window), config.scoring.fragmentation_prior) {}
@@ -265,6 +266,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
 }
 
 BindAnswer Extender::bind(const wire::BindingArgs& args) {
+  const Deadline binder_deadline = std::chrono::steady_clock::now() + bind_timeout_;
   BindAnswer answer;
   answer.summary.pod = args.pod_namespace + "/" + args.pod_name;
   answer.summary.nodes_in = 1;
@@ -336,13 +338,13 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
   }
   if (!claim_devices.empty()) {
-    if (std::string error = deps_.binder->record_devices(claim_devices); !error.empty()) {
+    if (std::string error = deps_.binder->record_devices(claim_devices, binder_deadline); !error.empty()) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
   }
   if (share) {
-    if (std::string error = deps_.binder->record_gpu_share(args, *share); !error.empty()) {
+    if (std::string error = deps_.binder->record_gpu_share(args, *share, binder_deadline); !error.empty()) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
@@ -351,7 +353,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     deps_.state->drop_reservation(args.pod_uid);
     return fail("binding " + answer.summary.pod + " to " + args.node + " abandoned: " + *why);
   }
-  std::string error = deps_.binder->bind(args);
+  std::string error = deps_.binder->bind(args, binder_deadline);
   if (!error.empty()) {
     deps_.state->drop_reservation(args.pod_uid);
     return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);

@@ -14,6 +14,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// What is left until `deadline`, for one request (at least 1 ms: a request that cannot finish in
+// time fails by its own timeout rather than not being sent).
+std::chrono::milliseconds time_left(engine::Deadline deadline) {
+  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+}
+
 // The node named in a conflict such as: pod p is already assigned to node "n".
 std::string assigned_node(const std::string& message) {
   constexpr std::string_view kMarker = "already assigned to node \"";
@@ -52,7 +58,8 @@ void ApiBinder::refuse(std::string why) {
   refused_at_ = Clock::now();
 }
 
-std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) {
+std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
+                                      engine::Deadline deadline) {
   for (const auto& [claim, device] : claim_devices) {
     const auto slash = claim.find('/');
     const std::string path = "/api/v1/namespaces/" + path_segment(claim.substr(0, slash)) + "/persistentvolumeclaims/" +
@@ -62,7 +69,7 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
     body += ":";
     wire::append_json_string(body, device);
     body += "}}}";
-    auto reply = client_.merge_patch(path, body, deadline_);
+    auto reply = client_.merge_patch(path, body, time_left(deadline));
     if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
     if (reply->status == 403) refuse("patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply));
     if (reply->status != 200) {
@@ -74,24 +81,24 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
   return {};
 }
 
-std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share) {
+std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share,
+                                        engine::Deadline deadline) {
   const std::string path = "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const std::string body =
       gpu_share_patch(args.pod_uid, share, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
   const std::string what = "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
-  auto reply = client_.merge_patch(path, body, deadline_);
+  auto reply = client_.merge_patch(path, body, time_left(deadline));
   if (!reply) return what + ": " + reply.message();
   if (reply->status == 403) refuse("patch pods is forbidden (HTTP 403): " + status_message(*reply));
   if (reply->status != 200) return what + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
   return {};
 }
 
-std::string ApiBinder::bind(const wire::BindingArgs& args) {
+std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline deadline) {
   const std::string path =
       "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name) + "/binding";
   const std::string body = binding_body(args);
-  const auto deadline = Clock::now() + deadline_;
   std::string last_error;
   for (int attempt = 1;; ++attempt) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());

@@ -246,19 +246,21 @@ namespace {
 // Records binds instead of calling an API server.
 class RecordingBinder : public Binder {
  public:
-  std::string bind(const wire::BindingArgs& args) override {
+  std::string bind(const wire::BindingArgs& args, Deadline deadline) override {
     bound.push_back(args.pod_uid);
+    deadlines.push_back(deadline);
     return {};
   }
-  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override {
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices, Deadline) override {
     recorded.insert(recorded.end(), claim_devices.begin(), claim_devices.end());
     return {};
   }
-  std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share) override {
+  std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share, Deadline) override {
     shares.emplace_back(args.pod_uid, share);
     return {};
   }
   std::vector<std::string> bound;
+  std::vector<Deadline> deadlines;
   std::vector<std::pair<std::string, std::string>> recorded;
   std::vector<std::pair<std::string, GpuShareAssignment>> shares;
 };
@@ -346,6 +348,26 @@ TEST(WhoMayBind, StandaloneModeRefusesOnlyPodsThatNeedNothingManaged) {
   args.pod.scheduler_name = "any-scheduler";
   h.ext->filter(args);
   EXPECT_EQ(h.ext->bind({args.pod.name, args.pod.namespace_name, args.pod.uid, "big"}).error, "");
+}
+
+TEST(WhoMayBind, TheBinderAnswersByTheBindsStartPlusBindTimeout) {
+  Harness h;
+  h.cfg.mode = config::Mode::kKubernetes;
+  h.cfg.kubernetes.bind_timeout = std::chrono::milliseconds(1500);
+  model::Pod pod = gpu_pod("u1", "1");
+  RecordingBinder binder;
+  ExtenderDeps deps;
+  deps.state = &h.state;
+  deps.demands = &h.demands;
+  deps.binder = &binder;
+  deps.pending_pod = [&](const std::string&) -> std::optional<model::Pod> { return pod; };
+  Extender ext(h.cfg, std::move(deps));
+  const auto before = std::chrono::steady_clock::now();
+  ASSERT_EQ(ext.bind({pod.name, pod.namespace_name, pod.uid, "big"}).error, "");
+  const auto after = std::chrono::steady_clock::now();
+  ASSERT_EQ(binder.deadlines.size(), 1u);
+  EXPECT_GE(binder.deadlines[0], before + std::chrono::milliseconds(1500));
+  EXPECT_LE(binder.deadlines[0], after + std::chrono::milliseconds(1500)) << "one budget for the whole bind";
 }
 
 TEST(Leadership, AStandbyDecidesNoVerbAndALapseBeforeTheBindingAbandonsIt) {

@@ -38,12 +38,12 @@ model::Pod share_pod(const std::string& uid, const char* gib) {
 // Records, in order, what the engine asks of the cluster.
 class RecordingBinder : public Binder {
  public:
-  std::string bind(const wire::BindingArgs& args) override {
+  std::string bind(const wire::BindingArgs& args, Deadline) override {
     calls.push_back("bind " + args.pod_uid + " " + args.node);
     return {};
   }
-  std::string record_devices(const std::vector<std::pair<std::string, std::string>>&) override { return {}; }
-  std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share) override {
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>&, Deadline) override { return {}; }
+  std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share, Deadline) override {
     calls.push_back("share " + args.pod_uid + " idx=" + std::to_string(share.index) + " pod=" +
                     std::to_string(share.pod_units) + " dev=" + std::to_string(share.device_units));
     return share_error;

@@ -12,12 +12,12 @@ constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 
 class RecordingBinder : public Binder {
  public:
-  std::string bind(const wire::BindingArgs& args) override {
+  std::string bind(const wire::BindingArgs& args, Deadline) override {
     bound.push_back(args.pod_uid);
     return {};
   }
-  std::string record_devices(const std::vector<std::pair<std::string, std::string>>&) override { return {}; }
-  std::string record_gpu_share(const wire::BindingArgs&, const GpuShareAssignment&) override { return {}; }
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>&, Deadline) override { return {}; }
+  std::string record_gpu_share(const wire::BindingArgs&, const GpuShareAssignment&, Deadline) override { return {}; }
   std::vector<std::string> bound;
 };
 

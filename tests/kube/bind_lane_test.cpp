@@ -39,7 +39,7 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
   ASSERT_TRUE(h.wait_ready());
 
   state::DemandCache demands(1000, 5min);
-  kube::ApiBinder binder(*h.client, h.cfg.kubernetes.bind_timeout);
+  kube::ApiBinder binder(*h.client);
   engine::ExtenderDeps deps;
   deps.state = &h.state;
   deps.demands = &demands;

@@ -137,7 +137,7 @@ class GpuShareBinding : public ::testing::Test {
 
   ClusterHarness h_;
   state::DemandCache demands_{1000, std::chrono::minutes(5)};
-  ApiBinder binder_{*h_.client, std::chrono::milliseconds(2000)};
+  ApiBinder binder_{*h_.client};
   std::unique_ptr<engine::Extender> ext_;
 };
 

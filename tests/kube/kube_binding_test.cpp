@@ -32,7 +32,7 @@ constexpr const char* kGpu = "nvidia.com/gpu";
 class KubeExtender {
  public:
   explicit KubeExtender(ClusterHarness& h)
-      : demands_(1000, std::chrono::minutes(5)), binder_(*h.client, h.cfg.kubernetes.bind_timeout) {
+      : demands_(1000, std::chrono::minutes(5)), binder_(*h.client) {
     ExtenderDeps deps;
     deps.state = &h.state;
     deps.demands = &demands_;

@@ -73,7 +73,7 @@ class VolumeAccounting : public ::testing::Test {
 
   ClusterHarness h_;
   state::DemandCache demands_{1000, std::chrono::minutes(5)};
-  kube::ApiBinder binder_{*h_.client, std::chrono::milliseconds(2000)};
+  kube::ApiBinder binder_{*h_.client};
   std::unique_ptr<Extender> ext_;
 };
 

@@ -2,8 +2,9 @@
 // Binder: makes a placement official in the cluster (kubernetes mode: a Binding through the API
 // server). Called by the engine with no lock held, after the node's capacity was reserved: first
 // the records every replica reads back (devices of volumes on their claims, the GPU of a share on
-// the pod), then the Binding. Implementations must be thread-safe and answer within their
-// configured deadline.
+// the pod), then the Binding, all by one deadline (the bind's start plus kubernetes.bind_timeout,
+// below the scheduler's own timeout). Implementations must be thread-safe and answer by the deadline.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -21,17 +22,21 @@ struct GpuShareAssignment {
   bool operator==(const GpuShareAssignment&) const = default;
 };
 
+using Deadline = std::chrono::steady_clock::time_point;
+
 class Binder {
  public:
   virtual ~Binder() = default;
   // "" when the pod is bound to args.node (also when it already was), otherwise why not.
-  virtual std::string bind(const wire::BindingArgs& args) = 0;
+  virtual std::string bind(const wire::BindingArgs& args, Deadline deadline) = 0;
   // Records on each claim (namespace/name -> device) the device of its pool that holds its volume,
   // where every replica reads it back; "" when done, otherwise why not.
-  virtual std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) = 0;
+  virtual std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
+                                     Deadline deadline) = 0;
   // Records on the pod (args names it and its uid) the GPU its share was given, where the node's
   // device plugin and every replica read it; "" when done, otherwise why not.
-  virtual std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share) = 0;
+  virtual std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share,
+                                       Deadline deadline) = 0;
 };
 
 }  // namespace extender::engine

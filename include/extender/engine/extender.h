@@ -124,6 +124,7 @@ class Extender {
   model::DemandRules demand_rules_;
   policy::ScoringRules scoring_;
   state::Clock::duration reservation_ttl_;
+  std::chrono::milliseconds bind_timeout_;  // the Binder's records and Binding together
   std::vector<std::string> scheduler_names_;
   ExtenderDeps deps_;
   // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.

@@ -1,7 +1,7 @@
 #pragma once
 // ApiBinder: binds a pod through the API server: POST .../pods/{name}/binding carrying the pod's
-// UID (a recreated pod of the same name is refused with 409), within a deadline below the
-// scheduler's timeout. 201 is success; 409 "already assigned to node X" with X the requested node
+// UID (a recreated pod of the same name is refused with 409), by the deadline the engine gives
+// (below the scheduler's timeout). 201 is success; 409 "already assigned to node X" with X the requested node
 // is success too (an earlier attempt landed); transport errors, 429 and 5xx are retried while the
 // deadline allows. Before the Binding it records the devices chosen for the pod's volumes on their
 // claims (annotation scheduler-extender.io/device) and the GPU of a share on the pod (the gpushare
@@ -17,19 +17,20 @@ namespace extender::kube {
 
 class ApiBinder : public engine::Binder {
  public:
-  ApiBinder(ApiClient& client, std::chrono::milliseconds deadline) : client_(client), deadline_(deadline) {}
-  std::string bind(const wire::BindingArgs& args) override;
+  explicit ApiBinder(ApiClient& client) : client_(client) {}
+  std::string bind(const wire::BindingArgs& args, engine::Deadline deadline) override;
   // A merge patch of the device annotation on each claim, within the same deadline.
-  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices) override;
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
+                             engine::Deadline deadline) override;
   // A merge patch of the gpushare annotations on the pod (assumed now), within the same deadline.
-  std::string record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share) override;
+  std::string record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share,
+                               engine::Deadline deadline) override;
   // The permission the API server refused to this binder (HTTP 403) within the last 30 s, for
   // /readyz; empty when none (after that the next bind tries again, so a fixed RBAC heals).
   std::string refused_permission() const;
 
  private:
   ApiClient& client_;
-  std::chrono::milliseconds deadline_;
   void refuse(std::string why);
   mutable std::mutex mu_;
   std::string refused_;
