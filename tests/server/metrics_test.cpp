@@ -142,6 +142,23 @@ TEST(Metrics, LabelValuesAreEscaped) {
       << text;
 }
 
+TEST(Metrics, LeadershipIsExportedOnlyWithAnElection) {
+  Metrics m;
+  const auto now = state::Clock::now();
+  EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}}).find("scheduler_extender_leader"), std::string::npos)
+      << "no election (standalone, ha.enabled false): no leadership series";
+  LeadershipView standby{false, "ext-1_uid", "ext-0_uid", "2026-12-01T00:00:00.000000Z", 2, "ns/lease", ""};
+  std::string text = m.render({nullptr, now, std::nullopt, {}, standby});
+  EXPECT_TRUE(has_line(text, "scheduler_extender_leader 0")) << text;
+  EXPECT_TRUE(has_line(text, "scheduler_extender_leader_transitions_total 2")) << text;
+  LeadershipView leader = standby;
+  leader.leading = true;
+  leader.transitions = 3;
+  text = m.render({nullptr, now, std::nullopt, {}, leader});
+  EXPECT_TRUE(has_line(text, "scheduler_extender_leader 1")) << text;
+  EXPECT_TRUE(has_line(text, "scheduler_extender_leader_transitions_total 3")) << text;
+}
+
 TEST(Metrics, TheChartsDashboardQueriesOnlyMetricsTheDaemonExports) {
   state::ClusterState s;
   model::NodeSupply a = node("a", 8);
@@ -151,7 +168,7 @@ TEST(Metrics, TheChartsDashboardQueriesOnlyMetricsTheDaemonExports) {
   const auto now = state::Clock::now();
   s.reserve("p2", gpu_claim("a", 1), 30s, now);
   state::Snapshot snap = s.snapshot();
-  ScrapeView view{&snap, now, 1, {{"nodes", true, std::nullopt, 1}}};
+  ScrapeView view{&snap, now, 1, {{"nodes", true, std::nullopt, 1}}, LeadershipView{}};
   Metrics m({"nvidia.com/gpu"});
   m.observe_request(Verb::kFilter, Outcome::kOk, 1ms);
   std::set<std::string> exported;
