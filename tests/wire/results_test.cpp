@@ -100,7 +100,8 @@ TEST(AppendJsonString, EachByteInsideLongPlainRuns) {
       in[at] = static_cast<char>(c);
       std::string out;
       append_json_string(out, in);
-      const std::string expected = "\"" + std::string(at, 'a') + escaped + std::string(23 - at, 'a') + "\"";
+      std::string expected(1, '"');
+      expected.append(at, 'a').append(escaped).append(23 - at, 'a').push_back('"');
       ASSERT_EQ(out, expected) << "byte " << c << " at " << at;
     }
   }
