@@ -83,7 +83,7 @@ TEST(Metrics, PerNodeSeriesFollowTheNodesTheDaemonKnows) {
 
   Metrics m;
   state::Snapshot snap = s.snapshot();
-  ScrapeView view{&snap, now, 7, {}};
+  ScrapeView view{&snap, now, 7, {}, std::nullopt};
   std::string text = m.render(view);
   EXPECT_TRUE(has_line(text, "scheduler_extender_nodes 2")) << text;
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_claims{kind="placed"} 1)"));
@@ -114,7 +114,7 @@ TEST(Metrics, ANodeWithoutGpusHasTheSeriesOfEveryManagedResource) {
   cpu.name = "cpu-1";
   s.upsert_nodes({cpu});
   state::Snapshot snap = s.snapshot();
-  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, state::Clock::now(), std::nullopt, {}});
+  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, state::Clock::now(), std::nullopt, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="cpu-1",resource="amd.com/gpu"} 0)")) << text;
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_used{node="cpu-1",resource="nvidia.com/gpu"} 0)"));
 }
@@ -137,7 +137,7 @@ TEST(Metrics, LabelValuesAreEscaped) {
   s.upsert_nodes({node("odd\"name\\\n", 1)});
   state::Snapshot snap = s.snapshot();
   Metrics m;
-  const std::string text = m.render({&snap, state::Clock::now(), std::nullopt, {}});
+  const std::string text = m.render({&snap, state::Clock::now(), std::nullopt, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
       << text;
 }
@@ -145,7 +145,7 @@ TEST(Metrics, LabelValuesAreEscaped) {
 TEST(Metrics, LeadershipIsExportedOnlyWithAnElection) {
   Metrics m;
   const auto now = state::Clock::now();
-  EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}}).find("scheduler_extender_leader"), std::string::npos)
+  EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}, std::nullopt}).find("scheduler_extender_leader"), std::string::npos)
       << "no election (standalone, ha.enabled false): no leadership series";
   LeadershipView standby{false, "ext-1_uid", "ext-0_uid", "2026-12-01T00:00:00.000000Z", 2, "ns/lease", ""};
   std::string text = m.render({nullptr, now, std::nullopt, {}, standby});
