@@ -122,7 +122,7 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
     } else if (v.kind == PodVolume::Kind::kClaim) {
       const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
       if (!claims) {
-        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false});
+        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, ""});
         continue;
       }
       auto info = claims(pod.namespace_name, v.claim_name);

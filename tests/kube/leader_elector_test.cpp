@@ -115,7 +115,9 @@ TEST(LeaderElector, NeverTakesALiveLease) {
   LeaderElector b(store, "b", kTiming);
   ASSERT_TRUE(attempt(a, T0));
   for (auto t = T0 + 1s; t < T0 + 120s; t += 1s) {
-    if ((t - T0) % 2s == 0s) ASSERT_TRUE(attempt(a, t));
+    if ((t - T0) % 2s == 0s) {
+      ASSERT_TRUE(attempt(a, t));
+    }
     EXPECT_FALSE(attempt(b, t)) << "at +" << (t - T0) / 1s << "s";
   }
   EXPECT_EQ(store.lease->holder, "a");

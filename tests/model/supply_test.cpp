@@ -9,7 +9,8 @@ namespace {
 
 SupplyRules rules() {
   return {{{"nvidia.com/gpu", "nvidia.com/gpu.memory", 1 << 20}, {"amd.com/gpu", "amd.com/gpu.vram", 1}},
-          "scheduler-extender.io/pool."};
+          "scheduler-extender.io/pool.",
+          {}};
 }
 
 TEST(SupplyFromNode, ReadsGpusMemoryAndPools) {
@@ -79,7 +80,7 @@ TEST(ParsePoolSpec, Table) {
 TEST(NodeUsage, AddsAndSubtractsAllocations) {
   Allocation a;
   a.gpus["nvidia.com/gpu"] = 2;
-  a.volumes = {{"v1", "nvme", "d0", 100}, {"v2", "hdd", "", 50}};
+  a.volumes = {{"v1", "nvme", "d0", 100, "", ""}, {"v2", "hdd", "", 50, "", ""}};
   NodeUsage u;
   u.add(a);
   u.add(a);

@@ -44,7 +44,7 @@ struct Harness {
     deps.not_ready = [this] { return why_not_ready; };
     extender = std::make_unique<engine::Extender>(cfg, std::move(deps));
     ApiDeps api_deps{extender.get(), &state, &metrics, [this] { return why_not_ready; }, "standalone", deadline, true,
-                     cfg.node_fields(), &demands, {}};
+                     cfg.node_fields(), &demands, {}, {}};
     return Api(api_deps, {"/scheduler", true, true, true});
   }
 };

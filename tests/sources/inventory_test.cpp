@@ -85,7 +85,7 @@ nodes:
 )", "inv", gpu_rules());
   ASSERT_TRUE(inventory);
   state::ClusterState state;
-  RequestNodes nodes(state, *inventory, model::SupplyRules{gpu_rules(), "pool/"});
+  RequestNodes nodes(state, *inventory, model::SupplyRules{gpu_rules(), "pool/", {}});
   model::Node n;
   n.name = "n";
   n.allocatable["nvidia.com/gpu"] = "4";               // the request wins for counts
