@@ -50,7 +50,7 @@ void LeaderElection::run() {
       reported = leads;
       if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
     }
-    if (hooks_.after_step) hooks_.after_step(leads);
+    if (campaign && hooks_.after_step) hooks_.after_step(leads);
     Clock::time_point next = Clock::now() + t.retry_period;
     if (!campaign) {
       next = Clock::now() + std::min<Clock::duration>(t.retry_period, kSyncPoll);

@@ -150,12 +150,15 @@ TEST(LeaderElection, AReplicaThatMayNotCampaignNeverTakesTheLease) {
   FakeLease lease(server);
   Replica a(server, "a", kFast);
   std::atomic<bool> synced{false};
+  std::atomic<int> steps{0};
   LeaderElection::Hooks hooks;
   hooks.may_campaign = [&] { return synced.load(); };
+  hooks.after_step = [&](bool) { ++steps; };
   LeaderElection cold(*a.store, "cold", kFast, std::move(hooks));
   cold.start();
   std::this_thread::sleep_for(600ms);
   EXPECT_EQ(lease.holder(), "") << "caches not synced: no campaign";
+  EXPECT_EQ(steps, 0) << "nor any work after it (the leader label would be patched every 100 ms)";
   synced = true;
   EXPECT_TRUE(eventually([&] { return !cold.not_leading(); }));
   cold.stop();
