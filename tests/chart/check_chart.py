@@ -23,6 +23,9 @@ import time
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kube_binaries  # noqa: E402
+
 RELEASE = "se"
 NAMESPACE = "gpu-system"
 FULLNAME = "se-scheduler-extender"
@@ -753,13 +756,7 @@ def check_ha_variants():
 def check_with_kube_scheduler_120():
     """Strict decoding of the rendered v1beta1 configs by the real kube-scheduler v1.20 of tests/e2e
     (only where tests/e2e/lib/build-kube.sh has cached it)."""
-    candidates = []
-    if os.environ.get("KUBE_BIN"):
-        candidates.append(os.path.join(os.environ["KUBE_BIN"], "kube-scheduler"))
-    cache = os.environ.get("SCHEDULER_EXTENDER_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "scheduler-extender")
-    candidates += sorted(glob.glob(os.path.join(cache, "kube-*", "bin", "kube-scheduler")))
-    binary = next((c for c in candidates if os.access(c, os.X_OK)), None)
+    binary = kube_binaries.find_binary("kube-scheduler", "1.20", [os.environ.get("KUBE_BIN", "")])
     if binary is None:
         C.skip("kube-scheduler v1.20 decodes the rendered v1beta1 configs", "no cached v1.20 binary; tests/e2e builds it")
         return
