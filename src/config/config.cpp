@@ -70,6 +70,12 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
     EXTENDER_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
     EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
     EXTENDER_TRY(r.read(tls, "client_names", "server.tls", s.tls.client_names));
+    for (std::size_t i = 0; i < s.tls.client_names.size(); ++i) {
+      if (s.tls.client_names[i].empty()) {
+        return r.error_at(tls["client_names"][i], "server.tls.client_names",
+                          "an empty name would admit certificates without a name; list the names to admit");
+      }
+    }
     if (!s.tls.client_names.empty() && s.tls.client_ca_file.empty()) {
       return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
     }

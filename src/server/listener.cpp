@@ -37,6 +37,7 @@ constexpr std::uint64_t kWakeId = 1;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kReadPerWake = 1 << 20;
 constexpr std::size_t kTrimAbove = 1 << 20;
+constexpr std::string_view kRefusedCertificate = "this client certificate is not allowed to call (server.tls.client_names)";
 constexpr std::size_t kLingerBytes = 1 << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr auto kScanEvery = std::chrono::milliseconds(100);
@@ -81,12 +82,14 @@ Peer peer_of(const sockaddr_storage& ss) {
     const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
     inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
     p.port = ntohs(a->sin_port);
-    p.loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    p.loopback = ntohl(a->sin_addr.s_addr) == INADDR_LOOPBACK;
   } else if (ss.ss_family == AF_INET6) {
     const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
     p.port = ntohs(a->sin6_port);
-    p.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) || (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+    static constexpr unsigned char kMapped127001[4] = {127, 0, 0, 1};
+    p.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                 (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && std::memcmp(&a->sin6_addr.s6_addr[12], kMapped127001, 4) == 0);
   }
   p.ip = buf;
   return p;
@@ -634,6 +637,10 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
     c.deadline = now + options.header_timeout;
   }
   const std::size_t used = c.parser.feed(data);
+  if (c.identity_refused && c.parser.state() != RequestParser::State::kHead) {
+    respond_error(c, 403, kRefusedCertificate);
+    return;
+  }
   const std::size_t held = c.parser.held_bytes();
   if (held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes)) {
     spdlog::warn("{} listener: request bodies held in memory would pass server.max_buffered_bytes; 503 to {}",
@@ -689,11 +696,6 @@ void Listener::Loop::start_dispatch(Conn& c) {
   c.phase = Phase::kDispatched;
   c.phase_since = Clock::now();
   refresh_events(c);
-  if (c.identity_refused) {
-    c.close_after = true;
-    complete(c, error_response(403, "this client certificate is not allowed to call (server.tls.client_names)"));
-    return;
-  }
   const Lane lane = options.lane_of ? options.lane_of(req.method, req.path) : Lane::kDecide;
   if (lane == Lane::kInline) {
     complete(c, dispatch(req));

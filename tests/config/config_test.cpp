@@ -126,6 +126,11 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  tls: {client_names: [a]}\n", "server.tls.client_names: needs client_ca_file"},
       {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: a}\n",
        "server.tls.client_names: expected a list of strings"},
+      {"server:\n  tls:\n    cert_file: c\n    key_file: k\n    client_ca_file: ca\n    client_names:\n"
+       "      - kube-scheduler\n      - \"\"\n",
+       "test:8: server.tls.client_names: an empty name would admit certificates without a name"},
+      {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: ['']}\n",
+       "test:2: server.tls.client_names: an empty name"},
       {"kubernetes:\n  watch_timeout: 5m\n", "kubernetes.watch_timeout: must be between 1s and 45s"},
       {"kubernetes:\n  scheduler_names: []\n", "kubernetes.scheduler_names: must name at least one scheduler"},
       {"server:\n  listen: nowhere\n", "server.listen: invalid address"},

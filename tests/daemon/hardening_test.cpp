@@ -101,6 +101,41 @@ TEST(Roles, DebugAndAdminAnswerLoopbackPeersOnlyWhateverTheListenerBinds) {
       << "the refusal is logged with the caller's address";
 }
 
+// GET `path` from a source address of 127.0.0.0/8 other than 127.0.0.1 (where a mesh sidecar
+// forwards from, e.g. 127.0.0.6); the status, or -1 when no answer came.
+int status_from(const char* source, int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  inet_pton(AF_INET, source, &src.sin_addr);
+  sockaddr_in dst{};
+  dst.sin_family = AF_INET;
+  dst.sin_port = htons(static_cast<uint16_t>(port));
+  dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int status = -1;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+      char buf[64] = {};
+      const ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+      if (n >= 12 && std::string_view(buf, 9) == "HTTP/1.1 ") status = std::atoi(buf + 9);
+    }
+  }
+  ::close(fd);
+  return status;
+}
+
+TEST(Roles, DebugAndAdminAnswerOnly127001NotTheRestOfTheLoopbackRange) {
+  DaemonProcess d({}, "admin:\n  listen: 127.0.0.1:0\n");
+  EXPECT_EQ(status_from("127.0.0.1", d.admin_port(), "/debug/state"), 200);
+  EXPECT_EQ(status_from("127.0.0.6", d.admin_port(), "/debug/state"), 403);
+  EXPECT_EQ(status_from("127.1.2.3", d.admin_port(), "/debug/state"), 403);
+  EXPECT_EQ(status_from("127.0.0.6", d.port(), "/healthz"), 200) << "other routes still answer any peer";
+}
+
 TEST(Roles, DebugOnTheSchedulerListenerIsStillLoopbackOnly) {
   const std::string outside = outside_address();
   if (outside.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
@@ -310,6 +345,26 @@ TEST_F(Tls, OnlyNamedClientCertificatesMayCall) {
   const std::string log = d.wait_for_log("refused the client certificate");
   EXPECT_NE(log.find("names: tenant-pod"), std::string::npos) << log;
   EXPECT_EQ(log.find("bind t/"), std::string::npos) << "no handler ran for the refused client";
+}
+
+TEST_F(Tls, ARefusedCertificateIsAnsweredAtItsHeadWithoutUploadingTheBody) {
+  DaemonProcess d({}, config("[kube-scheduler]"));
+  const std::string head =
+      "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 134217728\r\n\r\n";
+  TlsAnswer refused = tls_exchange(d.port(), client("tenant-pod"), head);
+  EXPECT_TRUE(refused.handshake);
+  EXPECT_EQ(refused.status, 403) << "a refused certificate must not be made to send its 128 MiB first";
+  EXPECT_NE(refused.body.find("server.tls.client_names"), std::string::npos) << refused.body;
+  TlsAnswer allowed = tls_request(d.port(), client("kube-scheduler"), "GET", "/healthz");
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+}
+
+TEST_F(Tls, ACertificateWithoutTheAllowedNameIsRefusedWhateverElseItNames) {
+  DaemonProcess d({}, config("[kube-scheduler]"));
+  for (const char* cn : {"kube-scheduler.evil", "kube-schedule", "KUBE-SCHEDULER", " kube-scheduler"}) {
+    TlsAnswer a = tls_request(d.port(), client(cn), "GET", "/healthz");
+    EXPECT_EQ(a.status, 403) << cn;
+  }
 }
 
 TEST_F(Tls, WithoutAClientCaAnyClientCompletesTheHandshakeAndIsServed) {

@@ -12,9 +12,10 @@
 // connection that is idle or still sending its head is closed; a new connection is refused only
 // when every open one is busy), request bodies held at once (past it, 503).
 //
-// Each request carries its peer address, whether that peer is on loopback, and the names of its
-// TLS client certificate; with an allow-list of client names, other certificates are answered 403
-// before any handler runs. Certificates are re-read when their files change (TlsContextSource).
+// Each request carries its peer address, whether that peer is 127.0.0.1, ::1 or ::ffff:127.0.0.1
+// (not the rest of 127.0.0.0/8, where mesh sidecars forward from), and the names of its TLS client
+// certificate; with an allow-list of client names, other certificates are answered 403 once their
+// request head is read, before the body and before any handler. Certificates are re-read when their files change (TlsContextSource).
 //
 // Thread-safety: bind() and serve() from one thread; stop() from any thread. serve() returns once
 // the socket is closed and every request in flight has been answered (or its peer has gone).
@@ -38,7 +39,7 @@ struct HttpRequest {
   std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
   std::string remote;    // address:port, for logs
   std::string peer_ip;
-  bool peer_loopback = false;
+  bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
   std::vector<std::string> client_names;  // from a verified TLS client certificate
 };
 
