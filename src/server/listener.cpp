@@ -37,6 +37,7 @@ constexpr std::uint64_t kWakeId = 1;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kReadPerWake = 1 << 20;
 constexpr std::size_t kTrimAbove = 1 << 20;
+constexpr std::chrono::milliseconds kBodyGrace{1000};
 constexpr std::string_view kRefusedCertificate = "this client certificate is not allowed to call (server.tls.client_names)";
 constexpr std::size_t kLingerBytes = 1 << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
@@ -128,8 +129,16 @@ struct Conn {
   bool identity_refused = false;
   std::uint32_t events = 0;
 
-  bool evictable() const {
-    return phase == Phase::kHandshake || phase == Phase::kIdle || phase == Phase::kHead || phase == Phase::kLinger;
+  // Quiet (idle, still sending its head, lingering) or sending its body below `min_body_rate`
+  // once kBodyGrace has passed: what may be closed to make room for another connection.
+  bool evictable(Clock::time_point now, std::int64_t min_body_rate) const {
+    if (phase == Phase::kHandshake || phase == Phase::kIdle || phase == Phase::kHead || phase == Phase::kLinger) return true;
+    return phase == Phase::kBody && body_below_rate(now, min_body_rate);
+  }
+  bool body_below_rate(Clock::time_point now, std::int64_t min_body_rate) const {
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_since);
+    if (elapsed < kBodyGrace) return false;
+    return parser.wire_received() * 1000 < static_cast<std::uint64_t>(min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
   }
   std::string remote() const {
     return (peer.ip.find(':') != std::string::npos ? "[" + peer.ip + "]" : peer.ip) + ":" + std::to_string(peer.port);
@@ -217,7 +226,22 @@ struct Listener::Loop {
   void set_events(Conn& c, std::uint32_t events);
   void refresh_events(Conn& c);
   void scan(Clock::time_point now);
-  bool evict_oldest(const std::string* peer_ip);
+  // Makes room in the body budget for `c`: closes the oldest body below min_body_rate other than c.
+  bool evict_other_slow_body(const Conn& c, Clock::time_point now) { return evict_oldest(nullptr, now, true, &c); }
+  // Closes the oldest evictable connection (of `peer_ip` when given; with slow_bodies_only, of
+  // those sending a body below min_body_rate); false when there is none.
+  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_bodies_only = false,
+                    const Conn* keep = nullptr);
+  // Counts a refused connection; true at most once a second, when it is to be logged (with the
+  // count of those refused since), so that a flood does not flood the log.
+  bool log_refusal(Clock::time_point now) {
+    ++refused_since_log;
+    if (now - last_refusal_log < std::chrono::seconds(1)) return false;
+    last_refusal_log = now;
+    return true;
+  }
+  Clock::time_point last_refusal_log{};
+  std::uint64_t refused_since_log = 0;
   void drain_done();
   void wake() {
     const std::uint64_t one = 1;
@@ -368,7 +392,7 @@ void Listener::Loop::accept_all() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
         // Out of descriptors: make room by closing the oldest quiet connection, else refuse one.
-        if (!evict_oldest(nullptr)) {
+        if (!evict_oldest(nullptr, Clock::now())) {
           ::close(reserve_fd);
           int refused = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
           if (refused >= 0) ::close(refused);
@@ -383,13 +407,25 @@ void Listener::Loop::accept_all() {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     Peer peer = peer_of(ss);
-    if (per_peer[peer.ip] >= options.max_connections_per_peer) evict_oldest(&peer.ip);
-    if (static_cast<std::int64_t>(conns.size()) >= options.max_connections && !evict_oldest(nullptr)) {
-      spdlog::warn("{} listener: {} connections open and all busy; refused one from {}", options.name, conns.size(), peer.ip);
+    const auto now = Clock::now();
+    if (per_peer[peer.ip] >= options.max_connections_per_peer && !evict_oldest(&peer.ip, now)) {
+      if (log_refusal(now)) {
+        spdlog::warn("{} listener: {} has {} connections open, all busy (server.max_connections_per_peer); "
+                     "refused {} connection(s) in the last second",
+                     options.name, peer.ip, per_peer[peer.ip], std::exchange(refused_since_log, 0));
+      }
       ::close(fd);
       continue;
     }
-    const auto now = Clock::now();
+    if (static_cast<std::int64_t>(conns.size()) >= options.max_connections && !evict_oldest(nullptr, now)) {
+      if (log_refusal(now)) {
+        spdlog::warn("{} listener: {} connections open and all busy; refused {} connection(s) in the last second, "
+                     "the latest from {}",
+                     options.name, conns.size(), std::exchange(refused_since_log, 0), peer.ip);
+      }
+      ::close(fd);
+      continue;
+    }
     auto conn = std::make_unique<Conn>(next_id++, fd, std::move(peer), limits);
     Conn& c = *conn;
     c.phase_since = now;
@@ -415,14 +451,20 @@ void Listener::Loop::accept_all() {
   }
 }
 
-bool Listener::Loop::evict_oldest(const std::string* peer_ip) {
+bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_bodies_only,
+                                  const Conn* keep) {
   Conn* oldest = nullptr;
   for (auto& [id, c] : conns) {
-    if (!c->evictable() || (peer_ip && c->peer.ip != *peer_ip)) continue;
+    if (c.get() == keep || (peer_ip && c->peer.ip != *peer_ip)) continue;
+    if (slow_bodies_only ? !(c->phase == Phase::kBody && c->body_below_rate(now, options.min_body_rate))
+                         : !c->evictable(now, options.min_body_rate)) {
+      continue;
+    }
     if (!oldest || c->phase_since < oldest->phase_since) oldest = c.get();
   }
   if (!oldest) return false;
-  spdlog::debug("{} listener: closing the oldest quiet connection from {} to make room", options.name, oldest->remote());
+  spdlog::debug("{} listener: closing the oldest {} connection from {} to make room", options.name,
+                oldest->phase == Phase::kBody ? "slow-body" : "quiet", oldest->remote());
   close(*oldest);
   return true;
 }
@@ -642,7 +684,12 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
     return;
   }
   const std::size_t held = c.parser.held_bytes();
-  if (held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes)) {
+  const auto over_budget = [&] {
+    return held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes);
+  };
+  while (over_budget() && evict_other_slow_body(c, now)) {
+  }
+  if (over_budget()) {
     spdlog::warn("{} listener: request bodies held in memory would pass server.max_buffered_bytes; 503 to {}",
                  options.name, c.remote());
     respond_error(c, 503, "the server holds too many request bodies at once; retry");
@@ -667,8 +714,7 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
           if (!conns.count(id)) return;
         }
       }
-      const std::uint64_t expected = std::max<std::uint64_t>(head.content_length.value_or(0), held);
-      c.deadline = c.phase_since + options.read_timeout + at_rate(expected, options.min_body_rate);
+      c.deadline = c.phase_since + options.read_timeout + at_rate(c.parser.wire_received(), options.min_body_rate);
       return;
     }
     case RequestParser::State::kComplete:

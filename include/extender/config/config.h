@@ -38,7 +38,7 @@ struct ServerConfig {
   std::int64_t max_header_bytes = std::int64_t{64} << 10;  // request line and headers together
   std::int64_t max_header_count = 100;
   milliseconds header_timeout{5'000};      // a request head must arrive within this
-  milliseconds read_timeout{10'000};       // a body within this plus its size at min_body_rate
+  milliseconds read_timeout{10'000};       // a body within this plus its bytes received at min_body_rate
   std::int64_t min_body_rate = std::int64_t{1} << 20;       // bytes per second
   milliseconds write_timeout{10'000};      // an answer within this plus its size at min_body_rate
   milliseconds keep_alive_timeout{5'000};
