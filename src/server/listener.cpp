@@ -129,16 +129,19 @@ struct Conn {
   bool identity_refused = false;
   std::uint32_t events = 0;
 
-  // Quiet (idle, still sending its head, lingering) or sending its body below `min_body_rate`
-  // once kBodyGrace has passed: what may be closed to make room for another connection.
+  // Quiet (idle, still sending its head, lingering), or moving its body or answer below
+  // `min_body_rate` once kBodyGrace has passed: what may be closed to make room for another.
   bool evictable(Clock::time_point now, std::int64_t min_body_rate) const {
     if (phase == Phase::kHandshake || phase == Phase::kIdle || phase == Phase::kHead || phase == Phase::kLinger) return true;
-    return phase == Phase::kBody && body_below_rate(now, min_body_rate);
+    return below_rate(now, min_body_rate);
   }
-  bool body_below_rate(Clock::time_point now, std::int64_t min_body_rate) const {
+  // A body arriving, or an answer leaving, slower than `min_body_rate` on average since it began.
+  bool below_rate(Clock::time_point now, std::int64_t min_body_rate) const {
+    if (phase != Phase::kBody && phase != Phase::kWriting) return false;
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_since);
     if (elapsed < kBodyGrace) return false;
-    return parser.wire_received() * 1000 < static_cast<std::uint64_t>(min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
+    const std::uint64_t moved = phase == Phase::kBody ? parser.wire_received() : out_off;
+    return moved * 1000 < static_cast<std::uint64_t>(min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
   }
   std::string remote() const {
     return (peer.ip.find(':') != std::string::npos ? "[" + peer.ip + "]" : peer.ip) + ":" + std::to_string(peer.port);
@@ -226,11 +229,11 @@ struct Listener::Loop {
   void set_events(Conn& c, std::uint32_t events);
   void refresh_events(Conn& c);
   void scan(Clock::time_point now);
-  // Makes room in the body budget for `c`: closes the oldest body below min_body_rate other than c.
+  // Makes room in the budget for `c`: closes the oldest body or answer below min_body_rate but c.
   bool evict_other_slow_body(const Conn& c, Clock::time_point now) { return evict_oldest(nullptr, now, true, &c); }
-  // Closes the oldest evictable connection (of `peer_ip` when given; with slow_bodies_only, of
-  // those sending a body below min_body_rate); false when there is none.
-  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_bodies_only = false,
+  // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
+  // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
+  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only = false,
                     const Conn* keep = nullptr);
   // Counts a refused connection; true at most once a second, when it is to be logged (with the
   // count of those refused since), so that a flood does not flood the log.
@@ -451,20 +454,20 @@ void Listener::Loop::accept_all() {
   }
 }
 
-bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_bodies_only,
+bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only,
                                   const Conn* keep) {
   Conn* oldest = nullptr;
   for (auto& [id, c] : conns) {
     if (c.get() == keep || (peer_ip && c->peer.ip != *peer_ip)) continue;
-    if (slow_bodies_only ? !(c->phase == Phase::kBody && c->body_below_rate(now, options.min_body_rate))
-                         : !c->evictable(now, options.min_body_rate)) {
+    if (slow_only ? !c->below_rate(now, options.min_body_rate) : !c->evictable(now, options.min_body_rate)) {
       continue;
     }
     if (!oldest || c->phase_since < oldest->phase_since) oldest = c.get();
   }
   if (!oldest) return false;
   spdlog::debug("{} listener: closing the oldest {} connection from {} to make room", options.name,
-                oldest->phase == Phase::kBody ? "slow-body" : "quiet", oldest->remote());
+                oldest->phase == Phase::kBody ? "slow-body" : oldest->phase == Phase::kWriting ? "slow-reading" : "quiet",
+                oldest->remote());
   close(*oldest);
   return true;
 }
@@ -737,6 +740,7 @@ void Listener::Loop::start_dispatch(Conn& c) {
   req.peer_ip = c.peer.ip;
   req.peer_loopback = c.peer.loopback;
   req.client_names = c.client_names;
+  req.queued_at = Clock::now();
   c.head_only = head.method == "HEAD";
   c.close_after = !head.keep_alive || c.served + 1 >= options.keep_alive_max_requests || stopping;
   c.phase = Phase::kDispatched;
@@ -805,6 +809,7 @@ void Listener::Loop::complete(Conn& c, HttpResponse res) {
   c.phase = Phase::kWriting;
   c.phase_since = Clock::now();
   c.deadline = c.phase_since + options.write_timeout + at_rate(c.out_head.size() + c.out_body.size(), options.min_body_rate);
+  account(c, c.out_head.size() + c.out_body.size());
   on_writable(c);
 }
 
@@ -852,6 +857,7 @@ void Listener::Loop::finished_writing(Conn& c) {
   std::string().swap(c.out_head);
   std::string().swap(c.out_body);
   c.out_off = 0;
+  account(c, 0);
   if (c.close_after) {
     linger(c);
     return;

@@ -42,6 +42,9 @@ struct HttpRequest {
   std::string peer_ip;
   bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
   std::vector<std::string> client_names;  // from a verified TLS client certificate
+  // When the complete request was queued for a worker; the request deadline counts from here
+  // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.
+  std::chrono::steady_clock::time_point queued_at{};
 };
 
 struct HttpResponse {
