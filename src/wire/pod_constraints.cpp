@@ -7,6 +7,19 @@ namespace {
 
 std::string at(std::string_view path, std::size_t i) { return std::string(path) + "[" + std::to_string(i) + "]"; }
 
+// Calls read(item, item's path) for each item of an array of objects (absent: none).
+template <class Read>
+Status for_each_object(const json* v, std::string_view path, const Read& read) {
+  EXTENDER_TRY(expect_array(v, path));
+  if (!v) return {};
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const std::string p = at(path, i);
+    EXTENDER_TRY(expect_object(&(*v)[i], p));
+    EXTENDER_TRY(read((*v)[i], p));
+  }
+  return {};
+}
+
 Status read_strings(const json* v, std::vector<std::string>& out, std::string_view path) {
   EXTENDER_TRY(expect_array(v, path));
   if (!v) return {};
@@ -19,19 +32,14 @@ Status read_strings(const json* v, std::vector<std::string>& out, std::string_vi
 }
 
 Status read_requirements(const json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path) {
-  EXTENDER_TRY(expect_array(v, path));
-  if (!v) return {};
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    const std::string p = at(path, i);
-    const json& item = (*v)[i];
-    EXTENDER_TRY(expect_object(&item, p));
+  return for_each_object(v, path, [&](const json& item, const std::string& p) -> Status {
     model::NodeSelectorRequirement r;
     EXTENDER_TRY(read_string(field(item, "key"), r.key, p + ".key"));
     EXTENDER_TRY(read_string(field(item, "operator"), r.op, p + ".operator"));
     EXTENDER_TRY(read_strings(field(item, "values"), r.values, p + ".values"));
     out.push_back(std::move(r));
-  }
-  return {};
+    return {};
+  });
 }
 
 Status read_required_affinity(const json& spec, model::PodConstraints& out) {
@@ -43,39 +51,28 @@ Status read_required_affinity(const json& spec, model::PodConstraints& out) {
   const json* required = node_affinity ? field(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
   EXTENDER_TRY(expect_object(required, kRequired));
   if (!required) return {};
-  const std::string path = std::string(kRequired) + ".nodeSelectorTerms";
-  const json* terms = field(*required, "nodeSelectorTerms");
-  EXTENDER_TRY(expect_array(terms, path));
-  auto& parsed = out.required_node_affinity.emplace();
-  if (!terms) return {};
-  for (std::size_t i = 0; i < terms->size(); ++i) {
-    const std::string p = at(path, i);
-    const json& item = (*terms)[i];
-    EXTENDER_TRY(expect_object(&item, p));
-    model::NodeSelectorTerm term;
-    EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions, p + ".matchExpressions"));
-    EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
-    parsed.push_back(std::move(term));
-  }
-  return {};
+  auto& terms = out.required_node_affinity.emplace();
+  return for_each_object(field(*required, "nodeSelectorTerms"), std::string(kRequired) + ".nodeSelectorTerms",
+                         [&](const json& item, const std::string& p) -> Status {
+                           model::NodeSelectorTerm term;
+                           EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions,
+                                                          p + ".matchExpressions"));
+                           EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
+                           terms.push_back(std::move(term));
+                           return {};
+                         });
 }
 
 Status read_tolerations(const json* v, std::vector<model::Toleration>& out) {
-  constexpr std::string_view kPath = "Pod.spec.tolerations";
-  EXTENDER_TRY(expect_array(v, kPath));
-  if (!v) return {};
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    const std::string p = at(kPath, i);
-    const json& item = (*v)[i];
-    EXTENDER_TRY(expect_object(&item, p));
+  return for_each_object(v, "Pod.spec.tolerations", [&](const json& item, const std::string& p) -> Status {
     model::Toleration t;
     EXTENDER_TRY(read_string(field(item, "key"), t.key, p + ".key"));
     EXTENDER_TRY(read_string(field(item, "operator"), t.op, p + ".operator"));
     EXTENDER_TRY(read_string(field(item, "value"), t.value, p + ".value"));
     EXTENDER_TRY(read_string(field(item, "effect"), t.effect, p + ".effect"));
     out.push_back(std::move(t));
-  }
-  return {};
+    return {};
+  });
 }
 
 }  // namespace
