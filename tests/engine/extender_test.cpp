@@ -521,6 +521,18 @@ TEST(BindEligibility, CpuHeldByPodsOnTheNodeAndByBindsInFlightCounts) {
   EXPECT_EQ(h.binder.bound, (std::vector<std::string>{"u1", "u3"}));
 }
 
+TEST(BindEligibility, APreemptorUnderAnotherPodsNameGetsNoVictims) {
+  WatchedCluster h({cluster_node("a", {{"team", "a"}})});
+  model::Pod pod = team_pod("u1");
+  h.pending[pod.uid] = pod;
+  model::Pod renamed = pod;
+  renamed.name = "someone-else";
+  PreemptAnswer p = h.ext->preempt({renamed, {{"a", {{"victim"}, {}, 0}}}});
+  EXPECT_EQ(p.refusal, Refusal::kNameMismatch) << p.summary.note;
+  EXPECT_TRUE(p.victims.empty());
+  EXPECT_EQ(h.ext->preempt({pod, {{"a", {{"victim"}, {}, 0}}}}).refusal, Refusal::kNone);
+}
+
 TEST(BindEligibility, StandaloneJudgesWhatItKnowsOfTheNodeAndThePodItFiltered) {
   Harness h;
   sources::RequestNodes request_nodes(h.state, {}, h.cfg.supply_rules());
