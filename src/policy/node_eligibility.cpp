@@ -32,34 +32,30 @@ bool has_value(const NodeSelectorRequirement& r, std::string_view value) {
   return std::find(r.values.begin(), r.values.end(), value) != r.values.end();
 }
 
-// A label requirement as labels.Requirement reads it; nullopt when the requirement itself is
-// invalid (kube-scheduler then drops the whole term, so it fails as a false one does).
-std::optional<bool> label_requirement_holds(const NodeSelectorRequirement& r, const model::StringMap& labels) {
+// A label requirement as labels.Requirement reads it. An invalid one (kube-scheduler drops its
+// whole term) holds for no node.
+bool label_requirement_holds(const NodeSelectorRequirement& r, const model::StringMap& labels) {
   auto label = labels.find(r.key);
   const bool present = label != labels.end();
   if (r.op == "In" || r.op == "NotIn") {
-    if (r.values.empty()) return std::nullopt;
+    if (r.values.empty()) return false;
     const bool in = present && has_value(r, label->second);
     return r.op == "In" ? in : !in;
   }
   if (r.op == "Exists" || r.op == "DoesNotExist") {
-    if (!r.values.empty()) return std::nullopt;
+    if (!r.values.empty()) return false;
     return r.op == "Exists" ? present : !present;
   }
-  if (r.op == "Gt" || r.op == "Lt") {
-    if (r.values.size() != 1) return std::nullopt;
-    auto bound = parse_int(r.values[0]);
-    if (!bound) return std::nullopt;
-    auto value = present ? parse_int(label->second) : std::nullopt;
-    if (!value) return false;
-    return r.op == "Gt" ? *value > *bound : *value < *bound;
-  }
-  return std::nullopt;
+  if (r.op != "Gt" && r.op != "Lt") return false;
+  auto bound = r.values.size() == 1 ? parse_int(r.values[0]) : std::nullopt;
+  auto value = present ? parse_int(label->second) : std::nullopt;
+  if (!bound || !value) return false;
+  return r.op == "Gt" ? *value > *bound : *value < *bound;
 }
 
 // A field requirement: In or NotIn with one value, on metadata.name (other fields read as empty).
-std::optional<bool> field_requirement_holds(const NodeSelectorRequirement& r, const model::NodeSupply& node) {
-  if ((r.op != "In" && r.op != "NotIn") || r.values.size() != 1) return std::nullopt;
+bool field_requirement_holds(const NodeSelectorRequirement& r, const model::NodeSupply& node) {
+  if ((r.op != "In" && r.op != "NotIn") || r.values.size() != 1) return false;
   const std::string_view value = r.key == kNameField ? std::string_view(node.name) : std::string_view();
   const bool equal = value == r.values[0];
   return r.op == "In" ? equal : !equal;
@@ -88,13 +84,10 @@ bool tolerates(const model::Toleration& toleration, const model::Taint& taint) {
 
 bool term_matches(const model::NodeSelectorTerm& term, const model::NodeSupply& node) {
   if (term.match_expressions.empty() && term.match_fields.empty()) return false;
-  for (const auto& r : term.match_expressions) {
-    if (!label_requirement_holds(r, node.labels).value_or(false)) return false;
-  }
-  for (const auto& r : term.match_fields) {
-    if (!field_requirement_holds(r, node).value_or(false)) return false;
-  }
-  return true;
+  return std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                     [&](const auto& r) { return label_requirement_holds(r, node.labels); }) &&
+         std::all_of(term.match_fields.begin(), term.match_fields.end(),
+                     [&](const auto& r) { return field_requirement_holds(r, node); });
 }
 
 std::string node_affinity_mismatch(const model::PodConstraints& pod, const model::NodeSupply& node) {
@@ -107,7 +100,7 @@ std::string node_affinity_mismatch(const model::PodConstraints& pod, const model
   const auto& terms = *pod.required_node_affinity;
   if (std::any_of(terms.begin(), terms.end(), [&](const auto& t) { return term_matches(t, node); })) return {};
   if (terms.empty()) return "required node affinity has no terms, which no node meets";
-  return "node meets none of the " + std::to_string(terms.size()) + " terms of the pod's required node affinity";
+  return "node meets no term of the pod's required node affinity";
 }
 
 std::string untolerated_taint(const std::vector<model::Toleration>& tolerations, const model::NodeSupply& node) {
