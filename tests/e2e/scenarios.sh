@@ -146,7 +146,7 @@ step "scenario 2b: /bind acts only for pending pods of the configured schedulers
 printf 'kubernetes:\n  scheduler_names: [default-scheduler, parked]\n' >"$WORKDIR/daemon-parked.yaml"
 stop_daemon
 start_daemon "$WORKDIR/daemon-parked.yaml"
-parked_pod() {  # NAME SCHEDULER GPUS (0: a CPU-only pod)
+parked_pod() {  # NAME SCHEDULER GPUS (0: a CPU-only pod) [SPEC_LINE, e.g. a nodeSelector]
   local resources='nvidia.com/gpu: "'"$3"'"'
   [[ "$3" == 0 ]] && resources='cpu: 100m'
   K apply -f - >/dev/null <<EOF
@@ -155,6 +155,7 @@ kind: Pod
 metadata: {name: $1, namespace: default}
 spec:
   schedulerName: $2
+  ${4:-}
   automountServiceAccountToken: false
   terminationGracePeriodSeconds: 0
   containers:
@@ -167,21 +168,7 @@ EOF
 parked_pod other-gpu tenant-scheduler 1
 parked_pod parked-cpu parked 0
 parked_pod parked-gpu parked 1
-K apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Pod
-metadata: {name: parked-selective, namespace: default}
-spec:
-  schedulerName: parked
-  nodeSelector: {team: a}
-  automountServiceAccountToken: false
-  terminationGracePeriodSeconds: 0
-  containers:
-  - name: main
-    image: registry.k8s.io/pause:3.2
-    resources:
-      limits: {nvidia.com/gpu: "1"}
-EOF
+parked_pod parked-selective parked 1 "nodeSelector: {team: a}"
 bind_via_daemon() {  # POD PORT: prints the answer body
   local uid
   uid="$(K get pod "$1" -o jsonpath='{.metadata.uid}')"
