@@ -99,6 +99,34 @@ TEST(ComputeDemand, CollectsEveryManagedGpuResource) {
   EXPECT_FALSE(d->needs_nothing());
 }
 
+TEST(ComputeDemand, PodsThatNeedSomethingManagedCarryTheirCpuMemoryAndConstraints) {
+  Pod pod;
+  pod.uid = "u";
+  Container main = app("main", nullptr);
+  main.requests["cpu"] = "16";
+  main.requests["memory"] = "2Gi";
+  pod.containers.push_back(main);
+  pod.constraints.node_selector = {{"team", "a"}};
+  pod.constraints.tolerations = {{"team", "Exists", "", "NoSchedule"}};
+  auto nothing = compute_demand(pod, rules());
+  ASSERT_TRUE(nothing) << nothing.message();
+  EXPECT_EQ(nothing->cpu_milli, 0) << "a pod that needs nothing managed is not read";
+  EXPECT_EQ(nothing->constraints, PodConstraints{});
+
+  PodVolume scratch;
+  scratch.name = "scratch";
+  scratch.kind = PodVolume::Kind::kEphemeral;
+  scratch.storage_class = "local-hdd";
+  scratch.storage_request = "1Gi";
+  pod.volumes.push_back(scratch);
+  auto volume_only = compute_demand(pod, rules());
+  ASSERT_TRUE(volume_only) << volume_only.message();
+  EXPECT_FALSE(volume_only->needs_gpu());
+  EXPECT_EQ(volume_only->cpu_milli, 16000) << "a volume-only pod: read too, for the bind's check";
+  EXPECT_EQ(volume_only->memory_bytes, std::int64_t{2} << 30);
+  EXPECT_EQ(volume_only->constraints, pod.constraints);
+}
+
 TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
   struct Case {
     const char* what;
@@ -110,7 +138,7 @@ TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
   };
   const std::vector<Case> cases = {
       {"app plus sidecar, thousandths of a core", "1", "1500m", "1Gi", 1500 + 250, (std::int64_t{1} << 30) + (1 << 20)},
-      {"a pod without GPUs: not read", nullptr, "2", "1Gi", 0, 0},
+      {"a pod that needs nothing managed: not read", nullptr, "2", "1Gi", 0, 0},
       {"unreadable: counted as none", "1", "lots", "1Gi", 0, (std::int64_t{1} << 30) + (1 << 20)},
   };
   for (const auto& c : cases) {
