@@ -193,6 +193,16 @@ curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
 curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
   grep -q 'scheduler_extender_refusals_total{reason="node_ineligible",verb="bind"} 1' || fail "the node_ineligible refusal is not counted"
 grep -q "refused (other_scheduler)" "$DAEMON_LOG" || fail "the refusal is not logged"
+uid="$(K get pod parked-selective -o jsonpath='{.metadata.uid}')"
+answer="$(curl -s -XPOST "http://127.0.0.1:$DAEMON_PORT/scheduler/bind" \
+  -d "{\"PodName\":\"parked-gpu\",\"PodNamespace\":\"default\",\"PodUID\":\"$uid\",\"Node\":\"gpu-b\"}")"
+[[ "$answer" == '{"Error":"'?* && -z "$(node_of parked-selective)" ]] || fail "a /bind naming another pod with this UID: $answer"
+step "scenario 2b: through kube-scheduler, a pod with nodeSelector team=a binds to the node labelled so"
+K label node gpu-b team=a >/dev/null
+parked_pod team-a default-scheduler 1 "nodeSelector: {team: a}"
+cluster_wait_pod_scheduled default team-a 60 >/dev/null
+[[ "$(node_of team-a)" == gpu-b ]] || fail "team-a landed on '$(node_of team-a)', not gpu-b (team=a)"
+K label node gpu-b team- >/dev/null
 delete_all_pods
 stop_daemon
 start_daemon
