@@ -101,7 +101,9 @@ TEST(NodeAffinity, SelectorAndRequiredTermsAsKubeSchedulerReadsThem) {
     pod.required_node_affinity = c.terms;
     const std::string why = node_affinity_mismatch(pod, node(c.labels));
     EXPECT_EQ(why.empty(), c.matches) << c.what << ": " << why;
-    if (!c.reason.empty()) EXPECT_EQ(why, c.reason) << c.what;
+    if (!c.reason.empty()) {
+      EXPECT_EQ(why, c.reason) << c.what;
+    }
     const Eligibility e = node_eligibility(pod_with(pod), node(c.labels), {});
     EXPECT_EQ(e.check, c.matches ? Ineligible::kNone : Ineligible::kNodeAffinity) << c.what;
   }

@@ -68,7 +68,9 @@ TEST(PodConstraints, AbsentAndNullMeanNone) {
     EXPECT_TRUE(decoded->constraints.node_selector.empty()) << c.what;
     EXPECT_TRUE(decoded->constraints.tolerations.empty()) << c.what;
     EXPECT_EQ(decoded->constraints.required_node_affinity.has_value(), c.required) << c.what;
-    if (c.required) EXPECT_EQ(decoded->constraints.required_node_affinity->size(), c.terms) << c.what;
+    if (c.required) {
+      EXPECT_EQ(decoded->constraints.required_node_affinity->size(), c.terms) << c.what;
+    }
   }
 }
 
