@@ -184,6 +184,15 @@ std::unique_ptr<Election> start_election(const config::Config& cfg, Feed& feed) 
                    printable(l.last_error, 512));
     }
   };
+  hooks.on_release = [where](const kube::Leadership& l) {
+    if (l.last_error.empty()) {
+      spdlog::info("leader election: this replica ({}) stopped leading on shutdown and released Lease {} for a "
+                   "standby to take at its next attempt", l.identity, where);
+    } else {
+      spdlog::warn("leader election: this replica ({}) stopped leading on shutdown but could not release Lease {} "
+                   "({}); a standby takes it once it expires", l.identity, where, printable(l.last_error, 512));
+    }
+  };
   kube::LeaderLabel* label = e->label.get();
   hooks.after_step = [label](bool leading) {
     if (label) label->reconcile(leading);
