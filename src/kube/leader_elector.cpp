@@ -104,6 +104,7 @@ void LeaderElector::release(Clock::time_point now, WallClock::time_point wall) {
   } else {
     observed_ = released;
     observed_at_ = now;
+    last_error_.clear();
   }
 }
 

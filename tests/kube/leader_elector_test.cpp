@@ -219,6 +219,25 @@ TEST(LeaderElector, ReleaseHandsOverAtTheStandbysNextAttempt) {
   EXPECT_EQ(store.lease->transitions, 1);
 }
 
+TEST(LeaderElector, AReleaseSaysWhetherItFailed) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  ASSERT_TRUE(attempt(a, T0));
+  store.down = true;
+  EXPECT_TRUE(attempt(a, T0 + 2s)) << "a failed renewal keeps the term";
+  ASSERT_NE(a.view(T0 + 2s).last_error, "");
+  store.down = false;
+  a.release(T0 + 3s, wall(T0 + 3s));
+  EXPECT_EQ(a.view(T0 + 3s).last_error, "") << "released: the earlier renewal's error is over";
+
+  LeaderElector b(store, "b", kTiming, fake_clock);
+  ASSERT_TRUE(attempt(b, T0 + 4s));
+  store.down = true;
+  b.release(T0 + 5s, wall(T0 + 5s));
+  EXPECT_NE(b.view(T0 + 5s).last_error.find("releasing Lease ns/lease: connection refused"), std::string::npos)
+      << b.view(T0 + 5s).last_error;
+}
+
 TEST(LeaderElector, ReleaseByAStandbyWritesNothing) {
   MemoryLeaseStore store;
   LeaderElector a(store, "a", kTiming, fake_clock);
