@@ -365,6 +365,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
   }
+  if (std::string error = deps_.binder->wait_turn(binder_deadline); !error.empty()) {
+    deps_.state->drop_reservation(args.pod_uid);
+    return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
+  }
   if (auto why = not_ready()) {
     deps_.state->drop_reservation(args.pod_uid);
     return fail("binding " + answer.summary.pod + " to " + args.node + " abandoned: " + *why);

@@ -93,6 +93,11 @@ struct KubernetesConfig {
   std::vector<std::string> scheduler_names = {"default-scheduler"};
   milliseconds token_reload{60'000};
   std::string user_agent = "scheduler-extender";
+  // Client-side limit of the writes a bind makes (claim and pod patches, Bindings), as client-go's
+  // QPS and burst (kube-scheduler's own client: 50 and 100); api_qps 0: no limit. Lease and
+  // leader-label writes are not counted (their own few a second, never behind a burst of binds).
+  std::int64_t api_qps = 50;
+  std::int64_t api_burst = 100;
 };
 
 // Kubernetes mode: replicas elect one leader on a coordination.k8s.io/v1 Lease (client-go's
