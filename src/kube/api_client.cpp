@@ -284,7 +284,7 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
                  std::to_string(timeout.count()) + " ms"};
   };
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return late();
     Pooled pooled = acquire();
     httplib::ClientImpl& client = *pooled.client;
@@ -300,7 +300,10 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
       expired = watch.expired();
       return r;
     }();
-    if (!res) return expired ? late() : Error{method + " " + access_.server + path + ": " + describe(res.error())};
+    if (!res) {
+      if (expired || Clock::now() >= deadline) return late();
+      return Error{method + " " + access_.server + path + ": " + describe(res.error())};
+    }
     ApiReply reply{res->status, std::move(res->body)};
     if (!expired) release(std::move(pooled));
     if (reply.status == 401 && attempt == 0 && !access_.token_file.empty()) continue;  // a rotated token
