@@ -205,11 +205,11 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
         break;
       case policy::Verdict::kInsufficient:
         spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, fit.reason);
-        r.failed.insert_or_assign(std::string(name), std::move(fit.reason));
+        r.failed.insert_or_assign(name, std::move(fit.reason));
         break;
       case policy::Verdict::kUnresolvable:
         spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, fit.reason);
-        r.failed_unresolvable.insert_or_assign(std::string(name), std::move(fit.reason));
+        r.failed_unresolvable.insert_or_assign(name, std::move(fit.reason));
         break;
     }
   }
@@ -266,7 +266,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   }
   answer.scores.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    answer.scores.push_back({std::string(names[i]), index[i] ? scores[*index[i]] : 0});
+    answer.scores.push_back({names[i], index[i] ? scores[*index[i]] : 0});
   }
   answer.summary.nodes_out = answer.scores.size();
   return answer;

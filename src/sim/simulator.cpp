@@ -162,15 +162,16 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
 
     wire::ExtenderArgs args;
     args.pod = pod;
-    args.node_names = scheduler.fitting(row.cpu_milli, mem_bytes);
+    args.set_node_names(scheduler.fitting(row.cpu_milli, mem_bytes));
     std::string chosen;
     std::vector<model::GpuHold> devices;
     if (!args.node_names->empty()) {
       auto filtered = ext.filter(args);
       if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
-      std::vector<std::string> passed = filtered.result.node_names ? *filtered.result.node_names : std::vector<std::string>{};
+      std::vector<std::string> passed;
+      if (filtered.result.node_names) passed.assign(filtered.result.node_names->begin(), filtered.result.node_names->end());
       if (!passed.empty()) {
-        args.node_names = passed;
+        args.set_node_names(passed);
         auto scored = ext.prioritize(args);
         std::vector<std::int64_t> scores(passed.size(), 0);
         for (std::size_t k = 0; k < scored.scores.size() && k < passed.size(); ++k) scores[k] = scored.scores[k].score;

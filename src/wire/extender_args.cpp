@@ -173,7 +173,13 @@ Result<NodeItem> read_node(od::value v, const NodeFieldFilter& fields) {
   return item;
 }
 
-Result<std::vector<NodeItem>> read_node_list(od::value v, const NodeFieldFilter& fields) {
+Error too_many(std::string_view form, std::size_t max_nodes) {
+  return Error{std::string(form) + " lists more than " + std::to_string(max_nodes) +
+               " nodes (server.max_nodes_per_request)"};
+}
+
+Result<std::vector<NodeItem>> read_node_list(od::value v, const NodeFieldFilter& fields, const DecodeLimits& limits,
+                                             bool& too_large) {
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Nodes (expected a NodeList object)");
   std::vector<NodeItem> nodes;
@@ -188,6 +194,10 @@ Result<std::vector<NodeItem>> read_node_list(od::value v, const NodeFieldFilter&
     od::array arr;
     OD_TRY(items.get_array().get(arr), "Nodes.items (expected an array)");
     for (auto element : arr) {
+      if (nodes.size() == limits.max_nodes) {
+        too_large = true;
+        return too_many("Nodes.items", limits.max_nodes);
+      }
       od::value nv;
       OD_TRY(element.get(nv), "Nodes.items[]");
       auto node = read_node(nv, fields);
@@ -198,16 +208,36 @@ Result<std::vector<NodeItem>> read_node_list(od::value v, const NodeFieldFilter&
   return nodes;
 }
 
-Result<std::vector<std::string>> read_names(od::value v) {
+// A name is a view of its bytes in the body unless it has escapes; those are kept unescaped in
+// `owned`.
+Status read_names(od::value v, std::vector<std::string_view>& names, std::deque<std::string>& owned,
+                  const DecodeLimits& limits, bool& too_large) {
   od::array arr;
   OD_TRY(v.get_array().get(arr), "NodeNames (expected an array of strings)");
-  std::vector<std::string> names;
+  names.clear();
   for (auto element : arr) {
-    std::string_view s;
-    OD_TRY(element.get_string().get(s), "NodeNames[] (expected a string)");
-    names.emplace_back(s);
+    if (names.size() == limits.max_nodes) {
+      too_large = true;
+      return too_many("NodeNames", limits.max_nodes);
+    }
+    od::value ev;
+    OD_TRY(element.get(ev), "NodeNames[]");
+    od::json_type type;
+    OD_TRY(ev.type().get(type), "NodeNames[]");
+    if (type != od::json_type::string) return Error{"NodeNames[]: expected a string"};
+    std::string_view token = ev.raw_json_token();
+    while (!token.empty() && token.back() != '"') token.remove_suffix(1);
+    if (token.size() < 2) return Error{"NodeNames[]: expected a string"};
+    token = token.substr(1, token.size() - 2);
+    if (token.find('\\') == std::string_view::npos) {
+      names.push_back(token);
+      continue;
+    }
+    std::string_view unescaped;
+    OD_TRY(ev.get_string().get(unescaped), "NodeNames[]");
+    names.push_back(owned.emplace_back(unescaped));
   }
-  return names;
+  return {};
 }
 
 Result<model::Pod> read_pod(od::value v) {
@@ -221,37 +251,31 @@ Result<model::Pod> read_pod(od::value v) {
   return decode_pod(pod);
 }
 
-}  // namespace
-
-std::vector<std::string_view> ExtenderArgs::candidate_names() const {
-  std::vector<std::string_view> names;
-  if (nodes) {
-    for (const auto& n : *nodes) names.push_back(n.node.name);
-  } else if (node_names) {
-    for (const auto& n : *node_names) names.push_back(n);
+// simdjson indexes every token of a body before it is read: 4 bytes a token, a token for each
+// operator and at most one value after each. True when that index stays within 1.25 times the
+// body (bodies kube-scheduler sends need about 0.8 times; 128 MiB of one-letter names would need 2).
+bool index_fits(std::string_view body) {
+  std::size_t operators = 0;
+  for (const char c : body) {
+    operators += static_cast<std::size_t>((c == ',') | (c == ':') | (c == '{') | (c == '}') | (c == '[') | (c == ']'));
   }
-  return names;
+  return 4 * (2 * operators + 1) <= body.size() + body.size() / 4;
 }
 
-bool NodeFieldFilter::keep_label(std::string_view key) const {
-  return keep_all || std::find(labels.begin(), labels.end(), key) != labels.end();
-}
-
-bool NodeFieldFilter::keep_resource(std::string_view name) const {
-  return keep_all || std::find(resources.begin(), resources.end(), name) != resources.end();
-}
-
-bool NodeFieldFilter::keep_annotation(std::string_view key) const {
-  return keep_all || (!annotation_prefix.empty() && key.substr(0, annotation_prefix.size()) == annotation_prefix);
-}
-
-Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields) {
+Result<ExtenderArgs> decode(simdjson::padded_string_view body, const NodeFieldFilter& fields,
+                            const DecodeLimits& limits, bool& too_large) {
   // Each thread keeps a parser sized for ordinary bodies; outsized ones get a parser of their own,
   // so that one huge request does not pin its buffers to a worker thread for good.
   thread_local od::parser shared_parser(kMaxBody);
   std::optional<od::parser> own_parser;
   od::parser* parser = &shared_parser;
-  if (body.size() > kLargeBody) parser = &own_parser.emplace(kMaxBody);
+  if (body.size() > kLargeBody) {
+    if (!index_fits(body)) {
+      too_large = true;
+      return Error{"body has more JSON tokens than its size allows (over 5 in 32 bytes are punctuation)"};
+    }
+    parser = &own_parser.emplace(kMaxBody);
+  }
   od::document doc;
   OD_TRY(parser->iterate(body).get(doc), "body is not JSON");
   od::json_type top_type;
@@ -276,20 +300,58 @@ Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, con
     } else if (key_matches(key, "Nodes")) {
       args.nodes.reset();
       if (is_null(v)) continue;
-      auto nodes = read_node_list(v, fields);
+      auto nodes = read_node_list(v, fields, limits, too_large);
       if (!nodes) return nodes.error();
       args.nodes = std::move(*nodes);
     } else if (key_matches(key, "NodeNames")) {
       args.node_names.reset();
       if (is_null(v)) continue;
-      auto names = read_names(v);
-      if (!names) return names.error();
-      args.node_names = std::move(*names);
+      if (!args.owned_names) args.owned_names = std::make_shared<std::deque<std::string>>();
+      EXTENDER_TRY(read_names(v, args.node_names.emplace(), *args.owned_names, limits, too_large));
     }
   }
   if (!has_pod) return Error{"body has no Pod"};
   if (args.nodes && args.node_names) return Error{"body sets both Nodes and NodeNames; kube-scheduler sends one of them"};
   return args;
+}
+
+}  // namespace
+
+void ExtenderArgs::set_node_names(std::vector<std::string> names) {
+  owned_names = std::make_shared<std::deque<std::string>>(std::make_move_iterator(names.begin()),
+                                                          std::make_move_iterator(names.end()));
+  node_names.emplace(owned_names->begin(), owned_names->end());
+}
+
+std::vector<std::string_view> ExtenderArgs::candidate_names() const {
+  std::vector<std::string_view> names;
+  if (nodes) {
+    names.reserve(nodes->size());
+    for (const auto& n : *nodes) names.push_back(n.node.name);
+  } else if (node_names) {
+    names = *node_names;
+  }
+  return names;
+}
+
+bool NodeFieldFilter::keep_label(std::string_view key) const {
+  return keep_all || std::find(labels.begin(), labels.end(), key) != labels.end();
+}
+
+bool NodeFieldFilter::keep_resource(std::string_view name) const {
+  return keep_all || std::find(resources.begin(), resources.end(), name) != resources.end();
+}
+
+bool NodeFieldFilter::keep_annotation(std::string_view key) const {
+  return keep_all || (!annotation_prefix.empty() && key.substr(0, annotation_prefix.size()) == annotation_prefix);
+}
+
+Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields,
+                                          const DecodeLimits& limits, DecodeFailure* failure) {
+  bool too_large = false;
+  auto result = decode(body, fields, limits, too_large);
+  if (failure) *failure = too_large ? DecodeFailure::kTooLarge : DecodeFailure::kMalformed;
+  return result;
 }
 
 }  // namespace extender::wire

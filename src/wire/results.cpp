@@ -7,7 +7,7 @@
 namespace extender::wire {
 namespace {
 
-void append_string_map(std::string& out, const std::map<std::string, std::string>& m) {
+void append_string_map(std::string& out, const std::map<std::string_view, std::string>& m) {
   out.push_back('{');
   bool first = true;
   for (const auto& [k, v] : m) {

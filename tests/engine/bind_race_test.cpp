@@ -47,7 +47,7 @@ model::Pod gpu_pod(const std::string& uid, const char* gpus) {
 void filter(Harness& h, const model::Pod& p) {
   wire::ExtenderArgs a;
   a.pod = p;
-  a.node_names = std::vector<std::string>{"small", "big"};
+  a.set_node_names({"small", "big"});
   ASSERT_EQ(h.ext->filter(a).result.node_names->size(), 2u);
 }
 

@@ -61,7 +61,7 @@ TEST(Burst, NeverOvercommitsAndAnswersEveryPod) {
         pod.containers.push_back(c);
         wire::ExtenderArgs args;
         args.pod = pod;
-        args.node_names = std::vector<std::string>{"n1", "n2", "n3"};
+        args.set_node_names({"n1", "n2", "n3"});
 
         FilterAnswer f = ext.filter(args);
         Outcome& out = outcomes[i];
@@ -69,9 +69,9 @@ TEST(Burst, NeverOvercommitsAndAnswersEveryPod) {
           out.reason = f.result.failed.empty() ? "" : f.result.failed.begin()->second;
           continue;
         }
-        args.node_names = *f.result.node_names;
+        args.set_node_names({f.result.node_names->begin(), f.result.node_names->end()});
         PrioritizeAnswer p = ext.prioritize(args);
-        std::string best = args.node_names->front();
+        std::string best(args.node_names->front());
         std::int64_t best_score = -1;
         for (const auto& s : p.scores) {
           if (s.score > best_score) {

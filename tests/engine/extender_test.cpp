@@ -65,7 +65,7 @@ void add_volume(model::Pod& p, const char* size) {
 wire::ExtenderArgs args_for(model::Pod pod, std::vector<std::string> names = {"small", "big", "cpu"}) {
   wire::ExtenderArgs a;
   a.pod = std::move(pod);
-  a.node_names = std::move(names);
+  a.set_node_names(std::move(names));
   return a;
 }
 
@@ -76,7 +76,7 @@ wire::BindingArgs bind_args(const model::Pod& p, const std::string& node) {
 TEST(Extender, FilterClassifiesEveryNode) {
   Harness h;
   auto a = h.ext->filter(args_for(gpu_pod("u1", "4")));
-  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"big"}));
   EXPECT_EQ(a.result.failed_unresolvable.at("small"), "nvidia.com/gpu: pod needs 4, node has 2 allocatable");
   EXPECT_EQ(a.result.failed_unresolvable.at("cpu"), "nvidia.com/gpu: pod needs 4, node has none");
   EXPECT_TRUE(a.result.failed.empty());
@@ -86,7 +86,7 @@ TEST(Extender, FilterClassifiesEveryNode) {
 TEST(Extender, UnknownNamesFailWithAReasonNotAnError) {
   Harness h;
   auto a = h.ext->filter(args_for(gpu_pod("u1", "1"), {"big", "ghost"}));
-  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"big"}));
   EXPECT_EQ(a.result.failed.at("ghost"), "node is not known to scheduler-extender");
   EXPECT_TRUE(a.result.error.empty());
 }
@@ -94,7 +94,7 @@ TEST(Extender, UnknownNamesFailWithAReasonNotAnError) {
 TEST(Extender, PodsNeedingNothingPassEveryNodeEvenUnknownOnes) {
   Harness h;
   auto a = h.ext->filter(args_for(gpu_pod("u1", nullptr), {"ghost", "small"}));
-  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"ghost", "small"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"ghost", "small"}));
   EXPECT_TRUE(a.result.failed.empty());
   auto p = h.ext->prioritize(args_for(gpu_pod("u1", nullptr)));
   EXPECT_TRUE(p.scores.empty()) << "no scorer applies: an empty list";
@@ -113,7 +113,7 @@ TEST(Extender, MemoryFloor) {
   auto a = h.ext->filter(args_for(gpu_pod("u1", "1", "80Gi")));
   EXPECT_TRUE(a.result.node_names->empty()) << "81559 MiB is below 80 GiB";
   auto b = h.ext->filter(args_for(gpu_pod("u2", "1", "79Gi")));
-  EXPECT_EQ(*b.result.node_names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(*b.result.node_names, (std::vector<std::string_view>{"big"}));
   EXPECT_EQ(b.result.failed_unresolvable.at("small"), "nvidia.com/gpu: pod needs 79 GiB per GPU, node's GPUs have 40 GiB");
 }
 
@@ -168,7 +168,7 @@ TEST(Extender, VolumesArePlacedOnDevicesAndBalanced) {
   add_volume(p, "300Gi");
   add_volume(p, "300Gi");
   auto a = h.ext->filter(args_for(p));
-  EXPECT_EQ(*a.result.node_names, (std::vector<std::string>{"big", "cpu"}));
+  EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"big", "cpu"}));
   EXPECT_EQ(a.result.failed_unresolvable.at("small"), "pool local: pod needs 600 GiB, node has 100 GiB free of 100 GiB");
   ASSERT_EQ(h.ext->bind(bind_args(p, "big")).error, "");
   auto claim = h.state.claim_of("u1");
@@ -341,7 +341,7 @@ TEST(WhoMayBind, StandaloneModeIgnoresSchedulerNamesAndRefusesPodsThatNeedNothin
   Harness h;
   wire::ExtenderArgs args;
   args.pod = gpu_pod("cpu-only", nullptr);
-  args.node_names = std::vector<std::string>{"big"};
+  args.set_node_names({"big"});
   h.ext->filter(args);
   BindAnswer a = h.ext->bind({args.pod.name, args.pod.namespace_name, args.pod.uid, "big"});
   EXPECT_NE(a.refusal, Refusal::kNone) << a.error;

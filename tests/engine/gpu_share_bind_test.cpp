@@ -75,7 +75,7 @@ struct Harness {
     pods[pod.uid] = pod;
     wire::ExtenderArgs args;
     args.pod = pod;
-    args.node_names = std::vector<std::string>{node};
+    args.set_node_names({node});
     ext->filter(args);
     return ext->bind({pod.name, pod.namespace_name, pod.uid, node});
   }

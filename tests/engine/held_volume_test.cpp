@@ -68,10 +68,10 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
   Extender ext(cfg, std::move(deps));
   wire::ExtenderArgs args;
   args.pod = pod;
-  args.node_names = std::vector<std::string>{"n"};
+  args.set_node_names({"n"});
   FilterAnswer a = ext.filter(args);
   ASSERT_TRUE(a.result.node_names) << a.result.error;
-  EXPECT_EQ(*a.result.node_names, std::vector<std::string>{"n"})
+  EXPECT_EQ(*a.result.node_names, std::vector<std::string_view>{"n"})
       << "80Gi of 100Gi counted twice: " << (a.result.failed.count("n") ? a.result.failed.at("n") : "")
       << (a.result.failed_unresolvable.count("n") ? a.result.failed_unresolvable.at("n") : "");
   EXPECT_EQ(ext.bind({"etl", "ml", "u-etl", "n"}).error, "");

@@ -132,7 +132,7 @@ TEST_F(KubeBinding, TheReservationHoldsTheGpusUntilTheWatchReportsTheBinding) {
   ASSERT_TRUE(pod);
   wire::ExtenderArgs args;
   args.pod = *pod;
-  args.node_names = std::vector<std::string>{"gpu-1"};
+  args.set_node_names({"gpu-1"});
   (*ext_)->filter(args);
   BindAnswer again = bind("p1");
   EXPECT_EQ(again.error, "");
@@ -348,14 +348,14 @@ TEST(KubeBindingConcurrency, NeverMoreGpusHeldThanANodeHas) {
       for (int attempt = 0; attempt < 100 && outcome[i].empty(); ++attempt) {
         wire::ExtenderArgs args;
         args.pod = *pod;
-        args.node_names = std::vector<std::string>{"gpu-1", "gpu-2", "gpu-3"};
+        args.set_node_names({"gpu-1", "gpu-2", "gpu-3"});
         FilterAnswer f = ext->filter(args);
         ASSERT_TRUE(f.result.error.empty()) << f.result.error;
         if (f.result.node_names->empty()) {
           reasons[i] = "filtered out everywhere";
           break;
         }
-        const std::string node = (*f.result.node_names)[static_cast<std::size_t>(i) % f.result.node_names->size()];
+        const std::string node((*f.result.node_names)[static_cast<std::size_t>(i) % f.result.node_names->size()]);
         BindAnswer b = ext->bind({name, "ml", pod->uid, node});
         if (b.error.empty()) {
           outcome[i] = node;

@@ -64,7 +64,7 @@ class VolumeAccounting : public ::testing::Test {
   FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
     wire::ExtenderArgs args;
     args.pod = *h_.cluster->pending_pod("uid-" + pod);
-    args.node_names = std::move(nodes);
+    args.set_node_names(std::move(nodes));
     return ext_->filter(args);
   }
   std::int64_t pool_used(const std::string& node) {
@@ -105,7 +105,7 @@ TEST_F(VolumeAccounting, TheClaimPreBindPlacesIsCountedOnceAndTheBindLandsFirstT
   h_.fake.put(Kind::kClaims, scratch_claim("etl", "uid-etl", "600Gi"));
   start();
   FilterAnswer a = filter("etl", {"n"});
-  ASSERT_EQ(a.result.node_names, std::vector<std::string>{"n"}) << a.result.failed_unresolvable["n"];
+  ASSERT_EQ(a.result.node_names, std::vector<std::string_view>{"n"}) << a.result.failed_unresolvable["n"];
   // kube-scheduler's VolumeBinding PreBind selects the node before it calls /bind.
   h_.fake.put(Kind::kClaims, scratch_claim("etl", "uid-etl", "600Gi", "n"));
   ASSERT_TRUE(eventually([&] { return h_.state.claim_of("pvc/pvc-etl").has_value(); }));

@@ -53,7 +53,7 @@ TEST(ExtenderArgs, DecodesTheProtocolExamples) {
   auto n = decode(names);
   ASSERT_TRUE(n) << n.message();
   EXPECT_FALSE(n->nodes);
-  EXPECT_EQ(*n->node_names, (std::vector<std::string>{"gpu-node-a", "gpu-node-b"}));
+  EXPECT_EQ(*n->node_names, (std::vector<std::string_view>{"gpu-node-a", "gpu-node-b"}));
   EXPECT_EQ(n->pod.containers[0].requests.at("nvidia.com/gpu"), "2");
 
   const std::string text = fixture("protocol-examples/filter-request-nodes.json");
@@ -190,6 +190,110 @@ TEST(ExtenderArgs, RejectsMalformedBodies) {
     ASSERT_FALSE(args) << c.what;
     EXPECT_NE(args.message().find(c.mentions), std::string::npos) << c.what << ": " << args.message();
   }
+}
+
+}  // namespace
+}  // namespace extender::wire
+
+namespace extender::wire {
+namespace {
+
+std::string names_body(std::size_t count, const std::string& name) {
+  std::string body = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":[)";
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) body += ',';
+    body += '"' + name + '"';
+  }
+  return body + "]}";
+}
+
+std::string nodes_body(std::size_t count) {
+  std::string body = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[)";
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) body += ',';
+    body += R"({"metadata":{"name":"n)" + std::to_string(i) + R"("}})";
+  }
+  return body + "]}}";
+}
+
+struct CapCase {
+  const char* what;
+  std::string body;
+  bool accepted;
+};
+
+TEST(ExtenderArgs, RefusesTheNodeAfterTheCapInEitherForm) {
+  const DecodeLimits limits{3};
+  const CapCase cases[] = {
+      {"3 names", names_body(3, "a"), true},
+      {"4 names", names_body(4, "a"), false},
+      {"3 node objects", nodes_body(3), true},
+      {"4 node objects", nodes_body(4), false},
+      // The cap is checked as the list is read: the refusal comes before the malformed tail.
+      {"4 names, then garbage", R"({"Pod":{},"NodeNames":["a","b","c","d",5]})", false},
+  };
+  for (const auto& c : cases) {
+    simdjson::padded_string body(c.body);
+    DecodeFailure failure = DecodeFailure::kMalformed;
+    auto args = decode_extender_args(body, {}, limits, &failure);
+    EXPECT_EQ(args.ok(), c.accepted) << c.what;
+    if (args) {
+      EXPECT_EQ(args->candidate_names().size(), 3u) << c.what;
+    } else {
+      EXPECT_EQ(failure, DecodeFailure::kTooLarge) << c.what;
+      EXPECT_NE(args.message().find("more than 3 nodes (server.max_nodes_per_request)"), std::string::npos) << args.message();
+    }
+  }
+}
+
+TEST(ExtenderArgs, MalformedBodiesAreNotCalledTooLarge) {
+  simdjson::padded_string body(std::string(R"({"Pod":{},"NodeNames":[1]})"));
+  DecodeFailure failure = DecodeFailure::kTooLarge;
+  EXPECT_FALSE(decode_extender_args(body, {}, {}, &failure));
+  EXPECT_EQ(failure, DecodeFailure::kMalformed);
+}
+
+TEST(ExtenderArgs, NodeNamesAreViewsIntoTheBodyUnlessEscaped) {
+  simdjson::padded_string body(std::string(R"({"Pod":{},"NodeNames":["plain" , "esc\u0061ped","a\"q"]})"));
+  auto args = decode_extender_args(body);
+  ASSERT_TRUE(args) << args.message();
+  ASSERT_EQ(args->node_names->size(), 3u);
+  const auto names = *args->node_names;
+  EXPECT_EQ(names, (std::vector<std::string_view>{"plain", "escaped", "a\"q"}));
+  const char* begin = body.data();
+  const char* end = body.data() + body.size();
+  EXPECT_TRUE(names[0].data() >= begin && names[0].data() < end) << "a plain name is not copied";
+  EXPECT_FALSE(names[1].data() >= begin && names[1].data() < end) << "an escaped name is kept unescaped";
+  EXPECT_EQ(args->owned_names->size(), 2u);
+
+  // A copy shares what it points into.
+  ExtenderArgs copy = *args;
+  args = Error{"gone"};
+  EXPECT_EQ(copy.candidate_names(), (std::vector<std::string_view>{"plain", "escaped", "a\"q"}));
+}
+
+TEST(ExtenderArgs, RefusesALargeBodyTooDenseToIndexBeforeIndexingIt) {
+  // Over 1 MiB of one-letter names: 8 index bytes for every 4 body bytes.
+  std::string dense = names_body((std::size_t{1} << 20) / 4 + 10, "a");
+  simdjson::padded_string body(dense);
+  DecodeFailure failure = DecodeFailure::kMalformed;
+  auto args = decode_extender_args(body, {}, DecodeLimits{std::size_t{1} << 30}, &failure);
+  ASSERT_FALSE(args);
+  EXPECT_EQ(failure, DecodeFailure::kTooLarge);
+  EXPECT_NE(args.message().find("tokens"), std::string::npos) << args.message();
+
+  // Names of 8 letters and node objects as kube-scheduler sends them are within it.
+  simdjson::padded_string names(names_body((std::size_t{2} << 20) / 11, "node-abc"));
+  EXPECT_TRUE(decode_extender_args(names, {}, DecodeLimits{std::size_t{1} << 30}));
+  const std::string example = testing::fixture("protocol-examples/filter-request-nodes.json");
+  const std::string node = testing::object_starting_with(example, "{\"metadata\":{\"name\":\"gpu-node-a\"");
+  std::string many = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[)" + node;
+  while (many.size() < (std::size_t{2} << 20)) many += "," + node;
+  many += "]}}";
+  simdjson::padded_string nodes(many);
+  auto decoded = decode_extender_args(nodes);
+  ASSERT_TRUE(decoded) << decoded.message();
+  EXPECT_GT(decoded->nodes->size(), 500u);
 }
 
 }  // namespace

@@ -9,8 +9,8 @@ namespace {
 
 TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
   FilterResult r;
-  r.node_names = std::vector<std::string>{"gpu-node-a"};
-  r.failed["gpu-node-b"] = "nvidia.com/gpu: pod needs 2, node has 1 free of 4";
+  r.node_names = std::vector<std::string_view>{"gpu-node-a"};
+  r.failed.emplace("gpu-node-b", "nvidia.com/gpu: pod needs 2, node has 1 free of 4");
   EXPECT_EQ(encode_filter_result(r),
             R"({"Nodes":null,"NodeNames":["gpu-node-a"],"FailedNodes":{"gpu-node-b":"nvidia.com/gpu: pod needs 2, node has 1 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
 }
@@ -18,9 +18,9 @@ TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
 TEST(EncodeFilterResult, NodesFormEchoesRawBytes) {
   FilterResult r;
   r.node_objects = std::vector<std::string_view>{R"({"metadata":{"name":"a"},"x": [1, 2]})", R"({"metadata":{"name":"b"}})"};
-  r.failed_unresolvable["c"] = "pool local: pod needs 1 GiB, node has no such pool";
-  r.failed["b2"] = "x";
-  r.failed["a2"] = "y";
+  r.failed_unresolvable.emplace("c", "pool local: pod needs 1 GiB, node has no such pool");
+  r.failed.emplace("b2", "x");
+  r.failed.emplace("a2", "y");
   EXPECT_EQ(encode_filter_result(r),
             R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"x": [1, 2]},{"metadata":{"name":"b"}}]},"NodeNames":null,)"
             R"("FailedNodes":{"a2":"y","b2":"x"},"FailedAndUnresolvableNodes":{"c":"pool local: pod needs 1 GiB, node has no such pool"},"Error":""})");

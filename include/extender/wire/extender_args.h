@@ -2,7 +2,12 @@
 // ExtenderArgs (the filter and prioritize request body), decoded with simdjson's on-demand API:
 // node lists of tens of MB are walked once without a DOM, keeping only what policy reads, plus the
 // byte range of each node object so that a filter answer can echo passing nodes byte for byte.
+// Node names are views into the body. What decoding costs is bounded by the body: at most
+// DecodeLimits::max_nodes nodes (refused at the next one, while decoding), and a body above 1 MiB
+// whose token index could pass 1.25 times its size is refused before it is indexed.
 // Thread-safe: each call uses a parser of its own thread.
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,17 +41,34 @@ struct NodeFieldFilter {
 
 struct ExtenderArgs {
   model::Pod pod;
-  std::optional<std::vector<NodeItem>> nodes;        // the `Nodes` form (nodeCacheCapable: false)
-  std::optional<std::vector<std::string>> node_names; // the `NodeNames` form (nodeCacheCapable: true)
+  std::optional<std::vector<NodeItem>> nodes;  // the `Nodes` form (nodeCacheCapable: false)
+  // The `NodeNames` form (nodeCacheCapable: true): views into the body, or into owned_names for a
+  // name written with escapes and for names given by set_node_names.
+  std::optional<std::vector<std::string_view>> node_names;
+  // Shared by copies, so that their views stay valid; a deque, so that adding keeps them valid.
+  std::shared_ptr<std::deque<std::string>> owned_names;
 
+  // The `NodeNames` form from names the args own.
+  void set_node_names(std::vector<std::string> names);
   // Candidate names in request order, whichever form was sent.
   std::vector<std::string_view> candidate_names() const;
 };
 
+struct DecodeLimits {
+  // Nodes in either form. Kubernetes supports 5,000 nodes a cluster and the largest managed
+  // clusters 65,000; kube-scheduler sends only the nodes that passed its own filters.
+  std::size_t max_nodes = 100'000;
+};
+
+// Why a body was refused. kTooLarge: well-formed as far as read, but past DecodeLimits or too
+// dense to index within its size; the daemon declines it rather than calling it malformed.
+enum class DecodeFailure { kMalformed, kTooLarge };
+
 // Decodes a request body, which must be followed by simdjson::SIMDJSON_PADDING readable bytes.
-// `body` must outlive the result (NodeItem::raw points into it). Every error means the request
-// itself is malformed (HTTP 400); the message says where.
-Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields = {});
+// `body` must outlive the result (NodeItem::raw and node_names point into it). On error the
+// message says where, and `failure` (when given) says which kind.
+Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields = {},
+                                          const DecodeLimits& limits = {}, DecodeFailure* failure = nullptr);
 
 // The maximum nesting accepted in any request body.
 inline constexpr std::size_t kMaxNesting = 128;

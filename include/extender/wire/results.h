@@ -10,17 +10,18 @@
 
 namespace extender::wire {
 
+// Node names and objects are views into the request they answer, which must outlive the result.
 struct FilterResult {
-  std::optional<std::vector<std::string_view>> node_objects;  // raw node bytes (Nodes form)
-  std::optional<std::vector<std::string>> node_names;         // NodeNames form
-  std::map<std::string, std::string> failed;                  // FailedNodes
-  std::map<std::string, std::string> failed_unresolvable;     // FailedAndUnresolvableNodes
+  std::optional<std::vector<std::string_view>> node_objects;      // raw node bytes (Nodes form)
+  std::optional<std::vector<std::string_view>> node_names;        // NodeNames form
+  std::map<std::string_view, std::string> failed;                 // FailedNodes
+  std::map<std::string_view, std::string> failed_unresolvable;    // FailedAndUnresolvableNodes
   std::string error;
 };
 std::string encode_filter_result(const FilterResult& r);
 
 struct HostScore {
-  std::string host;
+  std::string_view host;  // a view into the request
   std::int64_t score = 0;
 };
 // A bare JSON array, as HostPriorityList is.
