@@ -251,7 +251,8 @@ int run(const config::Config& cfg) {
   for (const auto& r : cfg.gpu.resources) gpu_resources.push_back(r.name);
   server::Metrics metrics(gpu_resources);
   server::ApiDeps api_deps{&extender, &cluster_state, &metrics, not_ready, kubernetes ? "kubernetes" : "standalone",
-                           cfg.server.request_deadline, !kubernetes, cfg.node_fields(), &demands, {}, {}};
+                           cfg.server.request_deadline, !kubernetes, cfg.node_fields(), cfg.decode_limits(), &demands,
+                           {}, {}};
   if (feed->cluster) {
     api_deps.watches = [kc = feed->cluster.get()] {
       std::vector<server::WatchView> out;

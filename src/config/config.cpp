@@ -31,7 +31,7 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
                                       "max_header_bytes", "max_header_count", "header_timeout", "read_timeout",
                                       "min_body_rate", "write_timeout", "keep_alive_timeout",
                                       "keep_alive_max_requests", "max_connections", "max_connections_per_peer",
-                                      "max_buffered_bytes", "request_deadline", "tls"}));
+                                      "max_buffered_bytes", "request_deadline", "max_nodes_per_request", "tls"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
   if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
@@ -63,6 +63,7 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   EXTENDER_TRY(read_positive_duration(r, n, "keep_alive_timeout", "server", s.keep_alive_timeout));
   EXTENDER_TRY(read_at_least(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
   EXTENDER_TRY(read_positive_duration(r, n, "request_deadline", "server", s.request_deadline));
+  EXTENDER_TRY(read_at_least(r, n, "max_nodes_per_request", "server", s.max_nodes_per_request, 1));
   const YAML::Node tls = n["tls"];
   EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file", "client_names"}));
   if (tls.IsDefined() && !tls.IsNull()) {
@@ -276,10 +277,11 @@ Status load_document(YamlReader& r, Config& c) {
   EXTENDER_TRY(load_state(r, root["state"], c.state));
 
   const YAML::Node standalone = root["standalone"];
-  EXTENDER_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes"}));
+  EXTENDER_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes", "max_request_nodes"}));
   if (standalone.IsDefined() && !standalone.IsNull()) {
     EXTENDER_TRY(r.read(standalone, "inventory", "standalone", c.standalone.inventory));
     EXTENDER_TRY(r.read(standalone, "upsert_request_nodes", "standalone", c.standalone.upsert_request_nodes));
+    EXTENDER_TRY(read_at_least(r, standalone, "max_request_nodes", "standalone", c.standalone.max_request_nodes, 0));
   }
 
   const YAML::Node kube = root["kubernetes"];
@@ -344,6 +346,10 @@ wire::NodeFieldFilter Config::node_fields() const {
   }
   f.annotation_prefix = storage.pool_annotation_prefix;
   return f;
+}
+
+wire::DecodeLimits Config::decode_limits() const {
+  return {static_cast<std::size_t>(server.max_nodes_per_request)};
 }
 
 static Result<Config> build_config(YamlReader& reader, const std::string& source) {

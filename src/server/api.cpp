@@ -120,6 +120,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   engine::Summary summary;
   std::string body_error;
   engine::Refusal refusal = engine::Refusal::kNone;
+  std::string declined;  // a body past the decode limits
 
   if (request.body.empty()) {
     body_error = "request body is empty; send a JSON object";
@@ -135,7 +136,20 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
           padded = copy.emplace(request.body);
         }
-        auto args = wire::decode_extender_args(padded, deps_.node_fields);
+        wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
+        auto args = wire::decode_extender_args(padded, deps_.node_fields, deps_.decode_limits, &failure);
+        if (!args && failure == wire::DecodeFailure::kTooLarge) {
+          outcome = Outcome::kRejected;
+          declined = args.message();
+          if (route.endpoint == Endpoint::kFilter) {
+            wire::FilterResult r;
+            r.error = "scheduler-extender declines the request: " + declined;
+            res = json(200, wire::encode_filter_result(r));
+          } else {
+            res = error(413, "prioritize request declined: " + declined);
+          }
+          break;
+        }
         if (!args) {
           body_error = args.message();
           break;
@@ -201,7 +215,9 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   const auto elapsed = std::chrono::steady_clock::now() - started;
   if (deps_.metrics) deps_.metrics->observe_request(metric_verb(route.endpoint), outcome, elapsed);
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
-  if (outcome == Outcome::kRejected) {
+  if (!declined.empty()) {
+    spdlog::warn("{} from {}: declined, {} ({:.2f} ms)", name, request.remote, printable(declined), ms);
+  } else if (outcome == Outcome::kRejected) {
     spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(body_error), ms);
   } else if (refusal != engine::Refusal::kNone) {
     if (deps_.metrics) deps_.metrics->observe_refusal(metric_verb(route.endpoint), refusal);

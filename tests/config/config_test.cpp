@@ -47,6 +47,8 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->server.max_connections, d->server.max_connections);
   EXPECT_EQ(c->server.max_connections_per_peer, d->server.max_connections_per_peer);
   EXPECT_EQ(c->server.max_buffered_bytes, d->server.max_buffered_bytes);
+  EXPECT_EQ(c->server.max_nodes_per_request, d->server.max_nodes_per_request);
+  EXPECT_EQ(c->standalone.max_request_nodes, d->standalone.max_request_nodes);
   EXPECT_EQ(c->server.tls.client_names, d->server.tls.client_names);
   EXPECT_EQ(c->kubernetes.watch_timeout, d->kubernetes.watch_timeout);
   EXPECT_EQ(c->kubernetes.stale_after, d->kubernetes.stale_after);
@@ -80,7 +82,9 @@ server:
   max_body_bytes: 10Mi
   read_timeout: 1m30s
   request_deadline: 500ms
+  max_nodes_per_request: 20000
   tls: {cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem}
+standalone: {max_request_nodes: 0}
 gpu:
   resources:
     - {name: nvidia.com/gpu, memory_label: gpu.nvidia.com/memory, memory_label_unit: Gi}
@@ -98,6 +102,9 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->server.max_body_bytes, 10 << 20);
   EXPECT_EQ(c->server.read_timeout, std::chrono::milliseconds(90'000));
   EXPECT_EQ(c->server.request_deadline, std::chrono::milliseconds(500));
+  EXPECT_EQ(c->server.max_nodes_per_request, 20000);
+  EXPECT_EQ(c->decode_limits().max_nodes, 20000u);
+  EXPECT_EQ(c->standalone.max_request_nodes, 0);
   EXPECT_EQ(c->server.tls.client_ca_file, "/ca.pem");
   ASSERT_EQ(c->gpu.resources.size(), 2u);
   EXPECT_EQ(c->gpu.resources[0].memory_label, "gpu.nvidia.com/memory");
@@ -125,6 +132,8 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  threads: many\n", "test:2: server.threads: expected an integer"},
       {"server:\n  threads: 0\n", "server.threads: must be at least 1"},
       {"server:\n  max_connections_per_peer: 1\n", "server.max_connections_per_peer: must be at least 4"},
+      {"server:\n  max_nodes_per_request: 0\n", "test:2: server.max_nodes_per_request: must be at least 1"},
+      {"standalone:\n  max_request_nodes: -1\n", "test:2: standalone.max_request_nodes: must be at least 0"},
       {"server:\n  tls: {client_names: [a]}\n", "server.tls.client_names: needs client_ca_file"},
       {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: a}\n",
        "server.tls.client_names: expected a list of strings"},

@@ -44,7 +44,7 @@ struct Harness {
     deps.not_ready = [this] { return why_not_ready; };
     extender = std::make_unique<engine::Extender>(cfg, std::move(deps));
     ApiDeps api_deps{extender.get(), &state, &metrics, [this] { return why_not_ready; }, "standalone", deadline, true,
-                     cfg.node_fields(), &demands, {}, {}};
+                     cfg.node_fields(), cfg.decode_limits(), &demands, {}, {}};
     return Api(api_deps, {"/scheduler", true, true, true});
   }
 };
@@ -88,6 +88,31 @@ TEST(Api, TheRequestDeadlineCountsFromWhenTheRequestWasQueued) {
   fresh.queued_at = std::chrono::steady_clock::now();
   res = api.handle(fresh);
   EXPECT_NE(res.body.find(R"("Error":"")"), std::string::npos) << res.body.substr(res.body.size() - 200);
+}
+
+struct Declined {
+  const char* path;
+  int status;
+  const char* answer;  // where the refusal is
+};
+
+TEST(Api, DeclinesMoreNodesThanTheCapAsTheProtocolCarriesIt) {
+  const Declined cases[] = {
+      // kube-scheduler puts a filter's Error into the pod's FailedScheduling event.
+      {"/scheduler/filter", 200, R"("Error":"scheduler-extender declines the request: NodeNames lists more than 3 nodes)"},
+      // A prioritize answer has no error field; any status but 200 fails the call (scores ignored).
+      {"/scheduler/prioritize", 413, R"({"error":"prioritize request declined: NodeNames lists more than 3 nodes)"},
+  };
+  for (const auto& c : cases) {
+    Harness h;
+    h.cfg.server.max_nodes_per_request = 3;
+    Api api = h.api(10s);
+    HttpResponse res = api.handle(request("POST", c.path, names_body(4)));
+    EXPECT_EQ(res.status, c.status) << c.path;
+    EXPECT_NE(res.body.find(c.answer), std::string::npos) << c.path << ": " << res.body;
+    EXPECT_EQ(api.handle(request("POST", c.path, names_body(3))).status, 200) << c.path;
+    EXPECT_EQ(api.handle(request("POST", c.path, "{\"Pod\":{},\"NodeNames\":[1]}")).status, 400) << "malformed stays 400";
+  }
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ struct ServerConfig {
   std::int64_t max_connections_per_peer = 256;
   std::int64_t max_buffered_bytes = std::int64_t{512} << 20;  // request bodies held at once
   milliseconds request_deadline{4'000};    // filter and prioritize answer within this
+  // Nodes in one filter or prioritize request, refused at the next one while decoding (above the
+  // 65,000 of the largest managed clusters; see wire::DecodeLimits).
+  std::int64_t max_nodes_per_request = 100'000;
   TlsConfig tls;
 };
 
@@ -82,6 +85,8 @@ struct StateConfig {
 struct StandaloneConfig {
   std::string inventory;              // YAML inventory file, loaded at start
   bool upsert_request_nodes = true;   // remember nodes carried in Nodes requests
+  // Request nodes remembered at most (inventory nodes aside); past it new names are not remembered.
+  std::int64_t max_request_nodes = 10'000;
 };
 
 struct KubernetesConfig {
@@ -129,6 +134,7 @@ struct Config {
   model::SupplyRules supply_rules() const;
   // The node fields the rules above read, so decoding can skip the rest.
   wire::NodeFieldFilter node_fields() const;
+  wire::DecodeLimits decode_limits() const;
 };
 
 // Parses a YAML document over the defaults; `source` names it in errors.

@@ -1,7 +1,9 @@
 #pragma once
 // Api: turns HTTP requests into verbs and answers. Malformed requests (not JSON, not an object,
 // no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
-// inside. /debug and /admin answer 403 to any peer not on loopback. A standby is ready (200) once
+// inside. A filter or prioritize body past ApiDeps::decode_limits is declined: filter with an
+// Error in a 200 answer, prioritize with 413 (its answer has no error field). The decoded request
+// points into the body, which the caller keeps until the answer's `spent` is released. /debug and /admin answer 403 to any peer not on loopback. A standby is ready (200) once
 // its caches have synced; /readyz, /version and /debug/state say whether it leads. Writes one
 // log line per verb request (refusals with the caller's address) and feeds Metrics. Thread-safe.
 #include <chrono>
@@ -30,6 +32,8 @@ struct ApiDeps {
   std::chrono::milliseconds request_deadline{4'000};  // filter and prioritize give up past this
   bool admin_mutations = true;  // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
   wire::NodeFieldFilter node_fields;  // what to keep of each node in Nodes-form requests
+  // Past these, filter answers an Error (kube-scheduler's event shows it) and prioritize 413.
+  wire::DecodeLimits decode_limits;
   state::DemandCache* demands = nullptr;  // its size is a metric
   std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
   // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
