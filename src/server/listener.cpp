@@ -43,6 +43,12 @@ constexpr std::size_t kLingerBytes = 1 << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr auto kScanEvery = std::chrono::milliseconds(100);
 constexpr auto kShutdownGrace = std::chrono::seconds(25);
+// What a request's bytes count against max_buffered_bytes: the body and what decoding it may build
+// (wire::decode_extender_args stays within 1.5 times the body), at most the whole budget so that
+// one request of max_body_bytes is served when nothing else is held.
+std::size_t charge(std::size_t held, std::int64_t budget) {
+  return std::min(held * 5 / 2, static_cast<std::size_t>(budget));
+}
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -686,7 +692,7 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
     respond_error(c, 403, kRefusedCertificate);
     return;
   }
-  const std::size_t held = c.parser.held_bytes();
+  const std::size_t held = charge(c.parser.held_bytes(), options.max_buffered_bytes);
   const auto over_budget = [&] {
     return held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes);
   };
