@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
-#include <zlib.h>
-
 #include "daemon/daemon_process.h"
+#include "daemon/gzip.h"
 #include "support/files.h"
 
 namespace extender::testing {
@@ -232,20 +231,6 @@ TEST_F(Protocol, OversizedChunkedBodyIsRefusedAsSoonAsTheLimitIsCrossed) {
   expect_serving();
 }
 
-std::string gzip(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 TEST_F(Protocol, CompressedBodiesCountTheirDecompressedSize) {
   // 64 MiB of spaces in well under 1 MiB of gzip: the limit applies to what it expands to.
   const std::string bomb = gzip("{\"Pod\":{}," + std::string(64u << 20, ' ') + "}");
@@ -264,6 +249,21 @@ TEST_F(Protocol, CompressedBodiesCountTheirDecompressedSize) {
   std::string answer = ok.read_response(5s);
   EXPECT_EQ(status_of(answer), 200) << answer;
   EXPECT_NE(answer.find(R"("NodeNames":["a"])"), std::string::npos) << answer;
+}
+
+TEST(BodyBudget, ARequestCountsTwoAndAHalfTimesItsBody) {
+  // 900 KiB held on one connection counts 2 MiB (2.25 MiB, at most the whole budget), so 300 KiB
+  // more on another passes server.max_buffered_bytes: 503. Counted at their size (1.2 MiB), both fit.
+  DaemonProcess d({}, "server:\n  max_body_bytes: 1Mi\n  max_buffered_bytes: 2Mi\nadmin:\n  listen: 127.0.0.1:0\n");
+  const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n";
+  RawConnection first(d.port());
+  ASSERT_TRUE(first.send_all(head + std::string(900 * 1024, ' ')));
+  std::this_thread::sleep_for(300ms);
+  RawConnection second(d.port());
+  ASSERT_TRUE(second.send_all(head + std::string(300 * 1024, ' ')));
+  const std::string response = second.read_response(5s);
+  EXPECT_EQ(status_of(response), 503) << response.substr(0, 300);
+  EXPECT_NE(response.find("too many request bodies"), std::string::npos) << response.substr(0, 300);
 }
 
 TEST_F(Protocol, ChunkedBodiesWithinTheLimitAreRead) {
