@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Generates realistic ExtenderArgs bodies (500 and 5,000 nodes) and runs the /filter benchmark.
+# Generates realistic ExtenderArgs bodies (500 and 5,000 nodes) and runs the /filter benchmark,
+# the hardening benchmark, and the peak memory of hostile bodies (decode_rss).
 # usage: bench/run.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,4 @@ for n in 500 5000; do
 done
 "$build/bench/filter_bench" "$data/args-500.json" "$data/args-5000.json" --runs "$runs"
 "$build/bench/hardening_bench" "$data/args-500.json" "$data/args-5000.json" --runs 3 --seconds 10
+"$build/bench/decode_rss"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -30,7 +31,7 @@ namespace extender::testing {
 class DaemonProcess {
  public:
   explicit DaemonProcess(std::vector<std::string> args, std::string config_yaml = "") {
-    std::vector<std::string> argv = {EXTENDER_BINARY};
+    std::vector<std::string> argv = {binary()};
     if (!config_yaml.empty()) {
       char path[] = "/tmp/extender-test-config-XXXXXX";
       int fd = mkstemp(path);
@@ -56,6 +57,12 @@ class DaemonProcess {
   ~DaemonProcess() {
     stop();
     if (!config_path_.empty()) unlink(config_path_.c_str());
+  }
+
+  // The binary: the built one, or $SCHEDULER_EXTENDER_BINARY (to measure another build).
+  static std::string binary() {
+    const char* other = std::getenv("SCHEDULER_EXTENDER_BINARY");
+    return other && *other ? other : EXTENDER_BINARY;
   }
 
   int port() const { return port_; }
