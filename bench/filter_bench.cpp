@@ -262,7 +262,8 @@ int main(int argc, char** argv) {
   config::Config cfg;
   state::ClusterState cluster;
   state::DemandCache demands(10000, std::chrono::minutes(10));
-  sources::RequestNodes request_nodes(cluster, {}, cfg.supply_rules());
+  sources::RequestNodes request_nodes(cluster, {}, cfg.supply_rules(),
+                                      static_cast<std::size_t>(cfg.standalone.max_request_nodes));
   engine::ExtenderDeps deps;
   deps.state = &cluster;
   deps.demands = &demands;

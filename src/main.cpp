@@ -120,7 +120,8 @@ Result<Feed> standalone_feed(const config::Config& cfg, state::ClusterState& sta
   }
   state.upsert_nodes(inventory);
   if (cfg.standalone.upsert_request_nodes) {
-    feed.request_nodes = std::make_unique<sources::RequestNodes>(state, inventory, cfg.supply_rules());
+    feed.request_nodes = std::make_unique<sources::RequestNodes>(
+        state, inventory, cfg.supply_rules(), static_cast<std::size_t>(cfg.standalone.max_request_nodes));
   }
   spdlog::warn("standalone mode: /bind records placements in this process's memory only; it creates no Binding "
                "objects in any cluster, and placements are lost on restart");

@@ -535,7 +535,7 @@ TEST(BindEligibility, APreemptorUnderAnotherPodsNameGetsNoVictims) {
 
 TEST(BindEligibility, StandaloneJudgesWhatItKnowsOfTheNodeAndThePodItFiltered) {
   Harness h;
-  sources::RequestNodes request_nodes(h.state, {}, h.cfg.supply_rules());
+  sources::RequestNodes request_nodes(h.state, {}, h.cfg.supply_rules(), 100);
   ExtenderDeps deps;
   deps.state = &h.state;
   deps.demands = &h.demands;

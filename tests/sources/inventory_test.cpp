@@ -75,7 +75,7 @@ TEST(Inventory, ErrorsNameFileLineAndKey) {
   EXPECT_NE(missing.message().find("/nonexistent/inventory.yaml"), std::string::npos);
 }
 
-TEST(RequestNodes, InventoryWinsForPoolsAndGpuMemory) {
+TEST(RequestNodes, TheInventoryWinsOverARequestNodeOfTheSameName) {
   auto inventory = parse_inventory(R"(
 nodes:
   - name: n
@@ -85,12 +85,13 @@ nodes:
 )", "inv", gpu_rules());
   ASSERT_TRUE(inventory);
   state::ClusterState state;
-  RequestNodes nodes(state, *inventory, model::SupplyRules{gpu_rules(), "pool/", {}});
+  state.upsert_nodes(*inventory);
+  RequestNodes nodes(state, *inventory, model::SupplyRules{gpu_rules(), "pool/", {}}, 100);
   model::Node n;
   n.name = "n";
-  n.allocatable["nvidia.com/gpu"] = "4";               // the request wins for counts
-  n.labels["nvidia.com/gpu.memory"] = "1000";          // the inventory wins for memory
-  n.annotations["pool/local"] = "1Gi";                 // and for pools
+  n.allocatable["nvidia.com/gpu"] = "1000";
+  n.labels["nvidia.com/gpu.memory"] = "1000";
+  n.annotations["pool/local"] = "1Gi";
   model::Node other;
   other.name = "m";
   other.allocatable["nvidia.com/gpu"] = "2";
@@ -98,7 +99,7 @@ nodes:
   nodes.observe(list);
   state::Snapshot snap = state.snapshot();
   const auto& s = snap.find("n")->supply;
-  EXPECT_EQ(s.gpus.at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(s.gpus.at("nvidia.com/gpu"), 8);
   EXPECT_EQ(s.gpu_memory_bytes.at("nvidia.com/gpu"), 80 * GiB);
   ASSERT_EQ(s.pools.size(), 1u);
   EXPECT_EQ(s.pools[0].capacity_bytes, std::int64_t{1} << 40);

@@ -22,9 +22,9 @@ std::vector<const model::Node*> pointers(const std::vector<model::Node>& nodes) 
 
 TEST(RequestNodes, NodesThatDidNotChangeDoNotRebuildTheState) {
   state::ClusterState state;
-  RequestNodes request_nodes(state, {}, config::Config{}.supply_rules());
+  RequestNodes request_nodes(state, {}, config::Config{}.supply_rules(), 100);
   std::vector<model::Node> nodes;
-  for (int i = 0; i < 50; ++i) nodes.push_back(node("n" + std::to_string(i), "8"));
+  for (int i = 0; i < 50; ++i) nodes.push_back(node(std::string("n").append(std::to_string(i)), "8"));
   request_nodes.observe(pointers(nodes));
   const state::Snapshot first = state.snapshot();
   ASSERT_EQ(first.nodes().size(), 50u);
@@ -46,20 +46,42 @@ TEST(RequestNodes, NodesThatDidNotChangeDoNotRebuildTheState) {
   }
 }
 
-TEST(RequestNodes, TheInventoryWinsForPoolsAndGpuMemory) {
+TEST(RequestNodes, ARequestNodeNamedLikeAnInventoryNodeIsIgnored) {
   state::ClusterState state;
   model::NodeSupply inv;
   inv.name = "a";
+  inv.gpus["nvidia.com/gpu"] = 4;
   inv.pools.push_back({"local", 1000, {}});
-  inv.gpu_memory_bytes["nvidia.com/gpu"] = 40;
-  RequestNodes request_nodes(state, {inv}, config::Config{}.supply_rules());
-  model::Node a = node("a", "2");
-  a.labels["nvidia.com/gpu.memory"] = "81920";
-  const model::NodeSupply merged = request_nodes.merged(a);
-  EXPECT_EQ(merged.gpus.at("nvidia.com/gpu"), 2) << "the request wins for GPU counts";
-  EXPECT_EQ(merged.gpu_memory_bytes.at("nvidia.com/gpu"), 40);
-  ASSERT_EQ(merged.pools.size(), 1u);
-  EXPECT_EQ(merged.pools[0].name, "local");
+  state.upsert_nodes({inv});
+  RequestNodes request_nodes(state, {inv}, config::Config{}.supply_rules(), 100);
+  const std::vector<model::Node> nodes = {node("a", "1000"), node("b", "2")};
+  EXPECT_EQ(request_nodes.observe(pointers(nodes)), 0u);
+  const state::Snapshot snap = state.snapshot();
+  EXPECT_EQ(snap.find("a")->supply.gpus.at("nvidia.com/gpu"), 4) << "the inventory is what the operator declared";
+  ASSERT_EQ(snap.find("a")->supply.pools.size(), 1u);
+  EXPECT_EQ(snap.find("b")->supply.gpus.at("nvidia.com/gpu"), 2);
+}
+
+TEST(RequestNodes, PastTheCapNewNamesAreNotRememberedAndRememberedOnesStillUpdate) {
+  state::ClusterState state;
+  model::NodeSupply inv;
+  inv.name = "inv";
+  state.upsert_nodes({inv});
+  RequestNodes request_nodes(state, {inv}, config::Config{}.supply_rules(), 3);
+  std::vector<model::Node> nodes = {node("inv", "1"), node("n0", "1"), node("n1", "1"), node("n2", "1"),
+                                    node("n3", "1"), node("n4", "1")};
+  EXPECT_EQ(request_nodes.observe(pointers(nodes)), 2u) << "the inventory node does not count";
+  state::Snapshot snap = state.snapshot();
+  EXPECT_EQ(snap.nodes().size(), 4u);
+  EXPECT_TRUE(snap.find("n2"));
+  EXPECT_FALSE(snap.find("n3"));
+
+  nodes = {node("n1", "8"), node("n5", "8")};
+  EXPECT_EQ(request_nodes.observe(pointers(nodes)), 1u);
+  snap = state.snapshot();
+  EXPECT_EQ(snap.find("n1")->supply.gpus.at("nvidia.com/gpu"), 8) << "a remembered node is still updated";
+  EXPECT_FALSE(snap.find("n5"));
+  EXPECT_EQ(snap.nodes().size(), 4u);
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 #pragma once
 // RequestNodes: in standalone mode, the nodes carried in `Nodes` requests are remembered in the
-// cluster state, merged with the inventory (the inventory wins for pools and GPU memory; the
-// request wins for GPU counts, labels and schedulability). Thread-safe.
-#include <map>
+// cluster state beside the inventory. The inventory wins: a request node named like an inventory
+// node is ignored (the inventory is what the operator declared). At most `max_nodes` request
+// nodes are remembered; past it, nodes with new names are not remembered (a warning is logged)
+// while remembered ones are still updated, so made-up names cannot push real nodes out.
+// Thread-safe.
+#include <cstddef>
+#include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,17 +20,21 @@ namespace extender::sources {
 
 class RequestNodes {
  public:
-  RequestNodes(state::ClusterState& state, const std::vector<model::NodeSupply>& inventory, model::SupplyRules rules);
+  RequestNodes(state::ClusterState& state, const std::vector<model::NodeSupply>& inventory, model::SupplyRules rules,
+               std::size_t max_nodes);
 
-  // The supply a request node stands for, after the inventory is applied.
-  model::NodeSupply merged(const model::Node& node) const;
-  // Upserts the nodes (unchanged ones publish nothing).
-  void observe(std::span<const model::Node* const> nodes);
+  // Upserts the nodes (unchanged ones publish nothing). Returns how many were left out because
+  // the cap was reached.
+  std::size_t observe(std::span<const model::Node* const> nodes);
 
  private:
   state::ClusterState& state_;
-  std::map<std::string, model::NodeSupply, std::less<>> inventory_;
+  std::set<std::string, std::less<>> inventory_;
   model::SupplyRules rules_;
+  std::size_t max_nodes_;
+  std::mutex mu_;
+  std::set<std::string, std::less<>> remembered_;
+  bool warned_ = false;
 };
 
 }  // namespace extender::sources
