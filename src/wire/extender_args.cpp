@@ -16,6 +16,9 @@ namespace od = simdjson::ondemand;
 // thread keeps between requests stays small (a 5,000-name NodeNames body is ~190 KB).
 constexpr std::size_t kLargeBody = 1u << 20;
 constexpr std::size_t kMaxBody = std::size_t{4} << 30;
+// The Pod is parsed into a DOM, which costs several times its text: it is held to what the API
+// server could have stored.
+constexpr std::size_t kMaxPodBytes = std::size_t{4} << 20;
 
 Error malformed(std::string_view where, simdjson::error_code code) {
   return Error{std::string(where) + ": " + simdjson::error_message(code)};
@@ -240,11 +243,16 @@ Status read_names(od::value v, std::vector<std::string_view>& names, std::deque<
   return {};
 }
 
-Result<model::Pod> read_pod(od::value v) {
+Result<model::Pod> read_pod(od::value v, bool& too_large) {
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Pod (expected an object)");
   std::string_view raw;
   OD_TRY(obj.raw_json().get(raw), "Pod");
+  if (raw.size() > kMaxPodBytes) {
+    too_large = true;
+    return Error{"Pod is larger than " + std::to_string(kMaxPodBytes >> 20) +
+                 " MiB (the API server takes no request over 3 MiB)"};
+  }
   if (!nesting_within(raw, kMaxNesting)) return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
   nlohmann::json pod = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return Error{"Pod: not valid JSON"};
@@ -293,7 +301,7 @@ Result<ExtenderArgs> decode(simdjson::padded_string_view body, const NodeFieldFi
     if (key_matches(key, "Pod")) {
       has_pod = false;
       if (is_null(v)) continue;
-      auto pod = read_pod(v);
+      auto pod = read_pod(v, too_large);
       if (!pod) return pod.error();
       args.pod = std::move(*pod);
       has_pod = true;

@@ -246,6 +246,16 @@ TEST(ExtenderArgs, RefusesTheNodeAfterTheCapInEitherForm) {
   }
 }
 
+TEST(ExtenderArgs, RefusesAPodLargerThanTheApiServerStores) {
+  const std::string pad(std::size_t{4} << 20, 'x');
+  simdjson::padded_string body(R"({"Pod":{"metadata":{"name":"p","annotations":{"a":")" + pad + R"("}}},"NodeNames":[]})");
+  DecodeFailure failure = DecodeFailure::kMalformed;
+  auto args = decode_extender_args(body, {}, {}, &failure);
+  ASSERT_FALSE(args);
+  EXPECT_EQ(failure, DecodeFailure::kTooLarge);
+  EXPECT_NE(args.message().find("Pod is larger than 4 MiB"), std::string::npos) << args.message();
+}
+
 TEST(ExtenderArgs, MalformedBodiesAreNotCalledTooLarge) {
   simdjson::padded_string body(std::string(R"({"Pod":{},"NodeNames":[1]})"));
   DecodeFailure failure = DecodeFailure::kTooLarge;

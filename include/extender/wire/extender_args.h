@@ -3,8 +3,9 @@
 // node lists of tens of MB are walked once without a DOM, keeping only what policy reads, plus the
 // byte range of each node object so that a filter answer can echo passing nodes byte for byte.
 // Node names are views into the body. What decoding costs is bounded by the body: at most
-// DecodeLimits::max_nodes nodes (refused at the next one, while decoding), and a body above 1 MiB
-// whose token index could pass 1.25 times its size is refused before it is indexed.
+// DecodeLimits::max_nodes nodes (refused at the next one, while decoding), a Pod of at most
+// 4 MiB, and a body above 1 MiB whose token index could pass 1.25 times its size is refused
+// before it is indexed.
 // Thread-safe: each call uses a parser of its own thread.
 #include <deque>
 #include <memory>
