@@ -3,9 +3,10 @@
 // (VmHWM) as a multiple of the decompressed body. Cases: 128 MiB of one-letter node names, the
 // same gzip-compressed, and 60,000 distinct names of 2 KiB (as many as 128 MiB holds) to
 // prioritize and to filter; 128 MiB of four-letter names (within the token bound, past the node
-// cap); and 128 MiB of Node objects as kube-scheduler sends them (the `Nodes` form).
+// cap); 128 MiB of Node objects as kube-scheduler sends them (the `Nodes` form); and a Pod just
+// under its 4 MiB cap, of numbers just under the token bound.
 // usage: decode_rss [CASE...]
-//   CASE: letters, letters-gzip, long-prioritize, long-filter, short-names, node-objects
+//   CASE: letters, letters-gzip, long-prioritize, long-filter, short-names, node-objects, dense-pod
 // $SCHEDULER_EXTENDER_BINARY runs another build of the daemon.
 #include <cstdio>
 #include <fstream>
@@ -119,6 +120,14 @@ int main(int argc, char** argv) {
     if (want("long-prioritize")) run({"long-prioritize", "/prioritize", names_body(long_names, long_name, true)}, inventory);
     if (want("long-filter")) run({"long-filter", "/filter", names_body(long_names, long_name, true)}, inventory);
     if (want("short-names")) run({"short-names", "/prioritize", names_body((kMaxBody - overhead) / 7, "abcd")}, inventory);
+    if (want("dense-pod")) {
+      std::string numbers;
+      while (numbers.size() < (std::size_t{4} << 20) - 4096) numbers += "111111,";
+      numbers += "1";
+      run({"dense-pod", "/prioritize",
+           R"({"Pod":{"metadata":{"name":"p","namespace":"bench","uid":"u-1"},"x":[)" + numbers + R"(]},"NodeNames":["gpu-a100-1"]})"},
+          inventory);
+    }
     if (want("node-objects")) run({"node-objects", "/prioritize", nodes_body(kMaxBody - 1024)}, inventory);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "decode_rss: %s\n", e.what());
