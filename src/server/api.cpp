@@ -28,8 +28,10 @@ const char* verb_name(Endpoint e) {
 }
 
 // A decoded request and its decision, which the answer no longer needs (HttpResponse::spent).
+// Both point into the body, or into `padded_copy` when the body lacked simdjson's padding.
 template <class Answer>
 struct Spent {
+  std::shared_ptr<const simdjson::padded_string> padded_copy;
   wire::ExtenderArgs args;
   Answer answer;
 };
@@ -131,10 +133,11 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
     switch (route.endpoint) {
       case Endpoint::kFilter:
       case Endpoint::kPrioritize: {
-        std::optional<simdjson::padded_string> copy;
+        std::shared_ptr<const simdjson::padded_string> copy;
         simdjson::padded_string_view padded(request.body.data(), request.body.size(), request.body.capacity());
         if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
-          padded = copy.emplace(request.body);
+          copy = std::make_shared<const simdjson::padded_string>(request.body);
+          padded = *copy;
         }
         wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
         auto args = wire::decode_extender_args(padded, deps_.node_fields, deps_.decode_limits, &failure);
@@ -157,6 +160,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         const auto deadline = started + deps_.request_deadline;
         if (route.endpoint == Endpoint::kFilter) {
           auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
+          spent->padded_copy = copy;
           spent->args = std::move(*args);
           spent->answer = deps_.extender->filter(spent->args, deadline);
           engine::FilterAnswer& a = spent->answer;
@@ -167,6 +171,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           res.spent = std::move(spent);
         } else {
           auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
+          spent->padded_copy = copy;
           spent->args = std::move(*args);
           spent->answer = deps_.extender->prioritize(spent->args, deadline);
           engine::PrioritizeAnswer& a = spent->answer;
