@@ -766,7 +766,6 @@ void Listener::Loop::start_dispatch(Conn& c) {
       res = error_response(500, "internal error; see the daemon's log");
     }
     const bool large = req.body.capacity() > kTrimAbove;
-    std::string().swap(req.body);
     std::shared_ptr<const void> spent = std::move(res.spent);
     {
       std::lock_guard lock(done_mu);
@@ -774,6 +773,7 @@ void Listener::Loop::start_dispatch(Conn& c) {
     }
     wake();
     spent.reset();
+    std::string().swap(req.body);
     if (large) malloc_trim(0);
   });
 }

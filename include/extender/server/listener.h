@@ -53,7 +53,8 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   // What the handler is done with but is costly to free (a decoded request, its decision): a
-  // worker frees it after handing the answer to the event loop, so the client does not wait on it.
+  // worker frees it after handing the answer to the event loop, so the client does not wait on it,
+  // and before the request body, which it may point into.
   std::shared_ptr<const void> spent = nullptr;
 };
 
