@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "daemon/daemon_process.h"
-#include "daemon/gzip.h"
+#include "support/gzip.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <httplib.h>
 
 #include "daemon/daemon_process.h"
-#include "daemon/gzip.h"
 #include "support/files.h"
+#include "support/gzip.h"
 
 namespace extender::testing {
 namespace {
