@@ -3,8 +3,9 @@
 // no Pod, invalid UTF-8) get 400 with a JSON error; well-formed ones get 200 with the decision
 // inside. A filter or prioritize body past ApiDeps::decode_limits is declined: filter with an
 // Error in a 200 answer, prioritize with 413 (its answer has no error field). The decoded request
-// points into the body, which the caller keeps until the answer's `spent` is released. /debug and /admin answer 403 to any peer not on loopback. A standby is ready (200) once
-// its caches have synced; /readyz, /version and /debug/state say whether it leads. Writes one
+// points into the body, which the caller keeps until the answer's `spent` is released. /debug
+// and /admin answer 403 to any peer not on loopback. A standby is ready (200) once its caches
+// have synced; /readyz, /version and /debug/state say whether it leads. Writes one
 // log line per verb request (refusals with the caller's address) and feeds Metrics. Thread-safe.
 #include <chrono>
 #include <functional>
