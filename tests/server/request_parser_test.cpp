@@ -1,14 +1,17 @@
 #include "extender/server/request_parser.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
+#include "support/gzip.h"
+
 namespace extender::server {
 namespace {
+
+using extender::testing::gzip;
 
 // What a parser made of one request: its state, status, head and body, and the bytes it left.
 struct Outcome {
@@ -66,20 +69,6 @@ Outcome parse_in_pieces(const std::string& wire, std::vector<std::size_t> cuts) 
     at = cut;
   }
   out.state = parser.state();
-  return out;
-}
-
-std::string gzip(const std::string& text) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(compressBound(text.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  z.avail_in = static_cast<uInt>(text.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
   return out;
 }
 
