@@ -90,10 +90,8 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       d.gpu_share_resource = rules.share.memory_resource;
     }
   }
-  if (d.needs_gpu()) {
-    if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
-    if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
-  }
+  if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
+  if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
   if (d.needs_gpu() && !rules.gpu_memory_annotation.empty()) {
     if (auto it = pod.annotations.find(rules.gpu_memory_annotation); it != pod.annotations.end()) {
       auto bytes = parse_count(it->second, "annotation " + rules.gpu_memory_annotation);

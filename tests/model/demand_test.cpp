@@ -99,7 +99,7 @@ TEST(ComputeDemand, CollectsEveryManagedGpuResource) {
   EXPECT_FALSE(d->needs_nothing());
 }
 
-TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
+TEST(ComputeDemand, CpuAndMemoryOfEveryPodByTheSameRules) {
   struct Case {
     const char* what;
     const char* gpus;
@@ -110,7 +110,7 @@ TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
   };
   const std::vector<Case> cases = {
       {"app plus sidecar, thousandths of a core", "1", "1500m", "1Gi", 1500 + 250, (std::int64_t{1} << 30) + (1 << 20)},
-      {"a pod without GPUs: not read", nullptr, "2", "1Gi", 0, 0},
+      {"a pod without GPUs: read too", nullptr, "2", "1Gi", 2000 + 250, (std::int64_t{1} << 30) + (1 << 20)},
       {"unreadable: counted as none", "1", "lots", "1Gi", 0, (std::int64_t{1} << 30) + (1 << 20)},
   };
   for (const auto& c : cases) {
