@@ -67,6 +67,12 @@ struct PreemptAnswer {
   Summary summary;
 };
 
+// Which pods prioritize scores: those that need a managed resource (the extender entry with
+// managedResources), or every pod (an entry without managedResources, which the scheduler calls for
+// every pod: pods that need nothing managed are then ranked by the packing policy too, so that the
+// CPU and memory they take are placed with the GPU shapes in mind).
+enum class PodScope { kManaged, kEveryPod };
+
 struct ExtenderDeps {
   state::ClusterState* state = nullptr;
   state::DemandCache* demands = nullptr;
@@ -103,15 +109,17 @@ class Extender {
 
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
   FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
-  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
+  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
+                              PodScope scope = PodScope::kManaged);
   BindAnswer bind(const wire::BindingArgs& args);
   PreemptAnswer preempt(const wire::PreemptionArgs& args);
 
   // Removes a pod's placement or reservation (standalone admin); false when there was none.
   bool remove_pod(const std::string& uid);
 
-  // The recent mix of GPU task shapes: each GPU pod counted once, at its first /filter or
-  // /prioritize, in a window of scoring.fragmentation_window pods over scoring.fragmentation_prior.
+  // The recent mix of task shapes: each pod counted once, at its first /filter or /prioritize (a
+  // pod that needs no GPU as its CPU and memory), in a window of scoring.fragmentation_window pods
+  // over scoring.fragmentation_prior.
   policy::ShapeMix shape_mix() const;
 
  private:
