@@ -222,8 +222,8 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     answer.summary.note = demand.message();
     return answer;
   }
-  if (demand->needs_nothing() && scope == PodScope::kManaged) {
-    answer.summary.note = "pod needs nothing managed";
+  if (demand->needs_nothing() != (scope == PodScope::kUnmanaged)) {
+    answer.summary.note = scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs something managed";
     return answer;
   }
   if (auto why = not_ready()) {

@@ -148,7 +148,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
           if (!demand) return Error{demand.message()};
           scores = best_fit_scores(cluster.snapshot(), candidates, *demand);
         } else {
-          const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kEveryPod;
+          const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
           auto scored = ext.prioritize(args, {}, scope);
           if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
           for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;

@@ -193,7 +193,7 @@ TEST(Extender, PrioritizeBinpacksGpus) {
   EXPECT_EQ(p.scores[2].score, 0) << "unknown nodes score 0";
 }
 
-TEST(Extender, EveryPodScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape) {
+TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape) {
   config::Config cfg;
   cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
   state::ClusterState state;
@@ -211,7 +211,9 @@ TEST(Extender, EveryPodScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape) 
 
   EXPECT_TRUE(ext.prioritize(args_for(pod)).scores.empty()) << "the managed scope: no scores, as before";
   const auto mix_before = ext.shape_mix();
-  auto p = ext.prioritize(args_for(pod), {}, PodScope::kEveryPod);
+  EXPECT_TRUE(ext.prioritize(args_for(gpu_pod("u2", "1")), {}, PodScope::kUnmanaged).scores.empty())
+      << "a GPU pod is the managed entry's";
+  auto p = ext.prioritize(args_for(pod), {}, PodScope::kUnmanaged);
   ASSERT_EQ(p.scores.size(), 3u);
   EXPECT_EQ(p.scores[0].score, 9) << "small: 2 GPUs free";
   EXPECT_EQ(p.scores[1].score, 8) << "big: 8 GPUs free";

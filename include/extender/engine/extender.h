@@ -68,10 +68,11 @@ struct PreemptAnswer {
 };
 
 // Which pods prioritize scores: those that need a managed resource (the extender entry with
-// managedResources), or every pod (an entry without managedResources, which the scheduler calls for
-// every pod: pods that need nothing managed are then ranked by the packing policy too, so that the
-// CPU and memory they take are placed with the GPU shapes in mind).
-enum class PodScope { kManaged, kEveryPod };
+// managedResources), or those that need nothing managed (a second entry without
+// managedResources, which the scheduler calls for every pod: the first entry scores the others).
+// The packing policy ranks the latter too, so that the CPU and memory they take are placed with
+// the GPU shapes in mind.
+enum class PodScope { kManaged, kUnmanaged };
 
 struct ExtenderDeps {
   state::ClusterState* state = nullptr;
