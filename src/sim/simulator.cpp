@@ -128,8 +128,6 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
     const bool managed = row.num_gpu > 0;
-    // One scheduling cycle; a pod that finds no node is retried (from where the search stopped)
-    // until the searches have looked at every node once.
     auto cycle = [&]() -> Result<std::string> {
       wire::ExtenderArgs args;
       args.pod = pod;

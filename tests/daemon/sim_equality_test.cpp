@@ -23,7 +23,14 @@
 namespace extender::sim {
 void PrintTo(const Placement& p, std::ostream* os) {
   *os << p.pod << " on " << p.node << " devices [";
-  for (const auto& h : p.devices) *os << " " << h.index << (h.whole ? ":whole" : ":" + std::to_string(h.bytes));
+  for (const auto& h : p.devices) {
+    *os << " " << h.index << ":";
+    if (h.whole) {
+      *os << "whole";
+    } else {
+      *os << h.bytes;
+    }
+  }
   *os << " ]";
 }
 }  // namespace extender::sim
