@@ -8,6 +8,11 @@ FUZZ_SECONDS ?= 60
 JOBS      ?= 2
 CONFIG    ?= examples/config.yaml
 CMAKE_FLAGS ?=
+# ccache, where installed, keeps rebuilds of unchanged files cheap across build folders.
+CCACHE := $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+endif
 
 .PHONY: all deps build run test test-asan fuzz bench e2e e2e-v1.20 clean
 
@@ -28,7 +33,7 @@ test: build
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
-	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_SANITIZE=ON -DEXTENDER_BENCH=OFF >/dev/null
+	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_SANITIZE=ON -DEXTENDER_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
@@ -37,7 +42,7 @@ test-asan: deps
 # YAML, watch lines), built with clang, ASan and UBSan; FUZZ_SECONDS per target.
 fuzz:
 	@scripts/install-deps.sh --fuzz
-	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON >/dev/null
+	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(FUZZ_DIR) -j$(JOBS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run.sh $(FUZZ_DIR)
 

@@ -23,6 +23,7 @@
 #include "extender/kube/leader_label.h"
 #include "extender/kube/lease.h"
 #include "extender/kube/pod_reader.h"
+#include "extender/kube/token_bucket.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/sources/inventory.h"
@@ -103,6 +104,7 @@ class Sweeper {
 struct Feed {
   std::unique_ptr<sources::RequestNodes> request_nodes;
   std::unique_ptr<kube::ApiClient> api;
+  std::unique_ptr<kube::RateLimiter> api_writes;
   std::unique_ptr<sources::KubeCluster> cluster;
   std::unique_ptr<kube::ApiBinder> binder;
 };
@@ -136,7 +138,8 @@ Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& sta
   Feed feed;
   feed.api = std::move(*api);
   feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg, *feed.api);
-  feed.binder = std::make_unique<kube::ApiBinder>(*feed.api);
+  feed.api_writes = std::make_unique<kube::RateLimiter>(cfg.kubernetes.api_qps, cfg.kubernetes.api_burst);
+  feed.binder = std::make_unique<kube::ApiBinder>(*feed.api, feed.api_writes.get());
   spdlog::info("kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
                feed.api->server(), cfg.kubernetes.kubeconfig.empty() ? "in-cluster service account" : cfg.kubernetes.kubeconfig);
   return feed;
@@ -179,6 +182,15 @@ std::unique_ptr<Election> start_election(const config::Config& cfg, Feed& feed) 
       spdlog::warn("leader election: this replica ({}) stopped leading (Lease {} holder now \"{}\"{}{}); verbs are "
                    "refused here", l.identity, where, l.holder, l.last_error.empty() ? "" : "; last error: ",
                    printable(l.last_error, 512));
+    }
+  };
+  hooks.on_release = [where](const kube::Leadership& l) {
+    if (l.last_error.empty()) {
+      spdlog::info("leader election: this replica ({}) stopped leading on shutdown and released Lease {} for a "
+                   "standby to take at its next attempt", l.identity, where);
+    } else {
+      spdlog::warn("leader election: this replica ({}) stopped leading on shutdown but could not release Lease {} "
+                   "({}); a standby takes it once it expires", l.identity, where, printable(l.last_error, 512));
     }
   };
   kube::LeaderLabel* label = e->label.get();

@@ -70,6 +70,12 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
     EXTENDER_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
     EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
     EXTENDER_TRY(r.read(tls, "client_names", "server.tls", s.tls.client_names));
+    for (std::size_t i = 0; i < s.tls.client_names.size(); ++i) {
+      if (s.tls.client_names[i].empty()) {
+        return r.error_at(tls["client_names"][i], "server.tls.client_names",
+                          "an empty name would admit certificates without a name; list the names to admit");
+      }
+    }
     if (!s.tls.client_names.empty() && s.tls.client_ca_file.empty()) {
       return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
     }
@@ -278,7 +284,8 @@ Status load_document(YamlReader& r, Config& c) {
 
   const YAML::Node kube = root["kubernetes"];
   EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
-                                             "token_reload", "user_agent", "scheduler_names"}));
+                                             "token_reload", "user_agent", "scheduler_names", "api_qps",
+                                             "api_burst"}));
   if (kube.IsDefined() && !kube.IsNull()) {
     EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
     EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
@@ -294,6 +301,8 @@ Status load_document(YamlReader& r, Config& c) {
     }
     EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
     EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
+    EXTENDER_TRY(read_at_least(r, kube, "api_qps", "kubernetes", c.kubernetes.api_qps, 0));
+    EXTENDER_TRY(read_at_least(r, kube, "api_burst", "kubernetes", c.kubernetes.api_burst, 1));
   }
   return load_ha(r, root["ha"], c);
 }

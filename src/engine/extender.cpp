@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "extender/policy/fit.h"
+#include "extender/policy/node_eligibility.h"
 #include "extender/policy/preemption.h"
 #include "extender/policy/score.h"
 
@@ -26,6 +27,8 @@ const char* refusal_name(Refusal r) {
     case Refusal::kTerminating: return "terminating";
     case Refusal::kOtherScheduler: return "other_scheduler";
     case Refusal::kNothingManaged: return "nothing_managed";
+    case Refusal::kNameMismatch: return "name_mismatch";
+    case Refusal::kNodeIneligible: return "node_ineligible";
     case Refusal::kCount: break;
   }
   return "?";
@@ -80,6 +83,10 @@ Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::s
   if (!pod) {
     refusal = Refusal::kUnknownPod;
     return Error{"pod " + who + " is not a pod the API server has"};
+  }
+  if (pod->namespace_name != ns || pod->name != name) {
+    refusal = Refusal::kNameMismatch;
+    return Error{"pod " + who + ": the uid belongs to another pod"};
   }
   if (pod->terminating) {
     refusal = Refusal::kTerminating;
@@ -302,6 +309,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
                   ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
     }
+    if (demand->namespace_name != args.pod_namespace || demand->name != args.pod_name) {
+      answer.refusal = Refusal::kNameMismatch;
+      return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid + "): the uid belongs to another pod");
+    }
   }
   if (demand->needs_nothing()) {
     answer.refusal = Refusal::kNothingManaged;
@@ -317,8 +328,13 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     const state::Snapshot snap = deps_.state->snapshot();
     const state::NodeState* node = snap.find(args.node);
     if (!node) return fail("node " + args.node + " is not known to scheduler-extender");
+    const model::NodeUsage usage = node->usage_for(*demand, now);
+    if (policy::Eligibility e = policy::node_eligibility(*demand, node->supply, usage); !e.eligible()) {
+      answer.refusal = Refusal::kNodeIneligible;
+      return fail("node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
+    }
     policy::ShapeMix mix;
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now), gpu_placement(mix));
+    policy::Fit fit = policy::check_fit(*demand, node->supply, usage, gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
       return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
     }
@@ -349,6 +365,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
+  }
+  if (std::string error = deps_.binder->wait_turn(binder_deadline); !error.empty()) {
+    deps_.state->drop_reservation(args.pod_uid);
+    return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
   }
   if (auto why = not_ready()) {
     deps_.state->drop_reservation(args.pod_uid);

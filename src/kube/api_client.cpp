@@ -277,18 +277,35 @@ std::string ApiClient::token(bool force_reload) {
 
 Result<ApiReply> ApiClient::send(const std::string& method, const std::string& path, const std::string* body,
                                  std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  auto late = [&] {
+    return Error{method + " " + access_.server + path + ": no complete answer within the call's " +
+                 std::to_string(timeout.count()) + " ms"};
+  };
   for (int attempt = 0; attempt < 2; ++attempt) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return late();
     Pooled pooled = acquire();
     httplib::ClientImpl& client = *pooled.client;
-    set_timeout(client, timeout, options_.connect_timeout);
+    set_timeout(client, left, options_.connect_timeout);
     if (std::string t = token(attempt > 0); !t.empty()) client.set_bearer_token_auth(t);
-    httplib::Result res = method == "POST"    ? client.Post(path, *body, "application/json")
+    bool expired = false;
+    httplib::Result res = [&] {
+      auto watch = deadlines_.watch(deadline, [&client] { client.stop(); });
+      httplib::Result r = method == "POST"    ? client.Post(path, *body, "application/json")
                           : method == "PATCH" ? client.Patch(path, *body, "application/merge-patch+json")
                           : method == "PUT"   ? client.Put(path, *body, "application/json")
                                               : client.Get(path);
-    if (!res) return Error{method + " " + access_.server + path + ": " + describe(res.error())};
+      expired = watch.expired();
+      return r;
+    }();
+    if (!res) {
+      if (expired || Clock::now() >= deadline) return late();
+      return Error{method + " " + access_.server + path + ": " + describe(res.error())};
+    }
     ApiReply reply{res->status, std::move(res->body)};
-    release(std::move(pooled));
+    if (!expired) release(std::move(pooled));
     if (reply.status == 401 && attempt == 0 && !access_.token_file.empty()) continue;  // a rotated token
     return reply;
   }

@@ -51,6 +51,12 @@ std::string ApiBinder::refused_permission() const {
   return refused_;
 }
 
+std::string ApiBinder::wait_turn(engine::Deadline deadline) {
+  if (!writes_) return {};
+  auto turn = writes_->wait(deadline);
+  return turn ? std::string() : turn.message();
+}
+
 void ApiBinder::refuse(std::string why) {
   spdlog::error("{}; add it to the daemon's ClusterRole", why);
   std::lock_guard lock(mu_);
@@ -69,6 +75,7 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
     body += ":";
     wire::append_json_string(body, device);
     body += "}}}";
+    if (std::string late = wait_turn(deadline); !late.empty()) return "recording the device of claim " + claim + ": " + late;
     auto reply = client_.merge_patch(path, body, time_left(deadline));
     if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
     if (reply->status == 403) refuse("patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply));
@@ -88,6 +95,7 @@ std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const eng
   const std::string body =
       gpu_share_patch(args.pod_uid, share, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
   const std::string what = "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
+  if (std::string late = wait_turn(deadline); !late.empty()) return what + ": " + late;
   auto reply = client_.merge_patch(path, body, time_left(deadline));
   if (!reply) return what + ": " + reply.message();
   if (reply->status == 403) refuse("patch pods is forbidden (HTTP 403): " + status_message(*reply));
@@ -132,6 +140,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
     const auto pause = std::chrono::milliseconds(100 * attempt);
     if (deadline - Clock::now() - pause <= std::chrono::milliseconds(50)) return last_error;
     std::this_thread::sleep_for(pause);
+    if (std::string late = wait_turn(deadline); !late.empty()) return last_error + "; no retry: " + late;
   }
 }
 

@@ -29,7 +29,8 @@ void LeaderElection::stop() {
   if (thread_.joinable()) thread_.join();
   const bool led = elector_.view(LeaderElector::Clock::now()).leading;
   elector_.release(LeaderElector::Clock::now(), LeaderElector::WallClock::now());
-  if (led && hooks_.on_transition) hooks_.on_transition(elector_.view(LeaderElector::Clock::now()));
+  const auto& heard = hooks_.on_release ? hooks_.on_release : hooks_.on_transition;
+  if (led && heard) heard(elector_.view(LeaderElector::Clock::now()));
   if (hooks_.after_step) hooks_.after_step(false);
 }
 

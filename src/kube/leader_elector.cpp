@@ -24,8 +24,9 @@ std::string env(const char* name) {
 
 }  // namespace
 
-LeaderElector::LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing)
-    : store_(store), identity_(std::move(identity)), timing_(timing) {}
+LeaderElector::LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
+                             std::function<Clock::time_point()> clock)
+    : store_(store), identity_(std::move(identity)), timing_(timing), clock_(std::move(clock)) {}
 
 bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_point wall) {
   auto fail = [&](std::string why) {
@@ -47,12 +48,13 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
     if (*written == WriteOutcome::kConflict) return fail("Lease " + store_.where() + " was created by another replica meanwhile");
   } else {
     const LeaseRecord& old = **got;
+    const Clock::time_point seen = std::max(now, clock_());
     std::unique_lock lock(mu_);
     if (!old.same_spec(observed_)) {
       observed_ = old;
-      observed_at_ = now;
+      observed_at_ = seen;
     }
-    const bool live = observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(old.lease_duration_seconds, 0, kMaxLeaseSeconds)) > now;
+    const bool live = observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(old.lease_duration_seconds, 0, kMaxLeaseSeconds)) > seen;
     if (!old.holder.empty() && old.holder != identity_ && live) {
       last_error_.clear();
       lapsed_ = false;
@@ -102,6 +104,7 @@ void LeaderElector::release(Clock::time_point now, WallClock::time_point wall) {
   } else {
     observed_ = released;
     observed_at_ = now;
+    last_error_.clear();
   }
 }
 

@@ -90,8 +90,6 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       d.gpu_share_resource = rules.share.memory_resource;
     }
   }
-  if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
-  if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
   if (d.needs_gpu() && !rules.gpu_memory_annotation.empty()) {
     if (auto it = pod.annotations.find(rules.gpu_memory_annotation); it != pod.annotations.end()) {
       auto bytes = parse_count(it->second, "annotation " + rules.gpu_memory_annotation);
@@ -132,6 +130,9 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       d.volumes.push_back({v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : ""});
     }
   }
+  if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
+  if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
+  if (!d.needs_nothing()) d.constraints = pod.constraints;
   return d;
 }
 

@@ -44,6 +44,10 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   NodeSupply s;
   s.name = node.name;
   s.unschedulable = node.unschedulable;
+  s.labels = node.labels;
+  s.taints = node.taints;
+  s.taints_known = true;
+  s.labels_known = node.labels_complete;
   for (const auto& rule : rules.gpus) {
     if (auto it = node.allocatable.find(rule.name); it != node.allocatable.end()) {
       auto n = parse_count(it->second, "allocatable " + rule.name);
@@ -80,6 +84,9 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   }
   if (auto it = node.allocatable.find("memory"); it != node.allocatable.end()) {
     if (auto q = Quantity::parse(it->second); q && !q->is_negative()) s.memory_bytes = q->units_ceil();
+  }
+  if (auto it = node.allocatable.find("pods"); it != node.allocatable.end()) {
+    if (auto q = Quantity::parse(it->second); q && !q->is_negative()) s.pods = q->units_ceil();
   }
   if (!rules.pool_annotation_prefix.empty()) {
     const std::string& prefix = rules.pool_annotation_prefix;

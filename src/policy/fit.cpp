@@ -219,6 +219,7 @@ Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usa
   fit.allocation.gpus = pod.gpus;
   fit.allocation.cpu_milli = pod.cpu_milli;
   fit.allocation.memory_bytes = pod.memory_bytes;
+  fit.allocation.pods = 1;
   if (pod.needs_gpu() && node.gpu_devices.count > 0) {
     static const ShapeMix kNoMix;
     auto holds = choose_devices(pod, node, gpu_view(node, usage), gpu.strategy, gpu.mix ? *gpu.mix : kNoMix);

@@ -112,7 +112,8 @@ Lane Api::lane_of(std::string_view method, std::string_view path) const {
 }
 
 HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = request.queued_at != std::chrono::steady_clock::time_point{} ? request.queued_at
+                                                                                    : std::chrono::steady_clock::now();
   const char* name = verb_name(route.endpoint);
   HttpResponse res;
   Outcome outcome = Outcome::kOk;

@@ -37,6 +37,8 @@ constexpr std::uint64_t kWakeId = 1;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kReadPerWake = 1 << 20;
 constexpr std::size_t kTrimAbove = 1 << 20;
+constexpr std::chrono::milliseconds kBodyGrace{1000};
+constexpr std::string_view kRefusedCertificate = "this client certificate is not allowed to call (server.tls.client_names)";
 constexpr std::size_t kLingerBytes = 1 << 20;
 constexpr auto kLingerTime = std::chrono::seconds(1);
 constexpr auto kScanEvery = std::chrono::milliseconds(100);
@@ -81,12 +83,14 @@ Peer peer_of(const sockaddr_storage& ss) {
     const auto* a = reinterpret_cast<const sockaddr_in*>(&ss);
     inet_ntop(AF_INET, &a->sin_addr, buf, sizeof buf);
     p.port = ntohs(a->sin_port);
-    p.loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    p.loopback = ntohl(a->sin_addr.s_addr) == INADDR_LOOPBACK;
   } else if (ss.ss_family == AF_INET6) {
     const auto* a = reinterpret_cast<const sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof buf);
     p.port = ntohs(a->sin6_port);
-    p.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) || (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+    static constexpr unsigned char kMapped127001[4] = {127, 0, 0, 1};
+    p.loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                 (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && std::memcmp(&a->sin6_addr.s6_addr[12], kMapped127001, 4) == 0);
   }
   p.ip = buf;
   return p;
@@ -125,8 +129,19 @@ struct Conn {
   bool identity_refused = false;
   std::uint32_t events = 0;
 
-  bool evictable() const {
-    return phase == Phase::kHandshake || phase == Phase::kIdle || phase == Phase::kHead || phase == Phase::kLinger;
+  // Quiet (idle, still sending its head, lingering), or moving its body or answer below
+  // `min_body_rate` once kBodyGrace has passed: what may be closed to make room for another.
+  bool evictable(Clock::time_point now, std::int64_t min_body_rate) const {
+    if (phase == Phase::kHandshake || phase == Phase::kIdle || phase == Phase::kHead || phase == Phase::kLinger) return true;
+    return below_rate(now, min_body_rate);
+  }
+  // A body arriving, or an answer leaving, slower than `min_body_rate` on average since it began.
+  bool below_rate(Clock::time_point now, std::int64_t min_body_rate) const {
+    if (phase != Phase::kBody && phase != Phase::kWriting) return false;
+    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_since);
+    if (elapsed < kBodyGrace) return false;
+    const std::uint64_t moved = phase == Phase::kBody ? parser.wire_received() : out_off;
+    return moved * 1000 < static_cast<std::uint64_t>(min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
   }
   std::string remote() const {
     return (peer.ip.find(':') != std::string::npos ? "[" + peer.ip + "]" : peer.ip) + ":" + std::to_string(peer.port);
@@ -214,7 +229,22 @@ struct Listener::Loop {
   void set_events(Conn& c, std::uint32_t events);
   void refresh_events(Conn& c);
   void scan(Clock::time_point now);
-  bool evict_oldest(const std::string* peer_ip);
+  // Makes room in the budget for `c`: closes the oldest body or answer below min_body_rate but c.
+  bool evict_other_slow_body(const Conn& c, Clock::time_point now) { return evict_oldest(nullptr, now, true, &c); }
+  // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
+  // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
+  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only = false,
+                    const Conn* keep = nullptr);
+  // Counts a refused connection; true at most once a second, when it is to be logged (with the
+  // count of those refused since), so that a flood does not flood the log.
+  bool log_refusal(Clock::time_point now) {
+    ++refused_since_log;
+    if (now - last_refusal_log < std::chrono::seconds(1)) return false;
+    last_refusal_log = now;
+    return true;
+  }
+  Clock::time_point last_refusal_log{};
+  std::uint64_t refused_since_log = 0;
   void drain_done();
   void wake() {
     const std::uint64_t one = 1;
@@ -365,7 +395,7 @@ void Listener::Loop::accept_all() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
         // Out of descriptors: make room by closing the oldest quiet connection, else refuse one.
-        if (!evict_oldest(nullptr)) {
+        if (!evict_oldest(nullptr, Clock::now())) {
           ::close(reserve_fd);
           int refused = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
           if (refused >= 0) ::close(refused);
@@ -380,13 +410,25 @@ void Listener::Loop::accept_all() {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     Peer peer = peer_of(ss);
-    if (per_peer[peer.ip] >= options.max_connections_per_peer) evict_oldest(&peer.ip);
-    if (static_cast<std::int64_t>(conns.size()) >= options.max_connections && !evict_oldest(nullptr)) {
-      spdlog::warn("{} listener: {} connections open and all busy; refused one from {}", options.name, conns.size(), peer.ip);
+    const auto now = Clock::now();
+    if (per_peer[peer.ip] >= options.max_connections_per_peer && !evict_oldest(&peer.ip, now)) {
+      if (log_refusal(now)) {
+        spdlog::warn("{} listener: {} has {} connections open, all busy (server.max_connections_per_peer); "
+                     "refused {} connection(s) in the last second",
+                     options.name, peer.ip, per_peer[peer.ip], std::exchange(refused_since_log, 0));
+      }
       ::close(fd);
       continue;
     }
-    const auto now = Clock::now();
+    if (static_cast<std::int64_t>(conns.size()) >= options.max_connections && !evict_oldest(nullptr, now)) {
+      if (log_refusal(now)) {
+        spdlog::warn("{} listener: {} connections open and all busy; refused {} connection(s) in the last second, "
+                     "the latest from {}",
+                     options.name, conns.size(), std::exchange(refused_since_log, 0), peer.ip);
+      }
+      ::close(fd);
+      continue;
+    }
     auto conn = std::make_unique<Conn>(next_id++, fd, std::move(peer), limits);
     Conn& c = *conn;
     c.phase_since = now;
@@ -412,14 +454,20 @@ void Listener::Loop::accept_all() {
   }
 }
 
-bool Listener::Loop::evict_oldest(const std::string* peer_ip) {
+bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only,
+                                  const Conn* keep) {
   Conn* oldest = nullptr;
   for (auto& [id, c] : conns) {
-    if (!c->evictable() || (peer_ip && c->peer.ip != *peer_ip)) continue;
+    if (c.get() == keep || (peer_ip && c->peer.ip != *peer_ip)) continue;
+    if (slow_only ? !c->below_rate(now, options.min_body_rate) : !c->evictable(now, options.min_body_rate)) {
+      continue;
+    }
     if (!oldest || c->phase_since < oldest->phase_since) oldest = c.get();
   }
   if (!oldest) return false;
-  spdlog::debug("{} listener: closing the oldest quiet connection from {} to make room", options.name, oldest->remote());
+  spdlog::debug("{} listener: closing the oldest {} connection from {} to make room", options.name,
+                oldest->phase == Phase::kBody ? "slow-body" : oldest->phase == Phase::kWriting ? "slow-reading" : "quiet",
+                oldest->remote());
   close(*oldest);
   return true;
 }
@@ -634,8 +682,17 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
     c.deadline = now + options.header_timeout;
   }
   const std::size_t used = c.parser.feed(data);
+  if (c.identity_refused && c.parser.state() != RequestParser::State::kHead) {
+    respond_error(c, 403, kRefusedCertificate);
+    return;
+  }
   const std::size_t held = c.parser.held_bytes();
-  if (held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes)) {
+  const auto over_budget = [&] {
+    return held > c.accounted && buffered - c.accounted + held > static_cast<std::size_t>(options.max_buffered_bytes);
+  };
+  while (over_budget() && evict_other_slow_body(c, now)) {
+  }
+  if (over_budget()) {
     spdlog::warn("{} listener: request bodies held in memory would pass server.max_buffered_bytes; 503 to {}",
                  options.name, c.remote());
     respond_error(c, 503, "the server holds too many request bodies at once; retry");
@@ -660,8 +717,7 @@ void Listener::Loop::feed(Conn& c, std::string_view data) {
           if (!conns.count(id)) return;
         }
       }
-      const std::uint64_t expected = std::max<std::uint64_t>(head.content_length.value_or(0), held);
-      c.deadline = c.phase_since + options.read_timeout + at_rate(expected, options.min_body_rate);
+      c.deadline = c.phase_since + options.read_timeout + at_rate(c.parser.wire_received(), options.min_body_rate);
       return;
     }
     case RequestParser::State::kComplete:
@@ -684,16 +740,12 @@ void Listener::Loop::start_dispatch(Conn& c) {
   req.peer_ip = c.peer.ip;
   req.peer_loopback = c.peer.loopback;
   req.client_names = c.client_names;
+  req.queued_at = Clock::now();
   c.head_only = head.method == "HEAD";
   c.close_after = !head.keep_alive || c.served + 1 >= options.keep_alive_max_requests || stopping;
   c.phase = Phase::kDispatched;
   c.phase_since = Clock::now();
   refresh_events(c);
-  if (c.identity_refused) {
-    c.close_after = true;
-    complete(c, error_response(403, "this client certificate is not allowed to call (server.tls.client_names)"));
-    return;
-  }
   const Lane lane = options.lane_of ? options.lane_of(req.method, req.path) : Lane::kDecide;
   if (lane == Lane::kInline) {
     complete(c, dispatch(req));
@@ -757,6 +809,7 @@ void Listener::Loop::complete(Conn& c, HttpResponse res) {
   c.phase = Phase::kWriting;
   c.phase_since = Clock::now();
   c.deadline = c.phase_since + options.write_timeout + at_rate(c.out_head.size() + c.out_body.size(), options.min_body_rate);
+  account(c, c.out_head.size() + c.out_body.size());
   on_writable(c);
 }
 
@@ -804,6 +857,7 @@ void Listener::Loop::finished_writing(Conn& c) {
   std::string().swap(c.out_head);
   std::string().swap(c.out_body);
   c.out_off = 0;
+  account(c, 0);
   if (c.close_after) {
     linger(c);
     return;

@@ -42,6 +42,20 @@ std::vector<std::string> list_items(std::string_view value) {
   return items;
 }
 
+// The head ends at its first empty line, however the bytes arrived: the position where the line
+// ending before it starts, and the length of that ending and the empty line together.
+std::pair<std::size_t, std::size_t> first_empty_line(std::string_view text, std::size_t from) {
+  for (std::size_t i = text.find('\n', from); i != std::string_view::npos; i = text.find('\n', i + 1)) {
+    std::size_t term = 0;
+    if (i + 1 < text.size() && text[i + 1] == '\n') term = 2;
+    if (i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') term = 3;
+    if (term == 0) continue;
+    if (i > 0 && text[i - 1] == '\r') return {i - 1, term + 1};
+    return {i, term};
+  }
+  return {std::string_view::npos, 0};
+}
+
 bool methods_without_body(std::string_view method) {
   return method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS" || method == "TRACE";
 }
@@ -131,13 +145,9 @@ std::size_t RequestParser::feed_head(std::string_view data) {
   head_buf_.append(data.substr(0, std::min(data.size(), room)));
   // Search from a little before the old end: the terminator may straddle two pieces.
   const std::size_t from = old >= 3 ? old - 3 : 0;
-  std::size_t end = head_buf_.find("\r\n\r\n", from);
-  std::size_t term = 4;
-  if (end == std::string::npos) {
-    end = head_buf_.find("\n\n", from);
-    term = 2;
-  }
-  for (std::size_t i = old; i < head_buf_.size() && (end == std::string::npos || i < end); ++i) {
+  auto [end, term] = first_empty_line(head_buf_, from);
+  const std::size_t counted_to = end == std::string::npos ? head_buf_.size() : end + term - 1;
+  for (std::size_t i = old; i < counted_to; ++i) {
     if (head_buf_[i] == '\n') ++lines_;
   }
   if (lines_ > limits_.max_header_count + 1) {
@@ -250,7 +260,12 @@ bool RequestParser::parse_head() {
       has_length = true;
       head_.content_length = n;
     } else if (name == "transfer-encoding") {
-      for (const auto& coding : list_items(value)) {
+      const std::vector<std::string> codings = list_items(value);
+      if (codings.empty()) {
+        fail(400, "empty Transfer-Encoding");
+        return false;
+      }
+      for (const auto& coding : codings) {
         if (coding != "chunked" || head_.chunked) {
           fail(501, "transfer coding \"" + coding + "\" is not supported; send chunked or a Content-Length");
           return false;

@@ -85,7 +85,7 @@ bool client_name_allowed(const std::vector<std::string>& names, const std::vecto
   if (allowed.empty()) return true;
   for (const auto& n : names) {
     for (const auto& a : allowed) {
-      if (n == a) return true;
+      if (!n.empty() && n == a) return true;
     }
   }
   return false;

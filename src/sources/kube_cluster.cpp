@@ -154,6 +154,7 @@ class PodSink : public kube::ReflectorSink {
     if (auto hold = share_hold(pod)) claim.allocation.gpu_devices.push_back(*hold);
     if (auto cpu = model::effective_request_milli(pod, "cpu")) claim.allocation.cpu_milli = *cpu;
     if (auto memory = model::effective_request(pod, "memory")) claim.allocation.memory_bytes = *memory;
+    claim.allocation.pods = 1;
     return claim;
   }
 

@@ -116,8 +116,11 @@ Status read_node_section(std::string_view section, od::value v, model::Node& nod
         st = read_scalar_text(fv, node.name, "Node.metadata.name", false);
       } else if (key_matches(key, "labels")) {
         node.labels.clear();
-        st = read_map(fv, node.labels, "Node.metadata.labels", false,
-                      [&](std::string_view k) { return fields.keep_label(k); });
+        st = read_map(fv, node.labels, "Node.metadata.labels", false, [&](std::string_view k) {
+          const bool keep = fields.keep_label(k);
+          node.labels_complete = node.labels_complete && keep;
+          return keep;
+        });
       } else if (key_matches(key, "annotations")) {
         node.annotations.clear();
         st = read_map(fv, node.annotations, "Node.metadata.annotations", false,

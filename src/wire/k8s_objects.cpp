@@ -4,6 +4,7 @@
 
 #include "extender/model/quantity.h"
 #include "json_fields.h"
+#include "pod_constraints.h"
 
 namespace extender::wire {
 namespace {
@@ -97,6 +98,7 @@ Result<model::Pod> decode_pod(const json& pod) {
     EXTENDER_TRY(decode_containers(field(*spec, "containers"), out.containers, "Pod.spec.containers"));
     EXTENDER_TRY(decode_containers(field(*spec, "initContainers"), out.init_containers, "Pod.spec.initContainers"));
     EXTENDER_TRY(read_string_map(field(*spec, "overhead"), out.overhead, "Pod.spec.overhead", true));
+    EXTENDER_TRY(detail::decode_pod_constraints(*spec, out.constraints));
     const json* volumes = field(*spec, "volumes");
     EXTENDER_TRY(detail::expect_array(volumes, "Pod.spec.volumes"));
     if (volumes) {

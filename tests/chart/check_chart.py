@@ -16,6 +16,8 @@ import os
 import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -568,6 +570,8 @@ def step_render():
         check_network_policy(docs, kv)
         C.eq(find(docs, "PodDisruptionBudget", FULLNAME)["apiVersion"], pdb, f"[{kv}] PodDisruptionBudget {pdb}")
 
+    check_generated_tls()
+
     # Plain HTTP second scheduler.
     docs = render("1.20.2", "second scheduler without TLS", sets=["secondScheduler.enabled=true"])
     if docs:
@@ -657,7 +661,8 @@ def step_render():
          "a PodDisruptionBudget with both maxUnavailable and minAvailable"),
         (["podDisruptionBudget.maxUnavailable=null"], [], "needs maxUnavailable or minAvailable",
          "a PodDisruptionBudget with neither"),
-        (["tls.enabled=true"], [], "tls.enabled needs", "TLS without certificates"),
+        (["tls.enabled=true", "tls.key=x"], [], "needs both tls.cert and tls.key", "TLS with a key and no certificate"),
+        (["tls.enabled=true", "tls.cert=x"], [], "needs both tls.cert and tls.key", "TLS with a certificate and no key"),
         (["tls.enabled=true", "tls.existingSecret=x", "secondScheduler.enabled=true"], [],
          "needs a client certificate", "second scheduler without client certificate"),
         (["config.mode=standalone"], [], "mode", "config.mode set in values"),
@@ -684,6 +689,69 @@ def step_render():
          "with the second scheduler a NetworkPolicy is on by default (networkPolicy.enabled: auto)")
     good, out = helm_template("1.19.16")
     C.ok(not good and "kubeVersion" in out, "Kubernetes 1.19 is refused (kubeVersion >=1.20.0-0)", str(out)[:400])
+
+
+GENERATED_SETS = ["tls.enabled=true", "secondScheduler.enabled=true"]
+
+
+def secret_files(secret, directory):
+    """Writes a rendered Secret's data as files (as its volume would hold them); returns directory."""
+    os.makedirs(directory, exist_ok=True)
+    for key, value in secret["data"].items():
+        with open(os.path.join(directory, key), "wb") as f:
+            f.write(base64.b64decode(value))
+    return directory
+
+
+def certificate_text(path):
+    r = run(["openssl", "x509", "-in", path, "-noout", "-subject", "-ext", "subjectAltName,extendedKeyUsage"])
+    return r.stdout if r.returncode == 0 else ""
+
+
+def check_generated_tls():
+    """tls.enabled alone: the chart generates a CA, the daemon's serving certificate and the
+    scheduler's client certificate, admits that client's name only, and rolls both Deployments when
+    the material is new (helm template: always new; reuse on upgrade is checked by tests/e2e)."""
+    docs = render("1.31.0", "generated TLS (tls.enabled only)", sets=GENERATED_SETS)
+    if not docs:
+        return
+    server = find(docs, "Secret", f"{FULLNAME}-tls")
+    client = find(docs, "Secret", f"{SCHED_FULLNAME}-tls")
+    if not C.ok(server is not None and client is not None, "generated TLS: the daemon's and the scheduler's secrets"):
+        return
+    for secret in (server, client):
+        C.eq(sorted(secret["data"]), ["ca.crt", "tls.crt", "tls.key"], f"generated secret {secret['metadata']['name']}: keys")
+        C.eq(secret["metadata"].get("annotations", {}).get("scheduler-extender.io/generated"), "true",
+             f"generated secret {secret['metadata']['name']} is marked generated (what an upgrade reuses)")
+    C.ok(server["data"]["ca.crt"] == client["data"]["ca.crt"], "both generated secrets carry the one CA")
+    C.ok(server["data"]["tls.key"] != client["data"]["tls.key"], "the client's key is not the server's")
+    C.eq(daemon_config(docs)["server"]["tls"]["client_names"], [SCHED_FULLNAME],
+         "generated TLS: the daemon admits the generated client's name only")
+    dep = find(docs, "Deployment", FULLNAME)
+    sched = find(docs, "Deployment", SCHED_FULLNAME)
+    stamp = dep["spec"]["template"]["metadata"]["annotations"].get("checksum/tls")
+    C.ok(stamp and sched["spec"]["template"]["metadata"]["annotations"].get("checksum/tls") == stamp,
+         "generated TLS: the daemon's and the second scheduler's pods carry the same checksum/tls (new material rolls both)")
+    _, smnt = mount_of(sched, container(sched), lambda v: "secret" in v)
+    C.eq(next(v for v in sched["spec"]["template"]["spec"]["volumes"] if v["name"] == smnt["name"])["secret"]["secretName"],
+         f"{SCHED_FULLNAME}-tls", "the second scheduler mounts the generated client secret")
+    if shutil.which("openssl"):
+        d = tempfile.mkdtemp(dir=ARGS.work)
+        sdir = secret_files(server, os.path.join(d, "server"))
+        cdir = secret_files(client, os.path.join(d, "client"))
+        for what, path in [("server", f"{sdir}/tls.crt"), ("client", f"{cdir}/tls.crt")]:
+            r = run(["openssl", "verify", "-CAfile", f"{sdir}/ca.crt", path])
+            C.ok(r.returncode == 0, f"the generated {what} certificate chains to the generated CA", r.stdout + r.stderr)
+        text = certificate_text(f"{sdir}/tls.crt")
+        C.ok(f"DNS:{FULLNAME}.{NAMESPACE}.svc" in text, "the serving certificate names the Service host", text)
+        text = certificate_text(f"{cdir}/tls.crt")
+        C.ok(re.search(rf"CN\s*=\s*{SCHED_FULLNAME}\b", text) and "TLS Web Client Authentication" in text,
+             "the client certificate is for client authentication with CN <fullname>-scheduler", text)
+    good, out = helm_template("1.31.0", sets=GENERATED_SETS + ["tls.clientNames={other-scheduler}"])
+    C.ok(good and daemon_config([d for d in out if d])["server"]["tls"]["client_names"] == ["other-scheduler", SCHED_FULLNAME],
+         "generated TLS with tls.clientNames: the given names and the generated one", str(out)[:400])
+    good, out = helm_template("1.31.0", sets=GENERATED_SETS, extra=["--set-json", 'tls.clientNames=[""]'])
+    C.ok(not good, "an empty name in tls.clientNames is refused by the values schema", str(out)[:300])
 
 
 def check_ha_variants():
@@ -1090,6 +1158,55 @@ def step_daemon_config():
         running, log = start_daemon(path, os.path.join(ARGS.work, "daemon-config-tls.log"))
         C.ok(running and "serving https on" in log and "client certificates required" in log,
              "the daemon serves HTTPS with client certificates from the chart's TLS configuration", log[-1500:])
+    check_daemon_with_generated_tls()
+
+
+def check_daemon_with_generated_tls():
+    """The daemon with the chart's generated material: the scheduler's client certificate is served,
+    the daemon's own certificate presented as a client is refused (another name, same CA)."""
+    docs = render("1.31.0", "generated TLS for the daemon", sets=GENERATED_SETS)
+    if not docs:
+        return
+    d = tempfile.mkdtemp(dir=ARGS.work)
+    sdir = secret_files(find(docs, "Secret", f"{FULLNAME}-tls"), os.path.join(d, "server"))
+    cdir = secret_files(find(docs, "Secret", f"{SCHED_FULLNAME}-tls"), os.path.join(d, "client"))
+    dep = find(docs, "Deployment", FULLNAME)
+    _, mnt = mount_of(dep, container(dep), lambda v: "secret" in v)
+    text = find(docs, "ConfigMap", FULLNAME)["data"]["config.yaml"].replace(mnt["mountPath"] + "/", sdir + "/")
+    log_path = os.path.join(ARGS.work, "daemon-generated-tls.log")
+    log = open(log_path, "w")
+    proc = subprocess.Popen([ARGS.binary, "--config", tmpfile(ARGS.work, "daemon-generated-tls.yaml", text),
+                             "--mode", "standalone", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        port = None
+        deadline = time.time() + 15
+        while port is None and time.time() < deadline and proc.poll() is None:
+            m = re.search(r"serving https on 127\.0\.0\.1:(\d+)", open(log_path).read())
+            port = int(m.group(1)) if m else None
+            time.sleep(0.1)
+        if not C.ok(port is not None, "the daemon serves HTTPS with the generated material", open(log_path).read()[-1500:]):
+            return
+
+        def status_as(cert_dir):
+            ctx = ssl.create_default_context(cafile=f"{cdir}/ca.crt")
+            ctx.load_cert_chain(f"{cert_dir}/tls.crt", f"{cert_dir}/tls.key")
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+                with ctx.wrap_socket(raw, server_hostname=f"{FULLNAME}.{NAMESPACE}.svc") as tls:
+                    tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    answer = tls.recv(64).decode("latin-1")
+            return int(answer[9:12]) if answer.startswith("HTTP/1.1 ") else -1
+
+        C.eq(status_as(cdir), 200, "the generated client certificate is served (its CA, the Service host's name checked)")
+        C.eq(status_as(sdir), 403, "the daemon's own certificate presented as a client is refused (not in client_names)")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
 
 
 # ------------------------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->kubernetes.watch_timeout, d->kubernetes.watch_timeout);
   EXPECT_EQ(c->kubernetes.stale_after, d->kubernetes.stale_after);
   EXPECT_EQ(c->kubernetes.scheduler_names, d->kubernetes.scheduler_names);
+  EXPECT_EQ(c->kubernetes.api_qps, d->kubernetes.api_qps);
+  EXPECT_EQ(c->kubernetes.api_burst, d->kubernetes.api_burst);
   EXPECT_EQ(c->gpu.share.memory_resource, d->gpu.share.memory_resource);
   EXPECT_EQ(c->gpu.share.count_resource, d->gpu.share.count_resource);
   EXPECT_EQ(c->gpu.share.unit_bytes, d->gpu.share.unit_bytes);
@@ -126,6 +128,11 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  tls: {client_names: [a]}\n", "server.tls.client_names: needs client_ca_file"},
       {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: a}\n",
        "server.tls.client_names: expected a list of strings"},
+      {"server:\n  tls:\n    cert_file: c\n    key_file: k\n    client_ca_file: ca\n    client_names:\n"
+       "      - kube-scheduler\n      - \"\"\n",
+       "test:8: server.tls.client_names: an empty name would admit certificates without a name"},
+      {"server:\n  tls: {cert_file: c, key_file: k, client_ca_file: ca, client_names: ['']}\n",
+       "test:2: server.tls.client_names: an empty name"},
       {"kubernetes:\n  watch_timeout: 5m\n", "kubernetes.watch_timeout: must be between 1s and 45s"},
       {"kubernetes:\n  scheduler_names: []\n", "kubernetes.scheduler_names: must name at least one scheduler"},
       {"server:\n  listen: nowhere\n", "server.listen: invalid address"},
@@ -145,11 +152,32 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"- a\n- b\n", "expected a mapping"},
       {"server: [\n", "not valid YAML"},
       {"kubernetes:\n  bind_timeout: 0s\n", "must be longer than 0"},
+      {"kubernetes:\n  api_qps: -1\n", "test:2: kubernetes.api_qps: must be at least 0"},
+      {"kubernetes:\n  api_burst: 0\n", "test:2: kubernetes.api_burst: must be at least 1"},
+      {"kubernetes:\n  api_qps: 2.5\n", "test:2: kubernetes.api_qps: expected an integer"},
   };
   for (const auto& c : cases) {
     auto r = parse_config(c.yaml, "test");
     ASSERT_FALSE(r) << c.yaml;
     EXPECT_NE(r.message().find(c.mentions), std::string::npos) << c.yaml << " -> " << r.message();
+  }
+}
+
+TEST(Config, TheApiWriteLimitIsClientGosQpsAndBurst) {
+  struct Case {
+    const char* yaml;
+    std::int64_t qps, burst;
+  };
+  const Case cases[] = {
+      {"", 50, 100},  // kube-scheduler's own client
+      {"kubernetes: {api_qps: 20, api_burst: 5}\n", 20, 5},
+      {"kubernetes: {api_qps: 0}\n", 0, 100},  // no limit
+  };
+  for (const auto& c : cases) {
+    auto r = parse_config(c.yaml, "test");
+    ASSERT_TRUE(r) << c.yaml << r.message();
+    EXPECT_EQ(r->kubernetes.api_qps, c.qps) << c.yaml;
+    EXPECT_EQ(r->kubernetes.api_burst, c.burst) << c.yaml;
   }
 }
 

@@ -3,6 +3,7 @@
 // back from its log), and stops it with SIGTERM. RawConnection: a plain TCP client for what an
 // HTTP library will not send (chunked floods, lying Content-Length, half-sent bodies).
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -179,8 +180,15 @@ class DaemonProcess {
 
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  // From `source` (an address of 127.0.0.0/8, to stand for another peer) when given.
+  explicit RawConnection(int port, const char* source = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (source) {
+      sockaddr_in from{};
+      from.sin_family = AF_INET;
+      inet_pton(AF_INET, source, &from.sin_addr);
+      if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) throw std::runtime_error("bind");
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));

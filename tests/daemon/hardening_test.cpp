@@ -101,6 +101,21 @@ TEST(Roles, DebugAndAdminAnswerLoopbackPeersOnlyWhateverTheListenerBinds) {
       << "the refusal is logged with the caller's address";
 }
 
+// The status of GET `path` from `source` (127.0.0.6 is where a mesh sidecar forwards from).
+int status_from(const char* source, int port, const std::string& path) {
+  RawConnection conn(port, source);
+  if (!conn.send_all("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")) return -1;
+  return status_of(conn.read_until_closed(5s));
+}
+
+TEST(Roles, DebugAndAdminAnswerOnly127001NotTheRestOfTheLoopbackRange) {
+  DaemonProcess d({}, "admin:\n  listen: 127.0.0.1:0\n");
+  EXPECT_EQ(status_from("127.0.0.1", d.admin_port(), "/debug/state"), 200);
+  EXPECT_EQ(status_from("127.0.0.6", d.admin_port(), "/debug/state"), 403);
+  EXPECT_EQ(status_from("127.1.2.3", d.admin_port(), "/debug/state"), 403);
+  EXPECT_EQ(status_from("127.0.0.6", d.port(), "/healthz"), 200) << "other routes still answer any peer";
+}
+
 TEST(Roles, DebugOnTheSchedulerListenerIsStillLoopbackOnly) {
   const std::string outside = outside_address();
   if (outside.empty()) GTEST_SKIP() << "this machine has no non-loopback IPv4 address to call from";
@@ -257,6 +272,61 @@ TEST(SlowClients, TricklingAndIdleConnectionsDoNotStarveTheScheduler) {
   EXPECT_LT(worst, 1s) << "worst answer took " << std::chrono::duration<double>(worst).count() << " s";
 }
 
+// A POST head declaring `declared` body bytes, for connections that then send little or nothing.
+std::string post_head(std::uint64_t declared) {
+  return "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(declared) + "\r\n\r\n";
+}
+
+TEST(Budgets, OnePeerHoldsNoMoreThanItsCapOfConnectionsSendingBodies) {
+  DaemonProcess d({}, std::string("server:\n  max_connections_per_peer: 8\n") + kAdmin);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 40; ++i) {
+    held.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.2"));
+    held.back()->send_all(post_head(std::uint64_t{128} << 20));
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(500ms);
+  int open = 0;
+  for (auto& c : held) open += c->closed_by_peer() ? 0 : 1;
+  EXPECT_LE(open, 8) << "connections from one address past server.max_connections_per_peer, all sending bodies";
+  EXPECT_EQ(status_from("127.0.0.1", d.port(), "/healthz"), 200);
+  EXPECT_NE(d.log().find("server.max_connections_per_peer"), std::string::npos) << d.log();
+}
+
+TEST(Budgets, BodiesBelowTheMinimumRateMakeRoomForANewConnection) {
+  DaemonProcess d({}, std::string("server:\n  max_connections: 16\n  max_connections_per_peer: 16\n") + kAdmin);
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < 16; ++i) {
+    stalled.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.2"));
+    stalled.back()->send_all(post_head(std::uint64_t{64} << 20) + "{");
+  }
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(status_from("127.0.0.1", d.port(), "/healthz"), 200)
+      << "every slot held by a body that stopped arriving; none was closed for a new connection";
+}
+
+TEST(Budgets, ABodyDeadlineCountsTheBytesReceivedNotTheLengthDeclared) {
+  DaemonProcess d({}, std::string("server:\n  read_timeout: 1s\n") + kAdmin);
+  RawConnection conn(d.port());
+  ASSERT_TRUE(conn.send_all(post_head(std::uint64_t{128} << 20) + "{\"Pod\":"));
+  const std::string answer = conn.read_until_closed(5s);
+  EXPECT_EQ(status_of(answer), 408) << "a declared 128 MiB bought 128 s for a body that stopped: " << answer;
+}
+
+TEST(Budgets, ABodyBelowTheMinimumRateMakesRoomInTheBodyBudget) {
+  DaemonProcess d({}, std::string("server:\n  max_body_bytes: 4Mi\n  max_buffered_bytes: 4Mi\n") + kAdmin);
+  RawConnection stalled(d.port(), "127.0.0.2");
+  ASSERT_TRUE(stalled.send_all(post_head(std::uint64_t{4} << 20) + std::string(std::size_t{2} << 20, ' ')));
+  std::this_thread::sleep_for(2500ms);
+  httplib::Client c("127.0.0.1", d.port());
+  c.set_read_timeout(10s);
+  auto r = c.Post("/scheduler/filter", big_body(std::size_t{5} << 19), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << "the budget stayed held by a body that stopped arriving: " << r->body.substr(0, 300);
+  EXPECT_TRUE(stalled.closed_by_peer() || status_of(stalled.read_until_closed(1s)) >= 400);
+}
+
 class Tls : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -312,6 +382,26 @@ TEST_F(Tls, OnlyNamedClientCertificatesMayCall) {
   EXPECT_EQ(log.find("bind t/"), std::string::npos) << "no handler ran for the refused client";
 }
 
+TEST_F(Tls, ARefusedCertificateIsAnsweredAtItsHeadWithoutUploadingTheBody) {
+  DaemonProcess d({}, config("[kube-scheduler]"));
+  const std::string head =
+      "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 134217728\r\n\r\n";
+  TlsAnswer refused = tls_exchange(d.port(), client("tenant-pod"), head);
+  EXPECT_TRUE(refused.handshake);
+  EXPECT_EQ(refused.status, 403) << "a refused certificate must not be made to send its 128 MiB first";
+  EXPECT_NE(refused.body.find("server.tls.client_names"), std::string::npos) << refused.body;
+  TlsAnswer allowed = tls_request(d.port(), client("kube-scheduler"), "GET", "/healthz");
+  EXPECT_EQ(allowed.status, 200) << allowed.body;
+}
+
+TEST_F(Tls, ACertificateWithoutTheAllowedNameIsRefusedWhateverElseItNames) {
+  DaemonProcess d({}, config("[kube-scheduler]"));
+  for (const char* cn : {"kube-scheduler.evil", "kube-schedule", "KUBE-SCHEDULER", " kube-scheduler"}) {
+    TlsAnswer a = tls_request(d.port(), client(cn), "GET", "/healthz");
+    EXPECT_EQ(a.status, 403) << cn;
+  }
+}
+
 TEST_F(Tls, WithoutAClientCaAnyClientCompletesTheHandshakeAndIsServed) {
   DaemonProcess d({}, "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() + "\n    key_file: " +
                           (dir_ / "tls.key").string() + "\n" + kAdmin);
@@ -329,36 +419,28 @@ TEST_F(Tls, CertificatesRotateWithoutAFailedRequest) {
   DaemonProcess d({}, config("[]"));
   const TlsIdentity me = client("kube-scheduler");
   std::atomic<bool> stop{false};
-  std::atomic<int> failures{0}, done{0};
-  std::string last_cn;
-  std::mutex mu;
+  std::atomic<int> failures{0}, before{0}, after{0};
   std::thread caller([&] {
     while (!stop) {
       TlsAnswer a = tls_request(d.port(), me, "GET", "/healthz");
       if (a.status != 200) ++failures;
-      ++done;
-      {
-        std::lock_guard lock(mu);
-        last_cn = a.server_cn;
-      }
+      ++(a.server_cn == "server-2" ? after : before);
       std::this_thread::sleep_for(10ms);
     }
   });
-  std::this_thread::sleep_for(500ms);
+  const auto wait_for = [](const std::atomic<int>& count, int n) {
+    const auto deadline = Clock::now() + 20s;
+    while (count.load() < n && Clock::now() < deadline) std::this_thread::sleep_for(20ms);
+    return count.load() >= n;
+  };
+  const bool served_before = wait_for(before, 20);
   write_server_cert("server-2");
-  const auto deadline = Clock::now() + 10s;
-  bool rotated = false;
-  while (!rotated && Clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-    std::lock_guard lock(mu);
-    rotated = last_cn == "server-2";
-  }
-  std::this_thread::sleep_for(300ms);
+  const bool rotated = wait_for(after, 20);
   stop = true;
   caller.join();
-  EXPECT_TRUE(rotated) << "the new certificate was not served within 10 s";
-  EXPECT_EQ(failures.load(), 0) << "of " << done.load() << " requests";
-  EXPECT_GT(done.load(), 50);
+  EXPECT_TRUE(served_before) << "fewer than 20 requests served with the first certificate within 20 s";
+  EXPECT_TRUE(rotated) << "fewer than 20 requests served with the new certificate within 20 s";
+  EXPECT_EQ(failures.load(), 0) << "of " << before.load() + after.load() << " requests";
   EXPECT_NE(d.log().find("TLS files changed; new connections get certificate"), std::string::npos);
 }
 

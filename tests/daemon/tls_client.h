@@ -28,8 +28,9 @@ struct TlsIdentity {
   std::string key_pem;
 };
 
-inline TlsAnswer tls_request(int port, const TlsIdentity& id, const std::string& method, const std::string& path,
-                             const std::string& body = "") {
+// Sends `request` as it is (a head, and as much of a body as the test wants sent) and reads the
+// answer until the server closes or 5 s pass without a byte.
+inline TlsAnswer tls_exchange(int port, const TlsIdentity& id, const std::string& request) {
   TlsAnswer out;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
   X509_STORE* store = SSL_CTX_get_cert_store(ctx.get());
@@ -75,8 +76,6 @@ inline TlsAnswer tls_request(int port, const TlsIdentity& id, const std::string&
       out.server_cn = cn;
       X509_free(peer);
     }
-    std::string request = method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
-                          std::to_string(body.size()) + "\r\n\r\n" + body;
     if (SSL_write(ssl, request.data(), static_cast<int>(request.size())) > 0) {
       std::string response;
       char buf[4096];
@@ -91,6 +90,13 @@ inline TlsAnswer tls_request(int port, const TlsIdentity& id, const std::string&
   SSL_free(ssl);
   ::close(fd);
   return out;
+}
+
+inline TlsAnswer tls_request(int port, const TlsIdentity& id, const std::string& method, const std::string& path,
+                             const std::string& body = "") {
+  return tls_exchange(port, id,
+                      method + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body);
 }
 
 }  // namespace extender::testing

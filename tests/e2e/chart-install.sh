@@ -7,7 +7,8 @@
 #
 # Phases (each reports PASS/FAIL; the chart phases run first and do not need the daemon):
 #   1 helm       helm install the chart (second scheduler, NetworkPolicy, and by default two
-#                replicas with leader election and a PDB; and a TLS release) into the API server;
+#                replicas with leader election and a PDB; a TLS release from inline PEM; one with
+#                generated certificates, kept by helm upgrade and made anew once removed) into the API server;
 #                every object is there (kubectl get), the Service selects the leader label; the
 #                ServiceAccounts' rights are exactly what the daemon and the scheduler need
 #                (SubjectAccessReview), the daemon's Lease rights limited to its one Lease
@@ -280,6 +281,28 @@ check "the TLS release's scheduler config uses https, enableHTTPS and tlsConfig"
 check "helm upgrade $RELEASE (config change) succeeds" \
   helm upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set config.logging.level=debug
 check "helm uninstall tls removes its objects" helm uninstall tls --namespace gpu-tls
+
+# A third release with tls.enabled alone: the chart generates the CA and both certificates, keeps
+# them across helm upgrade, and makes new ones (rolling the second scheduler) when they are removed.
+secret_crt() { k -n gpu-gen get secret "$1" -o 'jsonpath={.data.tls\.crt}'; }
+tls_stamp() { k -n gpu-gen get deployment gen-scheduler-extender-scheduler -o 'jsonpath={.spec.template.metadata.annotations.checksum/tls}'; }
+check "helm install gen (tls.enabled only, second scheduler) into namespace gpu-gen" \
+  helm install gen "$CHART" --namespace gpu-gen --create-namespace --set tls.enabled=true \
+  --set secondScheduler.enabled=true --set secondScheduler.schedulerName=gpu-gen-scheduler
+GEN_SERVER="$(secret_crt gen-scheduler-extender-tls)" GEN_CLIENT="$(secret_crt gen-scheduler-extender-scheduler-tls)"
+GEN_STAMP="$(tls_stamp)"
+check "generated secrets hold ca.crt, tls.crt, tls.key" \
+  test "$(secret_keys gpu-gen gen-scheduler-extender-scheduler-tls)" == ca.crt,tls.crt,tls.key -a -n "$GEN_SERVER" -a -n "$GEN_STAMP"
+check "helm upgrade gen succeeds" helm upgrade gen "$CHART" --namespace gpu-gen --reuse-values --set config.logging.level=debug
+check "helm upgrade keeps the generated certificates and does not roll the second scheduler for them" \
+  test "$(secret_crt gen-scheduler-extender-tls)" == "$GEN_SERVER" -a "$(secret_crt gen-scheduler-extender-scheduler-tls)" == "$GEN_CLIENT" \
+  -a "$(tls_stamp)" == "$GEN_STAMP"
+k -n gpu-gen delete secret gen-scheduler-extender-tls gen-scheduler-extender-scheduler-tls >/dev/null
+check "helm upgrade after the secrets were removed succeeds" helm upgrade gen "$CHART" --namespace gpu-gen --reuse-values
+check "removed secrets are generated anew and the second scheduler's pods roll (checksum/tls changed)" \
+  test "$(secret_crt gen-scheduler-extender-scheduler-tls)" != "$GEN_CLIENT" -a -n "$(secret_crt gen-scheduler-extender-tls)" \
+  -a "$(tls_stamp)" != "$GEN_STAMP"
+check "helm uninstall gen removes its objects" helm uninstall gen --namespace gpu-gen
 check "no ClusterRole tls-scheduler-extender left" absent get clusterrole tls-scheduler-extender
 phase_end
 

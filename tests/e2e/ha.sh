@@ -170,7 +170,8 @@ t0=$SECONDS
 burst t 60
 wait "$KILLER" || fail "ext-$S did not bind 20 pods within 120s"
 wait "${PID[S]}" 2>/dev/null || true
-grep -q "stopped leading" "${LOG[S]}" || fail "ext-$S did not log that it stopped leading"
+grep -Eq " info +leader election: .* stopped leading on shutdown and released Lease" "${LOG[S]}" ||
+  fail "ext-$S did not log at info that it handed the lease over"
 wait_until 15 "ext-$L leads" leads "$L"
 wait_until 120 "60 pods bound" count_at_least 60
 assert_no_overcommit

@@ -141,12 +141,12 @@ cluster_wait_pod_scheduled default plain-cpu 60 >/dev/null
 if grep -q "plain-cpu" "$DAEMON_LOG"; then fail "the daemon was called for plain-cpu"; fi
 delete_all_pods
 
-step "scenario 2b: /bind acts only for pending pods of the configured schedulers that need something managed"
+step "scenario 2b: /bind acts only for pending pods of the configured schedulers that need something managed, on nodes kube-scheduler could choose"
 # Pods of scheduler "parked" are left alone by kube-scheduler; the daemon is told it may bind them.
 printf 'kubernetes:\n  scheduler_names: [default-scheduler, parked]\n' >"$WORKDIR/daemon-parked.yaml"
 stop_daemon
 start_daemon "$WORKDIR/daemon-parked.yaml"
-parked_pod() {  # NAME SCHEDULER GPUS (0: a CPU-only pod)
+parked_pod() {  # NAME SCHEDULER GPUS (0: a CPU-only pod) [SPEC_LINE, e.g. a nodeSelector]
   local resources='nvidia.com/gpu: "'"$3"'"'
   [[ "$3" == 0 ]] && resources='cpu: 100m'
   K apply -f - >/dev/null <<EOF
@@ -155,6 +155,7 @@ kind: Pod
 metadata: {name: $1, namespace: default}
 spec:
   schedulerName: $2
+  ${4:-}
   automountServiceAccountToken: false
   terminationGracePeriodSeconds: 0
   containers:
@@ -167,6 +168,7 @@ EOF
 parked_pod other-gpu tenant-scheduler 1
 parked_pod parked-cpu parked 0
 parked_pod parked-gpu parked 1
+parked_pod parked-selective parked 1 "nodeSelector: {team: a}"
 bind_via_daemon() {  # POD PORT: prints the answer body
   local uid
   uid="$(K get pod "$1" -o jsonpath='{.metadata.uid}')"
@@ -177,7 +179,9 @@ answer="$(bind_via_daemon other-gpu "$DAEMON_PORT")"
 [[ "$answer" == *"not in kubernetes.scheduler_names"* ]] || fail "binding another scheduler's pod: $answer"
 answer="$(bind_via_daemon parked-cpu "$DAEMON_PORT")"
 [[ "$answer" == *"needs no GPU and no managed volume"* ]] || fail "binding a pod that needs nothing managed: $answer"
-[[ -z "$(node_of other-gpu)" && -z "$(node_of parked-cpu)" ]] || fail "a refused pod was bound"
+answer="$(bind_via_daemon parked-selective "$DAEMON_PORT")"
+[[ "$answer" == *"nodeSelector team=a: node has no label team"* ]] || fail "binding a pod to a node its nodeSelector does not match: $answer"
+[[ -z "$(node_of other-gpu)" && -z "$(node_of parked-cpu)" && -z "$(node_of parked-selective)" ]] || fail "a refused pod was bound"
 code="$(curl -s -o /dev/null -w '%{http_code}' -XPOST "http://127.0.0.1:$DAEMON_ADMIN/scheduler/bind" -d '{}')"
 [[ "$code" == 404 ]] || fail "the admin listener answered a verb with $code"
 answer="$(bind_via_daemon parked-gpu "$DAEMON_PORT")"
@@ -186,7 +190,19 @@ parked_gpu_on_a() { [[ "$(node_of parked-gpu)" == gpu-a ]]; }
 wait_until 30 "parked-gpu bound to gpu-a" parked_gpu_on_a
 curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
   grep -q 'scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 1' || fail "the refusal is not counted"
+curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
+  grep -q 'scheduler_extender_refusals_total{reason="node_ineligible",verb="bind"} 1' || fail "the node_ineligible refusal is not counted"
 grep -q "refused (other_scheduler)" "$DAEMON_LOG" || fail "the refusal is not logged"
+uid="$(K get pod parked-selective -o jsonpath='{.metadata.uid}')"
+answer="$(curl -s -XPOST "http://127.0.0.1:$DAEMON_PORT/scheduler/bind" \
+  -d "{\"PodName\":\"parked-gpu\",\"PodNamespace\":\"default\",\"PodUID\":\"$uid\",\"Node\":\"gpu-b\"}")"
+[[ "$answer" == '{"Error":"'?* && -z "$(node_of parked-selective)" ]] || fail "a /bind naming another pod with this UID: $answer"
+step "scenario 2b: through kube-scheduler, a pod with nodeSelector team=a binds to the node labelled so"
+K label node gpu-b team=a >/dev/null
+parked_pod team-a default-scheduler 1 "nodeSelector: {team: a}"
+cluster_wait_pod_scheduled default team-a 60 >/dev/null
+[[ "$(node_of team-a)" == gpu-b ]] || fail "team-a landed on '$(node_of team-a)', not gpu-b (team=a)"
+K label node gpu-b team- >/dev/null
 delete_all_pods
 stop_daemon
 start_daemon

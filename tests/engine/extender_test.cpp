@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "extender/model/supply.h"
 #include "extender/sources/inventory.h"
+#include "extender/sources/request_nodes.h"
 
 namespace extender::engine {
 namespace {
@@ -371,7 +373,7 @@ TEST(WhoMayBind, APodTheWatchHasNotShownIsReadFromTheApiServerAndItsUidChecked) 
   EXPECT_EQ(binder.bound, std::vector<std::string>{"u1"});
 }
 
-TEST(WhoMayBind, StandaloneModeRefusesOnlyPodsThatNeedNothingManaged) {
+TEST(WhoMayBind, StandaloneModeIgnoresSchedulerNamesAndRefusesPodsThatNeedNothingManaged) {
   Harness h;
   wire::ExtenderArgs args;
   args.pod = gpu_pod("cpu-only", nullptr);
@@ -404,6 +406,201 @@ TEST(WhoMayBind, TheBinderAnswersByTheBindsStartPlusBindTimeout) {
   ASSERT_EQ(binder.deadlines.size(), 1u);
   EXPECT_GE(binder.deadlines[0], before + std::chrono::milliseconds(1500));
   EXPECT_LE(binder.deadlines[0], after + std::chrono::milliseconds(1500)) << "one budget for the whole bind";
+}
+
+// Nodes as the watch reads them: 8 GPUs, 64 CPUs, 512Gi, 110 pods unless told otherwise.
+model::Node cluster_node(const std::string& name, model::StringMap labels, std::vector<model::Taint> taints = {},
+                         const char* cpu = "64", const char* memory = "512Gi", const char* pods = "110") {
+  model::Node n;
+  n.name = name;
+  n.labels = std::move(labels);
+  n.taints = std::move(taints);
+  n.allocatable = {{"nvidia.com/gpu", "8"}, {"cpu", cpu}, {"memory", memory}, {"pods", pods}};
+  return n;
+}
+
+// A GPU pod of team a: 1 GPU, 2 CPUs, 4Gi, nodeSelector team=a.
+model::Pod team_pod(const std::string& uid, const char* cpu = "2") {
+  model::Pod p = gpu_pod(uid, "1");
+  p.containers[0].requests["cpu"] = cpu;
+  p.containers[0].requests["memory"] = "4Gi";
+  p.constraints.node_selector = {{"team", "a"}};
+  return p;
+}
+
+// Kubernetes mode over nodes the watch has, with pods pending as the API server shows them.
+struct WatchedCluster {
+  config::Config cfg;
+  state::ClusterState state;
+  state::DemandCache demands{100, std::chrono::minutes(10)};
+  RecordingBinder binder;
+  std::map<std::string, model::Pod> pending;
+  std::unique_ptr<Extender> ext;
+
+  explicit WatchedCluster(const std::vector<model::Node>& nodes) {
+    cfg.mode = config::Mode::kKubernetes;
+    std::vector<model::NodeSupply> supplies;
+    for (const auto& n : nodes) supplies.push_back(model::supply_from_node(n, cfg.supply_rules()));
+    state.upsert_nodes(supplies);
+    ExtenderDeps deps;
+    deps.state = &state;
+    deps.demands = &demands;
+    deps.binder = &binder;
+    deps.pending_pod = [this](const std::string& uid) -> std::optional<model::Pod> {
+      auto it = pending.find(uid);
+      if (it == pending.end()) return std::nullopt;
+      return it->second;
+    };
+    ext = std::make_unique<Extender>(cfg, std::move(deps));
+  }
+  // A pod the watch shows bound to `node`, holding `cpu_milli` and a pod slot.
+  void bound_elsewhere(const std::string& uid, const std::string& node, std::int64_t cpu_milli) {
+    state::Claim claim;
+    claim.owner = "other/" + uid;
+    claim.node = node;
+    claim.allocation.cpu_milli = cpu_milli;
+    claim.allocation.pods = 1;
+    state.place(uid, claim);
+  }
+};
+
+TEST(BindEligibility, KubernetesModeBindsOnlyWhereKubeSchedulerCouldHave) {
+  struct Case {
+    const char* what;
+    const char* node;
+    std::function<void(model::Pod&)> tweak;
+    Refusal refusal;
+    const char* mentions = "";
+    std::function<void(wire::BindingArgs&)> ask = [](wire::BindingArgs&) {};
+  };
+  const auto none = [](model::Pod&) {};
+  const std::vector<Case> cases = {
+      {"a node of the pod's team", "a", none, Refusal::kNone},
+      {"another team's node", "b", none, Refusal::kNodeIneligible, "nodeSelector team=a: node has team=b"},
+      {"another team's tainted node", "b-tainted", none, Refusal::kNodeIneligible,
+       "taint team=b:NoSchedule, which the pod does not tolerate"},
+      {"a tainted node the pod tolerates and selects", "b-tainted",
+       [](model::Pod& p) {
+         p.constraints.node_selector = {{"team", "b"}};
+         p.constraints.tolerations = {{"team", "Equal", "b", "NoSchedule"}};
+       },
+       Refusal::kNone},
+      {"a cordoned node", "cordoned", none, Refusal::kNodeIneligible, "unschedulable"},
+      {"a cordoned node, tolerated", "cordoned",
+       [](model::Pod& p) { p.constraints.tolerations = {{"node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"}}; },
+       Refusal::kNone},
+      {"16 CPUs on a 1-CPU node", "one-cpu", [](model::Pod& p) { p.containers[0].requests["cpu"] = "16"; },
+       Refusal::kNodeIneligible, "cpu: pod requests 16, node has 1 free of 1"},
+      {"CPU of an init container counts", "one-cpu",
+       [](model::Pod& p) {
+         p.containers[0].requests["cpu"] = "500m";
+         model::Container init;
+         init.name = "setup";
+         init.requests["cpu"] = "2";
+         p.init_containers.push_back(init);
+       },
+       Refusal::kNodeIneligible, "cpu: pod requests 2, node has 1 free of 1"},
+      {"memory beyond the node's", "small-memory", none, Refusal::kNodeIneligible,
+       "memory: pod requests 4 GiB, node has 1 GiB free of 1 GiB"},
+      {"no pod slot left", "one-pod", none, Refusal::kNodeIneligible, "pods: node runs 1 of 1 allocatable"},
+      {"required node affinity not met", "a",
+       [](model::Pod& p) {
+         p.constraints.required_node_affinity = std::vector<model::NodeSelectorTerm>{{{{"zone", "In", {"z1"}}}, {}}};
+       },
+       Refusal::kNodeIneligible, "required node affinity"},
+      {"required node affinity on the node's name", "a",
+       [](model::Pod& p) {
+         p.constraints.required_node_affinity = std::vector<model::NodeSelectorTerm>{{{}, {{"metadata.name", "In", {"a"}}}}};
+       },
+       Refusal::kNone},
+      {"the uid of a pod of another name", "a", none, Refusal::kNameMismatch, "the uid belongs to another pod",
+       [](wire::BindingArgs& a) { a.pod_name = "someone-else"; }},
+      {"the uid of a pod of another namespace", "a", none, Refusal::kNameMismatch, "the uid belongs to another pod",
+       [](wire::BindingArgs& a) { a.pod_namespace = "default"; }},
+  };
+  for (const auto& c : cases) {
+    WatchedCluster h({cluster_node("a", {{"team", "a"}}), cluster_node("b", {{"team", "b"}}),
+                      cluster_node("b-tainted", {{"team", "b"}}, {{"team", "b", "NoSchedule"}}),
+                      cluster_node("cordoned", {{"team", "a"}}), cluster_node("one-cpu", {{"team", "a"}}, {}, "1"),
+                      cluster_node("small-memory", {{"team", "a"}}, {}, "64", "1Gi"),
+                      cluster_node("one-pod", {{"team", "a"}}, {}, "64", "512Gi", "1")});
+    model::Node cordoned = cluster_node("cordoned", {{"team", "a"}});
+    cordoned.unschedulable = true;
+    h.state.upsert_nodes({model::supply_from_node(cordoned, h.cfg.supply_rules())});
+    h.bound_elsewhere("daemonset-pod", "one-pod", 100);
+    model::Pod pod = team_pod("u1");
+    c.tweak(pod);
+    h.pending[pod.uid] = pod;
+    wire::BindingArgs args = bind_args(pod, c.node);
+    c.ask(args);
+    BindAnswer a = h.ext->bind(args);
+    EXPECT_EQ(a.refusal, c.refusal) << c.what << ": " << a.error;
+    EXPECT_NE(a.error.find(c.mentions), std::string::npos) << c.what << ": " << a.error;
+    EXPECT_EQ(a.error.empty(), c.refusal == Refusal::kNone) << c.what << ": " << a.error;
+    EXPECT_EQ(h.binder.bound.size(), c.refusal == Refusal::kNone ? 1u : 0u) << c.what << ": no Binding when refused";
+    EXPECT_EQ(h.state.claim_of("u1").has_value(), c.refusal == Refusal::kNone) << c.what << ": nothing reserved when refused";
+  }
+}
+
+TEST(BindEligibility, CpuHeldByPodsOnTheNodeAndByBindsInFlightCounts) {
+  WatchedCluster h({cluster_node("a", {{"team", "a"}}, {}, "8")});
+  h.bound_elsewhere("web", "a", 3000);
+  h.pending["u1"] = team_pod("u1", "4");
+  h.pending["u2"] = team_pod("u2", "2");
+  h.pending["u3"] = team_pod("u3", "1");
+  EXPECT_EQ(h.ext->bind(bind_args(h.pending["u1"], "a")).error, "") << "3 + 4 of 8";
+  BindAnswer second = h.ext->bind(bind_args(h.pending["u2"], "a"));
+  EXPECT_EQ(second.refusal, Refusal::kNodeIneligible);
+  EXPECT_NE(second.error.find("cpu: pod requests 2, node has 1 free of 8"), std::string::npos)
+      << "u1's reservation holds its CPUs until the watch shows it bound: " << second.error;
+  EXPECT_EQ(h.ext->bind(bind_args(h.pending["u3"], "a")).error, "") << "the last CPU";
+  EXPECT_EQ(h.binder.bound, (std::vector<std::string>{"u1", "u3"}));
+}
+
+TEST(BindEligibility, APreemptorUnderAnotherPodsNameGetsNoVictims) {
+  WatchedCluster h({cluster_node("a", {{"team", "a"}})});
+  model::Pod pod = team_pod("u1");
+  h.pending[pod.uid] = pod;
+  model::Pod renamed = pod;
+  renamed.name = "someone-else";
+  PreemptAnswer p = h.ext->preempt({renamed, {{"a", {{"victim"}, {}, 0}}}});
+  EXPECT_EQ(p.refusal, Refusal::kNameMismatch) << p.summary.note;
+  EXPECT_TRUE(p.victims.empty());
+  EXPECT_EQ(h.ext->preempt({pod, {{"a", {{"victim"}, {}, 0}}}}).refusal, Refusal::kNone);
+}
+
+TEST(BindEligibility, StandaloneJudgesWhatItKnowsOfTheNodeAndThePodItFiltered) {
+  Harness h;
+  sources::RequestNodes request_nodes(h.state, {}, h.cfg.supply_rules());
+  ExtenderDeps deps;
+  deps.state = &h.state;
+  deps.demands = &h.demands;
+  deps.request_nodes = &request_nodes;
+  Extender ext(h.cfg, std::move(deps));
+
+  model::Node whole = cluster_node("team-b", {{"team", "b"}});
+  model::Node partial = cluster_node("team-b-partial", {{"team", "b"}});
+  partial.labels_complete = false;  // decoded with only the labels GPUs need
+  model::Node tainted = cluster_node("tainted", {}, {{"gpu", "", "NoExecute"}});
+  wire::ExtenderArgs args;
+  args.pod = team_pod("u1");
+  args.nodes.emplace();
+  for (const auto* n : {&whole, &partial, &tainted}) args.nodes->push_back({*n, "{}"});
+  ASSERT_EQ(ext.filter(args).result.error, "");
+
+  BindAnswer selector = ext.bind(bind_args(args.pod, "team-b"));
+  EXPECT_EQ(selector.refusal, Refusal::kNodeIneligible) << selector.error;
+  EXPECT_NE(selector.error.find("nodeSelector team=a: node has team=b"), std::string::npos) << selector.error;
+  BindAnswer taint = ext.bind(bind_args(args.pod, "tainted"));
+  EXPECT_NE(taint.error.find("taint gpu:NoExecute"), std::string::npos) << taint.error;
+  wire::BindingArgs renamed = bind_args(args.pod, "big");
+  renamed.pod_name = "someone-else";
+  EXPECT_EQ(ext.bind(renamed).refusal, Refusal::kNameMismatch);
+  EXPECT_FALSE(h.state.claim_of("u1")) << "nothing placed by a refused bind";
+
+  EXPECT_EQ(ext.bind(bind_args(args.pod, "team-b-partial")).error, "") << "partial labels are not judged";
+  EXPECT_TRUE(ext.remove_pod("u1"));
+  EXPECT_EQ(ext.bind(bind_args(args.pod, "big")).error, "") << "an inventory node's labels are not judged";
 }
 
 TEST(Leadership, AStandbyDecidesNoVerbAndALapseBeforeTheBindingAbandonsIt) {

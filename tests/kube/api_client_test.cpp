@@ -16,6 +16,7 @@
 #include "kube/fake_api_server.h"
 #include "kube/temp_files.h"
 #include "kube/test_pki.h"
+#include "kube/trickle_server.h"
 
 namespace extender::kube {
 namespace {
@@ -200,6 +201,50 @@ TEST(ApiClient, TransportErrorsNameTheRequest) {
   auto got = api->get("/api/v1/nodes?limit=1", 2s);
   ASSERT_FALSE(got);
   EXPECT_NE(got.message().find("GET " + url + "/api/v1/nodes?limit=1"), std::string::npos) << got.message();
+}
+
+// An answer trickled a byte at a time, each long before any per-read timeout, ends at the call's
+// deadline instead of when the last byte comes.
+TEST(ApiClient, ATrickledAnswerEndsAtTheCallsDeadline) {
+  const std::string body = R"({"kind":"Binding","apiVersion":"v1","metadata":{}})";
+  testing::TrickleServer server("HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body,
+                                50ms);
+  ClusterAccess access;
+  access.server = server.url();
+  auto api = client_for(access);
+  for (const std::string method : {"GET", "POST", "PUT", "PATCH"}) {
+    const std::string path = "/api/v1/namespaces/ns/pods/p/binding";
+    auto got = method == "GET"    ? api->get(path, 300ms)
+               : method == "POST" ? api->post(path, "{}", 300ms)
+               : method == "PUT"  ? api->put(path, "{}", 300ms)
+                                  : api->merge_patch(path, "{}", 300ms);
+    ASSERT_FALSE(got) << method << ": the whole answer came (" << server.bytes_written() << " bytes)";
+    EXPECT_NE(got.message().find(method + " " + server.url() + path + ": no complete answer within the call's 300 ms"),
+              std::string::npos) << got.message();
+  }
+  EXPECT_EQ(server.answers_completed(), 0);
+}
+
+// The retry after a 401 (a rotated token) is made within what is left of the first attempt's
+// deadline, not with a deadline of its own.
+TEST(ApiClient, TheRetryAfterA401SharesTheCallsDeadline) {
+  FakeApiServer server;
+  std::atomic<int> calls{0};
+  server.route("GET", "/api/v1/nodes", [&](const httplib::Request&, httplib::Response& res) {
+    std::this_thread::sleep_for(1200ms);
+    if (calls++ == 0) return FakeApiServer::reply(res, 401, testing::status_body(401, "Unauthorized", "Unauthorized"));
+    FakeApiServer::reply(res, 200, json{{"kind", "NodeList"}, {"items", json::array()}});
+  });
+  TempDir dir;
+  ClusterAccess access;
+  access.server = server.url();
+  access.token_file = dir.write("token", "rotated");
+  auto api = client_for(access);
+  auto got = api->get("/api/v1/nodes", 2000ms);
+  ASSERT_FALSE(got) << "the retry got a deadline of its own: HTTP " << got->status;
+  EXPECT_NE(got.message().find("no complete answer within the call's 2000 ms"), std::string::npos) << got.message();
+  EXPECT_EQ(server.requests("GET", "/api/v1/nodes").size(), 2u) << "the retry was sent, with the time left";
 }
 
 TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {

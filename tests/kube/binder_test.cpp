@@ -178,6 +178,52 @@ TEST(ApiBinder, RetriesStopAtTheDeadline) {
   }
 }
 
+// Under the client-side write limit: the engine's wait_turn gives the Binding's first attempt its
+// turn; patches and retries wait for turns of their own; a turn that cannot come by the deadline
+// fails the write at once, and nothing is sent.
+TEST(ApiBinder, EveryWriteTakesItsTurnUnderTheWriteLimit) {
+  const std::string refused = "the client-side limit of API writes (kubernetes.api_qps 1, api_burst 1) allows none";
+  {
+    SCOPED_TRACE("the Binding goes on the turn wait_turn took");
+    BinderHarness h({{201, kCreated}});
+    RateLimiter writes(1, 1);
+    h.binder = std::make_unique<ApiBinder>(*h.client, &writes);
+    EXPECT_EQ(h.binder->wait_turn(Clock::now() + 500ms), "");
+    EXPECT_EQ(h.bind(), "");
+    EXPECT_EQ(h.posts().size(), 1u);
+    SCOPED_TRACE("the next turn is a second away: a bind due sooner is refused at once");
+    const std::string error = h.binder->wait_turn(Clock::now() + 500ms);
+    EXPECT_NE(error.find(refused), std::string::npos) << error;
+    EXPECT_EQ(h.posts().size(), 1u);
+  }
+  {
+    SCOPED_TRACE("a retry waits for a turn of its own");
+    BinderHarness h({{500, status_body(500, "InternalError", "etcdserver: leader changed")}, {201, kCreated}}, 600ms);
+    RateLimiter writes(1, 1);
+    h.binder = std::make_unique<ApiBinder>(*h.client, &writes);
+    ASSERT_EQ(h.binder->wait_turn(Clock::now() + 600ms), "");
+    const std::string error = h.bind();
+    EXPECT_NE(error.find("API server refused the binding (500): etcdserver: leader changed; no retry: " + refused),
+              std::string::npos) << error;
+    EXPECT_EQ(h.posts().size(), 1u);
+  }
+  {
+    SCOPED_TRACE("the device and GPU records wait for turns too");
+    BinderHarness h({{201, kCreated}});
+    h.server.route("PATCH", "/api/v1/namespaces/*/*/*", [](const httplib::Request&, httplib::Response& res) {
+      FakeApiServer::reply(res, 200, json{{"kind", "Pod"}});
+    });
+    RateLimiter writes(1, 1);
+    h.binder = std::make_unique<ApiBinder>(*h.client, &writes);
+    EXPECT_EQ(h.binder->record_gpu_share(args(), {0, 4, 16}, Clock::now() + 500ms), "");
+    std::string error = h.binder->record_devices({{"team-a/data", "d0"}}, Clock::now() + 500ms);
+    EXPECT_NE(error.find("recording the device of claim team-a/data: " + refused), std::string::npos) << error;
+    error = h.binder->record_gpu_share(args(), {0, 4, 16}, Clock::now() + 500ms);
+    EXPECT_NE(error.find("recording GPU 0 on pod team-a/trainer-0: " + refused), std::string::npos) << error;
+    EXPECT_EQ(h.server.requests("PATCH").size(), 1u);
+  }
+}
+
 TEST(ApiBinder, AnUnreachableServerIsRetriedThenReported) {
   std::string url;
   {

@@ -1,7 +1,8 @@
 // Binding in kubernetes mode, wired as the daemon wires it: an engine::Extender whose state is fed
 // by a KubeCluster and whose Binder is an ApiBinder, both talking to the fake API server. The
 // reservation taken at /bind holds the GPUs until the watch reports the pod bound; a failed
-// binding gives them back; and however binds interleave, no node ever holds more GPUs than it has.
+// binding gives them back; however binds interleave, no node ever holds more GPUs than it has; and
+// no Binding is sent for a node kube-scheduler could not have chosen.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -239,6 +240,52 @@ TEST_F(KubeBinding, NotReadyRefusesToBind) {
   BindAnswer answer = bind("p1");
   EXPECT_NE(answer.error.find("scheduler-extender is not ready: nodes not synced yet"), std::string::npos) << answer.error;
   EXPECT_TRUE(h_->server.requests("POST").empty());
+}
+
+// A caller who can reach the scheduler port binds only where kube-scheduler could have placed the
+// pod: each refusal below leaves the pod pending and posts no Binding.
+TEST(KubeBindingEligibility, NoBindingWhereKubeSchedulerCouldNotHavePlacedThePod) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("team-a", 8, {}, {{"team", "a"}}));
+  h.fake.put(Kind::kNodes, node_object("team-b", 8, {}, {{"team", "b"}}));
+  json tainted = node_object("tainted", 8, {}, {{"team", "a"}});
+  tainted["spec"]["taints"] = json::array({{{"key", "dedicated"}, {"value", "infra"}, {"effect", "NoSchedule"}}});
+  h.fake.put(Kind::kNodes, tainted);
+  json one_cpu = node_object("one-cpu", 8, {}, {{"team", "a"}});
+  one_cpu["status"]["allocatable"]["cpu"] = "1";
+  h.fake.put(Kind::kNodes, one_cpu);
+  json selective = pod_object("ml", "selective", "uid-selective", 1);
+  selective["spec"]["nodeSelector"] = {{"team", "a"}};
+  h.fake.put(Kind::kPods, selective);
+  json hungry = pod_object("ml", "hungry", "uid-hungry", 8);
+  hungry["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "16";
+  h.fake.put(Kind::kPods, hungry);
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  KubeExtender ext(h);
+
+  struct Case {
+    const char* what;
+    wire::BindingArgs args;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"a node its nodeSelector does not match", binding("selective", "team-b"), "nodeSelector team=a: node has team=b"},
+      {"a node with a taint it does not tolerate", binding("selective", "tainted"), "taint dedicated=infra:NoSchedule"},
+      {"16 CPUs on a node with 1", binding("hungry", "one-cpu"), "cpu: pod requests 16, node has 1 free of 1"},
+      {"another pod's name with its uid", {"hungry", "ml", "uid-selective", "team-a"}, "the uid belongs to another pod"},
+  };
+  for (const auto& c : cases) {
+    BindAnswer answer = ext->bind(c.args);
+    EXPECT_NE(answer.refusal, Refusal::kNone) << c.what;
+    EXPECT_NE(answer.error.find(c.mentions), std::string::npos) << c.what << ": " << answer.error;
+  }
+  EXPECT_TRUE(h.server.requests("POST").empty()) << "no Binding reaches the API server";
+  EXPECT_FALSE(h.fake.object(Kind::kPods, "ml/selective").value()["spec"].contains("nodeName"));
+  EXPECT_FALSE(h.fake.object(Kind::kPods, "ml/hungry").value()["spec"].contains("nodeName"));
+
+  EXPECT_EQ(ext->bind(binding("selective", "team-a")).error, "") << "where kube-scheduler could place it";
+  EXPECT_EQ(binding_posts(h, "selective").size(), 1u);
 }
 
 // Many binds at once, for more pods than fit, with the fake server confirming each binding

@@ -78,6 +78,7 @@ TEST(KubeCluster, AfterSyncTheStateHoldsSupplyPodsAndVolumes) {
   EXPECT_EQ(volume.allocation.volumes[0].bytes, std::int64_t{100} << 30);
   EXPECT_EQ(g1->placed.gpus_used(kGpu), 3);
   EXPECT_EQ(g1->placed.pool_used("local"), std::int64_t{100} << 30);
+  EXPECT_EQ(g1->placed.pods, 2) << "each bound pod takes a pod slot; the claimed volume does not";
 
   const state::NodeState* g2 = snap.find("gpu-2");
   ASSERT_NE(g2, nullptr);

@@ -80,6 +80,10 @@ struct Replica {
       std::lock_guard lock(mu);
       transitions.push_back(l.leading);
     };
+    hooks.on_release = [this](const Leadership& l) {
+      std::lock_guard lock(mu);
+      releases.push_back(l);
+    };
     hooks.after_step = [this](bool leading) { last_step_leading = leading; };
     election = std::make_unique<LeaderElection>(*store, identity, timing, std::move(hooks));
   }
@@ -87,11 +91,16 @@ struct Replica {
     std::lock_guard lock(mu);
     return transitions;
   }
+  std::vector<Leadership> released() {
+    std::lock_guard lock(mu);
+    return releases;
+  }
   std::unique_ptr<ApiClient> client;
   std::unique_ptr<ApiLeaseStore> store;
   std::unique_ptr<LeaderElection> election;
   std::mutex mu;
   std::vector<bool> transitions;
+  std::vector<Leadership> releases;
   std::atomic<bool> last_step_leading{false};
 };
 
@@ -114,7 +123,10 @@ TEST(LeaderElection, OneOfTwoReplicasLeadsAndAReleaseHandsOver) {
   const auto released = Clock::now();
   a.election->stop();
   EXPECT_TRUE(a.election->not_leading());
-  EXPECT_EQ(a.heard(), (std::vector<bool>{true, false}));
+  EXPECT_EQ(a.heard(), (std::vector<bool>{true})) << "a hand-over is not heard as a loss of leadership";
+  ASSERT_EQ(a.released().size(), 1u);
+  EXPECT_FALSE(a.released()[0].leading);
+  EXPECT_EQ(a.released()[0].last_error, "") << "the lease was released";
   EXPECT_FALSE(a.last_step_leading) << "the label follows a stop too";
   ASSERT_TRUE(eventually([&] { return !b.election->not_leading(); }));
   EXPECT_LT(Clock::now() - released, kFast.lease_duration) << "a released lease is taken before it would expire";
@@ -139,10 +151,12 @@ TEST(LeaderElection, ALeaderCutOffFromTheApiServerStopsDecidingBeforeItsLeaseCou
   EXPECT_GE(stopped - cut, kFast.renew_deadline - kFast.retry_period * 2) << "a failed renewal keeps the term";
   EXPECT_NE(a.election->not_leading()->find("renew deadline"), std::string::npos) << *a.election->not_leading();
   ASSERT_TRUE(eventually([&] { return a.heard() == std::vector<bool>{true, false}; }));
+  EXPECT_TRUE(a.released().empty()) << "a lapsed term is a loss, not a hand-over";
   EXPECT_TRUE(eventually([&] { return !a.last_step_leading; }));
   lease.set_down(false);
   EXPECT_TRUE(eventually([&] { return !a.election->not_leading(); }, 5s)) << "it leads again once it can renew";
   a.election->stop();
+  EXPECT_EQ(a.released().size(), 1u);
 }
 
 TEST(LeaderElection, AReplicaThatMayNotCampaignNeverTakesTheLease) {

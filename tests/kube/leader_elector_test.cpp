@@ -14,11 +14,13 @@ using WallClock = LeaderElector::WallClock;
 
 // A Lease in memory, with the API server's rules: create fails when it exists, update when the
 // resourceVersion read is no longer current. `down` makes every call fail; `before_write` runs
-// between a caller's read and its write (another replica writing meanwhile).
+// between a caller's read and its write (another replica writing meanwhile); `during_get` runs
+// once inside the next read, before it answers (a slow read, while which another replica writes).
 class MemoryLeaseStore : public LeaseStore {
  public:
   Result<std::optional<LeaseRecord>> get() override {
     ++reads;
+    if (auto hook = std::exchange(during_get, nullptr)) hook();
     if (down) return Error{"connection refused"};
     return lease;
   }
@@ -46,6 +48,7 @@ class MemoryLeaseStore : public LeaseStore {
   std::optional<LeaseRecord> lease;
   bool down = false;
   std::function<void()> before_write;
+  std::function<void()> during_get;
   int version = 100;
   int reads = 0;
   int writes = 0;
@@ -55,14 +58,21 @@ const ElectionTiming kTiming{15s, 10s, 2s};
 const Clock::time_point T0 = Clock::time_point(1h);
 const WallClock::time_point W0 = WallClock::time_point(std::chrono::hours(24 * 365 * 56));
 
+// The fake monotonic clock the electors read when a read returns; an attempt moves it to its start.
+Clock::time_point fake_now = T0;
+Clock::time_point fake_clock() { return fake_now; }
+
 // Wall time moves with the fake monotonic clock.
 WallClock::time_point wall(Clock::time_point t) { return W0 + (t - T0); }
 
-bool attempt(LeaderElector& e, Clock::time_point t) { return e.try_acquire_or_renew(t, wall(t)); }
+bool attempt(LeaderElector& e, Clock::time_point t) {
+  fake_now = t;
+  return e.try_acquire_or_renew(t, wall(t));
+}
 
 TEST(LeaderElector, CreatesAMissingLeaseAndLeads) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
   EXPECT_TRUE(a.not_leading(T0)) << "nobody leads before the first attempt";
   EXPECT_TRUE(attempt(a, T0));
   ASSERT_TRUE(store.lease);
@@ -77,7 +87,7 @@ TEST(LeaderElector, CreatesAMissingLeaseAndLeads) {
 
 TEST(LeaderElector, RenewalMovesRenewTimeAndKeepsAcquireTime) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   const LeaseRecord first = *store.lease;
   ASSERT_TRUE(attempt(a, T0 + 2s));
@@ -91,7 +101,7 @@ TEST(LeaderElector, RenewalMovesRenewTimeAndKeepsAcquireTime) {
 
 TEST(LeaderElector, StopsLeadingAtTheRenewDeadlineWhenItCannotRenew) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   store.down = true;
   for (auto t = T0 + 2s; t < T0 + 10s; t += 2s) {
@@ -111,8 +121,8 @@ TEST(LeaderElector, StopsLeadingAtTheRenewDeadlineWhenItCannotRenew) {
 
 TEST(LeaderElector, NeverTakesALiveLease) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   for (auto t = T0 + 1s; t < T0 + 120s; t += 1s) {
     if ((t - T0) % 2s == 0s) {
@@ -129,8 +139,8 @@ TEST(LeaderElector, NeverTakesALiveLease) {
 
 TEST(LeaderElector, TakesOverALeaseNotRenewedForItsDurationAfterTheOldLeaderStopped) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   const LeaseRecord held = *store.lease;
   EXPECT_FALSE(attempt(b, T0 + 1s));  // b sees a's record first here: its 15 s count from now
@@ -147,11 +157,32 @@ TEST(LeaderElector, TakesOverALeaseNotRenewedForItsDurationAfterTheOldLeaderStop
   EXPECT_EQ(store.lease->holder, "b");
 }
 
+TEST(LeaderElector, AStandbyCountsTheLeaseDurationFromWhenItsSlowReadReturned) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
+  ASSERT_TRUE(attempt(a, T0));
+  // b's read starts at +1 s and takes 4.5 s; a renews at +5 s, so the read shows that renewal.
+  store.during_get = [&] {
+    ASSERT_TRUE(attempt(a, T0 + 5s));
+    fake_now = T0 + 5500ms;
+  };
+  EXPECT_FALSE(attempt(b, T0 + 1s));
+  EXPECT_FALSE(a.not_leading(T0 + 15s - 1ms)) << "a's last term runs until +15 s";
+  // a stops renewing. b saw the renewal at +5.5 s and may take over 15 s after that, not before.
+  for (auto t = T0 + 6s; t < T0 + 20500ms; t += 500ms) {
+    EXPECT_FALSE(attempt(b, t)) << "at +" << std::chrono::duration<double>(t - T0).count() << " s";
+  }
+  EXPECT_EQ(store.lease->holder, "a");
+  EXPECT_TRUE(attempt(b, T0 + 20500ms));
+  EXPECT_EQ(store.lease->holder, "b");
+}
+
 TEST(LeaderElector, OfTwoWritersOnTheSameReadOneGetsAConflict) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
-  LeaderElector c(store, "c", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
+  LeaderElector c(store, "c", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   EXPECT_FALSE(attempt(b, T0 + 1s));
   EXPECT_FALSE(attempt(c, T0 + 1s));
@@ -166,8 +197,8 @@ TEST(LeaderElector, OfTwoWritersOnTheSameReadOneGetsAConflict) {
 
 TEST(LeaderElector, ACreateRaceIsAConflictToo) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
   store.before_write = [&] { EXPECT_TRUE(attempt(a, T0)); };
   EXPECT_FALSE(attempt(b, T0));
   EXPECT_EQ(store.lease->holder, "a");
@@ -175,8 +206,8 @@ TEST(LeaderElector, ACreateRaceIsAConflictToo) {
 
 TEST(LeaderElector, ReleaseHandsOverAtTheStandbysNextAttempt) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   EXPECT_FALSE(attempt(b, T0 + 1s));
   a.release(T0 + 1500ms, wall(T0 + 1500ms));
@@ -188,10 +219,29 @@ TEST(LeaderElector, ReleaseHandsOverAtTheStandbysNextAttempt) {
   EXPECT_EQ(store.lease->transitions, 1);
 }
 
+TEST(LeaderElector, AReleaseSaysWhetherItFailed) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  ASSERT_TRUE(attempt(a, T0));
+  store.down = true;
+  EXPECT_TRUE(attempt(a, T0 + 2s)) << "a failed renewal keeps the term";
+  ASSERT_NE(a.view(T0 + 2s).last_error, "");
+  store.down = false;
+  a.release(T0 + 3s, wall(T0 + 3s));
+  EXPECT_EQ(a.view(T0 + 3s).last_error, "") << "released: the earlier renewal's error is over";
+
+  LeaderElector b(store, "b", kTiming, fake_clock);
+  ASSERT_TRUE(attempt(b, T0 + 4s));
+  store.down = true;
+  b.release(T0 + 5s, wall(T0 + 5s));
+  EXPECT_NE(b.view(T0 + 5s).last_error.find("releasing Lease ns/lease: connection refused"), std::string::npos)
+      << b.view(T0 + 5s).last_error;
+}
+
 TEST(LeaderElector, ReleaseByAStandbyWritesNothing) {
   MemoryLeaseStore store;
-  LeaderElector a(store, "a", kTiming);
-  LeaderElector b(store, "b", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
+  LeaderElector b(store, "b", kTiming, fake_clock);
   ASSERT_TRUE(attempt(a, T0));
   EXPECT_FALSE(attempt(b, T0 + 1s));
   const int writes = store.writes;
@@ -203,12 +253,12 @@ TEST(LeaderElector, ReleaseByAStandbyWritesNothing) {
 TEST(LeaderElector, ARestartedProcessOfTheSameIdentityRenewsAtOnce) {
   MemoryLeaseStore store;
   {
-    LeaderElector before(store, "pod-0_uid", kTiming);
+    LeaderElector before(store, "pod-0_uid", kTiming, fake_clock);
     ASSERT_TRUE(attempt(before, T0));
     ASSERT_TRUE(attempt(before, T0 + 2s));
   }
   const LeaseRecord held = *store.lease;
-  LeaderElector after(store, "pod-0_uid", kTiming);
+  LeaderElector after(store, "pod-0_uid", kTiming, fake_clock);
   EXPECT_TRUE(attempt(after, T0 + 3s));
   EXPECT_EQ(store.lease->acquire_time, held.acquire_time);
   EXPECT_EQ(store.lease->transitions, held.transitions);
@@ -218,7 +268,7 @@ TEST(LeaderElector, ALeaseDurationOfAnySizeIsReadSafely) {
   for (std::int64_t seconds : {std::numeric_limits<std::int64_t>::max(), std::int64_t{-5}, std::int64_t{0}}) {
     MemoryLeaseStore store;
     store.lease = LeaseRecord{"x", seconds, "t", "t", 0, "1"};
-    LeaderElector a(store, "a", kTiming);
+    LeaderElector a(store, "a", kTiming, fake_clock);
     EXPECT_EQ(attempt(a, T0), seconds <= 0) << seconds << " s: only a lease that is already over is taken";
     EXPECT_EQ(attempt(a, T0 + std::chrono::hours(24 * 400)), true) << seconds << " s: held to a year at most";
   }
@@ -227,7 +277,7 @@ TEST(LeaderElector, ALeaseDurationOfAnySizeIsReadSafely) {
 TEST(LeaderElector, AFailedAttemptAsStandbyIsReportedAndLeadsNowhere) {
   MemoryLeaseStore store;
   store.down = true;
-  LeaderElector a(store, "a", kTiming);
+  LeaderElector a(store, "a", kTiming, fake_clock);
   EXPECT_FALSE(attempt(a, T0));
   EXPECT_NE(a.view(T0).last_error.find("connection refused"), std::string::npos);
   EXPECT_EQ(a.view(T0).transitions, 0u);

@@ -99,6 +99,34 @@ TEST(ComputeDemand, CollectsEveryManagedGpuResource) {
   EXPECT_FALSE(d->needs_nothing());
 }
 
+TEST(ComputeDemand, EveryPodCarriesItsCpuAndMemoryAndManagedOnesTheirConstraints) {
+  Pod pod;
+  pod.uid = "u";
+  Container main = app("main", nullptr);
+  main.requests["cpu"] = "16";
+  main.requests["memory"] = "2Gi";
+  pod.containers.push_back(main);
+  pod.constraints.node_selector = {{"team", "a"}};
+  pod.constraints.tolerations = {{"team", "Exists", "", "NoSchedule"}};
+  auto nothing = compute_demand(pod, rules());
+  ASSERT_TRUE(nothing) << nothing.message();
+  EXPECT_EQ(nothing->cpu_milli, 16000) << "a pod that needs nothing managed: read (fragmentation weighs it)";
+  EXPECT_EQ(nothing->constraints, PodConstraints{});
+
+  PodVolume scratch;
+  scratch.name = "scratch";
+  scratch.kind = PodVolume::Kind::kEphemeral;
+  scratch.storage_class = "local-hdd";
+  scratch.storage_request = "1Gi";
+  pod.volumes.push_back(scratch);
+  auto volume_only = compute_demand(pod, rules());
+  ASSERT_TRUE(volume_only) << volume_only.message();
+  EXPECT_FALSE(volume_only->needs_gpu());
+  EXPECT_EQ(volume_only->cpu_milli, 16000) << "a volume-only pod: read too, for the bind's check";
+  EXPECT_EQ(volume_only->memory_bytes, std::int64_t{2} << 30);
+  EXPECT_EQ(volume_only->constraints, pod.constraints);
+}
+
 TEST(ComputeDemand, CpuAndMemoryOfEveryPodByTheSameRules) {
   struct Case {
     const char* what;

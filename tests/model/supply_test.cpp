@@ -37,6 +37,31 @@ TEST(SupplyFromNode, ReadsGpusMemoryAndPools) {
   EXPECT_TRUE(s.problems.empty());
 }
 
+TEST(SupplyFromNode, ReadsWhatKubeSchedulersNodeFiltersRead) {
+  Node node;
+  node.name = "n1";
+  node.allocatable = {{"cpu", "95500m"}, {"memory", "512Gi"}, {"pods", "110"}};
+  node.labels = {{"team", "a"}};
+  node.taints = {{"team", "a", "NoSchedule"}};
+  node.unschedulable = true;
+  NodeSupply s = supply_from_node(node, rules());
+  EXPECT_EQ(s.cpu_milli, 95500);
+  EXPECT_EQ(s.memory_bytes, std::int64_t{512} << 30);
+  EXPECT_EQ(s.pods, 110);
+  EXPECT_EQ(s.labels, node.labels);
+  EXPECT_EQ(s.taints, node.taints);
+  EXPECT_TRUE(s.unschedulable);
+  EXPECT_TRUE(s.taints_known);
+  EXPECT_TRUE(s.labels_known);
+
+  node.labels_complete = false;
+  node.allocatable["pods"] = "many";
+  s = supply_from_node(node, rules());
+  EXPECT_FALSE(s.labels_known) << "a decoder kept only some labels";
+  EXPECT_EQ(s.pods, 0) << "unreadable: unknown";
+  EXPECT_FALSE(NodeSupply{}.taints_known) << "an inventory node's taints are not known";
+}
+
 TEST(SupplyFromNode, UnreadableValuesBecomeProblemsOfTheirSubject) {
   Node node;
   node.name = "n1";

@@ -76,5 +76,19 @@ TEST(Api, FilterAndPrioritizeGiveUpPastTheRequestDeadline) {
   EXPECT_NE(res.body.find(R"("Error":"")"), std::string::npos) << res.body.substr(res.body.size() - 200);
 }
 
+TEST(Api, TheRequestDeadlineCountsFromWhenTheRequestWasQueued) {
+  Harness h;
+  Api api = h.api(4s);
+  HttpRequest waited = request("POST", "/scheduler/filter", names_body(600));
+  waited.queued_at = std::chrono::steady_clock::now() - 5s;
+  HttpResponse res = api.handle(waited);
+  EXPECT_NE(res.body.find(R"("Error":"filter took longer than server.request_deadline)"), std::string::npos)
+      << "five seconds in the queue left the filter a full deadline: " << res.body.substr(0, 200);
+  HttpRequest fresh = request("POST", "/scheduler/filter", names_body(600));
+  fresh.queued_at = std::chrono::steady_clock::now();
+  res = api.handle(fresh);
+  EXPECT_NE(res.body.find(R"("Error":"")"), std::string::npos) << res.body.substr(res.body.size() - 200);
+}
+
 }  // namespace
 }  // namespace extender::server

@@ -150,17 +150,61 @@ TLS
 {{- if or (eq (toString $e) "true") (and (eq (toString $e) "auto") .Values.secondScheduler.enabled) -}}true{{- end -}}
 {{- end -}}
 
+{{/* "true" when the chart generates the TLS material: tls.enabled with neither
+tls.existingSecret nor an inline tls.cert. */}}
+{{- define "scheduler-extender.tlsGenerated" -}}
+{{- if and .Values.tls.enabled (not .Values.tls.existingSecret) (not .Values.tls.cert) -}}true{{- end -}}
+{{- end -}}
+
+{{/* The subject CN of the generated client certificate of the scheduler(s). */}}
+{{- define "scheduler-extender.generatedClientName" -}}
+{{- include "scheduler-extender.schedulerFullname" . -}}
+{{- end -}}
+
+{{/* The generated secrets already in the cluster, when both are there, made by this chart
+(annotation scheduler-extender.io/generated) and complete: reused on upgrade so that certificates
+stay the same. Empty dict otherwise (first install, `helm template`, or a secret removed to rotate). */}}
+{{- define "scheduler-extender.generatedTlsInCluster" -}}
+{{- $server := lookup "v1" "Secret" .Release.Namespace (include "scheduler-extender.tlsSecretName" .) | default dict -}}
+{{- $client := lookup "v1" "Secret" .Release.Namespace (printf "%s-tls" (include "scheduler-extender.schedulerFullname" .)) | default dict -}}
+{{- $ok := true -}}
+{{- range $secret := list $server $client -}}
+{{- $annotations := ($secret.metadata | default dict).annotations | default dict -}}
+{{- if ne (index $annotations "scheduler-extender.io/generated" | default "") "true" -}}{{- $ok = false -}}{{- end -}}
+{{- $data := $secret.data | default dict -}}
+{{- range $key := list "ca.crt" "tls.crt" "tls.key" -}}
+{{- if not (index $data $key) -}}{{- $ok = false -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $ok -}}
+{{- dict "server" $server.data "client" $client.data | toJson -}}
+{{- else -}}
+{}
+{{- end -}}
+{{- end -}}
+
+{{/* What rolls the pods that read the generated material at start: a digest of the secrets in
+the cluster when they are reused, else the release revision (new material this release). */}}
+{{- define "scheduler-extender.generatedTlsStamp" -}}
+{{- $existing := include "scheduler-extender.generatedTlsInCluster" . | fromJson -}}
+{{- if $existing -}}
+{{- toJson $existing | sha256sum -}}
+{{- else -}}
+{{- printf "generated-in-revision-%d" .Release.Revision | sha256sum -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "scheduler-extender.validateTls" -}}
 {{- if .Values.tls.enabled -}}
-{{- if not .Values.tls.existingSecret -}}
+{{- if and (not .Values.tls.existingSecret) (or .Values.tls.cert .Values.tls.key) -}}
 {{- if or (not .Values.tls.cert) (not .Values.tls.key) -}}
-{{- fail "tls.enabled needs tls.existingSecret, or tls.cert and tls.key (PEM)" -}}
+{{- fail "tls.enabled with inline PEM needs both tls.cert and tls.key (or neither, and the chart generates them; or tls.existingSecret)" -}}
 {{- end -}}
 {{- if and .Values.tls.requireClientCert (not .Values.tls.ca) -}}
 {{- fail "tls.requireClientCert needs tls.ca (the CA that signs the schedulers' client certificates), or tls.existingSecret with ca.crt" -}}
 {{- end -}}
 {{- end -}}
-{{- if and .Values.secondScheduler.enabled (not .Values.secondScheduler.tls.existingSecret) -}}
+{{- if and .Values.secondScheduler.enabled (not .Values.secondScheduler.tls.existingSecret) (not (include "scheduler-extender.tlsGenerated" .)) -}}
 {{- if and .Values.tls.requireClientCert (or (not .Values.secondScheduler.tls.cert) (not .Values.secondScheduler.tls.key)) -}}
 {{- fail "tls.enabled with tls.requireClientCert: the second scheduler needs a client certificate: secondScheduler.tls.existingSecret, or secondScheduler.tls.cert and secondScheduler.tls.key" -}}
 {{- end -}}
@@ -268,7 +312,13 @@ The daemon's configuration file
 {{- $_ := set $tls "key_file" (printf "%s/tls.key" $dir) -}}
 {{- if .Values.tls.requireClientCert -}}
 {{- $_ := set $tls "client_ca_file" (printf "%s/ca.crt" $dir) -}}
-{{- $_ := set $tls "client_names" (.Values.tls.clientNames | default list) -}}
+{{- $names := .Values.tls.clientNames | default list -}}
+{{- if and (include "scheduler-extender.tlsGenerated" .) $names -}}
+{{- $names = append $names (include "scheduler-extender.generatedClientName" .) | uniq -}}
+{{- else if include "scheduler-extender.tlsGenerated" . -}}
+{{- $names = list (include "scheduler-extender.generatedClientName" .) -}}
+{{- end -}}
+{{- $_ := set $tls "client_names" $names -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $server "listen" "0.0.0.0:8888" -}}

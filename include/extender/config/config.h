@@ -38,7 +38,7 @@ struct ServerConfig {
   std::int64_t max_header_bytes = std::int64_t{64} << 10;  // request line and headers together
   std::int64_t max_header_count = 100;
   milliseconds header_timeout{5'000};      // a request head must arrive within this
-  milliseconds read_timeout{10'000};       // a body within this plus its size at min_body_rate
+  milliseconds read_timeout{10'000};       // a body within this plus its bytes received at min_body_rate
   std::int64_t min_body_rate = std::int64_t{1} << 20;       // bytes per second
   milliseconds write_timeout{10'000};      // an answer within this plus its size at min_body_rate
   milliseconds keep_alive_timeout{5'000};
@@ -93,6 +93,11 @@ struct KubernetesConfig {
   std::vector<std::string> scheduler_names = {"default-scheduler"};
   milliseconds token_reload{60'000};
   std::string user_agent = "scheduler-extender";
+  // Client-side limit of the writes a bind makes (claim and pod patches, Bindings), as client-go's
+  // QPS and burst (kube-scheduler's own client: 50 and 100); api_qps 0: no limit. Lease and
+  // leader-label writes are not counted (their own few a second, never behind a burst of binds).
+  std::int64_t api_qps = 50;
+  std::int64_t api_burst = 100;
 };
 
 // Kubernetes mode: replicas elect one leader on a coordination.k8s.io/v1 Lease (client-go's

@@ -3,7 +3,9 @@
 // server). Called by the engine with no lock held, after the node's capacity was reserved: first
 // the records every replica reads back (devices of volumes on their claims, the GPU of a share on
 // the pod), then the Binding, all by one deadline (the bind's start plus kubernetes.bind_timeout,
-// below the scheduler's own timeout). Implementations must be thread-safe and answer by the deadline.
+// below the scheduler's own timeout). Before the Binding the engine waits for its turn under the
+// client-side limit of API writes (wait_turn), then checks its leadership a last time, then binds.
+// Implementations must be thread-safe and answer by the deadline.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -27,6 +29,13 @@ using Deadline = std::chrono::steady_clock::time_point;
 class Binder {
  public:
   virtual ~Binder() = default;
+  // Waits until the Binding may be sent under the client-side limit of API writes; "" when it
+  // may (bind's first attempt then goes out at once), otherwise why not, answered without waiting
+  // when the turn would come after `deadline`. No limit: "" at once.
+  virtual std::string wait_turn(Deadline deadline) {
+    (void)deadline;
+    return {};
+  }
   // "" when the pod is bound to args.node (also when it already was), otherwise why not.
   virtual std::string bind(const wire::BindingArgs& args, Deadline deadline) = 0;
   // Records on each claim (namespace/name -> device) the device of its pool that holds its volume,

@@ -49,6 +49,8 @@ enum class Refusal {
   kTerminating,       // being deleted
   kOtherScheduler,    // spec.schedulerName not in kubernetes.scheduler_names
   kNothingManaged,    // needs no GPU and no managed volume
+  kNameMismatch,      // the uid belongs to a pod of another namespace or name
+  kNodeIneligible,    // not a node kube-scheduler could place the pod on (policy/node_eligibility.h)
   kCount,
 };
 const char* refusal_name(Refusal r);
@@ -101,9 +103,13 @@ struct ExtenderDeps {
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
-// shows pending (unbound, not terminating), whose spec.schedulerName is one of
-// kubernetes.scheduler_names and that needs a managed resource; in standalone mode only the last
-// rule applies. Anything else is refused with a reason (BindAnswer::refusal).
+// shows pending (unbound, not terminating) under the namespace and name the request gives, whose
+// spec.schedulerName is one of kubernetes.scheduler_names and that needs a managed resource; in
+// standalone mode the pod (remembered from /filter or /prioritize) must need a managed resource
+// and carry that namespace and name. In both modes /bind then places the pod only on a node
+// kube-scheduler could have chosen for it (its nodeSelector, required node affinity, taints,
+// cordon, and free cpu, memory and pods; policy/node_eligibility.h), checked under the node's
+// lock before capacity is reserved. Anything else is refused with a reason (BindAnswer::refusal).
 class Extender {
  public:
   Extender(const config::Config& config, ExtenderDeps deps);

@@ -6,7 +6,13 @@
 // a second, as connections are made): new connections present the new pair, pooled ones are
 // dropped, requests in flight finish on theirs. Every connection has TCP keepalive on.
 // Connections are pooled for plain requests; each stream (a watch) has a connection of its own and can be
-// cancelled from another thread through its StreamHandle. Thread-safe.
+// cancelled from another thread through its StreamHandle. A plain request (get, post, put,
+// merge_patch) ends by one deadline, its start plus `timeout`, whatever the server does: the
+// retry after a 401 shares it, every connect, read and write waits at most what is left of it,
+// and a connection still busy at the deadline is stopped from the DeadlineWatch's thread (a
+// trickled answer cannot stretch a call). The TLS handshake of a new connection is the one step
+// the stop waits for; each of its round trips is bounded by what was left at its start.
+// Thread-safe.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -19,6 +25,7 @@
 
 #include "extender/common/result.h"
 #include "extender/kube/credentials.h"
+#include "extender/kube/deadline_watch.h"
 
 namespace httplib {
 class ClientImpl;
@@ -115,6 +122,8 @@ class ApiClient {
 
   std::mutex pool_mu_;
   std::vector<Pooled> pool_;
+
+  DeadlineWatch deadlines_;
 };
 
 // TCP keepalive as every API connection has it, so that a peer gone without a word is noticed in

@@ -5,19 +5,24 @@
 // is success too (an earlier attempt landed); transport errors, 429 and 5xx are retried while the
 // deadline allows. Before the Binding it records the devices chosen for the pod's volumes on their
 // claims (annotation scheduler-extender.io/device) and the GPU of a share on the pod (the gpushare
-// annotations, kube/gpushare.h). A 403 on any of them is remembered for /readyz. Thread-safe.
+// annotations, kube/gpushare.h). A 403 on any of them is remembered for /readyz. Every write
+// (patch, Binding attempt) waits for its turn under `writes`, the client-side limit of API writes
+// (none when null), within the same deadline; the Binding's first attempt goes on the turn the
+// engine waited for with wait_turn. Thread-safe.
 #include <chrono>
 #include <mutex>
 #include <string>
 
 #include "extender/engine/binder.h"
 #include "extender/kube/api_client.h"
+#include "extender/kube/token_bucket.h"
 
 namespace extender::kube {
 
 class ApiBinder : public engine::Binder {
  public:
-  explicit ApiBinder(ApiClient& client) : client_(client) {}
+  explicit ApiBinder(ApiClient& client, RateLimiter* writes = nullptr) : client_(client), writes_(writes) {}
+  std::string wait_turn(engine::Deadline deadline) override;
   std::string bind(const wire::BindingArgs& args, engine::Deadline deadline) override;
   // A merge patch of the device annotation on each claim, within the same deadline.
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
@@ -31,6 +36,7 @@ class ApiBinder : public engine::Binder {
 
  private:
   ApiClient& client_;
+  RateLimiter* writes_;
   void refuse(std::string why);
   mutable std::mutex mu_;
   std::string refused_;

@@ -5,9 +5,10 @@
 // as it is ready), renews every retry_period while it leads, and wakes at the end of its term
 // to report a step down when the renew deadline passes (verbs stop at the deadline itself:
 // LeaderElector answers from the clock, even while an attempt waits on the API server).
-// `on_transition` hears every start and end of leadership (one log line each); `after_step`
-// runs after every attempt (none while it may not campaign), with whether this replica leads
-// (the leader label follows it). stop() releases a held lease.
+// `on_transition` hears every start and end of leadership (one log line each) but the end by
+// stop(), which releases a held lease and tells `on_release` (a hand-over, not a loss; without
+// `on_release`, on_transition hears it too); `after_step` runs after every attempt (none while
+// it may not campaign), with whether this replica leads (the leader label follows it).
 // Callbacks run on the election thread. Thread-safe.
 #include <chrono>
 #include <condition_variable>
@@ -26,6 +27,7 @@ class LeaderElection {
   struct Hooks {
     std::function<bool()> may_campaign;
     std::function<void(const Leadership&)> on_transition;
+    std::function<void(const Leadership&)> on_release;  // last_error says when the release failed
     std::function<void(bool leading)> after_step;
   };
 

@@ -2,24 +2,28 @@
 // LeaderElector: leader election on a Lease with the semantics of client-go's leaderelection.
 // Each attempt (try_acquire_or_renew) reads the lease; one that does not exist is created; one
 // held by another identity is left alone while it is live, i.e. until its leaseDurationSeconds
-// have passed on this replica's monotonic clock since the record was last seen to change (clocks
-// of different machines are never compared); an expired or released (empty holder) lease, or one
-// already naming this identity, is written with this identity, guarded by the resourceVersion
-// read, so of two replicas racing for it one gets 409 and stays a candidate.
+// have passed on this replica's monotonic clock since the record was last seen to change: since
+// the read that showed the change returned (client-go's observedTime), not since that read
+// started, which a slow API server may make seconds earlier (clocks of different machines are
+// never compared). An expired or released (empty holder) lease, or one already naming this
+// identity, is written with this identity, guarded by the resourceVersion read, so of two
+// replicas racing for it one gets 409 and stays a candidate.
 //
 // Fencing by time: this replica leads only until renew_deadline has passed since the start of its
 // last successful write (`not_leading` answers from the clock, whatever the caller's thread is
-// doing). Another replica can take the lease at the earliest lease_duration after it saw that
-// write, which came after its start; with renew_deadline < lease_duration the old leader has
-// stopped deciding before anyone else can start, and the gap (lease_duration - renew_deadline)
-// is longer than any Binding it sent before stopping may take (config enforces bind_timeout < gap).
+// doing). Another replica can take the lease at the earliest lease_duration after a read of its
+// showed that write, which returned after the write started; with renew_deadline < lease_duration
+// the old leader has stopped deciding before anyone else can start, and the gap (lease_duration -
+// renew_deadline) is longer than any Binding it sent before stopping may take (config enforces
+// bind_timeout < gap).
 //
-// Time is passed in by the caller (tests drive it with a fake clock). try_acquire_or_renew and
-// release are called from one thread (the election loop); not_leading, view and holds may be
-// called from any thread.
+// The start of an attempt is passed in by the caller; the time a read returned is taken from
+// `clock` (tests drive both with a fake clock). try_acquire_or_renew and release are called from
+// one thread (the election loop); not_leading, view and holds may be called from any thread.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -49,11 +53,13 @@ class LeaderElector {
   using Clock = std::chrono::steady_clock;
   using WallClock = std::chrono::system_clock;
 
-  LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing);
+  LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
+                std::function<Clock::time_point()> clock = Clock::now);
 
   // One attempt to acquire the lease or renew it, started at `now` (`wall` is what the lease
-  // records). True when this replica leads after it. A failed renewal keeps the leadership
-  // until its deadline.
+  // records; a term it wins runs from `now`). Whether another holder's lease is live is judged
+  // by `clock` once the read returns. True when this replica leads after it. A failed renewal
+  // keeps the leadership until its deadline.
   bool try_acquire_or_renew(Clock::time_point now, WallClock::time_point wall);
   // Gives the lease up if this replica holds it (holder emptied, duration 1 s, as client-go's
   // ReleaseOnCancel), so that a standby takes it at its next attempt. Leads no longer either way.
@@ -77,10 +83,11 @@ class LeaderElector {
   LeaseStore& store_;
   const std::string identity_;
   const ElectionTiming timing_;
+  const std::function<Clock::time_point()> clock_;
 
   mutable std::mutex mu_;
   LeaseRecord observed_;                 // the lease as last read or written
-  Clock::time_point observed_at_{};      // when it was last seen to change
+  Clock::time_point observed_at_{};      // when a read or write that showed it changed returned
   bool leading_ = false;                 // the state transitions were reported for
   bool lapsed_ = false;                  // stepped down at the renew deadline, nobody else seen since
   std::string since_;

@@ -37,11 +37,15 @@ struct PodDemand {
   std::vector<VolumeDemand> volumes;                       // managed volumes of the pod
   std::int64_t gpu_share_bytes = 0;  // a share of one GPU, as memory (> 0: the pod asks no whole GPU)
   std::string gpu_share_resource;    // the resource it was asked as (aliyun.com/gpu-mem)
-  // The pod's CPU (thousandths of a core) and memory (bytes) requests by the same rules (the
-  // fragmentation policy weighs them); 0 when unreadable (not a managed resource: the scheduler,
-  // not this daemon, judges it).
+  // The pod's CPU (thousandths of a core) and memory (bytes) requests by the same rules, read for
+  // every pod (the fragmentation policy weighs them, pods without GPUs too; the bind checks the
+  // node has them free); 0 when unreadable (not a managed resource: the scheduler, not this
+  // daemon, judges it).
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
+  // Where the pod may run (the pod's own constraints, copied for pods that need something
+  // managed), so that a bind of a remembered demand can check the node.
+  PodConstraints constraints;
 
   bool needs_nothing() const { return gpus.empty() && volumes.empty() && gpu_share_bytes == 0; }
   bool needs_gpu() const { return !gpus.empty() || gpu_share_bytes > 0; }

@@ -24,6 +24,7 @@ struct Node {
   StringMap allocatable;
   bool unschedulable = false;
   std::vector<Taint> taints;
+  bool labels_complete = true;  // false when a decoder kept only some of the node's labels
   bool operator==(const Node&) const = default;
 };
 

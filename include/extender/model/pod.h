@@ -3,14 +3,14 @@
 // bodies) or `kube` (watch streams). Quantities stay as text here; `demand.h` interprets them.
 // Plain value types; thread-safe to share once built.
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace extender::model {
+#include "extender/model/pod_constraints.h"
+#include "extender/model/string_map.h"
 
-using StringMap = std::map<std::string, std::string, std::less<>>;
+namespace extender::model {
 
 struct Container {
   std::string name;
@@ -42,6 +42,7 @@ struct Pod {
   std::vector<Container> containers;
   StringMap overhead;
   std::vector<PodVolume> volumes;
+  PodConstraints constraints;  // nodeSelector, required node affinity, tolerations
 
   std::string display_name() const { return namespace_name + "/" + name; }
 };

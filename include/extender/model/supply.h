@@ -1,7 +1,8 @@
 #pragma once
 // NodeSupply: what one node offers of the managed resources: GPUs per resource name, memory per
-// GPU, local storage pools (optionally split into devices). Built from a Node object by the rules
-// below, or directly by the inventory. Value types; thread-safe once built.
+// GPU, local storage pools (optionally split into devices); and what kube-scheduler's own filters
+// read of it (cpu, memory and pods allocatable, labels, taints, unschedulable). Built from a Node
+// object by the rules below, or directly by the inventory. Value types; thread-safe once built.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -40,6 +41,15 @@ struct NodeSupply {
   // or a Node's allocatable; 0 when not given (unknown: the policies then assume it never runs out).
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
+  std::int64_t pods = 0;  // allocatable pods; 0 when not given (unknown: never runs out)
+  // Labels and taints, for the bind's eligibility check (policy/node_eligibility.h), judged only
+  // where known: taints and unschedulable when read from a Node object (the watch, or a request's
+  // Nodes); labels when read in full (the watch; a request's Nodes may be decoded with only the
+  // labels GPUs need, and an inventory lists only those).
+  StringMap labels;
+  std::vector<Taint> taints;
+  bool taints_known = false;
+  bool labels_known = false;
 
   const Pool* find_pool(std::string_view pool_name) const;
   bool operator==(const NodeSupply&) const = default;

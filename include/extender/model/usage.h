@@ -25,8 +25,9 @@ struct Allocation {
   std::map<std::string, std::int64_t, std::less<>> gpus;
   std::vector<VolumePlacement> volumes;
   std::vector<GpuHold> gpu_devices;  // the GPU devices held (whole GPUs and shares), when recorded
-  std::int64_t cpu_milli = 0;        // the pod's CPU request (GPU pods only; see demand.h)
+  std::int64_t cpu_milli = 0;        // the pod's CPU request (see demand.h)
   std::int64_t memory_bytes = 0;     // the pod's memory request, likewise
+  std::int64_t pods = 0;             // 1 for a pod's allocation, 0 for a claimed volume's
   bool operator==(const Allocation&) const = default;
 };
 
@@ -41,6 +42,7 @@ struct NodeUsage {
   GpuDeviceUsage gpu_devices;  // per device index
   std::int64_t cpu_milli = 0;     // CPU requested by the allocations, summed
   std::int64_t memory_bytes = 0;  // memory requested by the allocations, summed
+  std::int64_t pods = 0;          // pods among the allocations
   std::int64_t whole_gpu_holds() const;  // devices held whole, summed over claims
 
   void add(const Allocation& a) { apply(a, 1); }

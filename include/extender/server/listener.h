@@ -6,15 +6,17 @@
 // the API server cannot hold what filters need); the lane's answer is written back by the loop.
 //
 // Deadlines: a request head within header_timeout of its first byte (a new connection's: of its
-// accept), a body within read_timeout plus its size at min_body_rate, an answer within
-// write_timeout plus its size at the same rate, an idle keep-alive connection closed after
-// keep_alive_timeout. Caps: open connections in all and per peer address (past either, the oldest
-// connection that is idle or still sending its head is closed; a new connection is refused only
-// when every open one is busy), request bodies held at once (past it, 503).
+// accept), a body within read_timeout plus the bytes received so far (on the wire) at
+// min_body_rate, an answer within write_timeout plus its size at the same rate, an idle keep-alive
+// connection closed after keep_alive_timeout. Caps: open connections in all and per peer address,
+// in every phase (past either, the oldest connection that is idle, still sending its head, or
+// sending its body below min_body_rate is closed; else the new connection is refused), request
+// bodies held at once (past it, the oldest body below min_body_rate is closed, else 503).
 //
-// Each request carries its peer address, whether that peer is on loopback, and the names of its
-// TLS client certificate; with an allow-list of client names, other certificates are answered 403
-// before any handler runs. Certificates are re-read when their files change (TlsContextSource).
+// Each request carries its peer address, whether that peer is 127.0.0.1, ::1 or ::ffff:127.0.0.1
+// (not the rest of 127.0.0.0/8, where mesh sidecars forward from), and the names of its TLS client
+// certificate; with an allow-list of client names, other certificates are answered 403 once their
+// request head is read, before the body and before any handler. Certificates are re-read when their files change (TlsContextSource).
 //
 // Thread-safety: bind() and serve() from one thread; stop() from any thread. serve() returns once
 // the socket is closed and every request in flight has been answered (or its peer has gone).
@@ -38,8 +40,11 @@ struct HttpRequest {
   std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
   std::string remote;    // address:port, for logs
   std::string peer_ip;
-  bool peer_loopback = false;
+  bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
   std::vector<std::string> client_names;  // from a verified TLS client certificate
+  // When the complete request was queued for a worker; the request deadline counts from here
+  // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.
+  std::chrono::steady_clock::time_point queued_at{};
 };
 
 struct HttpResponse {

@@ -58,6 +58,8 @@ class RequestParser {
   const RequestHead& head() const { return head_; }  // from kBody on
   int error_status() const { return error_status_; }  // kFailed
   const std::string& error() const { return error_; }
+  // Body bytes received as sent (before any content decoding), for rates and deadlines.
+  std::uint64_t wire_received() const { return wire_received_; }
   // Bytes held for this request (head and decoded body so far).
   std::size_t held_bytes() const { return head_buf_.size() + body_.size(); }
   // The decoded body (kComplete), with kBodyPadding bytes of spare capacity.

@@ -62,7 +62,7 @@ Result<SslContext> load_server_context(const config::TlsConfig& tls);
 // The names a client certificate carries: subject CN, SAN DNS names and URIs.
 std::vector<std::string> certificate_names(X509* cert);
 
-// True when `allowed` is empty or names one of `names`.
+// True when `allowed` is empty or equals one of `names` exactly; an empty name matches nothing.
 bool client_name_allowed(const std::vector<std::string>& names, const std::vector<std::string>& allowed);
 
 }  // namespace extender::server

@@ -1,10 +1,11 @@
 #pragma once
 // KubeCluster: feeds the cluster state from the API server in kubernetes mode. Reflectors for
-// Nodes (supply: GPU allocatable, memory labels, pool annotations), Pods (GPUs held by pods bound
-// to nodes and not finished; terminating pods still hold theirs; a GPU share on the device its
-// gpushare index annotation names, see kube/gpushare.h), PersistentVolumeClaims (class
-// and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its pool
-// space on that node) and StorageClasses (the cluster's default class). The watch is the only
+// Nodes (supply: GPU allocatable, memory labels, pool annotations; labels, taints and cpu, memory
+// and pods allocatable for the bind's eligibility check), Pods (GPUs, CPU, memory and a pod slot
+// held by pods bound to nodes and not finished; terminating pods still hold theirs; a GPU share
+// on the device its gpushare index annotation names, see kube/gpushare.h), PersistentVolumeClaims
+// (class and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its
+// pool space on that node) and StorageClasses (the cluster's default class). The watch is the only
 // source of node state in this mode, so a restart rebuilds everything from the API server.
 // Thread-safe: lookups may come from any thread while the reflectors run.
 #include <chrono>

@@ -1,0 +1,14 @@
+#pragma once
+// Decodes a pod spec's placement constraints (nodeSelector, affinity.nodeAffinity's required
+// terms, tolerations) into model::PodConstraints, by the rules of k8s_objects.h: absent or null is
+// empty, a value of the wrong type is an error naming its path. Private to wire; pure.
+#include <nlohmann/json.hpp>
+
+#include "extender/common/result.h"
+#include "extender/model/pod_constraints.h"
+
+namespace extender::wire::detail {
+
+Status decode_pod_constraints(const nlohmann::json& spec, model::PodConstraints& out);
+
+}  // namespace extender::wire::detail
