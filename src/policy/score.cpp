@@ -51,7 +51,8 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
 namespace {
 
 // What the fragmentation policy ranks by: the increase of expected fragmentation, then (ties)
-// the node's free GPU memory after the placement in device units, then its free CPU after.
+// the node's free GPU memory after the placement in device units (less first), then its free CPU
+// after (more first).
 struct RankKey {
   Ratio delta;
   Ratio gpu_free;
@@ -63,7 +64,7 @@ bool key_less(const RankKey& a, const RankKey& b) {
   if (less(b.delta, a.delta)) return false;
   if (less(a.gpu_free, b.gpu_free)) return true;
   if (less(b.gpu_free, a.gpu_free)) return false;
-  return a.cpu_free < b.cpu_free;
+  return a.cpu_free > b.cpu_free;
 }
 
 std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {

@@ -170,7 +170,7 @@ TEST(GpuDevices, FragmentationKeepsGpusReachableByCpu) {
   };
   const std::vector<Case> cases = {
       {"a pod of 12 cores on a would strand its other GPU: b", with_host(whole(1), 12, 8), {9, 10}},
-      {"a pod of 2 cores strands nothing: the node with least CPU left, a", with_host(whole(1), 2, 8), {10, 9}},
+      {"a pod of 2 cores strands nothing: the node with most CPU left, b", with_host(whole(1), 2, 8), {9, 10}},
       {"a share of 12 cores: b as well", with_host(share(4), 12, 8), {9, 10}},
   };
   for (const auto& c : cases) {
@@ -217,14 +217,14 @@ TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
   const std::vector<Case> cases = {
       {"12 cores would strand a's GPUs; c and d have none free, d has nothing to strand (c holds them)",
        with_host(none, 12, 8), {8, 9, 10, 10}},
-      {"4 cores strand nothing: no free GPU first, then the least CPU left", with_host(none, 4, 8), {9, 8, 10, 10}},
+      {"4 cores strand nothing: no free GPU first, then the most CPU left", with_host(none, 4, 8), {8, 9, 10, 10}},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(gpu_packing_scores(c.pod, cands, PackingStrategy::kFragmentation, mix), c.scores) << c.what;
   }
   ScoringRules rules;
   rules.packing = PackingStrategy::kFragmentation;
-  EXPECT_EQ(score_candidates(with_host(none, 4, 8), cands, rules, mix), (std::vector<std::int64_t>{9, 8, 10, 10}))
+  EXPECT_EQ(score_candidates(with_host(none, 4, 8), cands, rules, mix), (std::vector<std::int64_t>{8, 9, 10, 10}))
       << "fragmentation scores pods without GPUs";
   rules.packing = PackingStrategy::kBinpack;
   EXPECT_TRUE(score_candidates(with_host(none, 4, 8), cands, rules, mix).empty()) << "binpack does not";

@@ -47,7 +47,8 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
 // whole GPUs of them (a share holds its bytes of a device, a whole GPU all of it, so a node's
 // shares count for whole-GPU pods too); min-max normalised. fragmentation: the
 // least increase of the node's expected fragmentation over `mix` (fragmentation_delta), then
-// (ties) the least free GPU memory after the placement, then the least free CPU after, ranked:
+// (ties) the least free GPU memory after the placement, then the most free CPU after (headroom
+// for the pods kube-scheduler places by its own plugins), ranked:
 // the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
 // best node is never tied with a worse one.
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
