@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Generates an inventory and a workload with the published shape of Alibaba's 2023 GPU trace
-("openb", ATC'23 *Beware of Fragmentation*), for `scheduler-extender simulate`.
+"""Generates a synthetic inventory and workload for `scheduler-extender simulate`, for trying it
+without the trace. Its node counts and pod kinds follow the 2023 Alibaba GPU trace ("openb"), but
+not its shape: CPU and memory are drawn from rough deciles, pods without GPUs are small, and every
+GPU pod's CPU scales with its GPUs, so the policies score 4-5 points higher here than on the real
+trace. Numbers worth quoting come from bench/run_trace.sh on the trace itself.
 
   bench/gen_trace_workload.py --seed 1 --scale 1.0 --out DIR   # DIR/inventory.yaml DIR/workload.csv
 
 Nodes: 617 with 8 GPUs, 518 with 2, 54 with 4, 24 with 1 (times --scale); CPU/memory 96/384Gi,
 104/512Gi, 16/120Gi in the trace's proportions (the rest 64/256Gi); GPUs of 16 GiB. Pods are drawn
-with replacement from the trace's mix (1,088 of 8,152 without GPU; 3,911 one whole GPU, 3,078 a
-share, 16 two, 15 four, 44 eight; shares and CPU/memory from the published deciles) until requested
-GPUs reach 130% of capacity, in sample order.
+with replacement from the trace's mix of kinds (1,088 of 8,152 without GPU; 3,911 one whole GPU,
+3,078 a share, 16 two, 15 four, 44 eight) until requested GPUs reach 130% of capacity.
 """
 import argparse
 import os

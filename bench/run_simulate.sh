@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every placement policy on generated workloads of the GPU trace's shape for 3 seeds and
-# prints the allocation at 100% arrival. Usage: bench/run_simulate.sh [BUILD_DIR] [SCALE]
+# Runs every placement policy on synthetic workloads (gen_trace_workload.py; not the trace's shape:
+# bench/run_trace.sh runs the trace itself) for 3 seeds and prints the allocation at 100% arrival.
+# Usage: bench/run_simulate.sh [BUILD_DIR] [SCALE]
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="${1:-$HERE/../build}"

@@ -46,7 +46,7 @@ Extender::Extender(const config::Config& config, ExtenderDeps deps)
 void Extender::remember(const model::PodDemand& demand, state::Clock::time_point now) {
   const bool known = deps_.demands->find(demand.uid, now).has_value();
   deps_.demands->remember(demand, now);
-  if (known || !demand.needs_gpu()) return;
+  if (known) return;
   std::lock_guard lock(shapes_mu_);
   shapes_.add(policy::shape_of(demand));
 }
@@ -216,7 +216,8 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   return answer;
 }
 
-PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline) {
+PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
+                                      PodScope scope) {
   PrioritizeAnswer answer;
   answer.summary.pod = args.pod.display_name();
   const auto names = args.candidate_names();
@@ -228,8 +229,8 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     answer.summary.note = demand.message();
     return answer;
   }
-  if (demand->needs_nothing()) {
-    answer.summary.note = "pod needs nothing managed";
+  if (demand->needs_nothing() != (scope == PodScope::kUnmanaged)) {
+    answer.summary.note = scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs something managed";
     return answer;
   }
   if (auto why = not_ready()) {

@@ -130,11 +130,9 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       d.volumes.push_back({v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : ""});
     }
   }
-  if (!d.needs_nothing()) {
-    if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
-    if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
-    d.constraints = pod.constraints;
-  }
+  if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;
+  if (auto memory = effective_request(pod, "memory")) d.memory_bytes = *memory;
+  if (!d.needs_nothing()) d.constraints = pod.constraints;
   return d;
 }
 

@@ -68,7 +68,6 @@ std::vector<ShapeGroup> group_mix(const GpuNodeView& view, const Stats& before, 
   const std::int64_t memory_after = less_of(view.memory_free, memory_used);
   std::vector<ShapeGroup> groups;
   for (const auto& [shape, weight] : mix) {
-    if (!is_share(shape) && shape.whole <= 0) continue;
     const GpuShape gpu{shape.whole, shape.share_bytes, shape.share_milli, 0, 0};
     auto g = groups.rbegin();
     while (g != groups.rend() && g->gpu != gpu) ++g;
@@ -84,7 +83,7 @@ std::vector<ShapeGroup> group_mix(const GpuNodeView& view, const Stats& before, 
     if (is_share(g.gpu)) {
       const std::int64_t need = share_need(view, g.gpu);
       for (std::int64_t f : view.free) g.frag_before += share_fragment(view, f, need);
-    } else {
+    } else if (g.gpu.whole > 0) {
       g.frag_before = whole_fragmentation(before, g.gpu.whole);
     }
   }
@@ -106,7 +105,7 @@ __int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& aft
       for (const auto& [old_free, new_free] : changed) {
         frag_after += share_fragment(view, new_free, need) - share_fragment(view, old_free, need);
       }
-    } else {
+    } else if (g.gpu.whole > 0) {
       frag_after = whole_fragmentation(after, g.gpu.whole);
     }
     total += g.fit_after * (frag_after - g.frag_before) + (g.fit_before - g.fit_after) * (after.sum_free - g.frag_before) +
@@ -216,17 +215,13 @@ std::string shape_name(const GpuShape& s) {
 
 GpuShape shape_of(const model::PodDemand& pod) {
   GpuShape s;
+  s.cpu_milli = pod.cpu_milli;
+  s.memory_bytes = pod.memory_bytes;
   if (pod.gpu_share_bytes > 0) {
     s.share_bytes = pod.gpu_share_bytes;
-    s.cpu_milli = pod.cpu_milli;
-    s.memory_bytes = pod.memory_bytes;
     return s;
   }
   for (const auto& [resource, n] : pod.gpus) s.whole += n;
-  if (s.whole > 0) {
-    s.cpu_milli = pod.cpu_milli;
-    s.memory_bytes = pod.memory_bytes;
-  }
   return s;
 }
 
@@ -264,7 +259,6 @@ GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usag
 }
 
 std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape) {
-  if (!is_share(shape) && shape.whole <= 0) return 0;
   if (!host_fits(view.cpu_free, view.memory_free, shape)) {
     return static_cast<std::int64_t>(std::min<__int128>(stats_of(view).sum_free, INT64_MAX));
   }

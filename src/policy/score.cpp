@@ -1,6 +1,7 @@
 #include "extender/policy/score.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace extender::policy {
 namespace {
@@ -50,7 +51,8 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
 namespace {
 
 // What the fragmentation policy ranks by: the increase of expected fragmentation, then (ties)
-// the node's free GPU memory after the placement in device units, then its free CPU after.
+// the node's free GPU memory after the placement in device units (less first), then its free CPU
+// after (more first).
 struct RankKey {
   Ratio delta;
   Ratio gpu_free;
@@ -62,7 +64,7 @@ bool key_less(const RankKey& a, const RankKey& b) {
   if (less(b.delta, a.delta)) return false;
   if (less(a.gpu_free, b.gpu_free)) return true;
   if (less(b.gpu_free, a.gpu_free)) return false;
-  return a.cpu_free < b.cpu_free;
+  return a.cpu_free > b.cpu_free;
 }
 
 std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
@@ -93,12 +95,25 @@ RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const
   return {{d->num, d->den}, {free, view.capacity}, cpu_free};
 }
 
-// (held + demand) / total in thousandths of a device, for a share on a node with devices.
-Ratio device_fill(const model::PodDemand& pod, const Candidate& c) {
+// The whole GPUs the pod asks of the node's devices; nullopt when it asks whole GPUs of another
+// resource too (then the node's devices do not hold all of them).
+std::optional<std::int64_t> whole_on_devices(const model::PodDemand& pod, const model::NodeSupply& node) {
+  std::int64_t k = 0;
+  for (const auto& [resource, need] : pod.gpus) {
+    if (resource != node.gpu_devices.resource) return std::nullopt;
+    k += clamp_value(need);
+  }
+  return k;
+}
+
+// (held + demand) / total in thousandths of a device, on a node with devices: what shares and
+// whole GPUs hold of them, plus the pod's share or whole devices.
+Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candidate& c) {
   const GpuNodeView view = gpu_view(*c.node, c.usage);
   __int128 held = 0;
   for (std::int64_t f : view.free) held += view.capacity - f;
-  const __int128 milli = ((held + pod.gpu_share_bytes) * 1000 + view.capacity / 2) / view.capacity;
+  const __int128 demand = pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes : static_cast<__int128>(whole) * view.capacity;
+  const __int128 milli = ((held + demand) * 1000 + view.capacity / 2) / view.capacity;
   return {milli, static_cast<__int128>(1000) * std::max<std::size_t>(view.free.size(), 1)};
 }
 
@@ -116,7 +131,11 @@ std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::s
   }
   for (const auto& c : candidates) {
     if (pod.gpu_share_bytes > 0) {
-      raw.push_back(c.node->gpu_devices.count > 0 ? device_fill(pod, c) : Ratio{0, 1});
+      raw.push_back(c.node->gpu_devices.count > 0 ? device_fill(pod, 0, c) : Ratio{0, 1});
+      continue;
+    }
+    if (auto whole = whole_on_devices(pod, *c.node); whole && c.node->gpu_devices.count > 0) {
+      raw.push_back(device_fill(pod, *whole, c));
       continue;
     }
     std::int64_t after = 0;
@@ -141,7 +160,8 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
   if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
     applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
   }
-  if (pod.needs_gpu() && rules.gpu_packing_weight > 0) {
+  const bool packs = pod.needs_gpu() || rules.packing == PackingStrategy::kFragmentation;
+  if (packs && rules.gpu_packing_weight > 0) {
     applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing, mix)});
   }
   if (applied.empty()) return {};

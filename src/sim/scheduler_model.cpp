@@ -1,29 +1,106 @@
 #include "extender/sim/scheduler_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace extender::sim {
+namespace {
 
-SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed) : rng_(seed) {
+constexpr std::int64_t kMaxNodeScore = 100;
+constexpr std::int64_t kMaxExtenderPriority = 10;
+constexpr std::int64_t kDefaultMilliCpuRequest = 100;
+constexpr std::int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
+constexpr std::int64_t kMinFeasibleNodesToFind = 100;
+constexpr std::int64_t kMinFeasibleNodesPercentageToFind = 5;
+
+std::int64_t least_requested(std::int64_t requested, std::int64_t allocatable) {
+  if (requested > allocatable) return 0;
+  return (allocatable - requested) * kMaxNodeScore / allocatable;
+}
+
+bool fits(std::int64_t request, std::int64_t allocatable, std::int64_t requested) {
+  return allocatable == 0 || requested + request <= allocatable;
+}
+
+}  // namespace
+
+std::int64_t feasible_nodes_to_find(std::int64_t percentage, std::int64_t nodes) {
+  if (nodes < kMinFeasibleNodesToFind) return nodes;
+  if (percentage <= 0) percentage = std::max(50 - nodes / 125, kMinFeasibleNodesPercentageToFind);
+  return std::max(nodes * std::min<std::int64_t>(percentage, 100) / 100, kMinFeasibleNodesToFind);
+}
+
+std::int64_t least_allocated_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
+                                   std::int64_t memory_requested, std::int64_t memory_allocatable) {
+  std::int64_t sum = 0, weights = 0;
+  for (auto [requested, allocatable] : {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
+    if (allocatable <= 0) continue;
+    sum += least_requested(requested, allocatable);
+    ++weights;
+  }
+  return weights == 0 ? 0 : sum / weights;
+}
+
+std::int64_t balanced_allocation_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
+                                       std::int64_t memory_requested, std::int64_t memory_allocatable) {
+  std::vector<double> fractions;
+  for (auto [requested, allocatable] : {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
+    if (allocatable <= 0) continue;
+    fractions.push_back(std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable)));
+  }
+  const double deviation = fractions.size() == 2 ? std::abs((fractions[0] - fractions[1]) / 2) : 0.0;
+  return static_cast<std::int64_t>((1 - deviation) * static_cast<double>(kMaxNodeScore));
+}
+
+SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed, SchedulerSettings settings)
+    : settings_(settings), rng_(seed) {
   nodes_.reserve(nodes.size());
   for (const auto& n : nodes) {
-    nodes_.push_back({n.name, !n.unschedulable, n.cpu_milli > 0 ? n.cpu_milli : INT64_MAX,
-                      n.memory_bytes > 0 ? n.memory_bytes : INT64_MAX});
+    index_.emplace(n.name, nodes_.size());
+    nodes_.push_back({n.name, !n.unschedulable, std::max<std::int64_t>(n.cpu_milli, 0),
+                      std::max<std::int64_t>(n.memory_bytes, 0)});
   }
 }
 
-std::vector<std::string> SchedulerModel::fitting(std::int64_t cpu_milli, std::int64_t memory_bytes) const {
+std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes) {
   std::vector<std::string> out;
-  for (const auto& n : nodes_) {
-    if (n.schedulable && cpu_milli <= n.cpu_milli && memory_bytes <= n.memory_bytes) out.push_back(n.name);
+  if (nodes_.empty()) return out;
+  const auto wanted = static_cast<std::size_t>(
+      feasible_nodes_to_find(settings_.percentage_of_nodes_to_score, static_cast<std::int64_t>(nodes_.size())));
+  std::size_t processed = 0;
+  for (; processed < nodes_.size() && out.size() < wanted; ++processed) {
+    const Node& n = nodes_[(next_start_ + processed) % nodes_.size()];
+    if (n.schedulable && fits(cpu_milli, n.cpu_allocatable, n.cpu_requested) &&
+        fits(memory_bytes, n.memory_allocatable, n.memory_requested)) {
+      out.push_back(n.name);
+    }
   }
+  next_start_ = (next_start_ + processed) % nodes_.size();
+  last_searched_ = processed;
   return out;
 }
 
-std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::int64_t>& scores, std::int64_t weight) {
-  if (scores.empty()) return std::nullopt;
-  std::vector<std::int64_t> total(scores.size());
-  for (std::size_t k = 0; k < scores.size(); ++k) total[k] = scores[k] * weight * 10;
+std::int64_t SchedulerModel::plugin_scores(const Node& n, std::int64_t cpu_milli, std::int64_t memory_bytes) const {
+  const std::int64_t cpu_nonzero = n.cpu_nonzero + std::max(cpu_milli, kDefaultMilliCpuRequest);
+  const std::int64_t memory_nonzero = n.memory_nonzero + std::max(memory_bytes, kDefaultMemoryRequest);
+  return least_allocated_score(cpu_nonzero, n.cpu_allocatable, memory_nonzero, n.memory_allocatable) +
+         balanced_allocation_score(n.cpu_requested + cpu_milli, n.cpu_allocatable, n.memory_requested + memory_bytes,
+                                   n.memory_allocatable);
+}
+
+std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::string>& candidates,
+                                                  const std::vector<std::int64_t>& extender_scores,
+                                                  std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  if (candidates.empty()) return std::nullopt;
+  std::vector<std::int64_t> total(candidates.size(), 0);
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (auto it = index_.find(candidates[k]); it != index_.end()) {
+      total[k] = plugin_scores(nodes_[it->second], cpu_milli, memory_bytes);
+    }
+    if (k < extender_scores.size()) {
+      total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
+    }
+  }
   const std::int64_t best = *std::max_element(total.begin(), total.end());
   std::vector<std::size_t> top;
   for (std::size_t k = 0; k < total.size(); ++k) {
@@ -33,12 +110,13 @@ std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::int64_t
 }
 
 void SchedulerModel::place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  for (auto& n : nodes_) {
-    if (n.name != node) continue;
-    if (n.cpu_milli != INT64_MAX) n.cpu_milli -= cpu_milli;
-    if (n.memory_bytes != INT64_MAX) n.memory_bytes -= memory_bytes;
-    return;
-  }
+  auto it = index_.find(node);
+  if (it == index_.end()) return;
+  Node& n = nodes_[it->second];
+  n.cpu_requested += cpu_milli;
+  n.memory_requested += memory_bytes;
+  n.cpu_nonzero += std::max(cpu_milli, kDefaultMilliCpuRequest);
+  n.memory_nonzero += std::max(memory_bytes, kDefaultMemoryRequest);
 }
 
 }  // namespace extender::sim

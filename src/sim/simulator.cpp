@@ -1,7 +1,5 @@
 #include "extender/sim/simulator.h"
 
-#include "extender/sim/scheduler_model.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -11,6 +9,7 @@
 
 #include "extender/engine/extender.h"
 #include "extender/policy/gpu_devices.h"
+#include "extender/sim/best_fit.h"
 #include "extender/sources/inventory.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
@@ -18,16 +17,8 @@
 namespace extender::sim {
 namespace {
 
-Result<std::int64_t> field(const std::string& text, const std::string& where) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    if (used != text.size() || v < 0) throw std::invalid_argument(text);
-    return static_cast<std::int64_t>(v);
-  } catch (const std::exception&) {
-    return Error{where + ": \"" + text.substr(0, 32) + "\" is not a whole number"};
-  }
-}
+// Every GPU of the trace as 1000 MiB, so a share of n thousandths is exactly n MiB.
+constexpr std::int64_t kTraceGpuMemory = std::int64_t{1000} << 20;
 
 std::string shape_key(const WorkloadRow& r) {
   if (r.num_gpu == 0) return "none";
@@ -37,44 +28,9 @@ std::string shape_key(const WorkloadRow& r) {
   return std::to_string(r.num_gpu);
 }
 
-bool is_share(const WorkloadRow& r) { return r.num_gpu == 1 && r.gpu_milli > 0 && r.gpu_milli < 1000; }
-
-double gpu_demand(const WorkloadRow& r) { return is_share(r) ? r.gpu_milli / 1000.0 : static_cast<double>(r.num_gpu); }
+double gpu_demand(const WorkloadRow& r) { return static_cast<double>(gpu_milli_requested(r)) / 1000; }
 
 }  // namespace
-
-Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source) {
-  std::istringstream in(text);
-  std::string line;
-  std::vector<WorkloadRow> rows;
-  std::size_t number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (number == 1) {
-      if (line != "name,num_gpu,gpu_milli,cpu_milli,memory_mib") {
-        return Error{source + ":1: expected the header name,num_gpu,gpu_milli,cpu_milli,memory_mib"};
-      }
-      continue;
-    }
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) cells.push_back(cell);
-    const std::string where = source + ":" + std::to_string(number);
-    if (cells.size() != 5) return Error{where + ": expected 5 fields"};
-    WorkloadRow r;
-    r.name = cells[0];
-    std::int64_t* out[] = {&r.num_gpu, &r.gpu_milli, &r.cpu_milli, &r.memory_mib};
-    for (std::size_t i = 0; i < 4; ++i) {
-      auto v = field(cells[i + 1], where);
-      if (!v) return v.error();
-      *out[i] = *v;
-    }
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
 
 std::int64_t common_device_memory(const std::vector<model::NodeSupply>& nodes) {
   std::map<std::int64_t, std::int64_t> by_memory;
@@ -107,8 +63,18 @@ model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::st
   return pod;
 }
 
+const char* deployment_name(Deployment d) { return d == Deployment::kGpuPods ? "gpu-pods" : "every-pod"; }
+
+std::optional<Deployment> parse_deployment(std::string_view name) {
+  for (auto d : {Deployment::kGpuPods, Deployment::kEveryPod}) {
+    if (name == deployment_name(d)) return d;
+  }
+  return std::nullopt;
+}
+
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
-                              const config::Config& base, policy::PackingStrategy strategy, std::uint64_t seed) {
+                              const config::Config& base, policy::PackingStrategy strategy, std::uint64_t seed,
+                              const SimulationOptions& options) {
   config::Config cfg = base;
   cfg.mode = config::Mode::kStandalone;
   cfg.scoring.packing = strategy;
@@ -134,7 +100,8 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     device_memory[n.name] = n.gpu_devices.memory_bytes;
   }
   if (capacity_gpus == 0) return Error{"the inventory has no GPUs"};
-  SchedulerModel scheduler(nodes, seed);
+  SchedulerModel scheduler(nodes, seed, options.scheduler);
+  const model::DemandRules rules = cfg.demand_rules();
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
@@ -160,31 +127,57 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     const model::Pod pod = workload_pod(row, i, whole_resource, cfg.gpu.share.memory_resource, memory);
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
-    wire::ExtenderArgs args;
-    args.pod = pod;
-    args.set_node_names(scheduler.fitting(row.cpu_milli, mem_bytes));
-    std::string chosen;
-    std::vector<model::GpuHold> devices;
-    if (!args.node_names->empty()) {
-      auto filtered = ext.filter(args);
-      if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
-      std::vector<std::string> passed;
-      if (filtered.result.node_names) passed.assign(filtered.result.node_names->begin(), filtered.result.node_names->end());
-      if (!passed.empty()) {
-        args.set_node_names(passed);
-        auto scored = ext.prioritize(args);
-        std::vector<std::int64_t> scores(passed.size(), 0);
-        for (std::size_t k = 0; k < scored.scores.size() && k < passed.size(); ++k) scores[k] = scored.scores[k].score;
-        chosen = passed[*scheduler.choose(scores, cfg.scoring.gpu_packing_weight)];
-        if (row.num_gpu > 0) {
-          auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, chosen});
-          if (!bound.error.empty()) {
-            chosen.clear();
-          } else if (auto claim = cluster.claim_of(pod.uid)) {
-            devices = claim->allocation.gpu_devices;
-          }
+    const bool managed = row.num_gpu > 0;
+    auto cycle = [&]() -> Result<std::string> {
+      wire::ExtenderArgs args;
+      args.pod = pod;
+      std::vector<std::string> candidates = scheduler.feasible(row.cpu_milli, mem_bytes);
+      if (managed && !candidates.empty()) {
+        args.set_node_names(candidates);
+        auto filtered = ext.filter(args);
+        if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
+        candidates.clear();
+        if (filtered.result.node_names) candidates.assign(filtered.result.node_names->begin(), filtered.result.node_names->end());
+      }
+      std::vector<std::int64_t> scores;
+      if (!candidates.empty() && (managed || options.deployment == Deployment::kEveryPod)) {
+        args.set_node_names(candidates);
+        if (options.best_fit) {
+          auto demand = model::compute_demand(pod, rules);
+          if (!demand) return Error{demand.message()};
+          scores = best_fit_scores(cluster.snapshot(), candidates, *demand);
+        } else {
+          const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
+          auto scored = ext.prioritize(args, {}, scope);
+          if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
+          for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
         }
       }
+      std::string chosen;
+      if (auto pick = scheduler.choose(candidates, scores, row.cpu_milli, mem_bytes)) chosen = candidates[*pick];
+      if (!chosen.empty() && managed) {
+        auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, chosen});
+        if (!bound.error.empty()) chosen.clear();
+      } else if (!chosen.empty()) {
+        state::Claim claim;
+        claim.owner = pod.display_name();
+        claim.node = chosen;
+        claim.allocation.cpu_milli = row.cpu_milli;
+        claim.allocation.memory_bytes = mem_bytes;
+        cluster.place(pod.uid, std::move(claim));
+      }
+      return chosen;
+    };
+    std::string chosen;
+    for (std::size_t searched = 0; chosen.empty() && searched < scheduler.node_count();) {
+      auto tried = cycle();
+      if (!tried) return tried.error();
+      chosen = *tried;
+      searched += std::max<std::size_t>(scheduler.last_searched(), 1);
+    }
+    std::vector<model::GpuHold> devices;
+    if (auto claim = managed && !chosen.empty() ? cluster.claim_of(pod.uid) : std::nullopt) {
+      devices = claim->allocation.gpu_devices;
     }
     if (chosen.empty()) {
       ++out.refused[shape_key(row)];
@@ -214,15 +207,63 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   return out;
 }
 
+namespace {
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"cannot read " + path};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`.
+Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read_trace(const std::string& dir,
+                                                                                      const config::Config& cfg,
+                                                                                      std::uint64_t seed) {
+  const std::string node_file = dir + "/openb_node_list_gpu_node.csv";
+  const std::string pod_file = dir + "/openb_pod_list_default.csv";
+  auto node_text = read_text(node_file);
+  if (!node_text) return node_text.error();
+  auto pod_text = read_text(pod_file);
+  if (!pod_text) return pod_text.error();
+  if (cfg.gpu.resources.empty()) return Error{"simulate needs a whole-GPU resource"};
+  auto nodes = parse_trace_nodes(*node_text, node_file, cfg.gpu.resources.front().name, kTraceGpuMemory);
+  if (!nodes) return nodes.error();
+  auto pods = parse_trace_pods(*pod_text, pod_file);
+  if (!pods) return pods.error();
+  std::int64_t capacity = 0;
+  for (const auto& n : *nodes) capacity += n.gpu_devices.count;
+  return std::pair{std::move(*nodes), paper_workload(std::move(*pods), capacity, seed)};
+}
+
+}  // namespace
+
 int run_simulate_command(int argc, const char* const* argv) {
-  std::string inventory, workload, config_file;
-  std::vector<policy::PackingStrategy> policies;
+  std::string inventory, workload, trace, config_file;
+  struct Policy {
+    std::string name;
+    policy::PackingStrategy packing = policy::PackingStrategy::kBinpack;
+    bool best_fit = false;
+  };
+  std::vector<Policy> policies;
   std::uint64_t seed = 1;
   bool json = false;
+  SimulationOptions options;
   auto usage = [] {
-    std::fputs("usage: scheduler-extender simulate --inventory FILE --workload FILE [--policy NAME]... "
-               "[--seed N] [--json] [--config FILE]\n", stderr);
+    std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
+               "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
+               "[--config FILE]\n", stderr);
     return 2;
+  };
+  auto count = [](const char* v, std::int64_t low, std::int64_t high) -> std::optional<std::int64_t> {
+    try {
+      std::size_t used = 0;
+      const long long n = std::stoll(v, &used);
+      if (used == std::string_view(v).size() && n >= low && n <= high) return n;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
   };
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
@@ -234,6 +275,8 @@ int run_simulate_command(int argc, const char* const* argv) {
       inventory = v;
     } else if (a == "--workload" && (v = value())) {
       workload = v;
+    } else if (a == "--trace" && (v = value())) {
+      trace = v;
     } else if (a == "--config" && (v = value())) {
       config_file = v;
     } else if (a == "--seed" && (v = value())) {
@@ -244,49 +287,69 @@ int run_simulate_command(int argc, const char* const* argv) {
       }
     } else if (a == "--policy" && (v = value())) {
       auto p = policy::parse_packing(v);
-      if (!p) {
-        std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation)\n", v);
+      if (!p && std::string_view(v) != "best-fit") {
+        std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation, best-fit)\n", v);
         return 2;
       }
-      policies.push_back(*p);
+      policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});
+    } else if (a == "--deployment" && (v = value())) {
+      auto d = parse_deployment(v);
+      if (!d) return usage();
+      options.deployment = *d;
+    } else if (a == "--weight" && (v = value())) {
+      auto n = count(v, 1, 100000);
+      if (!n) return usage();
+      options.scheduler.extender_weight = *n;
+    } else if (a == "--percentage-of-nodes-to-score" && (v = value())) {
+      auto n = count(v, 0, 100);
+      if (!n) return usage();
+      options.scheduler.percentage_of_nodes_to_score = *n;
     } else {
       return usage();
     }
   }
-  if (inventory.empty() || workload.empty()) return usage();
-  if (policies.empty()) policies = {policy::PackingStrategy::kBinpack, policy::PackingStrategy::kSpread,
-                                    policy::PackingStrategy::kFragmentation};
+  if (trace.empty() == (inventory.empty() || workload.empty()) || (!trace.empty() && !(inventory + workload).empty())) {
+    return usage();
+  }
+  if (policies.empty()) {
+    for (auto p : {policy::PackingStrategy::kBinpack, policy::PackingStrategy::kSpread, policy::PackingStrategy::kFragmentation}) {
+      policies.push_back({policy::packing_name(p), p, false});
+    }
+  }
+  auto fail = [](const std::string& message) {
+    std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
+    return 2;
+  };
   auto cfg = config_file.empty() ? config::parse_config("", "<defaults>") : config::load_config_file(config_file);
-  if (!cfg) {
-    std::fprintf(stderr, "scheduler-extender simulate: %s\n", cfg.message().c_str());
-    return 2;
-  }
-  auto nodes = sources::load_inventory(inventory, cfg->gpu.resources, cfg->gpu.share);
-  if (!nodes) {
-    std::fprintf(stderr, "scheduler-extender simulate: %s\n", nodes.message().c_str());
-    return 2;
-  }
-  std::ifstream in(workload, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "scheduler-extender simulate: cannot read %s\n", workload.c_str());
-    return 2;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto rows = parse_workload(text.str(), workload);
-  if (!rows) {
-    std::fprintf(stderr, "scheduler-extender simulate: %s\n", rows.message().c_str());
-    return 2;
+  if (!cfg) return fail(cfg.message());
+  std::vector<model::NodeSupply> nodes;
+  std::vector<WorkloadRow> rows;
+  if (!trace.empty()) {
+    auto read = read_trace(trace, *cfg, seed);
+    if (!read) return fail(read.message());
+    nodes = std::move(read->first);
+    rows = std::move(read->second);
+  } else {
+    auto inv = sources::load_inventory(inventory, cfg->gpu.resources, cfg->gpu.share);
+    if (!inv) return fail(inv.message());
+    auto text = read_text(workload);
+    if (!text) return fail(text.message());
+    auto parsed = parse_workload(*text, workload);
+    if (!parsed) return fail(parsed.message());
+    nodes = std::move(*inv);
+    rows = std::move(*parsed);
   }
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (auto p : policies) {
-    auto r = simulate(*nodes, *rows, *cfg, p, seed);
+  for (const auto& p : policies) {
+    SimulationOptions run = options;
+    run.best_fit = p.best_fit;
+    auto r = simulate(nodes, rows, *cfg, p.packing, seed, run);
     if (!r) {
       std::fprintf(stderr, "scheduler-extender simulate: %s\n", r.message().c_str());
       return 1;
     }
     if (json) {
-      all[policy::packing_name(p)] = {{"allocated_at_100", r->allocated_at_100},
+      all[p.name] = {{"allocated_at_100", r->allocated_at_100},
                                       {"allocated_at_end", r->allocated_at_end},
                                       {"first_refusal_at", r->first_refusal_at},
                                       {"refused", r->refused}};
@@ -294,7 +357,7 @@ int run_simulate_command(int argc, const char* const* argv) {
       std::string refused;
       for (const auto& [shape, n] : r->refused) refused += " " + shape + ":" + std::to_string(n);
       std::printf("%-14s allocated at 100%%: %.2f%%  at end: %.2f%%  first refusal at: %.2f%%  fragmented at 100%%: %.2f%%  refused:%s\n",
-                  policy::packing_name(p), 100 * r->allocated_at_100, 100 * r->allocated_at_end,
+                  p.name.c_str(), 100 * r->allocated_at_100, 100 * r->allocated_at_end,
                   100 * r->first_refusal_at, 100 * r->fragmented_at_100, refused.empty() ? " none" : refused.c_str());
     }
   }

@@ -23,7 +23,14 @@
 namespace extender::sim {
 void PrintTo(const Placement& p, std::ostream* os) {
   *os << p.pod << " on " << p.node << " devices [";
-  for (const auto& h : p.devices) *os << " " << h.index << (h.whole ? ":whole" : ":" + std::to_string(h.bytes));
+  for (const auto& h : p.devices) {
+    *os << " " << h.index << ":";
+    if (h.whole) {
+      *os << "whole";
+    } else {
+      *os << h.bytes;
+    }
+  }
   *os << " ]";
 }
 }  // namespace extender::sim
@@ -67,7 +74,9 @@ constexpr const char* kInventory = R"(nodes:
     gpu_memory: {nvidia.com/gpu: 16Gi}
 )";
 
-// 25 GPUs: rows until about 130% of them are asked, of every kind the trace has.
+// 25 GPUs: rows until about 130% of them are asked, of every GPU kind the trace has. No pods
+// without GPUs: the simulator counts their CPU and memory as a watch shows them to the daemon, and
+// a standalone daemon has no watch.
 std::vector<sim::WorkloadRow> workload() {
   std::mt19937 rng(7);
   const std::int64_t shares[] = {230, 320, 470, 470, 650, 810, 810};
@@ -77,9 +86,7 @@ std::vector<sim::WorkloadRow> workload() {
     sim::WorkloadRow r;
     r.name = "pod-" + std::to_string(rows.size());
     const unsigned kind = rng() % 10;
-    if (kind == 0) {
-      r.num_gpu = 0;
-    } else if (kind <= 5) {
+    if (kind <= 5) {
       r.num_gpu = 1;
       r.gpu_milli = shares[rng() % 7];
     } else if (kind <= 8) {
@@ -130,7 +137,7 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
   httplib::Client c("127.0.0.1", daemon.port());
   httplib::Client admin("127.0.0.1", daemon.admin_port());
   c.set_read_timeout(10, 0);
-  sim::SchedulerModel scheduler(nodes, seed);
+  sim::SchedulerModel scheduler(nodes, seed, {weight, 0});
   const std::int64_t memory = sim::common_device_memory(nodes);
   std::vector<sim::Placement> out;
   std::map<std::string, std::size_t> bound;  // pod name -> index in out
@@ -138,7 +145,7 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
     const auto& row = rows[i];
     const model::Pod pod = sim::workload_pod(row, i, "nvidia.com/gpu", "aliyun.com/gpu-mem", memory);
     const std::int64_t mem_bytes = row.memory_mib << 20;
-    const std::vector<std::string> fitting = scheduler.fitting(row.cpu_milli, mem_bytes);
+    const std::vector<std::string> fitting = scheduler.feasible(row.cpu_milli, mem_bytes);
     if (fitting.empty()) continue;
     auto f = c.Post("/filter", json{{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}}.dump(), "application/json");
     if (!f || f->status != 200) throw std::runtime_error("filter failed:\n" + daemon.log());
@@ -153,7 +160,7 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
     for (const auto& s : answer) by_host[s["Host"].get<std::string>()] = s["Score"].get<std::int64_t>();
     std::vector<std::int64_t> scores;
     for (const auto& n : passed) scores.push_back(by_host.count(n) ? by_host[n] : 0);
-    const std::string chosen = passed[*scheduler.choose(scores, weight)];
+    const std::string chosen = passed[*scheduler.choose(passed, scores, row.cpu_milli, mem_bytes)];
     if (row.num_gpu > 0) {
       auto b = c.Post("/bind", json{{"PodName", pod.name}, {"PodNamespace", pod.namespace_name}, {"PodUID", pod.uid},
                                     {"Node", chosen}}.dump(),
@@ -202,7 +209,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
     ASSERT_TRUE(nodes) << nodes.message();
     auto simulated = sim::simulate(*nodes, rows, *cfg, *policy::parse_packing(c.policy), c.seed);
     ASSERT_TRUE(simulated) << simulated.message();
-    const auto live = through_daemon(yaml, *nodes, rows, c.seed, cfg->scoring.gpu_packing_weight);
+    const auto live = through_daemon(yaml, *nodes, rows, c.seed, sim::SimulationOptions{}.scheduler.extender_weight);
 
     ASSERT_EQ(live.size(), simulated->placements.size()) << c.policy << " seed " << c.seed;
     for (std::size_t i = 0; i < live.size(); ++i) {

@@ -195,6 +195,42 @@ TEST(Extender, PrioritizeBinpacksGpus) {
   EXPECT_EQ(p.scores[2].score, 0) << "unknown nodes score 0";
 }
 
+TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape) {
+  config::Config cfg;
+  cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
+  state::ClusterState state;
+  state::DemandCache demands{100, std::chrono::minutes(10)};
+  auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources);
+  ASSERT_TRUE(inv) << inv.message();
+  state.upsert_nodes(*inv);
+  ExtenderDeps deps;
+  deps.state = &state;
+  deps.demands = &demands;
+  Extender ext(cfg, std::move(deps));
+  model::Pod pod = gpu_pod("u1", nullptr);
+  pod.containers.front().requests["cpu"] = "2";
+  pod.containers.front().requests["memory"] = "1Gi";
+
+  EXPECT_TRUE(ext.prioritize(args_for(pod)).scores.empty()) << "the managed scope: no scores, as before";
+  const auto mix_before = ext.shape_mix();
+  EXPECT_TRUE(ext.prioritize(args_for(gpu_pod("u2", "1")), {}, PodScope::kUnmanaged).scores.empty())
+      << "a GPU pod is the managed entry's";
+  auto p = ext.prioritize(args_for(pod), {}, PodScope::kUnmanaged);
+  ASSERT_EQ(p.scores.size(), 3u);
+  EXPECT_EQ(p.scores[0].score, 9) << "small: 2 GPUs free";
+  EXPECT_EQ(p.scores[1].score, 8) << "big: 8 GPUs free";
+  EXPECT_EQ(p.scores[2].score, 10) << "cpu: no GPU to keep CPU for";
+  const policy::GpuShape cpu_only{0, 0, 0, 2000, std::int64_t{1} << 30};
+  auto count = [&](const policy::ShapeMix& mix) {
+    for (const auto& [shape, weight] : mix) {
+      if (shape == cpu_only) return weight;
+    }
+    return std::int64_t{0};
+  };
+  EXPECT_EQ(count(mix_before), 0);
+  EXPECT_EQ(count(ext.shape_mix()), 1) << "its shape joins the mix";
+}
+
 TEST(Extender, PreemptKeepsNodesWhereEvictionMakesRoom) {
   Harness h;
   model::Pod victim_a = gpu_pod("v1", "1");

@@ -99,7 +99,7 @@ TEST(ComputeDemand, CollectsEveryManagedGpuResource) {
   EXPECT_FALSE(d->needs_nothing());
 }
 
-TEST(ComputeDemand, PodsThatNeedSomethingManagedCarryTheirCpuMemoryAndConstraints) {
+TEST(ComputeDemand, EveryPodCarriesItsCpuAndMemoryAndManagedOnesTheirConstraints) {
   Pod pod;
   pod.uid = "u";
   Container main = app("main", nullptr);
@@ -110,7 +110,7 @@ TEST(ComputeDemand, PodsThatNeedSomethingManagedCarryTheirCpuMemoryAndConstraint
   pod.constraints.tolerations = {{"team", "Exists", "", "NoSchedule"}};
   auto nothing = compute_demand(pod, rules());
   ASSERT_TRUE(nothing) << nothing.message();
-  EXPECT_EQ(nothing->cpu_milli, 0) << "a pod that needs nothing managed is not read";
+  EXPECT_EQ(nothing->cpu_milli, 16000) << "a pod that needs nothing managed: read (fragmentation weighs it)";
   EXPECT_EQ(nothing->constraints, PodConstraints{});
 
   PodVolume scratch;
@@ -127,7 +127,7 @@ TEST(ComputeDemand, PodsThatNeedSomethingManagedCarryTheirCpuMemoryAndConstraint
   EXPECT_EQ(volume_only->constraints, pod.constraints);
 }
 
-TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
+TEST(ComputeDemand, CpuAndMemoryOfEveryPodByTheSameRules) {
   struct Case {
     const char* what;
     const char* gpus;
@@ -138,7 +138,7 @@ TEST(ComputeDemand, CpuAndMemoryOfGpuPodsByTheSameRules) {
   };
   const std::vector<Case> cases = {
       {"app plus sidecar, thousandths of a core", "1", "1500m", "1Gi", 1500 + 250, (std::int64_t{1} << 30) + (1 << 20)},
-      {"a pod that needs nothing managed: not read", nullptr, "2", "1Gi", 0, 0},
+      {"a pod without GPUs: read too", nullptr, "2", "1Gi", 2000 + 250, (std::int64_t{1} << 30) + (1 << 20)},
       {"unreadable: counted as none", "1", "lots", "1Gi", 0, (std::int64_t{1} << 30) + (1 << 20)},
   };
   for (const auto& c : cases) {

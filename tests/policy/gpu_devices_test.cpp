@@ -170,12 +170,73 @@ TEST(GpuDevices, FragmentationKeepsGpusReachableByCpu) {
   };
   const std::vector<Case> cases = {
       {"a pod of 12 cores on a would strand its other GPU: b", with_host(whole(1), 12, 8), {9, 10}},
-      {"a pod of 2 cores strands nothing: the node with least CPU left, a", with_host(whole(1), 2, 8), {10, 9}},
+      {"a pod of 2 cores strands nothing: the node with most CPU left, b", with_host(whole(1), 2, 8), {9, 10}},
       {"a share of 12 cores: b as well", with_host(share(4), 12, 8), {9, 10}},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(gpu_packing_scores(c.pod, cands, PackingStrategy::kFragmentation, mix), c.scores) << c.what;
   }
+}
+
+TEST(GpuDevices, ShapesWithoutGpusCountTheGpusTheirCpuStrands) {
+  struct Case {
+    const char* what;
+    model::NodeSupply node;
+    model::NodeUsage usage;
+    std::int64_t fragment_gib;
+  };
+  const GpuShape cpu_only{0, 0, 0, 8000, 16 * kGi};
+  const std::vector<Case> cases = {
+      {"its CPU and memory fit: nothing is a fragment", host("n", 2, 16, 64), asking(4, 0, {{0, 4 * kGi, false}}), 0},
+      {"its CPU does not fit: every free GPU is", host("n", 2, 16, 64), asking(12, 0, {{0, 4 * kGi, false}}), 28},
+      {"its memory does not fit", host("n", 2, 16, 64), asking(0, 56), 32},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(fragmentation(gpu_view(c.node, c.usage), cpu_only), c.fragment_gib * kGi) << c.what;
+  }
+}
+
+TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
+  // a: 2 free GPUs, 16 cores. b: 2 free GPUs, 64 cores. c: both GPUs held, 16 cores. d: no GPUs.
+  std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256), host("c", 2, 16, 256),
+                                          host("d", 0, 16, 256)};
+  nodes[3].gpu_devices = {};
+  nodes[3].gpus.clear();
+  std::vector<Candidate> cands = {{&nodes[0], {}},
+                                  {&nodes[1], {}},
+                                  {&nodes[2], holding({{0, 0, true}, {1, 0, true}})},
+                                  {&nodes[3], {}}};
+  const ShapeMix mix = {{{1, 0, 0, 8000, 0}, 3}, {{0, 0, 0, 4000, 0}, 1}};
+  struct Case {
+    const char* what;
+    model::PodDemand pod;
+    std::vector<std::int64_t> scores;
+  };
+  model::PodDemand none;
+  none.uid = "p";
+  const std::vector<Case> cases = {
+      {"12 cores would strand a's GPUs; c and d have none free, d has nothing to strand (c holds them)",
+       with_host(none, 12, 8), {8, 9, 10, 10}},
+      {"4 cores strand nothing: no free GPU first, then the most CPU left", with_host(none, 4, 8), {8, 9, 10, 10}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(gpu_packing_scores(c.pod, cands, PackingStrategy::kFragmentation, mix), c.scores) << c.what;
+  }
+  ScoringRules rules;
+  rules.packing = PackingStrategy::kFragmentation;
+  EXPECT_EQ(score_candidates(with_host(none, 4, 8), cands, rules, mix), (std::vector<std::int64_t>{8, 9, 10, 10}))
+      << "fragmentation scores pods without GPUs";
+  rules.packing = PackingStrategy::kBinpack;
+  EXPECT_TRUE(score_candidates(with_host(none, 4, 8), cands, rules, mix).empty()) << "binpack does not";
+}
+
+TEST(GpuDevices, ShapeWindowCountsPodsWithoutGpus) {
+  ShapeWindow w(3, {});
+  w.add({0, 0, 0, 4000, kGi});
+  w.add({});
+  w.add({1, 0, 0});
+  EXPECT_EQ(w.mix(), (ShapeMix{{{0, 0, 0, 4000, kGi}, 1}, {{1, 0, 0}, 1}})) << "an empty shape is ignored";
+  EXPECT_EQ(shape_of(with_host(model::PodDemand{}, 3, 2)), (GpuShape{0, 0, 0, 3000, 2 * kGi}));
 }
 
 TEST(GpuDevices, ShapeWindowForgetsTheOldest) {

@@ -83,6 +83,23 @@ TEST(GpuPacking, EdgeCases) {
   EXPECT_EQ(gpu_packing_scores(pod(1, 0), equal.candidates, PackingStrategy::kBinpack), (Scores{10, 10}));
 }
 
+TEST(GpuPacking, BinpackCountsSharesOnTheDevicesForWholeGpus) {
+  // Both nodes: 2 devices of 16 GiB. a holds a 12 GiB share, b nothing.
+  std::vector<NodeSupply> nodes(2);
+  for (auto& n : nodes) {
+    n.gpus["nvidia.com/gpu"] = 2;
+    n.gpu_devices = {"nvidia.com/gpu", 2, std::int64_t{16} << 30};
+  }
+  NodeUsage shared;
+  Allocation a;
+  a.gpu_devices = {{0, std::int64_t{12} << 30, false}};
+  shared.add(a);
+  const std::vector<Candidate> candidates = {{&nodes[0], shared}, {&nodes[1], {}}};
+  EXPECT_EQ(gpu_packing_scores(pod(1, 0), candidates, PackingStrategy::kBinpack), (Scores{10, 0}))
+      << "a is fuller after the placement";
+  EXPECT_EQ(gpu_packing_scores(pod(1, 0), candidates, PackingStrategy::kSpread), (Scores{0, 10}));
+}
+
 TEST(ScoreCandidates, ScorersApplyByWhatThePodNeeds) {
   Fixture f({{8, 0, 4}, {8, 6, 0}});
   ScoringRules rules;

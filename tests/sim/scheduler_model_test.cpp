@@ -7,6 +7,8 @@
 namespace extender::sim {
 namespace {
 
+constexpr std::int64_t kGi = std::int64_t{1} << 30;
+
 model::NodeSupply node(std::string name, std::int64_t cpu_milli, std::int64_t memory_bytes, bool unschedulable = false) {
   model::NodeSupply n;
   n.name = std::move(name);
@@ -16,12 +18,18 @@ model::NodeSupply node(std::string name, std::int64_t cpu_milli, std::int64_t me
   return n;
 }
 
+std::vector<model::NodeSupply> numbered(std::size_t count, std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  std::vector<model::NodeSupply> nodes;
+  for (std::size_t i = 0; i < count; ++i) nodes.push_back(node("n" + std::to_string(i), cpu_milli, memory_bytes));
+  return nodes;
+}
+
 TEST(SchedulerModel, FitsCpuAndMemoryLeftByEarlierPlacements) {
   SchedulerModel m({node("a", 4000, 100), node("b", 8000, 50), node("c", 0, 0), node("d", 64000, 1000, true)}, 1);
   struct Case {
     const char* what;
     std::int64_t cpu, memory;
-    std::vector<std::string> fitting;
+    std::vector<std::string> feasible;
   };
   const std::vector<Case> before = {
       {"small: every schedulable node", 1000, 10, {"a", "b", "c"}},
@@ -29,33 +37,101 @@ TEST(SchedulerModel, FitsCpuAndMemoryLeftByEarlierPlacements) {
       {"more memory than b has", 1000, 80, {"a", "c"}},
       {"a node that gives no CPU or memory never runs out", 1'000'000, 1'000'000, {"c"}},
   };
-  for (const auto& c : before) EXPECT_EQ(m.fitting(c.cpu, c.memory), c.fitting) << c.what;
+  for (const auto& c : before) EXPECT_EQ(m.feasible(c.cpu, c.memory), c.feasible) << c.what;
   m.place("a", 3500, 0);
-  EXPECT_EQ(m.fitting(1000, 10), (std::vector<std::string>{"b", "c"})) << "a has 500m left";
+  EXPECT_EQ(m.feasible(1000, 10), (std::vector<std::string>{"b", "c"})) << "a has 500m left";
 }
 
-TEST(SchedulerModel, ChoosesTheHighestTotalAtRandomAmongTies) {
-  const std::vector<model::NodeSupply> nodes = {node("a", 0, 0)};
+TEST(SchedulerModel, FeasibleNodesToFindFollowsPercentageOfNodesToScore) {
+  struct Case {
+    std::int64_t percentage, nodes, expected;
+  };
+  const std::vector<Case> cases = {
+      {0, 50, 50},        // below 100 nodes: all of them
+      {0, 99, 99},
+      {0, 100, 100},      // 50 - 0 = 50% of 100 is 50: at least 100
+      {0, 1213, 497},     // 50 - 9 = 41%
+      {0, 5000, 500},     // 50 - 40 = 10%
+      {0, 6000, 300},     // 50 - 48 = 2%: at least 5%
+      {100, 1213, 1213},
+      {30, 1213, 363},
+      {5, 1213, 100},     // 60: at least 100
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(feasible_nodes_to_find(c.percentage, c.nodes), c.expected) << c.percentage << "% of " << c.nodes;
+  }
+}
+
+TEST(SchedulerModel, SearchStopsAtEnoughFeasibleNodesAndTheNextStartsWhereItStopped) {
+  SchedulerModel m(numbered(200, 4000, 16 * kGi), 1, {1, 50});
+  m.place("n1", 4000, 0);  // n1 is full
+  const auto first = m.feasible(1000, kGi);
+  ASSERT_EQ(first.size(), 100u);
+  EXPECT_EQ(first.front(), "n0");
+  EXPECT_EQ(first[1], "n2") << "the full node is passed over";
+  EXPECT_EQ(first.back(), "n100");
+  EXPECT_EQ(m.last_searched(), 101u);
+  const auto second = m.feasible(1000, kGi);
+  EXPECT_EQ(second.front(), "n101");
+  EXPECT_EQ(second.back(), "n0") << "wraps around";
+  const auto huge = m.feasible(64000, kGi);
+  EXPECT_TRUE(huge.empty());
+  EXPECT_EQ(m.last_searched(), 200u) << "a search that finds too few looks at every node";
+}
+
+TEST(SchedulerModel, DefaultPluginScoresAreKubeSchedulersIntegerFormulas) {
+  struct Case {
+    const char* what;
+    std::int64_t cpu_req, cpu_alloc, mem_req, mem_alloc;
+    std::int64_t least, balanced;
+  };
+  const std::vector<Case> cases = {
+      {"empty", 0, 4000, 0, 8 * kGi, 100, 100},
+      {"a quarter of CPU, half of memory", 1000, 4000, 4 * kGi, 8 * kGi, 62, 87},  // (75+50)/2; 1-0.25/2
+      {"integer division per resource", 1000, 3000, kGi, 3 * kGi, 66, 100},       // 66 each
+      {"past allocatable scores 0 and counts as full", 5000, 4000, 0, 8 * kGi, 50, 50},
+      {"a resource the node does not give is left out", 1000, 4000, kGi, 0, 75, 100},
+      {"nothing given", 1000, 0, kGi, 0, 0, 100},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(least_allocated_score(c.cpu_req, c.cpu_alloc, c.mem_req, c.mem_alloc), c.least) << c.what;
+    EXPECT_EQ(balanced_allocation_score(c.cpu_req, c.cpu_alloc, c.mem_req, c.mem_alloc), c.balanced) << c.what;
+  }
+}
+
+TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtRandomAmongTies) {
+  // a: empty; b: half its CPU and memory used; c: half its CPU used only.
+  const std::vector<model::NodeSupply> nodes = {node("a", 8000, 8 * kGi), node("b", 8000, 8 * kGi),
+                                                node("c", 8000, 8 * kGi)};
+  const std::vector<std::string> all = {"a", "b", "c"};
   struct Case {
     const char* what;
     std::vector<std::int64_t> scores;
+    std::int64_t weight;
     std::set<std::size_t> possible;
   };
+  // The pod asks nothing (counted 100m and 200 MiB by LeastAllocated, as the pod placed on c
+  // counts 200 MiB): plugin totals a 197 (97 + 100), b 147 (47 + 100), c 146 (71 + 75).
   const std::vector<Case> cases = {
-      {"a single best", {3, 10, 9}, {1}},
-      {"ties: any of the best", {10, 4, 10, 10}, {0, 2, 3}},
-      {"no scores from the extender: any", {0, 0, 0}, {0, 1, 2}},
+      {"no extender scores: the emptiest, balanced node", {}, 1, {0}},
+      {"four extender steps (40 points at weight 1) do not outvote 50", {0, 4, 0}, 1, {0}},
+      {"weight 10: one step is 100 points", {9, 10, 9}, 10, {1}},
+      {"equal totals tie at random: a and b, c one point behind", {0, 5, 5}, 1, {0, 1}},
   };
   for (const auto& c : cases) {
-    SchedulerModel m(nodes, 7);
     std::set<std::size_t> seen;
-    for (int i = 0; i < 200; ++i) seen.insert(*m.choose(c.scores, 1));
+    for (int seed = 0; seed < 100; ++seed) {
+      SchedulerModel m(nodes, seed, {c.weight, 100});
+      m.place("b", 4000, 4 * kGi);
+      m.place("c", 4000, 0);
+      seen.insert(*m.choose(all, c.scores, 0, 0));
+    }
     EXPECT_EQ(seen, c.possible) << c.what;
   }
   SchedulerModel m(nodes, 7);
-  EXPECT_FALSE(m.choose({}, 1));
+  EXPECT_FALSE(m.choose({}, {}, 0, 0));
   SchedulerModel again(nodes, 7), other(nodes, 7);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose({5, 5, 5, 5}, 1), other.choose({5, 5, 5, 5}, 1)) << "seeded";
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(all, {}, 100, 0), other.choose(all, {}, 100, 0)) << "seeded";
 }
 
 }  // namespace

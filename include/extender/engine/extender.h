@@ -69,6 +69,13 @@ struct PreemptAnswer {
   Summary summary;
 };
 
+// Which pods prioritize scores: those that need a managed resource (the extender entry with
+// managedResources), or those that need nothing managed (a second entry without
+// managedResources, which the scheduler calls for every pod: the first entry scores the others).
+// The packing policy ranks the latter too, so that the CPU and memory they take are placed with
+// the GPU shapes in mind.
+enum class PodScope { kManaged, kUnmanaged };
+
 struct ExtenderDeps {
   state::ClusterState* state = nullptr;
   state::DemandCache* demands = nullptr;
@@ -109,15 +116,17 @@ class Extender {
 
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
   FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
-  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
+  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
+                              PodScope scope = PodScope::kManaged);
   BindAnswer bind(const wire::BindingArgs& args);
   PreemptAnswer preempt(const wire::PreemptionArgs& args);
 
   // Removes a pod's placement or reservation (standalone admin); false when there was none.
   bool remove_pod(const std::string& uid);
 
-  // The recent mix of GPU task shapes: each GPU pod counted once, at its first /filter or
-  // /prioritize, in a window of scoring.fragmentation_window pods over scoring.fragmentation_prior.
+  // The recent mix of task shapes: each pod counted once, at its first /filter or /prioritize (a
+  // pod that needs no GPU as its CPU and memory), in a window of scoring.fragmentation_window pods
+  // over scoring.fragmentation_prior.
   policy::ShapeMix shape_mix() const;
 
  private:

@@ -38,9 +38,9 @@ struct PodDemand {
   std::int64_t gpu_share_bytes = 0;  // a share of one GPU, as memory (> 0: the pod asks no whole GPU)
   std::string gpu_share_resource;    // the resource it was asked as (aliyun.com/gpu-mem)
   // The pod's CPU (thousandths of a core) and memory (bytes) requests by the same rules, read for
-  // pods that need something managed (the fragmentation policy weighs them, the bind checks the
-  // node has them free); 0 otherwise, and 0 when unreadable (not a managed resource: the
-  // scheduler, not this daemon, judges it).
+  // every pod (the fragmentation policy weighs them, pods without GPUs too; the bind checks the
+  // node has them free); 0 when unreadable (not a managed resource: the scheduler, not this
+  // daemon, judges it).
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
   // Where the pod may run (the pod's own constraints, copied for pods that need something

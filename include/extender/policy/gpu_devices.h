@@ -1,14 +1,15 @@
 #pragma once
 // GPU device placement: which devices of a node a pod takes, and the packing policies' view of a
-// node's GPUs. A task shape is k whole GPUs or a share of one GPU (memory, or a fraction of the
-// device for prior shapes), with the CPU and memory the task asks of its node. Fragmentation of a
-// node for a shape is the free GPU memory that shape cannot use there: all of it when the shape
-// does not fit at all (too few GPUs, or too little free CPU or memory on the node, as in FGD,
-// Beware of Fragmentation, ATC'23); for whole GPUs, the free memory of partly used devices; for a
-// share, the devices with less free memory than the share. The expected fragmentation weighs
-// shapes by a mix. `binpack` and `spread` take the best-fit device (least free memory that holds a
-// share; lowest-index free devices for whole GPUs); `fragmentation` takes the device whose choice
-// raises the node's expected fragmentation least (ties: best fit). Pure: no I/O, no locks, no JSON.
+// node's GPUs. A task shape is k whole GPUs, a share of one GPU (memory, or a fraction of the
+// device for prior shapes) or no GPU, with the CPU and memory the task asks of its node.
+// Fragmentation of a node for a shape is the free GPU memory that shape cannot use there: all of
+// it when the shape does not fit at all (too few GPUs, or too little free CPU or memory on the
+// node, as in FGD, Beware of Fragmentation, ATC'23); for whole GPUs, the free memory of partly
+// used devices; for a share, the devices with less free memory than the share; for no GPU,
+// nothing. The expected fragmentation weighs shapes by a mix. `binpack` and `spread` take the
+// best-fit device (least free memory that holds a share; lowest-index free devices for whole
+// GPUs); `fragmentation` takes the device whose choice raises the node's expected fragmentation
+// least (ties: best fit). Pure: no I/O, no locks, no JSON.
 #include <cstdint>
 #include <compare>
 #include <deque>
@@ -45,8 +46,8 @@ Result<GpuShape> parse_shape(std::string_view gpus);
 // The shape as GPUs ("2", "0.5"); shares given as memory read "<bytes>B".
 std::string shape_name(const GpuShape& shape);
 
-// The pod's shape: a share, or its whole GPUs summed over resources, with its CPU and memory
-// requests; none (all 0) for no GPU.
+// The pod's shape: a share, or its whole GPUs summed over resources (0 for none), with its CPU
+// and memory requests.
 GpuShape shape_of(const model::PodDemand& pod);
 
 using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
@@ -56,7 +57,7 @@ using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> we
 class ShapeWindow {
  public:
   ShapeWindow(std::size_t capacity, ShapeMix prior);
-  void add(const GpuShape& shape);  // shapes of no GPU are ignored
+  void add(const GpuShape& shape);  // an empty shape (no GPU, CPU or memory) is ignored
   ShapeMix mix() const;
 
  private:

@@ -17,11 +17,14 @@ namespace extender::policy {
 
 struct ScoringRules {
   std::int64_t volume_balance_weight = 1;  // applies to pods with managed volumes; 0 turns it off
-  std::int64_t gpu_packing_weight = 1;     // applies to pods that need GPUs; 0 turns it off
+  // applies to pods that need GPUs, and under fragmentation to every pod scored (the CPU and
+  // memory a pod without GPUs takes count against the GPU shapes); 0 turns it off
+  std::int64_t gpu_packing_weight = 1;
   PackingStrategy packing = PackingStrategy::kBinpack;
-  // fragmentation: the mix of shapes is the last `fragmentation_window` GPU pods decided on (their
-  // GPUs, CPU and memory) plus this prior (GPU-only shapes -> pseudo-count). At 100 pods the prior
-  // weighs about a tenth of the mix, which keeps plain GPU fragmentation in view.
+  // fragmentation: the mix of shapes is the last `fragmentation_window` pods decided on (their
+  // GPUs, CPU and memory; pods without GPUs too) plus this prior (GPU-only shapes -> pseudo-count).
+  // At 100 pods the prior weighs about a tenth of the mix, which keeps plain GPU fragmentation in
+  // view.
   std::int64_t fragmentation_window = 100;
   ShapeMix fragmentation_prior = {{{1, 0, 0}, 4}, {{2, 0, 0}, 1}, {{4, 0, 0}, 1}, {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
@@ -40,10 +43,12 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
 // Volume balance alone: fewer managed volumes (placed + reserved) ranks higher.
 std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candidates);
 // GPU packing alone. binpack and spread: raw = (used + demand) / allocatable over the pod's GPU
-// resources, counted in device memory when the node has devices and the pod a share (a share
-// holds its bytes of a device, a whole GPU all of it); min-max normalised. fragmentation: the
+// resources, counted in device memory when the node has devices and the pod asks a share or
+// whole GPUs of them (a share holds its bytes of a device, a whole GPU all of it, so a node's
+// shares count for whole-GPU pods too); min-max normalised. fragmentation: the
 // least increase of the node's expected fragmentation over `mix` (fragmentation_delta), then
-// (ties) the least free GPU memory after the placement, then the least free CPU after, ranked:
+// (ties) the least free GPU memory after the placement, then the most free CPU after (headroom
+// for the pods kube-scheduler places by its own plugins), ranked:
 // the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
 // best node is never tied with a worse one.
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,

@@ -1,42 +1,79 @@
 #pragma once
-// SchedulerModel: kube-scheduler as the simulator models it around the extender. Its own fit
-// first (NodeResourcesFit: a schedulable node passes when the pod's CPU and memory requests fit
-// what earlier placements left of the node's allocatable; a node that gives no `cpu` or `memory`
-// never runs out of it), then, among the nodes the extender passes, the highest total score
-// (the extender's 0..10 × weight × 10; the scheduler's own scoring plugins add the same to every
-// node and are left out), chosen at random among ties by a generator seeded once. Owns copies of
-// what it needs; not thread-safe. The simulator and the test that compares it with the daemon
-// over HTTP both drive the extender through this one model.
+// SchedulerModel: kube-scheduler (v1.37) as the simulator models it around the extender.
+// Filter: NodeResourcesFit's CPU and memory check on schedulable nodes (a node that gives no
+// `cpu` or `memory` never runs out of it), searched from where the previous pod's search stopped
+// until numFeasibleNodesToFind nodes pass (percentageOfNodesToScore; 0 is the adaptive rule).
+// Score: the default plugins that differ between nodes here, each 0..100 × its weight 1:
+// NodeResourcesFit LeastAllocated (cpu and memory, weight 1 each) and
+// NodeResourcesBalancedAllocation, plus the extender's 0..10 × weight × 10; the highest total
+// wins, at random among ties by a generator seeded once. Every placed pod's CPU and memory count
+// on its node. Owns copies of what it needs; not thread-safe. The simulator and the test that
+// compares it with the daemon over HTTP both drive the extender through this one model.
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "extender/model/supply.h"
 
 namespace extender::sim {
 
+struct SchedulerSettings {
+  std::int64_t extender_weight = 1;               // the extender entry's `weight`
+  std::int64_t percentage_of_nodes_to_score = 0;  // 0: the adaptive default
+};
+
+// How many feasible nodes the filter phase looks for among `nodes`: all below 100 nodes; else
+// `percentage` of them (0: 50 - nodes/125, at least 5), at least 100.
+std::int64_t feasible_nodes_to_find(std::int64_t percentage, std::int64_t nodes);
+
+// NodeResourcesFit's LeastAllocated over cpu and memory (weight 1 each): per resource with
+// allocatable > 0, (allocatable - requested) × 100 / allocatable (0 past allocatable), averaged by
+// integer division. `requested` includes the pod, each pod counted at least 100m and 200 MiB.
+std::int64_t least_allocated_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
+                                   std::int64_t memory_requested, std::int64_t memory_allocatable);
+// NodeResourcesBalancedAllocation: (1 - |cpu fraction - memory fraction| / 2) × 100, truncated;
+// fractions of requested (the pod included) over allocatable, at most 1; 100 with fewer than two.
+std::int64_t balanced_allocation_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
+                                       std::int64_t memory_requested, std::int64_t memory_allocatable);
+
 class SchedulerModel {
  public:
-  SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed);
+  SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed, SchedulerSettings settings = {});
 
-  // The schedulable nodes the pod's CPU and memory fit, in inventory order.
-  std::vector<std::string> fitting(std::int64_t cpu_milli, std::int64_t memory_bytes) const;
-  // The candidate kube-scheduler picks given each candidate's extender score: the highest
-  // score × weight × 10, uniformly at random among ties; nullopt when there is no candidate.
-  std::optional<std::size_t> choose(const std::vector<std::int64_t>& scores, std::int64_t weight);
-  // Takes the pod's CPU and memory from the node (unknown names are ignored).
+  // The filter phase for a pod of this CPU and memory: the feasible nodes in search order.
+  std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes);
+  // How many nodes the last filter phase looked at (all of them when it found too few).
+  std::size_t last_searched() const { return last_searched_; }
+  std::size_t node_count() const { return nodes_.size(); }
+  // The score phase: the candidate kube-scheduler picks given each candidate's extender score
+  // (`extender_scores` empty: the extender gives none); nullopt when there is no candidate.
+  std::optional<std::size_t> choose(const std::vector<std::string>& candidates,
+                                    const std::vector<std::int64_t>& extender_scores, std::int64_t cpu_milli,
+                                    std::int64_t memory_bytes);
+  // Counts the pod's CPU and memory on the node (unknown names are ignored).
   void place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes);
 
  private:
-  struct Free {
+  struct Node {
     std::string name;
     bool schedulable = true;
-    std::int64_t cpu_milli = 0;     // INT64_MAX when the node gives none
-    std::int64_t memory_bytes = 0;  // likewise
+    std::int64_t cpu_allocatable = 0;  // 0 when the node gives none
+    std::int64_t memory_allocatable = 0;
+    std::int64_t cpu_requested = 0;
+    std::int64_t memory_requested = 0;
+    std::int64_t cpu_nonzero = 0;  // requests counted at least 100m / 200 MiB per pod
+    std::int64_t memory_nonzero = 0;
   };
-  std::vector<Free> nodes_;
+  std::int64_t plugin_scores(const Node& n, std::int64_t cpu_milli, std::int64_t memory_bytes) const;
+
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, std::size_t> index_;
+  SchedulerSettings settings_;
+  std::size_t next_start_ = 0;
+  std::size_t last_searched_ = 0;
   std::mt19937_64 rng_;
 };
 

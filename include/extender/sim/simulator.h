@@ -1,28 +1,22 @@
 #pragma once
 // Simulator: replays a workload through the engine's Extender in-process (standalone state, the
 // same filter, prioritize and bind as the daemon) with kube-scheduler around it as SchedulerModel
-// models it (scheduler_model.h). Rows arrive in order and never leave. Not thread-safe.
+// models it (scheduler_model.h), in one of two deployments. Rows arrive in order and never leave.
+// Not thread-safe.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/common/result.h"
 #include "extender/config/config.h"
 #include "extender/model/supply.h"
+#include "extender/sim/scheduler_model.h"
+#include "extender/sim/workload.h"
 
 namespace extender::sim {
-
-struct WorkloadRow {
-  std::string name;
-  std::int64_t num_gpu = 0;
-  std::int64_t gpu_milli = 0;  // < 1000 with num_gpu 1: a share of that fraction of one GPU's memory
-  std::int64_t cpu_milli = 0;
-  std::int64_t memory_mib = 0;
-};
-
-// Parses `name,num_gpu,gpu_milli,cpu_milli,memory_mib` with that header line.
-Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source);
 
 // Where a pod went: the node, and for a GPU pod the devices it holds there.
 struct Placement {
@@ -50,10 +44,27 @@ struct PolicyResult {
   std::vector<Placement> placements;                // in arrival order, refused pods left out
 };
 
+// Which pods kube-scheduler shows the daemon. gpu-pods: those that ask GPUs (the extender entry
+// with managedResources: filter, prioritize, bind). every-pod: also every other pod, to
+// prioritize only (a second entry without managedResources); kube-scheduler binds those.
+enum class Deployment { kGpuPods, kEveryPod };
+const char* deployment_name(Deployment d);  // "gpu-pods", "every-pod"
+std::optional<Deployment> parse_deployment(std::string_view name);
+
+struct SimulationOptions {
+  Deployment deployment = Deployment::kGpuPods;
+  SchedulerSettings scheduler;  // the extender's weight and percentageOfNodesToScore
+  // Scores with the best-fit reference (best_fit.h) instead of the daemon's prioritize; filter
+  // and bind stay the daemon's.
+  bool best_fit = false;
+};
+
 // Runs the workload under `base` with scoring.gpu_packing = `policy`. The share unit is set to
-// bytes; a share's request is its fraction of the most common GPU memory of the inventory.
+// bytes; a share's request is its fraction of the most common GPU memory of the inventory. Every
+// placed pod's CPU and memory count on its node in the daemon's state (as its watch counts them).
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
-                              const config::Config& base, policy::PackingStrategy policy, std::uint64_t seed);
+                              const config::Config& base, policy::PackingStrategy policy, std::uint64_t seed,
+                              const SimulationOptions& options = {});
 
 // The `simulate` subcommand: argv after "simulate". Returns the exit code.
 int run_simulate_command(int argc, const char* const* argv);
