@@ -732,6 +732,8 @@ def check_generated_tls():
     stamp = dep["spec"]["template"]["metadata"]["annotations"].get("checksum/tls")
     C.ok(stamp and sched["spec"]["template"]["metadata"]["annotations"].get("checksum/tls") == stamp,
          "generated TLS: the daemon's and the second scheduler's pods carry the same checksum/tls (new material rolls both)")
+    C.ok(all(x["metadata"]["annotations"].get("scheduler-extender.io/generation") == stamp for x in (server, client)),
+         "generated TLS: both secrets record the generation the pods carry (what an upgrade that reuses them keeps)")
     _, smnt = mount_of(sched, container(sched), lambda v: "secret" in v)
     C.eq(next(v for v in sched["spec"]["template"]["spec"]["volumes"] if v["name"] == smnt["name"])["secret"]["secretName"],
          f"{SCHED_FULLNAME}-tls", "the second scheduler mounts the generated client secret")

@@ -176,21 +176,25 @@ stay the same. Empty dict otherwise (first install, `helm template`, or a secret
 {{- if not (index $data $key) -}}{{- $ok = false -}}{{- end -}}
 {{- end -}}
 {{- end -}}
+{{- $stamp := index (($client.metadata | default dict).annotations | default dict) "scheduler-extender.io/generation" | default "" -}}
+{{- if not $stamp -}}{{- $ok = false -}}{{- end -}}
 {{- if $ok -}}
-{{- dict "server" $server.data "client" $client.data | toJson -}}
+{{- dict "server" $server.data "client" $client.data "stamp" $stamp | toJson -}}
 {{- else -}}
 {}
 {{- end -}}
 {{- end -}}
 
-{{/* What rolls the pods that read the generated material at start: a digest of the secrets in
-the cluster when they are reused, else the release revision (new material this release). */}}
+{{/* Which generation of the generated material this release uses: the one recorded on the
+secrets in the cluster when they are reused, else the release revision that makes new ones. The
+secrets carry it (annotation scheduler-extender.io/generation) and the pods that read the
+material at start carry it as checksum/tls, so they roll exactly when new material is made. */}}
 {{- define "scheduler-extender.generatedTlsStamp" -}}
 {{- $existing := include "scheduler-extender.generatedTlsInCluster" . | fromJson -}}
 {{- if $existing -}}
-{{- toJson $existing | sha256sum -}}
+{{- $existing.stamp -}}
 {{- else -}}
-{{- printf "generated-in-revision-%d" .Release.Revision | sha256sum -}}
+{{- printf "generated-in-revision-%d" (int .Release.Revision) | sha256sum -}}
 {{- end -}}
 {{- end -}}
 
