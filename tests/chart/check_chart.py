@@ -1124,14 +1124,18 @@ def start_daemon(config_path, log_path):
         time.sleep(0.1)
     running = proc.poll() is None
     if running:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
     log.close()
     return running, open(log_path).read()
+
+
+def stop_process(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def step_daemon_config():
@@ -1202,12 +1206,7 @@ def check_daemon_with_generated_tls():
         C.eq(status_as(cdir), 200, "the generated client certificate is served (its CA, the Service host's name checked)")
         C.eq(status_as(sdir), 403, "the daemon's own certificate presented as a client is refused (not in client_names)")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
 
 
