@@ -22,6 +22,7 @@ const char* verb_name(Endpoint e) {
   switch (e) {
     case Endpoint::kFilter: return "filter";
     case Endpoint::kPrioritize: return "prioritize";
+    case Endpoint::kPrioritizeUnmanaged: return "prioritize-unmanaged";
     case Endpoint::kBind: return "bind";
     default: return "preempt";
   }
@@ -40,6 +41,7 @@ Verb metric_verb(Endpoint e) {
   switch (e) {
     case Endpoint::kFilter: return Verb::kFilter;
     case Endpoint::kPrioritize: return Verb::kPrioritize;
+    case Endpoint::kPrioritizeUnmanaged: return Verb::kPrioritizeUnmanaged;
     case Endpoint::kBind: return Verb::kBind;
     default: return Verb::kPreempt;
   }
@@ -66,6 +68,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   switch (rt.endpoint) {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
+    case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kBind:
     case Endpoint::kPreempt:
       return verb(rt, request);
@@ -102,6 +105,7 @@ Lane Api::lane_of(std::string_view method, std::string_view path) const {
   switch (r.route->endpoint) {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
+    case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kPreempt:
       return Lane::kDecide;
     case Endpoint::kBind:
@@ -132,7 +136,8 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   if (body_error.empty()) {
     switch (route.endpoint) {
       case Endpoint::kFilter:
-      case Endpoint::kPrioritize: {
+      case Endpoint::kPrioritize:
+      case Endpoint::kPrioritizeUnmanaged: {
         std::shared_ptr<const simdjson::padded_string> copy;
         simdjson::padded_string_view padded(request.body.data(), request.body.size(), request.body.capacity());
         if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
@@ -173,7 +178,9 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
           spent->padded_copy = copy;
           spent->args = std::move(*args);
-          spent->answer = deps_.extender->prioritize(spent->args, deadline);
+          const auto scope = route.endpoint == Endpoint::kPrioritizeUnmanaged ? engine::PodScope::kUnmanaged
+                                                                              : engine::PodScope::kManaged;
+          spent->answer = deps_.extender->prioritize(spent->args, deadline, scope);
           engine::PrioritizeAnswer& a = spent->answer;
           summary = std::move(a.summary);
           res = json(200, wire::encode_host_priority_list(a.scores));

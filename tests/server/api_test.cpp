@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/config/config.h"
+#include "extender/sources/inventory.h"
 
 namespace extender::server {
 namespace {
@@ -113,6 +114,46 @@ TEST(Api, DeclinesMoreNodesThanTheCapAsTheProtocolCarriesIt) {
     EXPECT_EQ(api.handle(request("POST", c.path, names_body(3))).status, 200) << c.path;
     EXPECT_EQ(api.handle(request("POST", c.path, "{\"Pod\":{},\"NodeNames\":[1]}")).status, 400) << "malformed stays 400";
   }
+}
+
+// A pod with these container requests and the NodeNames form of `nodes`.
+std::string pod_body(const std::string& uid, const std::string& requests, const std::string& nodes) {
+  return R"({"Pod":{"metadata":{"name":")" + uid + R"(","namespace":"t","uid":")" + uid +
+         R"("},"spec":{"containers":[{"name":"c","resources":{"requests":)" + requests +
+         R"(,"limits":)" + requests + R"(}}]}},"Nodes":null,"NodeNames":)" + nodes + "}";
+}
+
+TEST(Api, PrioritizeUnmanagedRanksOnlyThePodsThatNeedNothingManaged) {
+  Harness h;
+  h.cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
+  auto inv = sources::parse_inventory(R"(
+nodes:
+  - name: gpu
+    labels: {nvidia.com/gpu.memory: "81559"}
+    gpus: {nvidia.com/gpu: 8}
+    cpu: "64"
+    memory: 256Gi
+  - name: plain
+    cpu: "64"
+    memory: 256Gi
+)", "inv", h.cfg.gpu.resources);
+  ASSERT_TRUE(inv) << inv.message();
+  h.state.upsert_nodes(*inv);
+  Api api = h.api(4s);
+  const std::string cpu_only = pod_body("cpu-1", R"({"cpu":"2","memory":"1Gi"})", R"(["gpu","plain"])");
+  const std::string gpu = pod_body("gpu-1", R"({"nvidia.com/gpu":"1"})", R"(["gpu","plain"])");
+
+  HttpResponse res = api.handle(request("POST", "/scheduler/prioritize-unmanaged", cpu_only));
+  EXPECT_EQ(res.status, 200);
+  EXPECT_NE(res.body.find(R"({"Host":"plain","Score":10})"), std::string::npos)
+      << "a pod without GPUs goes where no GPU waits for its CPU: " << res.body;
+  EXPECT_NE(res.body.find(R"("Host":"gpu")"), std::string::npos) << res.body;
+  EXPECT_EQ(api.handle(request("POST", "/scheduler/prioritize", cpu_only)).body, "[]")
+      << "the managed entry's verb scores no pod that needs nothing managed";
+  EXPECT_EQ(api.handle(request("POST", "/scheduler/prioritize-unmanaged", gpu)).body, "[]")
+      << "a GPU pod is scored by the managed entry only, never twice";
+  EXPECT_NE(h.metrics.render({}).find(R"(requests_total{outcome="ok",verb="prioritize_unmanaged"} 2)"), std::string::npos)
+      << "the two calls of the every-pod verb counted under their own label";
 }
 
 }  // namespace

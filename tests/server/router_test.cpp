@@ -21,6 +21,8 @@ TEST(Router, Table) {
       {"POST", "/scheduler//filter", 200, Endpoint::kFilter, ""},  // a verb with a leading slash
       {"POST", "/scheduler/filter/", 200, Endpoint::kFilter, ""},
       {"POST", "/prioritize", 200, Endpoint::kPrioritize, ""},
+      {"POST", "/scheduler/prioritize-unmanaged", 200, Endpoint::kPrioritizeUnmanaged, ""},
+      {"GET", "/scheduler/prioritize-unmanaged", 405, std::nullopt, ""},
       {"POST", "/scheduler/bind", 200, Endpoint::kBind, ""},
       {"POST", "/scheduler/preempt", 200, Endpoint::kPreempt, ""},
       {"GET", "/filter", 405, std::nullopt, ""},

@@ -11,6 +11,7 @@ namespace extender::server {
 enum class Endpoint {
   kFilter,
   kPrioritize,
+  kPrioritizeUnmanaged,  // prioritize for pods that need nothing managed (the every-pod entry)
   kBind,
   kPreempt,
   kHealthz,
