@@ -38,8 +38,9 @@ test-asan: deps
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
 
-# libFuzzer on the decoders of untrusted input (request bodies, quantities, config and inventory
-# YAML, watch lines), built with clang, ASan and UBSan; FUZZ_SECONDS per target.
+# libFuzzer on the decoders of untrusted input (the HTTP request parser, request bodies,
+# quantities, config and inventory YAML, watch lines), built with clang, ASan and UBSan;
+# FUZZ_SECONDS per target.
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
