@@ -137,6 +137,7 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
 
 FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline) {
   FilterAnswer answer;
+  answer.owned_names = args.owned_names;
   wire::FilterResult& r = answer.result;
   answer.summary.pod = args.pod.display_name();
   const auto names = args.candidate_names();
@@ -219,6 +220,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
 PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
                                       PodScope scope) {
   PrioritizeAnswer answer;
+  answer.owned_names = args.owned_names;
   answer.summary.pod = args.pod.display_name();
   const auto names = args.candidate_names();
   answer.summary.nodes_in = names.size();

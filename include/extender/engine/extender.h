@@ -5,8 +5,10 @@
 // before calling the Binder, which records those devices (a volume's on its claim, a GPU share's
 // on the pod) and then creates the Binding. Thread-safe.
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -33,13 +35,18 @@ struct Summary {
   std::string note;         // why the verb could not evaluate, if so
 };
 
+// The node names in an answer are views into its request: into the request's body, which the
+// caller keeps while it uses the answer, or into the names the request owns (escaped names, names
+// given by set_node_names), which the answer keeps alive itself (owned_names).
 struct FilterAnswer {
   wire::FilterResult result;
   Summary summary;
+  std::shared_ptr<const std::deque<std::string>> owned_names;
 };
 struct PrioritizeAnswer {
   std::vector<wire::HostScore> scores;
   Summary summary;
+  std::shared_ptr<const std::deque<std::string>> owned_names;
 };
 // Why a bind or preempt was refused before any capacity was looked at (who may bind).
 enum class Refusal {
