@@ -155,7 +155,7 @@ std::size_t RequestParser::feed_head(std::string_view data) {
     return data.size() + skipped;
   }
   if (end == std::string::npos) {
-    if (head_buf_.size() > limits_.max_head_bytes) {
+    if (head_buf_.size() >= limits_.max_head_bytes + 4) {
       fail(431, "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
     }
     return data.size() + skipped;

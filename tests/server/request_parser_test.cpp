@@ -113,6 +113,10 @@ std::vector<Case> cases() {
        "GET / HTTP/1.1\r\n" + std::string("a: b\r\n") + "a: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\n\r\n",
        S::kFailed, 431, ""},
       {"a head over the limit", "GET / HTTP/1.1\r\nx: " + std::string(300, 'a') + "\r\n\r\n", S::kFailed, 431, ""},
+      {"a head of exactly the limit, then its empty line",
+       "GET / HTTP/1.1\r\nx: " + std::string(256 - 19, 'a') + "\r\n\r\n", S::kComplete, 0, ""},
+      {"a head one byte over the limit, then its empty line",
+       "GET / HTTP/1.1\r\nx: " + std::string(256 - 18, 'a') + "\r\n\r\n", S::kFailed, 431, ""},
       {"HTTP/2 request line", "GET / HTTP/2.0\r\n\r\n", S::kFailed, 505, ""},
       {"control character in a header", std::string("GET / HTTP/1.1\r\nx: a\x01") + "b\r\n\r\n", S::kFailed, 400, ""},
   };
