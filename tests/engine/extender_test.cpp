@@ -29,7 +29,7 @@ struct Harness {
   state::DemandCache demands{100, std::chrono::minutes(10)};
   std::unique_ptr<Extender> ext;
 
-  Harness() {
+  explicit Harness(config::Config config = {}) : cfg(std::move(config)) {
     auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources);
     EXPECT_TRUE(inv) << inv.message();
     state.upsert_nodes(*inv);
@@ -198,15 +198,8 @@ TEST(Extender, PrioritizeBinpacksGpus) {
 TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape) {
   config::Config cfg;
   cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(10)};
-  auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources);
-  ASSERT_TRUE(inv) << inv.message();
-  state.upsert_nodes(*inv);
-  ExtenderDeps deps;
-  deps.state = &state;
-  deps.demands = &demands;
-  Extender ext(cfg, std::move(deps));
+  Harness h(cfg);
+  Extender& ext = *h.ext;
   model::Pod pod = gpu_pod("u1", nullptr);
   pod.containers.front().requests["cpu"] = "2";
   pod.containers.front().requests["memory"] = "1Gi";
