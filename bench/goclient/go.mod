@@ -1,0 +1,3 @@
+module scheduler-extender/bench/goclient
+
+go 1.21

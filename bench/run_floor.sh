@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The daemon, standalone as `make run` starts it, against the independent floor (floor_server:
+# cpp-httplib and simdjson, no daemon code), with the clients people use: wrk with one
+# connection, and a Go net/http client made like kube-scheduler's extender client
+# (bench/goclient, built with the Go toolchain `make e2e` uses; never by `make test`).
+# Stages: the Nodes-form /filter of 500 nodes, and the NodeNames form of 5,000 nodes the daemon
+# has seen. Targets alternate so that both see the same machine; medians are printed.
+# usage: bench/run_floor.sh [BUILD_DIR] [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+runs=${2:-40}
+data="$build/bench-data"
+go=${GO:-/usr/local/go/bin/go}
+gocache=${GOCACHE:-$HOME/.cache/scheduler-extender/gocache}
+
+if ! command -v wrk >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then apt-get install -y -qq wrk >/dev/null; else echo "wrk is missing: apt-get install wrk" >&2; exit 1; fi
+fi
+cmake --build "$build" -j"${JOBS:-2}" --target scheduler-extender floor_server >/dev/null
+(cd bench/goclient && GOCACHE="$gocache" GOTOOLCHAIN=local "$go" build -o "$OLDPWD/$build/bench/goclient" .)
+mkdir -p "$data"
+for n in 500 5000; do
+  [ -s "$data/args-$n.json" ] || python3 bench/gen_extender_args.py "$n" "$data/args-$n.json"
+done
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+daemon_port=$(port); admin_port=$(port); floor_port=$(port)
+"$build/scheduler-extender" --config examples/config.yaml --listen "127.0.0.1:$daemon_port" \
+  --admin-listen "127.0.0.1:$admin_port" --log-level warn &
+daemon=$!
+"$build/bench/floor_server" "$floor_port" &
+floor=$!
+trap 'kill $daemon $floor 2>/dev/null; wait 2>/dev/null' EXIT
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$admin_port/readyz" >/dev/null && break
+  sleep 0.1
+done
+daemon_url="http://127.0.0.1:$daemon_port/scheduler/filter"
+floor_url="http://127.0.0.1:$floor_port/filter"
+
+echo "== Nodes form, 500 nodes ($(du -h "$data/args-500.json" | cut -f1)), Go net/http client, $runs calls each"
+"$build/bench/goclient" -body "$data/args-500.json" -runs "$runs" "$daemon_url" "$floor_url"
+
+echo "== Nodes form, 500 nodes, wrk -t1 -c1, 4 alternating rounds of 5 s each; median of the rounds' medians"
+wrk_median() {
+  WRK_BODY="$data/args-500.json" wrk -t1 -c1 -d5s --latency -s bench/wrk_post.lua "$1" |
+    awk '$1 == "50%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v *= 1000 } print v }'
+}
+d=(); f=()
+for _ in 1 2 3 4; do d+=("$(wrk_median "$daemon_url")"); f+=("$(wrk_median "$floor_url")"); done
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2 }'; }
+dm=$(median "${d[@]}"); fm=$(median "${f[@]}")
+printf 'wrk -c1       daemon %8.2f ms  floor %8.2f ms  ratio %.2fx  (rounds: daemon %s; floor %s)\n' \
+  "$dm" "$fm" "$(awk -v a="$dm" -v b="$fm" 'BEGIN { print a / b }')" "${d[*]}" "${f[*]}"
+
+echo "== NodeNames form, 5,000 nodes the daemon has seen, Go net/http client, $runs calls each"
+curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary "@$data/args-5000.json" "$daemon_url"
+# The floor echoes every name (it has no cache to decide with), so the answers are not compared.
+"$build/bench/goclient" -names -compare=false -body "$data/args-5000.json" -runs "$runs" "$daemon_url" "$floor_url"
