@@ -757,7 +757,8 @@ void Listener::Loop::start_dispatch(Conn& c) {
     complete(c, dispatch(req));
     return;
   }
-  pool(lane).post([this, id = c.id, req = std::move(req)]() mutable {
+  const std::string caller = req.peer_ip;
+  pool(lane).post(caller, [this, id = c.id, req = std::move(req)]() mutable {
     HttpResponse res;
     try {
       res = dispatch(req);

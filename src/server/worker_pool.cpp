@@ -1,5 +1,7 @@
 #include "extender/server/worker_pool.h"
 
+#include <algorithm>
+
 namespace extender::server {
 
 WorkerPool::WorkerPool(std::size_t threads) {
@@ -16,25 +18,65 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::post(std::function<void()> task) {
+void WorkerPool::post(const std::string& key, std::function<void()> task) {
   {
     std::lock_guard lock(mu_);
-    tasks_.push_back(std::move(task));
+    callers_[key].tasks.push_back({seq_++, std::move(task)});
+    ++queued_;
   }
   cv_.notify_one();
 }
 
-void WorkerPool::run() {
-  for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+WorkerPool::Callers::iterator WorkerPool::next_caller() {
+  auto best = callers_.end();
+  Nanos best_tag = 0;
+  for (auto it = callers_.begin(); it != callers_.end(); ++it) {
+    const Caller& c = it->second;
+    if (c.tasks.empty()) continue;
+    const Nanos tag = std::max(c.tag, virtual_time_);
+    if (best == callers_.end() || c.running < best->second.running ||
+        (c.running == best->second.running &&
+         (tag < best_tag || (tag == best_tag && c.tasks.front().seq < best->second.tasks.front().seq)))) {
+      best = it;
+      best_tag = tag;
     }
+  }
+  return best;
+}
+
+void WorkerPool::forget_settled_callers() {
+  std::erase_if(callers_, [this](const auto& entry) {
+    const Caller& c = entry.second;
+    return c.tasks.empty() && c.running == 0 && c.tag <= virtual_time_;
+  });
+}
+
+void WorkerPool::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stopping_ || queued_ > 0; });
+    if (queued_ == 0) return;
+    auto it = next_caller();
+    Caller& caller = it->second;
+    const Nanos start_tag = std::max(caller.tag, virtual_time_);
+    virtual_time_ = start_tag;
+    caller.tag = start_tag + caller.last_cost;
+    std::function<void()> task = std::move(caller.tasks.front().task);
+    caller.tasks.pop_front();
+    --queued_;
+    ++caller.running;
+    const std::string key = it->first;
+    forget_settled_callers();
+    lock.unlock();
+    const auto started = std::chrono::steady_clock::now();
     task();
+    task = nullptr;
+    const Nanos cost = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    lock.lock();
+    Caller& done = callers_[key];
+    --done.running;
+    done.last_cost = cost;
+    done.tag = std::max(done.tag, start_tag + cost);
   }
 }
 

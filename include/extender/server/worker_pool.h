@@ -1,10 +1,20 @@
 #pragma once
-// WorkerPool: a fixed number of threads running posted tasks in order of arrival. The destructor
-// runs every task already posted, then joins. Thread-safe.
+// WorkerPool: a fixed number of threads running posted tasks, fairly between the callers that
+// post them (start-time fair queueing by measured cost). Each task carries its caller's key (the
+// peer's address). A free thread takes the oldest task of the caller with the fewest tasks
+// running and, among those, the least service received: a caller's tag is the virtual time when
+// its work so far would end (each task advances it by the time the caller's tasks take), never
+// less than the virtual time of the task started last. So a peer sending heavy requests back to
+// back delays a light peer by at most the tasks already running, not by its backlog. Tasks of
+// one key start in order of arrival. The destructor runs every task already posted, then joins.
+// Thread-safe.
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,14 +29,33 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  void post(std::function<void()> task);
+  void post(std::function<void()> task) { post({}, std::move(task)); }
+  void post(const std::string& key, std::function<void()> task);
 
  private:
+  using Nanos = std::int64_t;
+  struct Queued {
+    std::uint64_t seq;
+    std::function<void()> task;
+  };
+  // A caller is kept while it has tasks or its tag is ahead of the virtual time (it still owes).
+  struct Caller {
+    std::deque<Queued> tasks;
+    std::size_t running = 0;
+    Nanos tag = 0;
+    Nanos last_cost = 0;
+  };
+  using Callers = std::map<std::string, Caller>;
   void run();
+  Callers::iterator next_caller();  // end() when nothing is queued; needs mu_
+  void forget_settled_callers();    // needs mu_
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
+  Callers callers_;
+  std::size_t queued_ = 0;
+  std::uint64_t seq_ = 0;
+  Nanos virtual_time_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

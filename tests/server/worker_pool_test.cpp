@@ -1,0 +1,91 @@
+#include "extender/server/worker_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <string>
+#include <vector>
+
+namespace extender::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Records the order tasks ran in.
+struct Log {
+  std::mutex mu;
+  std::vector<std::string> order;
+  void add(const std::string& s) {
+    std::lock_guard lock(mu);
+    order.push_back(s);
+  }
+};
+
+TEST(WorkerPool, RunsEveryPostedTaskBeforeItIsDestroyed) {
+  std::atomic<int> ran{0};
+  {
+    WorkerPool pool(2);
+    for (int i = 0; i < 100; ++i) pool.post(std::to_string(i % 3), [&] { ++ran; });
+  }
+  EXPECT_EQ(ran, 100);
+}
+
+TEST(WorkerPool, TasksOfOneCallerStartInOrderOfArrival) {
+  Log log;
+  {
+    WorkerPool pool(1);
+    for (int i = 0; i < 20; ++i) pool.post("peer", [&, i] { log.add(std::to_string(i)); });
+  }
+  ASSERT_EQ(log.order.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(log.order[i], std::to_string(i));
+}
+
+TEST(WorkerPool, AHeavyCallersBacklogDoesNotDelayALightCaller) {
+  Log log;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  {
+    WorkerPool pool(1);
+    pool.post("heavy", [&] {
+      gate.wait();
+      std::this_thread::sleep_for(20ms);
+      log.add("heavy-running");
+    });
+    std::this_thread::sleep_for(20ms);
+    for (int i = 0; i < 5; ++i) {
+      pool.post("heavy", [&, i] {
+        std::this_thread::sleep_for(5ms);
+        log.add("heavy-" + std::to_string(i));
+      });
+    }
+    pool.post("light", [&] { log.add("light"); });
+    release.set_value();
+  }
+  ASSERT_EQ(log.order.size(), 7u);
+  EXPECT_EQ(log.order[0], "heavy-running");
+  EXPECT_EQ(log.order[1], "light") << "the light caller waited behind the heavy caller's backlog";
+}
+
+TEST(WorkerPool, ACallerWithATaskRunningYieldsAFreeThreadToAnother) {
+  Log log;
+  std::promise<void> release_a, release_c;
+  std::shared_future<void> gate_a = release_a.get_future().share();
+  std::shared_future<void> gate_c = release_c.get_future().share();
+  {
+    WorkerPool pool(2);
+    pool.post("a", [&] { gate_a.wait(); });
+    pool.post("c", [&] { gate_c.wait(); });
+    std::this_thread::sleep_for(20ms);
+    pool.post("a", [&] { log.add("a-2"); });
+    pool.post("b", [&] { log.add("b"); });
+    release_c.set_value();
+    std::this_thread::sleep_for(50ms);
+    release_a.set_value();
+  }
+  ASSERT_EQ(log.order.size(), 2u);
+  EXPECT_EQ(log.order[0], "b") << "a second task of a caller already running went first";
+}
+
+}  // namespace
+}  // namespace extender::server
