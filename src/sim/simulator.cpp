@@ -1,9 +1,11 @@
 #include "extender/sim/simulator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,25 @@ std::string shape_key(const WorkloadRow& r) {
 }
 
 double gpu_demand(const WorkloadRow& r) { return static_cast<double>(gpu_milli_requested(r)) / 1000; }
+
+// What a pod that found no node asked. Pods never leave, so free CPU, memory and GPUs only shrink:
+// a later pod asking at least as much of each (GPUs of the same kind, or any GPUs when the refused
+// pod asked none) finds no node either.
+struct Refusal {
+  bool share = false;
+  std::int64_t gpus = 0;  // whole GPUs, or a share's thousandths
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
+
+  static Refusal of(const WorkloadRow& r) {
+    const bool share = is_share(r);
+    return {share, share ? r.gpu_milli : r.num_gpu, r.cpu_milli, r.memory_mib};
+  }
+  bool covers(const Refusal& later) const {
+    const bool gpus_covered = (share == later.share && gpus <= later.gpus) || (!share && gpus == 0);
+    return gpus_covered && cpu_milli <= later.cpu_milli && memory_mib <= later.memory_mib;
+  }
+};
 
 }  // namespace
 
@@ -105,6 +126,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
+  std::vector<Refusal> refusals;
 
   auto fragmented = [&] {
     const policy::ShapeMix mix = ext.shape_mix();
@@ -168,13 +190,37 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
       }
       return chosen;
     };
+    // A pod a refusal covers is refused again: its search still moves the scheduler's start as the
+    // full cycles would, and the daemon's filter still sees the pod once (as it would on the
+    // first cycle that finds nodes fitting CPU and memory), which counts its shape in the mix.
+    auto refused_again = [&]() -> Result<bool> {
+      const Refusal asked = Refusal::of(row);
+      if (std::none_of(refusals.begin(), refusals.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
+      bool filtered = false;
+      for (std::size_t searched = 0; searched < scheduler.node_count();) {
+        const std::vector<std::string> candidates = scheduler.feasible(row.cpu_milli, mem_bytes);
+        if (managed && !filtered && !candidates.empty()) {
+          wire::ExtenderArgs args;
+          args.pod = pod;
+          args.set_node_names({candidates.front()});
+          auto answer = ext.filter(args);
+          if (!answer.result.error.empty()) return Error{"filter: " + answer.result.error};
+          filtered = true;
+        }
+        searched += std::max<std::size_t>(scheduler.last_searched(), 1);
+      }
+      return true;
+    };
     std::string chosen;
-    for (std::size_t searched = 0; chosen.empty() && searched < scheduler.node_count();) {
+    auto again = refused_again();
+    if (!again) return again.error();
+    for (std::size_t searched = 0; !*again && chosen.empty() && searched < scheduler.node_count();) {
       auto tried = cycle();
       if (!tried) return tried.error();
       chosen = *tried;
       searched += std::max<std::size_t>(scheduler.last_searched(), 1);
     }
+    if (chosen.empty() && !*again) refusals.push_back(Refusal::of(row));
     std::vector<model::GpuHold> devices;
     if (auto claim = managed && !chosen.empty() ? cluster.claim_of(pod.uid) : std::nullopt) {
       devices = claim->allocation.gpu_devices;
@@ -249,11 +295,12 @@ int run_simulate_command(int argc, const char* const* argv) {
   std::vector<Policy> policies;
   std::uint64_t seed = 1;
   bool json = false;
+  std::size_t jobs = 0;
   SimulationOptions options;
   auto usage = [] {
     std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
                "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-               "[--config FILE]\n", stderr);
+               "[--jobs N] [--config FILE]\n", stderr);
     return 2;
   };
   auto count = [](const char* v, std::int64_t low, std::int64_t high) -> std::optional<std::int64_t> {
@@ -296,6 +343,10 @@ int run_simulate_command(int argc, const char* const* argv) {
       auto d = parse_deployment(v);
       if (!d) return usage();
       options.deployment = *d;
+    } else if (a == "--jobs" && (v = value())) {
+      auto n = count(v, 1, 1024);
+      if (!n) return usage();
+      jobs = static_cast<std::size_t>(*n);
     } else if (a == "--weight" && (v = value())) {
       auto n = count(v, 1, 100000);
       if (!n) return usage();
@@ -339,11 +390,27 @@ int run_simulate_command(int argc, const char* const* argv) {
     nodes = std::move(*inv);
     rows = std::move(*parsed);
   }
+  std::vector<std::optional<Result<PolicyResult>>> results(policies.size());
+  {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t k; (k = next++) < policies.size();) {
+        SimulationOptions run = options;
+        run.best_fit = policies[k].best_fit;
+        results[k].emplace(simulate(nodes, rows, *cfg, policies[k].packing, seed, run));
+      }
+    };
+    const std::size_t threads =
+        std::clamp<std::size_t>(jobs > 0 ? jobs : std::thread::hardware_concurrency(), 1, policies.size());
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (const auto& p : policies) {
-    SimulationOptions run = options;
-    run.best_fit = p.best_fit;
-    auto r = simulate(nodes, rows, *cfg, p.packing, seed, run);
+  for (std::size_t k = 0; k < policies.size(); ++k) {
+    const auto& p = policies[k];
+    auto& r = *results[k];
     if (!r) {
       std::fprintf(stderr, "scheduler-extender simulate: %s\n", r.message().c_str());
       return 1;
