@@ -127,6 +127,23 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
   std::vector<Refusal> refusals;
+  // Each node's free memory per GPU device as the daemon's placements leave it (0: held whole),
+  // by node name: the nodes whose devices cannot hold a GPU pod, which the daemon's filter would
+  // refuse, are not sent to it.
+  std::map<std::string, std::vector<std::int64_t>, std::less<>> device_free;
+  for (const auto& n : nodes) {
+    if (n.gpu_devices.count > 0 && n.gpu_devices.memory_bytes > 0) {
+      device_free[n.name].assign(static_cast<std::size_t>(n.gpu_devices.count), n.gpu_devices.memory_bytes);
+    }
+  }
+  auto devices_may_hold = [&](const std::string& node, const WorkloadRow& r, std::int64_t share_bytes) {
+    auto it = device_free.find(node);
+    if (it == device_free.end()) return true;
+    const std::vector<std::int64_t>& free = it->second;
+    if (is_share(r)) return *std::max_element(free.begin(), free.end()) >= share_bytes;
+    const std::int64_t capacity = device_memory[node];
+    return std::count(free.begin(), free.end(), capacity) >= r.num_gpu;
+  };
 
   auto fragmented = [&] {
     const policy::ShapeMix mix = ext.shape_mix();
@@ -155,7 +172,13 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
       args.pod = pod;
       std::vector<std::string> candidates = scheduler.feasible(row.cpu_milli, mem_bytes);
       if (managed && !candidates.empty()) {
-        args.set_node_names(candidates);
+        const std::int64_t share_bytes = (row.gpu_milli * memory + 999) / 1000;
+        std::vector<std::string> may_hold;
+        for (auto& name : candidates) {
+          if (devices_may_hold(name, row, share_bytes)) may_hold.push_back(std::move(name));
+        }
+        if (may_hold.empty()) may_hold.push_back(std::move(candidates.front()));
+        args.set_node_names(std::move(may_hold));
         auto filtered = ext.filter(args);
         if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
         candidates.clear();
@@ -224,6 +247,12 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     std::vector<model::GpuHold> devices;
     if (auto claim = managed && !chosen.empty() ? cluster.claim_of(pod.uid) : std::nullopt) {
       devices = claim->allocation.gpu_devices;
+    }
+    if (auto it = device_free.find(chosen); it != device_free.end()) {
+      for (const auto& h : devices) {
+        if (h.index < 0 || static_cast<std::size_t>(h.index) >= it->second.size()) continue;
+        it->second[static_cast<std::size_t>(h.index)] = h.whole ? 0 : it->second[static_cast<std::size_t>(h.index)] - h.bytes;
+      }
     }
     if (chosen.empty()) {
       ++out.refused[shape_key(row)];
