@@ -62,21 +62,29 @@ SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std:
   }
 }
 
-std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  std::vector<std::string> out;
+std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  std::vector<std::size_t> out;
   if (nodes_.empty()) return out;
   const auto wanted = static_cast<std::size_t>(
       feasible_nodes_to_find(settings_.percentage_of_nodes_to_score, static_cast<std::int64_t>(nodes_.size())));
+  out.reserve(wanted);
   std::size_t processed = 0;
   for (; processed < nodes_.size() && out.size() < wanted; ++processed) {
-    const Node& n = nodes_[(next_start_ + processed) % nodes_.size()];
+    const std::size_t i = (next_start_ + processed) % nodes_.size();
+    const Node& n = nodes_[i];
     if (n.schedulable && fits(cpu_milli, n.cpu_allocatable, n.cpu_requested) &&
         fits(memory_bytes, n.memory_allocatable, n.memory_requested)) {
-      out.push_back(n.name);
+      out.push_back(i);
     }
   }
   next_start_ = (next_start_ + processed) % nodes_.size();
   last_searched_ = processed;
+  return out;
+}
+
+std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  std::vector<std::string> out;
+  for (std::size_t i : feasible_at(cpu_milli, memory_bytes)) out.push_back(nodes_[i].name);
   return out;
 }
 
@@ -88,10 +96,19 @@ std::int64_t SchedulerModel::plugin_scores(const Node& n, std::int64_t cpu_milli
                                    n.memory_allocatable);
 }
 
+std::optional<std::size_t> SchedulerModel::pick(const std::vector<std::int64_t>& total) {
+  if (total.empty()) return std::nullopt;
+  const std::int64_t best = *std::max_element(total.begin(), total.end());
+  std::vector<std::size_t> top;
+  for (std::size_t k = 0; k < total.size(); ++k) {
+    if (total[k] == best) top.push_back(k);
+  }
+  return top[std::uniform_int_distribution<std::size_t>(0, top.size() - 1)(rng_)];
+}
+
 std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::string>& candidates,
                                                   const std::vector<std::int64_t>& extender_scores,
                                                   std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  if (candidates.empty()) return std::nullopt;
   std::vector<std::int64_t> total(candidates.size(), 0);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     if (auto it = index_.find(candidates[k]); it != index_.end()) {
@@ -101,18 +118,28 @@ std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::string>
       total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
     }
   }
-  const std::int64_t best = *std::max_element(total.begin(), total.end());
-  std::vector<std::size_t> top;
-  for (std::size_t k = 0; k < total.size(); ++k) {
-    if (total[k] == best) top.push_back(k);
+  return pick(total);
+}
+
+std::optional<std::size_t> SchedulerModel::choose_at(const std::vector<std::size_t>& candidates,
+                                                     const std::vector<std::int64_t>& extender_scores,
+                                                     std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  std::vector<std::int64_t> total(candidates.size(), 0);
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    total[k] = plugin_scores(nodes_[candidates[k]], cpu_milli, memory_bytes);
+    if (k < extender_scores.size()) {
+      total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
+    }
   }
-  return top[std::uniform_int_distribution<std::size_t>(0, top.size() - 1)(rng_)];
+  return pick(total);
 }
 
 void SchedulerModel::place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  auto it = index_.find(node);
-  if (it == index_.end()) return;
-  Node& n = nodes_[it->second];
+  if (auto it = index_.find(node); it != index_.end()) place_at(it->second, cpu_milli, memory_bytes);
+}
+
+void SchedulerModel::place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes) {
+  Node& n = nodes_[i];
   n.cpu_requested += cpu_milli;
   n.memory_requested += memory_bytes;
   n.cpu_nonzero += std::max(cpu_milli, kDefaultMilliCpuRequest);

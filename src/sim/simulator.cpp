@@ -1,9 +1,11 @@
 #include "extender/sim/simulator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,25 @@ std::string shape_key(const WorkloadRow& r) {
 }
 
 double gpu_demand(const WorkloadRow& r) { return static_cast<double>(gpu_milli_requested(r)) / 1000; }
+
+// What a pod that found no node asked. Pods never leave, so free CPU, memory and GPUs only shrink:
+// a later pod asking at least as much of each (GPUs of the same kind, or any GPUs when the refused
+// pod asked none) finds no node either.
+struct Refusal {
+  bool share = false;
+  std::int64_t gpus = 0;  // whole GPUs, or a share's thousandths
+  std::int64_t cpu_milli = 0;
+  std::int64_t memory_mib = 0;
+
+  static Refusal of(const WorkloadRow& r) {
+    const bool share = is_share(r);
+    return {share, share ? r.gpu_milli : r.num_gpu, r.cpu_milli, r.memory_mib};
+  }
+  bool covers(const Refusal& later) const {
+    const bool gpus_covered = (share == later.share && gpus <= later.gpus) || (!share && gpus == 0);
+    return gpus_covered && cpu_milli <= later.cpu_milli && memory_mib <= later.memory_mib;
+  }
+};
 
 }  // namespace
 
@@ -105,6 +126,33 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
+  std::vector<Refusal> refusals;
+  // Each node's free memory per GPU device as the daemon's placements leave it (0: held whole),
+  // by position in `nodes` (the scheduler model's): the nodes whose devices cannot hold a GPU pod,
+  // which the daemon's filter would refuse, are not sent to it.
+  struct Devices {
+    std::int64_t capacity = 0;
+    std::vector<std::int64_t> free;  // empty: the node reports no devices or no memory
+  };
+  std::vector<Devices> device_free(nodes.size());
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const auto& d = nodes[k].gpu_devices;
+    if (d.count > 0 && d.memory_bytes > 0) {
+      device_free[k] = {d.memory_bytes, std::vector<std::int64_t>(static_cast<std::size_t>(d.count), d.memory_bytes)};
+    }
+  }
+  auto devices_may_hold = [&](std::size_t node, const WorkloadRow& r, std::int64_t share_bytes) {
+    const Devices& d = device_free[node];
+    if (d.free.empty()) return true;
+    if (is_share(r)) return *std::max_element(d.free.begin(), d.free.end()) >= share_bytes;
+    return std::count(d.free.begin(), d.free.end(), d.capacity) >= r.num_gpu;
+  };
+  auto names_of = [&](const std::vector<std::size_t>& at) {
+    std::vector<std::string> names;
+    names.reserve(at.size());
+    for (std::size_t k : at) names.push_back(scheduler.name(k));
+    return names;
+  };
 
   auto fragmented = [&] {
     const policy::ShapeMix mix = ext.shape_mix();
@@ -128,63 +176,112 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
     const bool managed = row.num_gpu > 0;
-    auto cycle = [&]() -> Result<std::string> {
+    auto cycle = [&]() -> Result<std::optional<std::size_t>> {
       wire::ExtenderArgs args;
       args.pod = pod;
-      std::vector<std::string> candidates = scheduler.feasible(row.cpu_milli, mem_bytes);
+      std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes);
       if (managed && !candidates.empty()) {
-        args.set_node_names(candidates);
+        const std::int64_t share_bytes = (row.gpu_milli * memory + 999) / 1000;
+        std::vector<std::size_t> may_hold;
+        for (std::size_t k : candidates) {
+          if (devices_may_hold(k, row, share_bytes)) may_hold.push_back(k);
+        }
+        if (may_hold.empty()) may_hold.push_back(candidates.front());
+        args.set_node_names(names_of(may_hold));
         auto filtered = ext.filter(args);
         if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
         candidates.clear();
-        if (filtered.result.node_names) candidates.assign(filtered.result.node_names->begin(), filtered.result.node_names->end());
+        // The filter keeps the order of the names it was given.
+        std::size_t next = 0;
+        if (filtered.result.node_names) {
+          for (std::string_view name : *filtered.result.node_names) {
+            std::size_t at = next;
+            while (at < may_hold.size() && scheduler.name(may_hold[at]) != name) ++at;
+            if (at == may_hold.size()) return Error{"filter answered a node it was not given: " + std::string(name)};
+            candidates.push_back(may_hold[at]);
+            next = at + 1;
+          }
+        }
       }
       std::vector<std::int64_t> scores;
       if (!candidates.empty() && (managed || options.deployment == Deployment::kEveryPod)) {
-        args.set_node_names(candidates);
+        std::vector<std::string> names = names_of(candidates);
         if (options.best_fit) {
           auto demand = model::compute_demand(pod, rules);
           if (!demand) return Error{demand.message()};
-          scores = best_fit_scores(cluster.snapshot(), candidates, *demand);
+          scores = best_fit_scores(cluster.snapshot(), names, *demand);
         } else {
+          args.set_node_names(std::move(names));
           const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
           auto scored = ext.prioritize(args, {}, scope);
           if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
           for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
         }
       }
-      std::string chosen;
-      if (auto pick = scheduler.choose(candidates, scores, row.cpu_milli, mem_bytes)) chosen = candidates[*pick];
-      if (!chosen.empty() && managed) {
-        auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, chosen});
-        if (!bound.error.empty()) chosen.clear();
-      } else if (!chosen.empty()) {
+      auto pick = scheduler.choose_at(candidates, scores, row.cpu_milli, mem_bytes);
+      if (!pick) return std::optional<std::size_t>{};
+      const std::size_t node = candidates[*pick];
+      if (managed) {
+        auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, scheduler.name(node)});
+        if (!bound.error.empty()) return std::optional<std::size_t>{};
+      } else {
         state::Claim claim;
         claim.owner = pod.display_name();
-        claim.node = chosen;
+        claim.node = scheduler.name(node);
         claim.allocation.cpu_milli = row.cpu_milli;
         claim.allocation.memory_bytes = mem_bytes;
         cluster.place(pod.uid, std::move(claim));
       }
-      return chosen;
+      return std::optional<std::size_t>{node};
     };
-    std::string chosen;
-    for (std::size_t searched = 0; chosen.empty() && searched < scheduler.node_count();) {
+    // A pod a refusal covers is refused again: its search still moves the scheduler's start as the
+    // full cycles would, and the daemon's filter still sees the pod once (as it would on the
+    // first cycle that finds nodes fitting CPU and memory), which counts its shape in the mix.
+    auto refused_again = [&]() -> Result<bool> {
+      const Refusal asked = Refusal::of(row);
+      if (std::none_of(refusals.begin(), refusals.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
+      bool filtered = false;
+      for (std::size_t searched = 0; searched < scheduler.node_count();) {
+        const std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes);
+        if (managed && !filtered && !candidates.empty()) {
+          wire::ExtenderArgs args;
+          args.pod = pod;
+          args.set_node_names({scheduler.name(candidates.front())});
+          auto answer = ext.filter(args);
+          if (!answer.result.error.empty()) return Error{"filter: " + answer.result.error};
+          filtered = true;
+        }
+        searched += std::max<std::size_t>(scheduler.last_searched(), 1);
+      }
+      return true;
+    };
+    std::optional<std::size_t> node;
+    auto again = refused_again();
+    if (!again) return again.error();
+    for (std::size_t searched = 0; !*again && !node && searched < scheduler.node_count();) {
       auto tried = cycle();
       if (!tried) return tried.error();
-      chosen = *tried;
+      node = *tried;
       searched += std::max<std::size_t>(scheduler.last_searched(), 1);
     }
+    if (!node && !*again) refusals.push_back(Refusal::of(row));
     std::vector<model::GpuHold> devices;
-    if (auto claim = managed && !chosen.empty() ? cluster.claim_of(pod.uid) : std::nullopt) {
+    if (auto claim = managed && node ? cluster.claim_of(pod.uid) : std::nullopt) {
       devices = claim->allocation.gpu_devices;
     }
-    if (chosen.empty()) {
+    if (!node) {
       ++out.refused[shape_key(row)];
       if (!refused_once) out.first_refusal_at = arrived / capacity_gpus;
       refused_once = true;
     } else {
-      scheduler.place(chosen, row.cpu_milli, mem_bytes);
+      std::vector<std::int64_t>& free = device_free[*node].free;
+      for (const auto& h : devices) {
+        if (h.index < 0 || static_cast<std::size_t>(h.index) >= free.size()) continue;
+        const auto k = static_cast<std::size_t>(h.index);
+        free[k] = h.whole ? 0 : free[k] - h.bytes;
+      }
+      const std::string& chosen = scheduler.name(*node);
+      scheduler.place_at(*node, row.cpu_milli, mem_bytes);
       if (is_share(row)) {
         allocated += static_cast<double>((row.gpu_milli * memory + 999) / 1000) / device_memory[chosen];
       } else {
@@ -249,11 +346,12 @@ int run_simulate_command(int argc, const char* const* argv) {
   std::vector<Policy> policies;
   std::uint64_t seed = 1;
   bool json = false;
+  std::size_t jobs = 0;
   SimulationOptions options;
   auto usage = [] {
     std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
                "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-               "[--config FILE]\n", stderr);
+               "[--jobs N] [--config FILE]\n", stderr);
     return 2;
   };
   auto count = [](const char* v, std::int64_t low, std::int64_t high) -> std::optional<std::int64_t> {
@@ -296,6 +394,10 @@ int run_simulate_command(int argc, const char* const* argv) {
       auto d = parse_deployment(v);
       if (!d) return usage();
       options.deployment = *d;
+    } else if (a == "--jobs" && (v = value())) {
+      auto n = count(v, 1, 1024);
+      if (!n) return usage();
+      jobs = static_cast<std::size_t>(*n);
     } else if (a == "--weight" && (v = value())) {
       auto n = count(v, 1, 100000);
       if (!n) return usage();
@@ -339,11 +441,27 @@ int run_simulate_command(int argc, const char* const* argv) {
     nodes = std::move(*inv);
     rows = std::move(*parsed);
   }
+  std::vector<std::optional<Result<PolicyResult>>> results(policies.size());
+  {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t k; (k = next++) < policies.size();) {
+        SimulationOptions run = options;
+        run.best_fit = policies[k].best_fit;
+        results[k].emplace(simulate(nodes, rows, *cfg, policies[k].packing, seed, run));
+      }
+    };
+    const std::size_t threads =
+        std::clamp<std::size_t>(jobs > 0 ? jobs : std::thread::hardware_concurrency(), 1, policies.size());
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+  }
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (const auto& p : policies) {
-    SimulationOptions run = options;
-    run.best_fit = p.best_fit;
-    auto r = simulate(nodes, rows, *cfg, p.packing, seed, run);
+  for (std::size_t k = 0; k < policies.size(); ++k) {
+    const auto& p = policies[k];
+    auto& r = *results[k];
     if (!r) {
       std::fprintf(stderr, "scheduler-extender simulate: %s\n", r.message().c_str());
       return 1;

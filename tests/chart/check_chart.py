@@ -451,7 +451,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] PodDisruptionBudget: maxUnavailable 1 (no minAvailable) over every replica")
 
 
-def check_second_scheduler(docs, kv, want_api, want_tag, tls):
+def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False):
     cfg = scheduler_config(docs)
     if not C.ok(cfg is not None, f"[{kv}] second scheduler ConfigMap rendered"):
         return
@@ -470,7 +470,7 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls):
     want_ext = {
         "urlPrefix": f"{scheme}://{FULLNAME}.{NAMESPACE}.svc:8888/scheduler",
         "filterVerb": "filter", "prioritizeVerb": "prioritize", "bindVerb": "bind", "preemptVerb": "preempt",
-        "weight": 1, "nodeCacheCapable": True, "httpTimeout": "5s", "ignorable": False,
+        "weight": 10, "nodeCacheCapable": True, "httpTimeout": "5s", "ignorable": False,
         "managedResources": [{"name": "nvidia.com/gpu", "ignoredByScheduler": False},
                              {"name": "aliyun.com/gpu-mem", "ignoredByScheduler": False},
                              {"name": "aliyun.com/gpu-count", "ignoredByScheduler": False}],
@@ -479,6 +479,16 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls):
     tls_config = ext.pop("tlsConfig", None)
     enable_https = ext.pop("enableHTTPS", None)
     C.eq(ext, want_ext, f"[{kv}] extender entry (urlPrefix, verbs, weight, nodeCacheCapable, managedResources, ...)")
+    C.eq(len(cfg["extenders"]), 2 if every_pod else 1,
+         f"[{kv}] {'two extender entries (extender.everyPod.enabled)' if every_pod else 'one extender entry'}")
+    if every_pod and len(cfg["extenders"]) == 2:
+        second = dict(cfg["extenders"][1])
+        C.eq((second.pop("tlsConfig", None), second.pop("enableHTTPS", None)), (tls_config, enable_https),
+             f"[{kv}] every-pod entry: the same TLS settings as the first")
+        C.eq(second, {"urlPrefix": want_ext["urlPrefix"], "prioritizeVerb": "prioritize-unmanaged", "weight": 10,
+                      "nodeCacheCapable": True, "httpTimeout": "200ms", "ignorable": True},
+             f"[{kv}] every-pod entry: prioritize-unmanaged only, no managedResources, same urlPrefix and weight, "
+             "ignorable, 200ms")
 
     dep = find(docs, "Deployment", SCHED_FULLNAME)
     c = container(dep, "kube-scheduler")
@@ -570,12 +580,22 @@ def step_render():
         check_network_policy(docs, kv)
         C.eq(find(docs, "PodDisruptionBudget", FULLNAME)["apiVersion"], pdb, f"[{kv}] PodDisruptionBudget {pdb}")
 
+    for kv, api, tag in [("1.20.2", "v1beta1", "v1.20.2"), ("1.31.0", "v1", "v1.31.0")]:
+        docs = render(kv, "second scheduler + TLS + every-pod entry", values_files=[nondefault],
+                      sets=["extender.everyPod.enabled=true"])
+        if docs:
+            check_second_scheduler(docs, kv, api, tag, tls=True, every_pod=True)
+
     check_generated_tls()
 
     # Plain HTTP second scheduler.
     docs = render("1.20.2", "second scheduler without TLS", sets=["secondScheduler.enabled=true"])
     if docs:
         check_second_scheduler(docs, "1.20.2/http", "v1beta1", "v1.20.2", tls=False)
+    docs = render("1.31.0", "second scheduler without TLS, every-pod entry",
+                  sets=["secondScheduler.enabled=true", "extender.everyPod.enabled=true"])
+    if docs:
+        check_second_scheduler(docs, "1.31.0/http", "v1", "v1.31.0", tls=False, every_pod=True)
 
     # The Grafana dashboard: off by default (the exact kinds above), a ConfigMap Grafana's sidecar
     # loads when on. tests/server/metrics_test.cpp checks that the daemon exports every metric its
@@ -669,6 +689,9 @@ def step_render():
         (["config.kubernetes.kubeconfig=/x"], [], "kubeconfig", "config.kubernetes.kubeconfig set in values"),
         (["config.sever.threads=4"], [], "sever", "a typo in config"),
         (["secondScheduler.enabled=true", "extender.weight=0"], [], "weight", "weight 0 with prioritizeVerb"),
+        (["secondScheduler.enabled=true", "extender.weight=0", "extender.prioritizeVerb=", "extender.everyPod.enabled=true"],
+         [], "everyPod", "weight 0 with the every-pod entry"),
+        (["extender.everyPod.httpTimeout=fast"], [], "httpTimeout", "an every-pod httpTimeout that is no duration"),
         (["secondScheduler.configApiVersion=v2"], [], "configApiVersion", "unknown configApiVersion"),
         (["networkPolicy.enabled=true"], [], "would lock it out",
          "a NetworkPolicy that would lock the cluster's host-network scheduler out"),

@@ -1,7 +1,8 @@
 // The simulator and the daemon decide alike: a small workload replayed by `simulate` in-process
 // and, pod by pod, through a live daemon over HTTP (/filter, /prioritize, kube-scheduler's choice
 // as SchedulerModel makes it with the same seed, /bind) ends with every pod on the same node and
-// the same GPU devices, for every policy.
+// the same GPU devices, for every policy. In the every-pod deployment a pod without GPUs is
+// ranked by /prioritize-unmanaged over HTTP and by the simulator in-process, and lands alike.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <map>
 #include <ostream>
 #include <random>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "daemon/daemon_process.h"
@@ -130,9 +132,12 @@ class TempFile {
 };
 
 // The placements the daemon makes when kube-scheduler, as SchedulerModel, drives it over HTTP.
+// A pod without GPUs is ranked by /prioritize-unmanaged (the every-pod entry) and placed by the
+// scheduler alone: a standalone daemon has no watch to count its CPU and memory, so such a pod
+// may only come last. Every GPU pod gets [] from /prioritize-unmanaged.
 std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const std::vector<model::NodeSupply>& nodes,
                                            const std::vector<sim::WorkloadRow>& rows, std::uint64_t seed,
-                                           std::int64_t weight) {
+                                           std::int64_t weight, std::vector<json>* unmanaged_answers = nullptr) {
   DaemonProcess daemon({}, config_yaml);
   httplib::Client c("127.0.0.1", daemon.port());
   httplib::Client admin("127.0.0.1", daemon.admin_port());
@@ -147,6 +152,25 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
     const std::int64_t mem_bytes = row.memory_mib << 20;
     const std::vector<std::string> fitting = scheduler.feasible(row.cpu_milli, mem_bytes);
     if (fitting.empty()) continue;
+    const json request = {{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}};
+    auto u = c.Post("/prioritize-unmanaged", request.dump(), "application/json");
+    if (!u || u->status != 200) throw std::runtime_error("prioritize-unmanaged failed:\n" + daemon.log());
+    if (row.num_gpu == 0) {
+      if (i + 1 != rows.size()) throw std::runtime_error("a pod without GPUs before the last row");
+      const json answer = json::parse(u->body);
+      if (unmanaged_answers) unmanaged_answers->push_back(answer);
+      std::map<std::string, std::int64_t> by_host;
+      for (const auto& s : answer) by_host[s["Host"].get<std::string>()] = s["Score"].get<std::int64_t>();
+      std::vector<std::int64_t> scores;
+      if (!answer.empty()) {
+        for (const auto& n : fitting) scores.push_back(by_host.count(n) ? by_host[n] : 0);
+      }
+      const std::string chosen = fitting[*scheduler.choose(fitting, scores, row.cpu_milli, mem_bytes)];
+      scheduler.place(chosen, row.cpu_milli, mem_bytes);
+      out.push_back({row.name, chosen, {}});
+      continue;
+    }
+    if (u->body != "[]") throw std::runtime_error("prioritize-unmanaged scored a GPU pod: " + u->body);
     auto f = c.Post("/filter", json{{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}}.dump(), "application/json");
     if (!f || f->status != 200) throw std::runtime_error("filter failed:\n" + daemon.log());
     const json filtered = json::parse(f->body);
@@ -232,6 +256,63 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
   // The policies decide differently on it, so equal placements are not an accident of the workload.
   EXPECT_NE(by_policy["binpack/1"], by_policy["spread/1"]);
   EXPECT_NE(by_policy["binpack/1"], by_policy["fragmentation/1"]);
+}
+
+TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritizeUnmanagedVerb) {
+  const TempFile inventory(kInventory);
+  const auto gpu_rows = workload();
+  const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
+                           "gpu:\n  share:\n    unit: \"\"\n"
+                           "scoring:\n  gpu_packing: fragmentation\n  fragmentation_window: 20\n"
+                           "standalone:\n  inventory: " + inventory.path() + "\n";
+  auto cfg = config::parse_config(yaml, "<test>");
+  ASSERT_TRUE(cfg) << cfg.message();
+  auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
+  ASSERT_TRUE(nodes) << nodes.message();
+  constexpr std::int64_t kWeight = 10;
+
+  int cases = 0, ranked = 0, moved_by_ranking = 0;
+  for (std::uint64_t seed : {1, 2}) {
+    for (std::size_t gpu_pods : {6, 12, 18, 24}) {
+      for (std::int64_t cpu_milli : {3000, 7000}) {
+        std::vector<sim::WorkloadRow> rows(gpu_rows.begin(), gpu_rows.begin() + static_cast<std::ptrdiff_t>(gpu_pods));
+        sim::WorkloadRow cpu_only;
+        cpu_only.name = "cpu-only";
+        cpu_only.cpu_milli = cpu_milli;
+        cpu_only.memory_mib = 8192;
+        rows.push_back(cpu_only);
+        const std::string what = "seed " + std::to_string(seed) + ", after " + std::to_string(gpu_pods) +
+                                 " GPU pods, " + std::to_string(cpu_milli) + "m";
+        ++cases;
+
+        sim::SimulationOptions every_pod;
+        every_pod.deployment = sim::Deployment::kEveryPod;
+        every_pod.scheduler = {kWeight, 0};
+        auto simulated = sim::simulate(*nodes, rows, *cfg, policy::PackingStrategy::kFragmentation, seed, every_pod);
+        ASSERT_TRUE(simulated) << simulated.message();
+        std::vector<json> answers;
+        const auto live = through_daemon(yaml, *nodes, rows, seed, kWeight, &answers);
+
+        ASSERT_EQ(live, simulated->placements) << what;
+        ASSERT_EQ(live.back().pod, "cpu-only") << what;
+        ASSERT_EQ(answers.size(), 1u) << what;
+        std::set<std::int64_t> distinct;
+        for (const auto& a : answers.front()) distinct.insert(a["Score"].get<std::int64_t>());
+        if (distinct.size() > 1) ++ranked;
+
+        sim::SimulationOptions gpu_pods_only = every_pod;
+        gpu_pods_only.deployment = sim::Deployment::kGpuPods;
+        auto unranked = sim::simulate(*nodes, rows, *cfg, policy::PackingStrategy::kFragmentation, seed, gpu_pods_only);
+        ASSERT_TRUE(unranked) << unranked.message();
+        ASSERT_EQ(unranked->placements.size(), rows.size()) << what;
+        if (unranked->placements.back().node != live.back().node) ++moved_by_ranking;
+      }
+    }
+  }
+  // The daemon's ranking tells nodes apart and moves the pod from where the scheduler's own
+  // plugins would put it, so equal placements are not an accident of the workload.
+  EXPECT_EQ(ranked, cases);
+  EXPECT_GE(moved_by_ranking, cases / 2);
 }
 
 }  // namespace

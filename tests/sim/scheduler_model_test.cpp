@@ -134,5 +134,28 @@ TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtR
   for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(all, {}, 100, 0), other.choose(all, {}, 100, 0)) << "seeded";
 }
 
+TEST(SchedulerModel, ByPositionSearchesChoosesAndPlacesAsByName) {
+  std::vector<model::NodeSupply> nodes = numbered(150, 8000, 32 * kGi);
+  for (std::size_t i = 0; i < nodes.size(); i += 3) nodes[i].cpu_milli = 4000;
+  SchedulerModel by_name(nodes, 11, {10, 50}), by_position(nodes, 11, {10, 50});
+  for (int pod = 0; pod < 60; ++pod) {
+    const std::int64_t cpu = 500 + 250 * (pod % 7), memory = (1 + pod % 5) * kGi;
+    const std::vector<std::string> names = by_name.feasible(cpu, memory);
+    const std::vector<std::size_t> at = by_position.feasible_at(cpu, memory);
+    ASSERT_EQ(names.size(), at.size()) << "pod " << pod;
+    for (std::size_t k = 0; k < at.size(); ++k) ASSERT_EQ(by_position.name(at[k]), names[k]) << "pod " << pod;
+    ASSERT_EQ(by_name.last_searched(), by_position.last_searched()) << "pod " << pod;
+    std::vector<std::int64_t> scores;
+    for (std::size_t k = 0; k < at.size(); ++k) scores.push_back(static_cast<std::int64_t>((k * 7 + pod) % 11) % 3);
+    const auto a = by_name.choose(names, scores, cpu, memory);
+    const auto b = by_position.choose_at(at, scores, cpu, memory);
+    ASSERT_EQ(a, b) << "pod " << pod;
+    if (!a) continue;
+    by_name.place(names[*a], cpu, memory);
+    by_position.place_at(at[*b], cpu, memory);
+  }
+  EXPECT_EQ(by_name.feasible(7000, kGi), by_position.feasible(7000, kGi));
+}
+
 }  // namespace
 }  // namespace extender::sim

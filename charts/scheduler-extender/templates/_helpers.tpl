@@ -362,6 +362,9 @@ The second scheduler's KubeSchedulerConfiguration
 {{- if and $ext.prioritizeVerb (lt (int64 $ext.weight) 1) -}}
 {{- fail "extender.weight must be at least 1 when extender.prioritizeVerb is set" -}}
 {{- end -}}
+{{- if and (include "scheduler-extender.everyPod" .) (lt (int64 $ext.weight) 1) -}}
+{{- fail "extender.weight must be at least 1 when extender.everyPod.enabled is set" -}}
+{{- end -}}
 # KubeSchedulerConfiguration of the second scheduler "{{ $ss.schedulerName }}" (kube-scheduler
 # {{ include "scheduler-extender.schedulerImageTag" . }}), rendered by the scheduler-extender chart.
 apiVersion: kubescheduler.config.k8s.io/{{ $api }}
@@ -407,14 +410,37 @@ extenders:
         ignoredByScheduler: {{ .ignoredByScheduler | default false }}
       {{- end }}
     {{- end }}
-    {{- if .Values.tls.enabled }}
-    enableHTTPS: true
-    tlsConfig:
-      serverName: {{ .Values.tls.serverName | default (include "scheduler-extender.serviceHost" .) }}
-      caFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/ca.crt
-      {{- if .Values.tls.requireClientCert }}
-      certFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.crt
-      keyFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.key
-      {{- end }}
+    {{- with include "scheduler-extender.schedulerExtenderTls" . }}
+    {{- . | nindent 4 }}
     {{- end }}
+  {{- if include "scheduler-extender.everyPod" . }}
+  - urlPrefix: {{ include "scheduler-extender.extenderURL" . | quote }}
+    prioritizeVerb: prioritize-unmanaged
+    weight: {{ int64 $ext.weight }}
+    nodeCacheCapable: {{ $ext.nodeCacheCapable }}
+    httpTimeout: {{ $ext.everyPod.httpTimeout }}
+    ignorable: true
+    {{- with include "scheduler-extender.schedulerExtenderTls" . }}
+    {{- . | nindent 4 }}
+    {{- end }}
+  {{- end }}
+{{- end -}}
+
+{{/* "true" when the every-pod extender entry (extender.everyPod.enabled) is on, else "". */}}
+{{- define "scheduler-extender.everyPod" -}}
+{{- if (.Values.extender.everyPod | default dict).enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The TLS fields of the second scheduler's extender entries (none without tls.enabled). */}}
+{{- define "scheduler-extender.schedulerExtenderTls" -}}
+{{- if .Values.tls.enabled -}}
+enableHTTPS: true
+tlsConfig:
+  serverName: {{ .Values.tls.serverName | default (include "scheduler-extender.serviceHost" .) }}
+  caFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/ca.crt
+  {{- if .Values.tls.requireClientCert }}
+  certFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.crt
+  keyFile: {{ include "scheduler-extender.schedulerTlsDir" . }}/tls.key
+  {{- end }}
+{{- end -}}
 {{- end -}}

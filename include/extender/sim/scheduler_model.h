@@ -45,6 +45,9 @@ class SchedulerModel {
 
   // The filter phase for a pod of this CPU and memory: the feasible nodes in search order.
   std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes);
+  // The same by position: node i is the i-th of the nodes given to the constructor, name(i).
+  std::vector<std::size_t> feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes);
+  const std::string& name(std::size_t i) const { return nodes_[i].name; }
   // How many nodes the last filter phase looked at (all of them when it found too few).
   std::size_t last_searched() const { return last_searched_; }
   std::size_t node_count() const { return nodes_.size(); }
@@ -53,8 +56,13 @@ class SchedulerModel {
   std::optional<std::size_t> choose(const std::vector<std::string>& candidates,
                                     const std::vector<std::int64_t>& extender_scores, std::int64_t cpu_milli,
                                     std::int64_t memory_bytes);
+  // choose() over candidates given by position; the same choice, the same draw.
+  std::optional<std::size_t> choose_at(const std::vector<std::size_t>& candidates,
+                                       const std::vector<std::int64_t>& extender_scores, std::int64_t cpu_milli,
+                                       std::int64_t memory_bytes);
   // Counts the pod's CPU and memory on the node (unknown names are ignored).
   void place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes);
+  void place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes);
 
  private:
   struct Node {
@@ -68,6 +76,8 @@ class SchedulerModel {
     std::int64_t memory_nonzero = 0;
   };
   std::int64_t plugin_scores(const Node& n, std::int64_t cpu_milli, std::int64_t memory_bytes) const;
+  // The highest total, at random among ties; nullopt when there is none.
+  std::optional<std::size_t> pick(const std::vector<std::int64_t>& total);
 
   std::vector<Node> nodes_;
   std::unordered_map<std::string, std::size_t> index_;

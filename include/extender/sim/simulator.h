@@ -2,7 +2,7 @@
 // Simulator: replays a workload through the engine's Extender in-process (standalone state, the
 // same filter, prioritize and bind as the daemon) with kube-scheduler around it as SchedulerModel
 // models it (scheduler_model.h), in one of two deployments. Rows arrive in order and never leave.
-// Not thread-safe.
+// Each simulate() call builds its own engine and state: calls may run on separate threads.
 #include <cstdint>
 #include <map>
 #include <optional>
