@@ -3,6 +3,7 @@
 
 BUILD_DIR ?= build
 ASAN_DIR  ?= build-asan
+TSAN_DIR  ?= build-tsan
 FUZZ_DIR  ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS      ?= 2
@@ -14,7 +15,7 @@ ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
 endif
 
-.PHONY: all deps build run test test-asan fuzz bench e2e e2e-v1.20 clean
+.PHONY: all deps build run test test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
 
 all: build
 
@@ -37,6 +38,14 @@ test-asan: deps
 	@cmake --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
+
+# The same suite built with ThreadSanitizer (the event loop, the decide lanes, the election, the
+# reflectors and the sweeper share state); tests/tsan.supp names what is deliberately not reported.
+test-tsan: deps
+	@cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_TSAN=ON -DEXTENDER_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN_DIR) -j$(JOBS)
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  ctest --test-dir $(TSAN_DIR) --output-on-failure -j$(JOBS)
 
 # libFuzzer on the decoders of untrusted input (the HTTP request parser, request bodies,
 # quantities, config and inventory YAML, watch lines), built with clang, ASan and UBSan;

@@ -172,7 +172,7 @@ TEST(ApiBinder, RetriesStopAtTheDeadline) {
     const std::string error = h.bind();
     const auto took = Clock::now() - started;
     EXPECT_NE(error.find("API server refused the binding (500): still broken"), std::string::npos) << error;
-    EXPECT_GE(h.posts().size(), 3u);
+    EXPECT_GE(h.posts().size(), deadline > 1s ? 3u : 2u) << "the binder stopped retrying before its deadline";
     EXPECT_LT(took, deadline + 250ms) << "answered " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                                       << " ms after starting";
   }
