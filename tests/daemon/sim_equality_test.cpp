@@ -207,7 +207,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
     ASSERT_TRUE(cfg) << cfg.message();
     auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
     ASSERT_TRUE(nodes) << nodes.message();
-    auto simulated = sim::simulate(*nodes, rows, *cfg, *policy::parse_packing(c.policy), c.seed);
+    auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), *policy::parse_packing(c.policy), c.seed);
     ASSERT_TRUE(simulated) << simulated.message();
     const auto live = through_daemon(yaml, *nodes, rows, c.seed, sim::SimulationOptions{}.scheduler.extender_weight);
 
