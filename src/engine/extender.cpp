@@ -6,6 +6,7 @@
 
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
+#include "extender/policy/packing.h"
 #include "extender/policy/preemption.h"
 #include "extender/policy/score.h"
 
@@ -69,7 +70,7 @@ std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDem
 }
 
 policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix) const {
-  if (scoring_.packing == policy::PackingStrategy::kFragmentation) mix = shape_mix();
+  if (policy::packing_policy(scoring_.packing).needs_shape_mix) mix = shape_mix();
   return {scoring_.packing, &mix};
 }
 

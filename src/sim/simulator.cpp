@@ -9,6 +9,7 @@
 
 #include "extender/engine/extender.h"
 #include "extender/policy/gpu_devices.h"
+#include "extender/policy/packing.h"
 #include "extender/sim/best_fit.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/local_binder.h"
@@ -314,9 +315,7 @@ int run_simulate_command(int argc, const char* const* argv, const SimulatorConfi
     return usage();
   }
   if (policies.empty()) {
-    for (auto p : {policy::PackingStrategy::kBinpack, policy::PackingStrategy::kSpread, policy::PackingStrategy::kFragmentation}) {
-      policies.push_back({policy::packing_name(p), p, false});
-    }
+    for (const auto& p : policy::packing_policies()) policies.push_back({p.name, p.strategy, false});
   }
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
