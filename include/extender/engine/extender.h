@@ -3,7 +3,9 @@
 // knows neither HTTP nor JSON. Filter and prioritize read one immutable snapshot; bind takes the
 // node's bind lock for the re-check, the choice of devices and the reservation, and releases it
 // before calling the Binder, which records those devices (a volume's on its claim, a GPU share's
-// on the pod) and then creates the Binding. Thread-safe.
+// on the pod) and then creates the Binding (kubernetes mode), or makes the reservation the
+// placement in memory (standalone: sources::LocalBinder); one bind path for both. What it asks of
+// the world around it comes through ports.h. Thread-safe.
 #include <chrono>
 #include <deque>
 #include <map>
