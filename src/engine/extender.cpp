@@ -208,14 +208,18 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       case policy::Verdict::kFits:
         pass(i);
         break;
-      case policy::Verdict::kInsufficient:
-        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, fit.reason);
-        r.failed.insert_or_assign(name, std::move(fit.reason));
+      case policy::Verdict::kInsufficient: {
+        std::string reason = policy::format_reason(fit.reason);
+        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, reason);
+        r.failed.insert_or_assign(name, std::move(reason));
         break;
-      case policy::Verdict::kUnresolvable:
-        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, fit.reason);
-        r.failed_unresolvable.insert_or_assign(name, std::move(fit.reason));
+      }
+      case policy::Verdict::kUnresolvable: {
+        std::string reason = policy::format_reason(fit.reason);
+        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, reason);
+        r.failed_unresolvable.insert_or_assign(name, std::move(reason));
         break;
+      }
     }
   }
   return answer;
@@ -342,7 +346,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     policy::ShapeMix mix;
     policy::Fit fit = policy::check_fit(*demand, node->supply, usage, gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
-      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
+      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
     }
     state::Claim claim;
     claim.owner = answer.summary.pod;
