@@ -31,9 +31,11 @@
 #include <simdjson.h>
 #include <thread>
 
+#include "extender/config/config.h"
 #include "extender/engine/extender.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
+#include "extender/sources/local_binder.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
@@ -264,11 +266,13 @@ int main(int argc, char** argv) {
   state::DemandCache demands(10000, std::chrono::minutes(10));
   sources::RequestNodes request_nodes(cluster, {}, cfg.supply_rules(),
                                       static_cast<std::size_t>(cfg.standalone.max_request_nodes));
+  sources::LocalBinder binder(cluster);
   engine::ExtenderDeps deps;
   deps.state = &cluster;
   deps.demands = &demands;
   deps.request_nodes = &request_nodes;
-  engine::Extender extender(cfg, std::move(deps));
+  deps.binder = &binder;
+  engine::Extender extender(cfg.extender_options(), deps);
   server::Metrics metrics;
   server::ApiDeps api_deps;
   api_deps.extender = &extender;

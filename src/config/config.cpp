@@ -348,6 +348,14 @@ wire::NodeFieldFilter Config::node_fields() const {
   return f;
 }
 
+engine::ExtenderOptions Config::extender_options() const {
+  return {demand_rules(), scoring, state, kubernetes};
+}
+
+sources::KubeClusterOptions Config::kube_cluster_options() const {
+  return {demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
+}
+
 wire::DecodeLimits Config::decode_limits() const {
   return {static_cast<std::size_t>(server.max_nodes_per_request)};
 }

@@ -6,6 +6,7 @@
 
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
+#include "extender/policy/packing.h"
 #include "extender/policy/preemption.h"
 #include "extender/policy/score.h"
 
@@ -34,14 +35,15 @@ const char* refusal_name(Refusal r) {
   return "?";
 }
 
-Extender::Extender(const config::Config& config, ExtenderDeps deps)
-    : demand_rules_(config.demand_rules()),
-      scoring_(config.scoring),
-      reservation_ttl_(config.state.reservation_ttl),
-      bind_timeout_(config.kubernetes.bind_timeout),
-      scheduler_names_(config.kubernetes.scheduler_names),
+Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
+    : demand_rules_(std::move(options.demand)),
+      scoring_(options.scoring),
+      reservation_ttl_(options.reservations.reservation_ttl),
+      bind_timeout_(options.bind.bind_timeout),
+      scheduler_names_(std::move(options.bind.scheduler_names)),
       deps_(std::move(deps)),
-      shapes_(static_cast<std::size_t>(config.scoring.fragmentation_window), config.scoring.fragmentation_prior) {}
+      clock_(deps_.clock ? *deps_.clock : steady_clock()),
+      shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior) {}
 
 void Extender::remember(const model::PodDemand& demand, state::Clock::time_point now) {
   const bool known = deps_.demands->find(demand.uid, now).has_value();
@@ -68,15 +70,15 @@ std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDem
 }
 
 policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix) const {
-  if (scoring_.packing == policy::PackingStrategy::kFragmentation) mix = shape_mix();
+  if (policy::packing_policy(scoring_.packing).needs_shape_mix) mix = shape_mix();
   return {scoring_.packing, &mix};
 }
 
 Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                             Refusal& refusal) const {
-  std::optional<model::Pod> pod = deps_.pending_pod ? deps_.pending_pod(uid) : std::nullopt;
-  if (!pod && deps_.fetch_pod) {
-    pod = deps_.fetch_pod(ns, name);
+  std::optional<model::Pod> pod = deps_.pods->pending_pod(uid);
+  if (!pod) {
+    pod = deps_.pods->fetch_pod(ns, name);
     if (pod && pod->uid != uid) pod.reset();
   }
   const std::string who = ns + "/" + name + " (uid " + uid + ")";
@@ -109,22 +111,24 @@ Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::s
 }
 
 std::optional<std::string> Extender::not_ready() const {
-  if (deps_.not_ready) {
-    if (auto why = deps_.not_ready()) return why;
-  }
-  if (deps_.not_leading) return deps_.not_leading();
-  return std::nullopt;
+  if (!deps_.gate) return std::nullopt;
+  if (auto why = deps_.gate->not_ready()) return why;
+  return deps_.gate->not_leading();
 }
 
 Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
   const model::DemandRules* rules = &demand_rules_;
   model::DemandRules with_cluster_default;
-  if (demand_rules_.default_class.empty() && deps_.default_storage_class) {
-    with_cluster_default = demand_rules_;
-    with_cluster_default.default_class = deps_.default_storage_class();
-    rules = &with_cluster_default;
+  model::ClaimLookup claims;
+  if (deps_.claims) {
+    if (demand_rules_.default_class.empty()) {
+      with_cluster_default = demand_rules_;
+      with_cluster_default.default_class = deps_.claims->default_storage_class();
+      rules = &with_cluster_default;
+    }
+    claims = [source = deps_.claims](const std::string& ns, const std::string& name) { return source->claim(ns, name); };
   }
-  auto demand = model::compute_demand(pod, *rules, deps_.claims);
+  auto demand = model::compute_demand(pod, *rules, claims);
   if (!demand) return Error{"pod " + pod.display_name() + ": " + demand.message()};
   for (const auto& v : demand->volumes) {
     if (v.assumed) {
@@ -174,7 +178,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     answer.summary.note = r.error;
     return answer;
   }
-  const auto now = deps_.now();
+  const auto now = clock_.now();
   remember(*demand, now);
   if (nodes_form && deps_.request_nodes) {
     std::vector<const model::Node*> nodes;
@@ -186,7 +190,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    if (deadline && i % 256 == 255 && deps_.now() > *deadline) {
+    if (deadline && i % 256 == 255 && clock_.now() > *deadline) {
       r = wire::FilterResult{};
       r.error = "filter took longer than server.request_deadline; no answer rather than a partial one";
       answer.summary.note = r.error;
@@ -204,14 +208,18 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       case policy::Verdict::kFits:
         pass(i);
         break;
-      case policy::Verdict::kInsufficient:
-        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, fit.reason);
-        r.failed.insert_or_assign(name, std::move(fit.reason));
+      case policy::Verdict::kInsufficient: {
+        std::string reason = policy::format_reason(fit.reason);
+        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, reason);
+        r.failed.insert_or_assign(name, std::move(reason));
         break;
-      case policy::Verdict::kUnresolvable:
-        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, fit.reason);
-        r.failed_unresolvable.insert_or_assign(name, std::move(fit.reason));
+      }
+      case policy::Verdict::kUnresolvable: {
+        std::string reason = policy::format_reason(fit.reason);
+        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, reason);
+        r.failed_unresolvable.insert_or_assign(name, std::move(reason));
         break;
+      }
     }
   }
   return answer;
@@ -239,7 +247,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     answer.summary.note = "not ready: " + *why;
     return answer;
   }
-  const auto now = deps_.now();
+  const auto now = clock_.now();
   remember(*demand, now);
   if (args.nodes && deps_.request_nodes) {
     std::vector<const model::Node*> nodes;
@@ -256,7 +264,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     index[i] = candidates.size();
     candidates.push_back({&node->supply, node->usage_for(*demand, now)});
   }
-  if (deadline && deps_.now() > *deadline) {
+  if (deadline && clock_.now() > *deadline) {
     answer.summary.note = "took longer than server.request_deadline; no scores";
     return answer;
   }
@@ -286,7 +294,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     return answer;
   };
   if (auto why = not_ready()) return fail("scheduler-extender is not ready: " + *why);
-  const auto now = deps_.now();
+  const auto now = clock_.now();
   // Binding a pod again to where it already is succeeds, whatever this process remembers of it.
   auto already_placed = [&]() -> std::optional<BindAnswer> {
     auto existing = deps_.state->claim_of(args.pod_uid);
@@ -298,7 +306,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
   };
   if (auto done = already_placed()) return *done;
   std::optional<model::PodDemand> demand;
-  if (deps_.binder) {
+  if (deps_.pods) {
     auto pod = actionable_pod(args.pod_uid, args.pod_namespace, args.pod_name, answer.refusal);
     if (!pod) return fail(pod.message());
     auto computed = demand_of(*pod);
@@ -338,18 +346,13 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     policy::ShapeMix mix;
     policy::Fit fit = policy::check_fit(*demand, node->supply, usage, gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
-      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + fit.reason);
+      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
     }
     state::Claim claim;
     claim.owner = answer.summary.pod;
     claim.node = args.node;
     claim.allocation = std::move(fit.allocation);
     claim.since = now;
-    if (!deps_.binder) {
-      deps_.state->place(args.pod_uid, std::move(claim));
-      answer.summary.nodes_out = 1;
-      return answer;
-    }
     for (const auto& v : claim.allocation.volumes) {
       if (!v.device.empty() && !v.claim.empty()) claim_devices.emplace_back(v.claim, v.device);
     }
@@ -400,15 +403,15 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   auto demand = demand_of(args.pod);
   if (!demand) return unchanged(demand.message());
   if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
-  if (deps_.not_leading) {
-    if (auto why = deps_.not_leading()) {
+  if (deps_.gate) {
+    if (auto why = deps_.gate->not_leading()) {
       answer.error = "scheduler-extender does not vet victims here: " + *why;
       answer.summary.note = answer.error;
       return answer;
     }
   }
   if (auto why = not_ready()) return unchanged("not ready: " + *why);
-  if (deps_.binder) {
+  if (deps_.pods) {
     auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);
     if (!pod) {
       answer.summary.note = pod.message() + "; no victims";
@@ -416,7 +419,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
     }
   }
 
-  const auto now = deps_.now();
+  const auto now = clock_.now();
   const state::Snapshot snap = deps_.state->snapshot();
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);

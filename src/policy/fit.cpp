@@ -17,29 +17,28 @@ using model::Pool;
 using model::VolumeDemand;
 using model::VolumePlacement;
 
-struct Findings {
-  std::optional<std::string> unresolvable;
-  std::optional<std::string> insufficient;
+using Kind = FitReason::Kind;
 
-  void fail(Verdict v, std::string reason) {
+struct Findings {
+  std::optional<FitReason> unresolvable;
+  std::optional<FitReason> insufficient;
+
+  void fail(Verdict v, FitReason reason) {
     auto& slot = v == Verdict::kUnresolvable ? unresolvable : insufficient;
     if (!slot) slot = std::move(reason);
   }
 };
 
-std::string count_text(std::int64_t n) { return std::to_string(n); }
-
 void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f) {
   for (const auto& [resource, need] : pod.gpus) {
     if (auto p = node.problems.find(resource); p != node.problems.end()) {
-      f.fail(Verdict::kUnresolvable, resource + ": node reports an invalid value (" + p->second + ")");
+      f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, resource, 0, 0, 0, p->second});
       continue;
     }
     auto it = node.gpus.find(resource);
     std::int64_t allocatable = it == node.gpus.end() ? 0 : it->second;
     if (allocatable < need) {
-      f.fail(Verdict::kUnresolvable, resource + ": pod needs " + count_text(need) + ", node has " +
-                                         (allocatable <= 0 ? std::string("none") : count_text(allocatable) + " allocatable"));
+      f.fail(Verdict::kUnresolvable, {Kind::kGpusNotAllocatable, resource, need, allocatable, 0, {}});
       continue;
     }
     std::int64_t free = allocatable - usage.gpus_used(resource);
@@ -49,8 +48,7 @@ void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& u
       free = std::min<std::int64_t>(free, full);
     }
     if (free < need) {
-      f.fail(Verdict::kInsufficient, resource + ": pod needs " + count_text(need) + ", node has " +
-                                         count_text(std::max<std::int64_t>(free, 0)) + " free of " + count_text(allocatable));
+      f.fail(Verdict::kInsufficient, {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(free, 0), allocatable, {}});
     }
   }
 }
@@ -58,32 +56,32 @@ void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& u
 void check_gpu_share(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f) {
   if (pod.gpu_share_bytes <= 0) return;
   const std::string& resource = pod.gpu_share_resource;
-  const std::string need = resource + ": pod needs " + format_bytes(pod.gpu_share_bytes) + " of one GPU, ";
+  const std::int64_t need = pod.gpu_share_bytes;
   const auto& d = node.gpu_devices;
   if (auto p = node.problems.find(resource); p != node.problems.end()) {
-    f.fail(Verdict::kUnresolvable, resource + ": node reports an invalid value (" + p->second + ")");
+    f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, resource, 0, 0, 0, p->second});
     return;
   }
   if (d.count <= 0) {
-    f.fail(Verdict::kUnresolvable, need + "node has no GPU");
+    f.fail(Verdict::kUnresolvable, {Kind::kShareNoGpu, resource, need, 0, 0, {}});
     return;
   }
   if (d.memory_bytes <= 0) {
-    f.fail(Verdict::kUnresolvable, need + "node reports no GPU memory");
+    f.fail(Verdict::kUnresolvable, {Kind::kShareNoGpuMemory, resource, need, 0, 0, {}});
     return;
   }
   if (d.memory_bytes < pod.gpu_share_bytes) {
-    f.fail(Verdict::kUnresolvable, need + "node's GPUs have " + format_bytes(d.memory_bytes));
+    f.fail(Verdict::kUnresolvable, {Kind::kShareGpuTooSmall, resource, need, 0, d.memory_bytes, {}});
     return;
   }
   const GpuNodeView view = gpu_view(node, usage);
   const std::int64_t largest = view.free.empty() ? 0 : *std::max_element(view.free.begin(), view.free.end());
   if (largest < pod.gpu_share_bytes) {
-    f.fail(Verdict::kInsufficient, need + "largest free GPU has " + format_bytes(largest) + " of " + format_bytes(d.memory_bytes));
+    f.fail(Verdict::kInsufficient, {Kind::kShareNoRoom, resource, need, largest, d.memory_bytes, {}});
   }
   if (pod.gpu_memory_floor_bytes && d.memory_bytes < *pod.gpu_memory_floor_bytes) {
-    f.fail(Verdict::kUnresolvable, resource + ": pod needs " + format_bytes(*pod.gpu_memory_floor_bytes) +
-                                       " per GPU, node's GPUs have " + format_bytes(d.memory_bytes));
+    f.fail(Verdict::kUnresolvable,
+           {Kind::kMemoryFloorTooSmall, resource, *pod.gpu_memory_floor_bytes, d.memory_bytes, 0, {}});
   }
 }
 
@@ -93,17 +91,15 @@ void check_gpu_memory(const PodDemand& pod, const NodeSupply& node, Findings& f)
   for (const auto& [resource, need] : pod.gpus) {
     auto it = node.gpu_memory_bytes.find(resource);
     if (it == node.gpu_memory_bytes.end()) {
-      f.fail(Verdict::kUnresolvable, resource + ": pod needs " + format_bytes(floor) + " per GPU, node reports no GPU memory");
+      f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorUnknown, resource, floor, 0, 0, {}});
     } else if (it->second < floor) {
-      f.fail(Verdict::kUnresolvable,
-             resource + ": pod needs " + format_bytes(floor) + " per GPU, node's GPUs have " + format_bytes(it->second));
+      f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorTooSmall, resource, floor, it->second, 0, {}});
     }
   }
 }
 
-std::string pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) {
-  return "pool " + pool.name + ": pod needs " + format_bytes(need) + ", node has " +
-         format_bytes(std::max<std::int64_t>(free, 0)) + " free of " + format_bytes(pool.capacity_bytes);
+FitReason pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) {
+  return {Kind::kPoolShort, pool.name, need, std::max<std::int64_t>(free, 0), pool.capacity_bytes, {}};
 }
 
 // Places the volumes bound for one pool; returns false (with a finding) when they do not fit. A
@@ -146,8 +142,8 @@ bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const Vol
   for (std::size_t k = 0; k < volumes.size(); ++k) {
     if (!chosen[k]) {
       f.fail(freeable() ? Verdict::kInsufficient : Verdict::kUnresolvable,
-             "pool " + pool.name + ": volume " + volumes[k]->volume + " needs " + format_bytes(volumes[k]->bytes) +
-                 " on one device, largest free device has " + format_bytes(std::max<std::int64_t>(largest, 0)));
+             {Kind::kVolumeNoDevice, pool.name, volumes[k]->bytes, std::max<std::int64_t>(largest, 0), 0,
+              volumes[k]->volume});
       return false;
     }
     out.push_back(placement(*volumes[k], pool.devices[*chosen[k]].name));
@@ -160,12 +156,12 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
   if (pod.volumes.empty()) return;
   for (const auto& v : pod.volumes) {
     if (!v.held_on.empty() && v.held_on != node.name) {
-      f.fail(Verdict::kUnresolvable, "volume " + v.volume + ": its claim is held on node " + v.held_on);
+      f.fail(Verdict::kUnresolvable, {Kind::kVolumeHeldElsewhere, v.volume, 0, 0, 0, v.held_on});
       return;
     }
   }
   if (auto p = node.problems.find(model::kStorageSubject); p != node.problems.end()) {
-    f.fail(Verdict::kUnresolvable, "storage: node reports an invalid value (" + p->second + ")");
+    f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, "storage", 0, 0, 0, p->second});
     return;
   }
   std::map<std::string, std::vector<const VolumeDemand*>, std::less<>> by_pool;
@@ -175,7 +171,7 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
     if (!pool) {
       std::int64_t need = 0;
       for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
-      f.fail(Verdict::kUnresolvable, "pool " + pool_name + ": pod needs " + format_bytes(need) + ", node has no such pool");
+      f.fail(Verdict::kUnresolvable, {Kind::kNoSuchPool, pool_name, need, 0, 0, {}});
       continue;
     }
     place_in_pool(pod, *pool, volumes, usage, placements, f);
@@ -200,6 +196,38 @@ std::string format_bytes(std::int64_t bytes) {
     std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / kGiB);
   }
   return buf;
+}
+
+std::string format_reason(const FitReason& r) {
+  const std::string& s = r.subject;
+  auto share_need = [&] { return s + ": pod needs " + format_bytes(r.need) + " of one GPU, "; };
+  switch (r.kind) {
+    case Kind::kNone: return {};
+    case Kind::kInvalidValue: return s + ": node reports an invalid value (" + r.detail + ")";
+    case Kind::kGpusNotAllocatable:
+      return s + ": pod needs " + std::to_string(r.need) + ", node has " +
+             (r.have <= 0 ? std::string("none") : std::to_string(r.have) + " allocatable");
+    case Kind::kGpusNotFree:
+      return s + ": pod needs " + std::to_string(r.need) + ", node has " + std::to_string(r.have) + " free of " +
+             std::to_string(r.total);
+    case Kind::kShareNoGpu: return share_need() + "node has no GPU";
+    case Kind::kShareNoGpuMemory: return share_need() + "node reports no GPU memory";
+    case Kind::kShareGpuTooSmall: return share_need() + "node's GPUs have " + format_bytes(r.total);
+    case Kind::kShareNoRoom:
+      return share_need() + "largest free GPU has " + format_bytes(r.have) + " of " + format_bytes(r.total);
+    case Kind::kMemoryFloorUnknown: return s + ": pod needs " + format_bytes(r.need) + " per GPU, node reports no GPU memory";
+    case Kind::kMemoryFloorTooSmall:
+      return s + ": pod needs " + format_bytes(r.need) + " per GPU, node's GPUs have " + format_bytes(r.have);
+    case Kind::kPoolShort:
+      return "pool " + s + ": pod needs " + format_bytes(r.need) + ", node has " + format_bytes(r.have) + " free of " +
+             format_bytes(r.total);
+    case Kind::kVolumeNoDevice:
+      return "pool " + s + ": volume " + r.detail + " needs " + format_bytes(r.need) +
+             " on one device, largest free device has " + format_bytes(r.have);
+    case Kind::kVolumeHeldElsewhere: return "volume " + s + ": its claim is held on node " + r.detail;
+    case Kind::kNoSuchPool: return "pool " + s + ": pod needs " + format_bytes(r.need) + ", node has no such pool";
+  }
+  return {};
 }
 
 Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, const GpuPlacement& gpu) {

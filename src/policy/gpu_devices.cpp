@@ -4,6 +4,7 @@
 #include <string>
 
 #include "extender/model/quantity.h"
+#include "extender/policy/packing.h"
 
 namespace extender::policy {
 namespace {
@@ -170,22 +171,6 @@ std::int64_t whole_count(const model::PodDemand& pod, const model::NodeSupply& n
 
 }  // namespace
 
-const char* packing_name(PackingStrategy s) {
-  switch (s) {
-    case PackingStrategy::kBinpack: return "binpack";
-    case PackingStrategy::kSpread: return "spread";
-    case PackingStrategy::kFragmentation: return "fragmentation";
-  }
-  return "?";
-}
-
-std::optional<PackingStrategy> parse_packing(std::string_view name) {
-  for (auto s : {PackingStrategy::kBinpack, PackingStrategy::kSpread, PackingStrategy::kFragmentation}) {
-    if (name == packing_name(s)) return s;
-  }
-  return std::nullopt;
-}
-
 Result<GpuShape> parse_shape(std::string_view gpus) {
   auto q = model::Quantity::parse(gpus);
   if (!q || q->is_negative()) return Error{"expected a number of GPUs such as 1, 8 or 0.5"};
@@ -276,7 +261,7 @@ std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand
                                                           const GpuNodeView& view, PackingStrategy strategy,
                                                           const ShapeMix& mix) {
   if (pod.gpu_share_bytes > 0) {
-    const bool by_fragmentation = strategy == PackingStrategy::kFragmentation;
+    const bool by_fragmentation = packing_policy(strategy).share_device == ShareDevice::kLeastFragmentation;
     auto c = choose_share(view, pod.gpu_share_bytes, pod.cpu_milli, pod.memory_bytes, by_fragmentation, mix);
     if (!c) return std::nullopt;
     return std::vector<model::GpuHold>{{static_cast<std::int64_t>(c->index), pod.gpu_share_bytes, false}};

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "extender/policy/packing.h"
+
 namespace extender::policy {
 namespace {
 
@@ -119,16 +121,18 @@ Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candida
 
 }  // namespace
 
-std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy, const ShapeMix& mix) {
+std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                               const ShapeMix& mix) {
+  std::vector<RankKey> keys;
+  keys.reserve(candidates.size());
+  for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix));
+  return rank_scores(keys);
+}
+
+std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                      bool fuller_first) {
   std::vector<Ratio> raw;
   raw.reserve(candidates.size());
-  if (strategy == PackingStrategy::kFragmentation) {
-    std::vector<RankKey> keys;
-    keys.reserve(candidates.size());
-    for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix));
-    return rank_scores(keys);
-  }
   for (const auto& c : candidates) {
     if (pod.gpu_share_bytes > 0) {
       raw.push_back(c.node->gpu_devices.count > 0 ? device_fill(pod, 0, c) : Ratio{0, 1});
@@ -147,7 +151,12 @@ std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::s
     }
     raw.push_back(allocatable > 0 ? Ratio{after, allocatable} : Ratio{0, 1});
   }
-  return min_max_normalise(raw, strategy == PackingStrategy::kBinpack);
+  return min_max_normalise(raw, fuller_first);
+}
+
+std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                             PackingStrategy strategy, const ShapeMix& mix) {
+  return packing_policy(strategy).score(pod, candidates, mix);
 }
 
 std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
@@ -160,7 +169,7 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
   if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
     applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
   }
-  const bool packs = pod.needs_gpu() || rules.packing == PackingStrategy::kFragmentation;
+  const bool packs = pod.needs_gpu() || packing_policy(rules.packing).ranks_every_pod;
   if (packs && rules.gpu_packing_weight > 0) {
     applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing, mix)});
   }

@@ -11,8 +11,10 @@
 
 #include "extender/engine/extender.h"
 #include "extender/policy/gpu_devices.h"
+#include "extender/policy/packing.h"
 #include "extender/sim/best_fit.h"
 #include "extender/sources/inventory.h"
+#include "extender/sources/local_binder.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
 
@@ -94,24 +96,25 @@ std::optional<Deployment> parse_deployment(std::string_view name) {
 }
 
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
-                              const config::Config& base, policy::PackingStrategy strategy, std::uint64_t seed,
+                              const engine::ExtenderOptions& base, policy::PackingStrategy strategy, std::uint64_t seed,
                               const SimulationOptions& options) {
-  config::Config cfg = base;
-  cfg.mode = config::Mode::kStandalone;
+  engine::ExtenderOptions cfg = base;
   cfg.scoring.packing = strategy;
-  cfg.gpu.share.unit_bytes = 1;
-  if (cfg.gpu.resources.empty() || cfg.gpu.share.memory_resource.empty()) {
+  cfg.demand.share.unit_bytes = 1;
+  if (cfg.demand.gpu_resources.empty() || cfg.demand.share.memory_resource.empty()) {
     return Error{"simulate needs a whole-GPU resource and gpu.share"};
   }
-  const std::string whole_resource = cfg.gpu.resources.front().name;
+  const std::string whole_resource = cfg.demand.gpu_resources.front();
   const std::int64_t memory = common_device_memory(nodes);
 
   state::ClusterState cluster;
   cluster.upsert_nodes(nodes);
   state::DemandCache demands(rows.size() + 16, std::chrono::hours(24 * 365));
+  sources::LocalBinder binder(cluster);
   engine::ExtenderDeps deps;
   deps.state = &cluster;
   deps.demands = &demands;
+  deps.binder = &binder;
   engine::Extender ext(cfg, deps);
 
   std::int64_t capacity_gpus = 0;
@@ -122,7 +125,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   }
   if (capacity_gpus == 0) return Error{"the inventory has no GPUs"};
   SchedulerModel scheduler(nodes, seed, options.scheduler);
-  const model::DemandRules rules = cfg.demand_rules();
+  const model::DemandRules rules = cfg.demand;
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
@@ -172,7 +175,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const WorkloadRow& row = rows[i];
     arrived += gpu_demand(row);
-    const model::Pod pod = workload_pod(row, i, whole_resource, cfg.gpu.share.memory_resource, memory);
+    const model::Pod pod = workload_pod(row, i, whole_resource, cfg.demand.share.memory_resource, memory);
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
     const bool managed = row.num_gpu > 0;
@@ -316,7 +319,7 @@ Result<std::string> read_text(const std::string& path) {
 
 // The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`.
 Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read_trace(const std::string& dir,
-                                                                                      const config::Config& cfg,
+                                                                                      const std::string& gpu_resource,
                                                                                       std::uint64_t seed) {
   const std::string node_file = dir + "/openb_node_list_gpu_node.csv";
   const std::string pod_file = dir + "/openb_pod_list_default.csv";
@@ -324,8 +327,8 @@ Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read
   if (!node_text) return node_text.error();
   auto pod_text = read_text(pod_file);
   if (!pod_text) return pod_text.error();
-  if (cfg.gpu.resources.empty()) return Error{"simulate needs a whole-GPU resource"};
-  auto nodes = parse_trace_nodes(*node_text, node_file, cfg.gpu.resources.front().name, kTraceGpuMemory);
+  if (gpu_resource.empty()) return Error{"simulate needs a whole-GPU resource"};
+  auto nodes = parse_trace_nodes(*node_text, node_file, gpu_resource, kTraceGpuMemory);
   if (!nodes) return nodes.error();
   auto pods = parse_trace_pods(*pod_text, pod_file);
   if (!pods) return pods.error();
@@ -336,7 +339,7 @@ Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read
 
 }  // namespace
 
-int run_simulate_command(int argc, const char* const* argv) {
+int run_simulate_command(int argc, const char* const* argv, const SimulatorConfigLoader& load_config) {
   std::string inventory, workload, trace, config_file;
   struct Policy {
     std::string name;
@@ -414,25 +417,23 @@ int run_simulate_command(int argc, const char* const* argv) {
     return usage();
   }
   if (policies.empty()) {
-    for (auto p : {policy::PackingStrategy::kBinpack, policy::PackingStrategy::kSpread, policy::PackingStrategy::kFragmentation}) {
-      policies.push_back({policy::packing_name(p), p, false});
-    }
+    for (const auto& p : policy::packing_policies()) policies.push_back({p.name, p.strategy, false});
   }
   auto fail = [](const std::string& message) {
     std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
     return 2;
   };
-  auto cfg = config_file.empty() ? config::parse_config("", "<defaults>") : config::load_config_file(config_file);
+  auto cfg = load_config(config_file);
   if (!cfg) return fail(cfg.message());
   std::vector<model::NodeSupply> nodes;
   std::vector<WorkloadRow> rows;
   if (!trace.empty()) {
-    auto read = read_trace(trace, *cfg, seed);
+    auto read = read_trace(trace, cfg->gpu_resources.empty() ? std::string() : cfg->gpu_resources.front().name, seed);
     if (!read) return fail(read.message());
     nodes = std::move(read->first);
     rows = std::move(read->second);
   } else {
-    auto inv = sources::load_inventory(inventory, cfg->gpu.resources, cfg->gpu.share);
+    auto inv = sources::load_inventory(inventory, cfg->gpu_resources, cfg->share);
     if (!inv) return fail(inv.message());
     auto text = read_text(workload);
     if (!text) return fail(text.message());
@@ -448,7 +449,7 @@ int run_simulate_command(int argc, const char* const* argv) {
       for (std::size_t k; (k = next++) < policies.size();) {
         SimulationOptions run = options;
         run.best_fit = policies[k].best_fit;
-        results[k].emplace(simulate(nodes, rows, *cfg, policies[k].packing, seed, run));
+        results[k].emplace(simulate(nodes, rows, cfg->engine, policies[k].packing, seed, run));
       }
     };
     const std::size_t threads =

@@ -7,6 +7,7 @@
 
 #include "extender/common/logging.h"
 #include "extender/kube/gpushare.h"
+#include "extender/kube/pod_reader.h"
 #include "extender/model/supply.h"
 #include "extender/wire/k8s_objects.h"
 
@@ -294,32 +295,36 @@ class ClassSink : public kube::ReflectorSink {
   std::map<std::string, bool, std::less<>> listed_;
 };
 
-kube::ReflectorOptions options_for(const config::Config& cfg, std::string resource, std::string path,
+kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resource, std::string path,
                                    std::string field_selector = {}) {
   kube::ReflectorOptions o;
   o.resource = std::move(resource);
   o.path = std::move(path);
   o.field_selector = std::move(field_selector);
-  o.watch_timeout = cfg.kubernetes.watch_timeout;
+  o.watch_timeout = watch.watch_timeout;
   return o;
 }
 
 }  // namespace
 
-KubeCluster::KubeCluster(state::ClusterState& state, const config::Config& cfg, kube::ApiClient& client)
-    : stale_after_(cfg.kubernetes.stale_after), lookups_(std::make_unique<Lookups>()) {
-  model::DemandRules rules = cfg.demand_rules();
+KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client)
+    : client_(client),
+      stale_after_(options.watch.stale_after),
+      fetch_timeout_(options.fetch_timeout),
+      lookups_(std::make_unique<Lookups>()) {
+  const model::DemandRules& rules = options.demand;
+  const WatchOptions& watch = options.watch;
   auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
     reflectors_.push_back(std::make_unique<kube::Reflector>(client, std::move(options), *sink));
     sinks_.push_back(std::move(sink));
   };
-  add(std::make_unique<NodeSink>(state, cfg.supply_rules()), options_for(cfg, "nodes", "/api/v1/nodes"));
+  add(std::make_unique<NodeSink>(state, options.supply), options_for(watch, "nodes", "/api/v1/nodes"));
   // As kube-scheduler's own pod informer: finished pods hold nothing.
   add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources, rules.share),
-      options_for(cfg, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
+      options_for(watch, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
   add(std::make_unique<ClaimSink>(state, *lookups_, rules),
-      options_for(cfg, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
-  add(std::make_unique<ClassSink>(*lookups_), options_for(cfg, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
+      options_for(watch, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
+  add(std::make_unique<ClassSink>(*lookups_), options_for(watch, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
 }
 
 KubeCluster::~KubeCluster() { stop(); }
@@ -370,6 +375,10 @@ std::optional<model::Pod> KubeCluster::pending_pod(const std::string& uid) const
   auto it = lookups_->pending.find(uid);
   if (it == lookups_->pending.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {
+  return kube::read_pod(client_, ns, name, fetch_timeout_);
 }
 
 std::string KubeCluster::default_storage_class() const {

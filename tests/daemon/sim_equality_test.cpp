@@ -231,7 +231,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
     ASSERT_TRUE(cfg) << cfg.message();
     auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
     ASSERT_TRUE(nodes) << nodes.message();
-    auto simulated = sim::simulate(*nodes, rows, *cfg, *policy::parse_packing(c.policy), c.seed);
+    auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), *policy::parse_packing(c.policy), c.seed);
     ASSERT_TRUE(simulated) << simulated.message();
     const auto live = through_daemon(yaml, *nodes, rows, c.seed, sim::SimulationOptions{}.scheduler.extender_weight);
 
@@ -288,7 +288,7 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
         sim::SimulationOptions every_pod;
         every_pod.deployment = sim::Deployment::kEveryPod;
         every_pod.scheduler = {kWeight, 0};
-        auto simulated = sim::simulate(*nodes, rows, *cfg, policy::PackingStrategy::kFragmentation, seed, every_pod);
+        auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed, every_pod);
         ASSERT_TRUE(simulated) << simulated.message();
         std::vector<json> answers;
         const auto live = through_daemon(yaml, *nodes, rows, seed, kWeight, &answers);
@@ -302,7 +302,7 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
 
         sim::SimulationOptions gpu_pods_only = every_pod;
         gpu_pods_only.deployment = sim::Deployment::kGpuPods;
-        auto unranked = sim::simulate(*nodes, rows, *cfg, policy::PackingStrategy::kFragmentation, seed, gpu_pods_only);
+        auto unranked = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed, gpu_pods_only);
         ASSERT_TRUE(unranked) << unranked.message();
         ASSERT_EQ(unranked->placements.size(), rows.size()) << what;
         if (unranked->placements.back().node != live.back().node) ++moved_by_ranking;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/engine/extender.h"
-#include "extender/sources/inventory.h"
+#include "support/engine_harness.h"
 
 namespace extender::engine {
 namespace {
@@ -43,13 +43,9 @@ TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
-    config::Config cfg;
-    cfg.mode = config::Mode::kKubernetes;
-    state::ClusterState state;
-    state::DemandCache demands{100, std::chrono::minutes(10)};
-    auto inv = sources::parse_inventory("nodes:\n  - {name: n, gpus: {nvidia.com/gpu: 2}}\n", "inv", cfg.gpu.resources);
-    ASSERT_TRUE(inv) << inv.message();
-    state.upsert_nodes(*inv);
+    testing::EngineHarness h;
+    h.cfg.mode = config::Mode::kKubernetes;
+    h.load_inventory("nodes:\n  - {name: n, gpus: {nvidia.com/gpu: 2}}\n");
     model::Pod pod;
     pod.uid = "u1";
     pod.name = "trainer";
@@ -65,26 +61,19 @@ TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
       if (c.lost_while_waiting) leading = false;
       return std::string(c.turn_error);
     };
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.binder = &binder;
-    deps.pending_pod = [&](const std::string& uid) -> std::optional<model::Pod> {
-      if (uid == pod.uid) return pod;
-      return std::nullopt;
-    };
-    deps.not_leading = [&]() -> std::optional<std::string> {
+    h.pods.pending[pod.uid] = pod;
+    h.gate.leading = [&]() -> std::optional<std::string> {
       if (leading) return std::nullopt;
       return "the renew deadline passed";
     };
-    Extender ext(cfg, std::move(deps));
+    Extender& ext = h.kubernetes(binder);
     const BindAnswer a = ext.bind({"trainer", "ml", "u1", "n"});
     EXPECT_EQ(binder.calls, c.calls);
     if (*c.error == '\0') {
       EXPECT_EQ(a.error, "");
     } else {
       EXPECT_NE(a.error.find(c.error), std::string::npos) << a.error;
-      EXPECT_FALSE(state.claim_of("u1")) << "the reservation is released";
+      EXPECT_FALSE(h.state.claim_of("u1")) << "the reservation is released";
     }
   }
 }

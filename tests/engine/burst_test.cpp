@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "extender/engine/extender.h"
+#include "support/engine_harness.h"
 
 namespace extender::engine {
 namespace {
@@ -30,8 +31,8 @@ TEST(Burst, NeverOvercommitsAndAnswersEveryPod) {
   std::int64_t unexplained = 0;
 
   for (int round = 0; round < kRounds; ++round) {
-    state::ClusterState state;
-    state::DemandCache demands(1000, std::chrono::minutes(1));
+    testing::EngineHarness h(cfg, 1000);
+    state::ClusterState& state = h.state;
     std::vector<model::NodeSupply> nodes;
     for (const auto& [name, gpus] : capacity) {
       model::NodeSupply n;
@@ -40,10 +41,7 @@ TEST(Burst, NeverOvercommitsAndAnswersEveryPod) {
       nodes.push_back(n);
     }
     state.upsert_nodes(nodes);
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    Extender ext(cfg, std::move(deps));
+    Extender& ext = h.standalone();
 
     std::vector<Outcome> outcomes(kPods);
     std::atomic<int> next{0};

@@ -5,6 +5,7 @@
 #include "extender/model/supply.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/request_nodes.h"
+#include "support/engine_harness.h"
 
 namespace extender::engine {
 namespace {
@@ -23,21 +24,13 @@ nodes:
     pools: [{name: local, capacity: 1Ti}]
 )";
 
-struct Harness {
-  config::Config cfg;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(10)};
-  std::unique_ptr<Extender> ext;
-
-  explicit Harness(config::Config config = {}) : cfg(std::move(config)) {
-    auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources);
-    EXPECT_TRUE(inv) << inv.message();
-    state.upsert_nodes(*inv);
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    ext = std::make_unique<Extender>(cfg, std::move(deps));
+// Standalone over kInventory; kubernetes() builds another engine over the same state.
+struct Harness : testing::EngineHarness {
+  explicit Harness(config::Config config = {}) : EngineHarness(std::move(config)) {
+    load_inventory(kInventory);
+    ext = &standalone();
   }
+  Extender* ext = nullptr;
 };
 
 model::Pod gpu_pod(const std::string& uid, const char* gpus, const char* memory = nullptr) {
@@ -258,11 +251,8 @@ TEST(Extender, PreemptKeepsNodesWhereEvictionMakesRoom) {
 
 TEST(Extender, NotReadyIsAWholeCallError) {
   Harness h;
-  ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &h.demands;
-  deps.not_ready = [] { return std::optional<std::string>("nodes reflector has not synced"); };
-  Extender ext(h.cfg, std::move(deps));
+  h.gate.ready = [] { return std::optional<std::string>("nodes reflector has not synced"); };
+  Extender& ext = *h.ext;
   auto a = ext.filter(args_for(gpu_pod("u1", "1")));
   EXPECT_EQ(a.result.error, "scheduler-extender is not ready: nodes reflector has not synced");
   EXPECT_NE(ext.bind({"p", "ns", "u1", "big"}).error.find("not ready"), std::string::npos);
@@ -321,15 +311,8 @@ TEST(WhoMayBind, KubernetesModeActsOnlyForPendingPodsOfItsSchedulersThatNeedSome
     model::Pod pod = gpu_pod("u1", "1");
     c.tweak(pod);
     RecordingBinder binder;
-    ExtenderDeps deps;
-    deps.state = &h.state;
-    deps.demands = &h.demands;
-    deps.binder = &binder;
-    deps.pending_pod = [&](const std::string& uid) -> std::optional<model::Pod> {
-      if (!c.known || uid != pod.uid) return std::nullopt;
-      return pod;
-    };
-    Extender ext(h.cfg, std::move(deps));
+    if (c.known) h.pods.pending[pod.uid] = pod;
+    Extender& ext = h.kubernetes(binder);
     BindAnswer a = ext.bind({pod.name, pod.namespace_name, pod.uid, "big"});
     EXPECT_EQ(a.refusal, c.refusal) << c.what << ": " << a.error;
     EXPECT_EQ(a.error.empty(), c.refusal == Refusal::kNone) << c.what << ": " << a.error;
@@ -350,16 +333,11 @@ TEST(WhoMayBind, APodTheWatchHasNotShownIsReadFromTheApiServerAndItsUidChecked) 
   Harness h;
   h.cfg.mode = config::Mode::kKubernetes;
   RecordingBinder binder;
-  ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &h.demands;
-  deps.binder = &binder;
-  deps.pending_pod = [](const std::string&) { return std::nullopt; };
-  deps.fetch_pod = [](const std::string& ns, const std::string& name) -> std::optional<model::Pod> {
+  h.pods.fetch = [](const std::string& ns, const std::string& name) -> std::optional<model::Pod> {
     model::Pod p = gpu_pod(name == "pod-u1" ? "u1" : "recreated", "1");
     return p;
   };
-  Extender ext(h.cfg, std::move(deps));
+  Extender& ext = h.kubernetes(binder);
   EXPECT_EQ(ext.bind({"pod-u1", "ml", "u1", "big"}).error, "");
   BindAnswer other = ext.bind({"pod-u2", "ml", "u2", "big"});
   EXPECT_EQ(other.refusal, Refusal::kUnknownPod) << "a pod of the same name but another uid is not this pod";
@@ -387,12 +365,8 @@ TEST(WhoMayBind, TheBinderAnswersByTheBindsStartPlusBindTimeout) {
   h.cfg.kubernetes.bind_timeout = std::chrono::milliseconds(1500);
   model::Pod pod = gpu_pod("u1", "1");
   RecordingBinder binder;
-  ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &h.demands;
-  deps.binder = &binder;
-  deps.pending_pod = [&](const std::string&) -> std::optional<model::Pod> { return pod; };
-  Extender ext(h.cfg, std::move(deps));
+  h.pods.pending[pod.uid] = pod;
+  Extender& ext = h.kubernetes(binder);
   const auto before = std::chrono::steady_clock::now();
   ASSERT_EQ(ext.bind({pod.name, pod.namespace_name, pod.uid, "big"}).error, "");
   const auto after = std::chrono::steady_clock::now();
@@ -422,29 +396,17 @@ model::Pod team_pod(const std::string& uid, const char* cpu = "2") {
 }
 
 // Kubernetes mode over nodes the watch has, with pods pending as the API server shows them.
-struct WatchedCluster {
-  config::Config cfg;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(10)};
+struct WatchedCluster : testing::EngineHarness {
   RecordingBinder binder;
-  std::map<std::string, model::Pod> pending;
-  std::unique_ptr<Extender> ext;
+  std::map<std::string, model::Pod>& pending = pods.pending;
+  Extender* ext = nullptr;
 
   explicit WatchedCluster(const std::vector<model::Node>& nodes) {
     cfg.mode = config::Mode::kKubernetes;
     std::vector<model::NodeSupply> supplies;
     for (const auto& n : nodes) supplies.push_back(model::supply_from_node(n, cfg.supply_rules()));
     state.upsert_nodes(supplies);
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.binder = &binder;
-    deps.pending_pod = [this](const std::string& uid) -> std::optional<model::Pod> {
-      auto it = pending.find(uid);
-      if (it == pending.end()) return std::nullopt;
-      return it->second;
-    };
-    ext = std::make_unique<Extender>(cfg, std::move(deps));
+    ext = &kubernetes(binder);
   }
   // A pod the watch shows bound to `node`, holding `cpu_milli` and a pod slot.
   void bound_elsewhere(const std::string& uid, const std::string& node, std::int64_t cpu_milli) {
@@ -565,11 +527,7 @@ TEST(BindEligibility, APreemptorUnderAnotherPodsNameGetsNoVictims) {
 TEST(BindEligibility, StandaloneJudgesWhatItKnowsOfTheNodeAndThePodItFiltered) {
   Harness h;
   sources::RequestNodes request_nodes(h.state, {}, h.cfg.supply_rules(), 100);
-  ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &h.demands;
-  deps.request_nodes = &request_nodes;
-  Extender ext(h.cfg, std::move(deps));
+  Extender& ext = h.standalone(&request_nodes);
 
   model::Node whole = cluster_node("team-b", {{"team", "b"}});
   model::Node partial = cluster_node("team-b-partial", {{"team", "b"}});
@@ -604,18 +562,14 @@ TEST(Leadership, AStandbyDecidesNoVerbAndALapseBeforeTheBindingAbandonsIt) {
   std::optional<std::string> standby;
   int asked = 0;
   int lapse_after = -1;  // answers "leads" this many times, then "lapsed"
-  ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &h.demands;
-  deps.binder = &binder;
-  deps.pending_pod = [&](const std::string&) -> std::optional<model::Pod> { return pod; };
-  deps.not_leading = [&]() -> std::optional<std::string> {
+  h.pods.pending[pod.uid] = pod;
+  h.gate.leading = [&]() -> std::optional<std::string> {
     ++asked;
     if (standby) return standby;
     if (lapse_after >= 0 && asked > lapse_after) return std::string("leadership lapsed");
     return std::nullopt;
   };
-  Extender ext(h.cfg, std::move(deps));
+  Extender& ext = h.kubernetes(binder);
 
   standby = "this replica is a standby; ext-0 leads";
   EXPECT_NE(ext.filter(args_for(pod)).result.error.find("standby; ext-0 leads"), std::string::npos);

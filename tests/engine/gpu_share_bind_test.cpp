@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/engine/extender.h"
-#include "extender/sources/inventory.h"
+#include "support/engine_harness.h"
 
 namespace extender::engine {
 namespace {
@@ -52,27 +52,14 @@ class RecordingBinder : public Binder {
   std::string share_error;
 };
 
-struct Harness {
+struct Harness : testing::EngineHarness {
   explicit Harness(bool kubernetes) {
     if (kubernetes) cfg.mode = config::Mode::kKubernetes;
-    auto inv = sources::parse_inventory(kInventory, "inv", cfg.gpu.resources, cfg.gpu.share);
-    EXPECT_TRUE(inv) << inv.message();
-    state.upsert_nodes(*inv);
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    if (kubernetes) {
-      deps.binder = &binder;
-      deps.pending_pod = [this](const std::string& uid) -> std::optional<model::Pod> {
-        auto it = pods.find(uid);
-        if (it == pods.end()) return std::nullopt;
-        return it->second;
-      };
-    }
-    ext = std::make_unique<Extender>(cfg, std::move(deps));
+    load_inventory(kInventory);
+    ext = kubernetes ? &EngineHarness::kubernetes(binder) : &standalone();
   }
   BindAnswer bind(const model::Pod& pod, const std::string& node = "share") {
-    pods[pod.uid] = pod;
+    pods.pending[pod.uid] = pod;
     wire::ExtenderArgs args;
     args.pod = pod;
     args.set_node_names({node});
@@ -87,12 +74,8 @@ struct Harness {
     return out;
   }
 
-  config::Config cfg;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(10)};
   RecordingBinder binder;
-  std::map<std::string, model::Pod> pods;
-  std::unique_ptr<Extender> ext;
+  Extender* ext = nullptr;
 };
 
 TEST(GpuShareBind, TheDeviceChosenAtBindIsTheOneRecorded) {

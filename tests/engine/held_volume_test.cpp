@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/engine/extender.h"
-#include "extender/sources/inventory.h"
+#include "support/engine_harness.h"
 
 namespace extender::engine {
 namespace {
@@ -22,14 +22,10 @@ class RecordingBinder : public Binder {
 };
 
 TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
-  config::Config cfg;
-  cfg.mode = config::Mode::kKubernetes;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(10)};
-  auto inv = sources::parse_inventory("nodes:\n  - {name: n, pools: [{name: local, capacity: 100Gi}]}\n", "inv",
-                                      cfg.gpu.resources);
-  ASSERT_TRUE(inv) << inv.message();
-  state.upsert_nodes(*inv);
+  testing::EngineHarness h;
+  h.cfg.mode = config::Mode::kKubernetes;
+  h.load_inventory("nodes:\n  - {name: n, pools: [{name: local, capacity: 100Gi}]}\n");
+  state::ClusterState& state = h.state;
   // The claim the ephemeral-volume controller made for the pod's "scratch" volume, placed on n.
   state::Claim held;
   held.owner = "ml/etl-scratch";
@@ -53,19 +49,12 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
   pod.volumes.push_back({"scratch", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"),
                          std::string("80Gi")});
   RecordingBinder binder;
-  ExtenderDeps deps;
-  deps.state = &state;
-  deps.demands = &demands;
-  deps.binder = &binder;
-  deps.pending_pod = [&](const std::string& uid) -> std::optional<model::Pod> {
-    if (uid == pod.uid) return pod;
-    return std::nullopt;
-  };
-  deps.claims = [](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
+  h.pods.pending[pod.uid] = pod;
+  h.claims.lookup = [](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
     if (ns == "ml" && name == "etl-scratch") return model::ClaimInfo{"local-storage", 80 * kGiB, true, "n"};
     return std::nullopt;
   };
-  Extender ext(cfg, std::move(deps));
+  Extender& ext = h.kubernetes(binder);
   wire::ExtenderArgs args;
   args.pod = pod;
   args.set_node_names({"n"});

@@ -40,15 +40,8 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
 
   state::DemandCache demands(1000, 5min);
   kube::ApiBinder binder(*h.client);
-  engine::ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &demands;
-  deps.binder = &binder;
-  sources::KubeCluster* kc = h.cluster.get();
-  deps.not_ready = [kc] { return kc->not_ready(); };
-  deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
-  deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
-  engine::Extender extender(h.cfg, std::move(deps));
+  auto built = h.extender(demands, binder);
+  engine::Extender& extender = *built;
   Metrics metrics;
   ApiDeps api_deps;
   api_deps.extender = &extender;

@@ -6,10 +6,12 @@
 #include <set>
 
 #include "extender/config/config.h"
+#include "extender/engine/extender.h"
 #include "extender/kube/api_client.h"
 #include "extender/model/supply.h"
 #include "extender/sources/kube_cluster.h"
 #include "extender/state/cluster_state.h"
+#include "extender/state/demand_cache.h"
 #include "kube/fake_cluster.h"
 
 namespace extender::kube::testing {
@@ -31,7 +33,7 @@ class ClusterHarness {
     auto c = ApiClient::create(access, {});
     if (!c) throw std::runtime_error(c.message());
     client = std::move(*c);
-    cluster = std::make_unique<sources::KubeCluster>(state, cfg, *client);
+    cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *client);
   }
   ~ClusterHarness() {
     server.release_hangs();
@@ -42,6 +44,18 @@ class ClusterHarness {
   }
 
   void start() { cluster->start(); }
+  // The engine over this cluster as the daemon wires it in kubernetes mode: the KubeCluster is its
+  // pod source, claim source and readiness gate; it binds through `binder`.
+  std::unique_ptr<engine::Extender> extender(state::DemandCache& demands, engine::Binder& binder) {
+    engine::ExtenderDeps deps;
+    deps.state = &state;
+    deps.demands = &demands;
+    deps.binder = &binder;
+    deps.pods = cluster.get();
+    deps.claims = cluster.get();
+    deps.gate = cluster.get();
+    return std::make_unique<engine::Extender>(cfg.extender_options(), deps);
+  }
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000)) {
     return eventually([&] { return !cluster->not_ready().has_value(); }, timeout);
   }

@@ -68,7 +68,7 @@ std::map<std::string, std::int64_t> share_devices(const state::ClusterState& sta
 
 // The view a fresh daemon builds from the same API server (a restart, or another replica).
 struct Replica {
-  explicit Replica(ClusterHarness& h) : cluster(state, h.cfg, *h.client) { cluster.start(); }
+  explicit Replica(ClusterHarness& h) : cluster(state, h.cfg.kube_cluster_options(), *h.client) { cluster.start(); }
   ~Replica() { cluster.stop(); }
   bool wait_ready() {
     return eventually([&] { return !cluster.not_ready().has_value(); }, 10'000ms);
@@ -111,15 +111,7 @@ class GpuShareBinding : public ::testing::Test {
     for (auto [name, gib] : {std::pair{"a", 8}, {"b", 8}, {"c", 10}}) h_.fake.put(Kind::kPods, share_pod(name, gib));
     h_.start();
     ASSERT_TRUE(h_.wait_ready());
-    engine::ExtenderDeps deps;
-    deps.state = &h_.state;
-    deps.demands = &demands_;
-    deps.binder = &binder_;
-    sources::KubeCluster* kc = h_.cluster.get();
-    deps.not_ready = [kc] { return kc->not_ready(); };
-    deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
-    deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
-    ext_ = std::make_unique<engine::Extender>(h_.cfg, std::move(deps));
+    ext_ = h_.extender(demands_, binder_);
   }
   engine::BindAnswer bind(const std::string& pod) { return ext_->bind({pod, "ml", "uid-" + pod, "gs"}); }
   json annotations(const std::string& pod) {

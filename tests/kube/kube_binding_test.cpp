@@ -29,22 +29,11 @@ using kube::testing::status_body;
 
 constexpr const char* kGpu = "nvidia.com/gpu";
 
-// The daemon's kubernetes-mode wiring (src/main.cpp) over a ClusterHarness.
+// The daemon's kubernetes-mode wiring (ClusterHarness::extender) with the API server's binder.
 class KubeExtender {
  public:
   explicit KubeExtender(ClusterHarness& h)
-      : demands_(1000, std::chrono::minutes(5)), binder_(*h.client) {
-    ExtenderDeps deps;
-    deps.state = &h.state;
-    deps.demands = &demands_;
-    deps.binder = &binder_;
-    sources::KubeCluster* kc = h.cluster.get();
-    deps.not_ready = [kc] { return kc->not_ready(); };
-    deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
-    deps.default_storage_class = [kc] { return kc->default_storage_class(); };
-    deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
-    extender_ = std::make_unique<Extender>(h.cfg, std::move(deps));
-  }
+      : demands_(1000, std::chrono::minutes(5)), binder_(*h.client), extender_(h.extender(demands_, binder_)) {}
   Extender& operator*() { return *extender_; }
   Extender* operator->() { return extender_.get(); }
 

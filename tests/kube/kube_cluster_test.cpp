@@ -317,3 +317,27 @@ TEST(KubeCluster, StopEndsEveryWatchAndCanBeCalledTwice) {
 
 }  // namespace
 }  // namespace extender::sources
+
+namespace extender::sources {
+namespace {
+
+TEST(KubeClusterAsPodSource, APodTheWatchHasNotShownIsReadFromTheApiServer) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("gpu-1", 8));
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  const json late = pod_object("ml", "late", "uid-late", 1);
+  h.server.route("GET", "/api/v1/namespaces/ml/pods/late", [late](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(late.dump(), "application/json");
+  });
+  const engine::PodSource& pods = *h.cluster;
+  EXPECT_FALSE(pods.pending_pod("uid-late")) << "the watch has not shown it";
+  auto fetched = pods.fetch_pod("ml", "late");
+  ASSERT_TRUE(fetched);
+  EXPECT_EQ(fetched->uid, "uid-late");
+  EXPECT_FALSE(pods.fetch_pod("ml", "never")) << "a pod the API server does not have";
+}
+
+}  // namespace
+}  // namespace extender::sources

@@ -50,16 +50,7 @@ class VolumeAccounting : public ::testing::Test {
     h_.fake.put(Kind::kClasses, storage_class_object("local-storage", false));
     h_.start();
     ASSERT_TRUE(h_.wait_ready());
-    ExtenderDeps deps;
-    deps.state = &h_.state;
-    deps.demands = &demands_;
-    deps.binder = &binder_;
-    sources::KubeCluster* kc = h_.cluster.get();
-    deps.not_ready = [kc] { return kc->not_ready(); };
-    deps.claims = [kc](const std::string& ns, const std::string& name) { return kc->claim(ns, name); };
-    deps.default_storage_class = [kc] { return kc->default_storage_class(); };
-    deps.pending_pod = [kc](const std::string& uid) { return kc->pending_pod(uid); };
-    ext_ = std::make_unique<Extender>(h_.cfg, std::move(deps));
+    ext_ = h_.extender(demands_, binder_);
   }
   FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
     wire::ExtenderArgs args;

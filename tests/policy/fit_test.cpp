@@ -59,7 +59,7 @@ TEST(CheckFit, GpuCount) {
   for (const auto& c : cases) {
     Fit f = check_fit(gpu_pod(c.need), gpu_node(c.allocatable), gpus_used(c.used));
     EXPECT_EQ(f.verdict, c.verdict) << c.what;
-    EXPECT_EQ(f.reason, c.reason) << c.what;
+    EXPECT_EQ(format_reason(f.reason), c.reason) << c.what;
     if (c.verdict == Verdict::kFits) {
       EXPECT_EQ(f.allocation.gpus.at("nvidia.com/gpu"), c.need) << c.what;
     }
@@ -98,11 +98,12 @@ TEST(CheckFit, EveryGpuResourceAtOnce) {
   EXPECT_EQ(check_fit(pod, node, {}).verdict, Verdict::kFits);
   Fit f = check_fit(pod, node, gpus_used(1, "amd.com/gpu"));
   EXPECT_EQ(f.verdict, Verdict::kInsufficient);
-  EXPECT_EQ(f.reason, "amd.com/gpu: pod needs 2, node has 1 free of 2");
+  EXPECT_EQ(f.reason, (FitReason{FitReason::Kind::kGpusNotFree, "amd.com/gpu", 2, 1, 2, {}})) << "a value, not text";
+  EXPECT_EQ(format_reason(f.reason), "amd.com/gpu: pod needs 2, node has 1 free of 2");
   node.gpus.erase("amd.com/gpu");
   f = check_fit(pod, node, gpus_used(4));
   EXPECT_EQ(f.verdict, Verdict::kUnresolvable) << "unresolvable wins over insufficient";
-  EXPECT_EQ(f.reason, "amd.com/gpu: pod needs 2, node has none");
+  EXPECT_EQ(format_reason(f.reason), "amd.com/gpu: pod needs 2, node has none");
 }
 
 TEST(CheckFit, GpuMemoryFloor) {
@@ -124,7 +125,7 @@ TEST(CheckFit, GpuMemoryFloor) {
   for (const auto& c : cases) {
     Fit f = check_fit(gpu_pod(1, c.floor), gpu_node(8, c.node_memory), {});
     EXPECT_EQ(f.verdict, c.verdict) << c.what;
-    EXPECT_EQ(f.reason, c.reason) << c.what;
+    EXPECT_EQ(format_reason(f.reason), c.reason) << c.what;
   }
 }
 
@@ -133,7 +134,7 @@ TEST(CheckFit, UnreadableNodeValuesAreUnresolvable) {
   node.problems["nvidia.com/gpu"] = "allocatable nvidia.com/gpu: invalid quantity \"x\"";
   Fit f = check_fit(gpu_pod(1), node, {});
   EXPECT_EQ(f.verdict, Verdict::kUnresolvable);
-  EXPECT_NE(f.reason.find("invalid value"), std::string::npos);
+  EXPECT_NE(format_reason(f.reason).find("invalid value"), std::string::npos);
 }
 
 PodDemand volume_pod(std::vector<std::pair<std::string, std::int64_t>> volumes) {
@@ -166,14 +167,14 @@ TEST(CheckFit, VolumesAcrossPools) {
 
   Fit too_much = check_fit(volume_pod({{"nvme", 60 * GiB}, {"nvme", 50 * GiB}}), node, used);
   EXPECT_EQ(too_much.verdict, Verdict::kUnresolvable) << "storage shortfalls are never fixed by eviction";
-  EXPECT_EQ(too_much.reason, "pool nvme: pod needs 110 GiB, node has 100 GiB free of 500 GiB");
+  EXPECT_EQ(format_reason(too_much.reason), "pool nvme: pod needs 110 GiB, node has 100 GiB free of 500 GiB");
 
   Fit missing = check_fit(volume_pod({{"ssd", 1 * GiB}}), node, used);
   EXPECT_EQ(missing.verdict, Verdict::kUnresolvable);
-  EXPECT_EQ(missing.reason, "pool ssd: pod needs 1 GiB, node has no such pool");
+  EXPECT_EQ(format_reason(missing.reason), "pool ssd: pod needs 1 GiB, node has no such pool");
 
   Fit small = check_fit(volume_pod({{"nvme", 512 * MiB}}), pool_node({Pool{"nvme", 256 * MiB, {}}}), {});
-  EXPECT_EQ(small.reason, "pool nvme: pod needs 512 MiB, node has 256 MiB free of 256 MiB");
+  EXPECT_EQ(format_reason(small.reason), "pool nvme: pod needs 512 MiB, node has 256 MiB free of 256 MiB");
 }
 
 TEST(CheckFit, DevicesBestFit) {
@@ -188,7 +189,7 @@ TEST(CheckFit, DevicesBestFit) {
   // Largest first: 500 -> d0 (only fit); 250 -> d1 (300 free, tighter than d0's 500);
   // 150 -> d2 (200 free is now the tightest).
   Fit f = check_fit(volume_pod({{"nvme", 150 * GiB}, {"nvme", 500 * GiB}, {"nvme", 250 * GiB}}), node, used);
-  ASSERT_EQ(f.verdict, Verdict::kFits) << f.reason;
+  ASSERT_EQ(f.verdict, Verdict::kFits) << format_reason(f.reason);
   std::map<std::string, std::string> device_of;
   for (const auto& v : f.allocation.volumes) device_of[v.volume] = v.device;
   EXPECT_EQ(device_of["v1"], "d0");
@@ -198,7 +199,7 @@ TEST(CheckFit, DevicesBestFit) {
   // 1100 GiB fits the pool's total free (1500) but no single device.
   Fit g = check_fit(volume_pod({{"nvme", 1100 * GiB}}), node, used);
   EXPECT_EQ(g.verdict, Verdict::kUnresolvable);
-  EXPECT_EQ(g.reason, "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
+  EXPECT_EQ(format_reason(g.reason), "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
 }
 
 TEST(CheckFit, PodsNeedingNothingAlwaysFit) {
@@ -249,8 +250,8 @@ TEST(LocalVolumes, ADevicePoolIsCheckedAgainstItsTotalToo) {
   NodeUsage used;
   used.add(volume_held("local", "", 1800 * kGiB));
   Fit f = check_fit(scratch_pod(800 * kGiB, false), node, used);
-  EXPECT_EQ(f.verdict, Verdict::kUnresolvable) << f.reason;
-  EXPECT_EQ(f.reason, "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
+  EXPECT_EQ(f.verdict, Verdict::kUnresolvable) << format_reason(f.reason);
+  EXPECT_EQ(format_reason(f.reason), "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
 }
 
 TEST(LocalVolumes, ShortagesOtherPodsEphemeralVolumesCauseAreResolvable) {
@@ -286,7 +287,7 @@ TEST(LocalVolumes, ShortagesOtherPodsEphemeralVolumesCauseAreResolvable) {
     NodeUsage used;
     for (const auto& a : c.held) used.add(a);
     Fit f = check_fit(scratch_pod(c.need), node, used);
-    EXPECT_EQ(f.verdict, c.verdict) << c.what << ": " << f.reason;
+    EXPECT_EQ(f.verdict, c.verdict) << c.what << ": " << format_reason(f.reason);
   }
 }
 
@@ -299,7 +300,7 @@ TEST(LocalVolumes, AVolumeWhoseClaimIsHeldOnAnotherNodeCannotRunHere) {
   pod.volumes.push_back({"data", "local-storage", "local", 100 * kGiB, false, "ns/data", false, "n2"});
   Fit elsewhere = check_fit(pod, node, {});
   EXPECT_EQ(elsewhere.verdict, Verdict::kUnresolvable);
-  EXPECT_EQ(elsewhere.reason, "volume data: its claim is held on node n2");
+  EXPECT_EQ(format_reason(elsewhere.reason), "volume data: its claim is held on node n2");
   pod.volumes[0].held_on = "n1";
   EXPECT_EQ(check_fit(pod, node, {}).verdict, Verdict::kFits) << "on its own node the volume is placed again";
 }
@@ -315,6 +316,25 @@ TEST(LocalVolumes, PlacementsNameTheirClaimAndWhatFreesThem) {
   EXPECT_EQ(f.allocation.volumes[0].freed_with, "new") << "a generic ephemeral volume goes with its pod";
   EXPECT_FALSE(f.allocation.volumes[0].device.empty());
   EXPECT_EQ(check_fit(scratch_pod(100 * kGiB, false), node, {}).allocation.volumes[0].freed_with, "");
+}
+
+TEST(FitReason, FormattedAsTheSchedulerShowsIt) {
+  using K = FitReason::Kind;
+  const std::int64_t gib = std::int64_t{1} << 30;
+  const struct {
+    FitReason reason;
+    const char* text;
+  } cases[] = {
+      {{}, ""},
+      {{K::kInvalidValue, "storage", 0, 0, 0, "x"}, "storage: node reports an invalid value (x)"},
+      {{K::kGpusNotAllocatable, "g", 2, 0, 0, {}}, "g: pod needs 2, node has none"},
+      {{K::kGpusNotAllocatable, "g", 2, 1, 0, {}}, "g: pod needs 2, node has 1 allocatable"},
+      {{K::kShareNoGpu, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node has no GPU"},
+      {{K::kShareNoGpuMemory, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node reports no GPU memory"},
+      {{K::kMemoryFloorUnknown, "g", 40 * gib, 0, 0, {}}, "g: pod needs 40 GiB per GPU, node reports no GPU memory"},
+      {{K::kMemoryFloorTooSmall, "g", 40 * gib, 16 * gib, 0, {}}, "g: pod needs 40 GiB per GPU, node's GPUs have 16 GiB"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(format_reason(c.reason), c.text);
 }
 
 }  // namespace

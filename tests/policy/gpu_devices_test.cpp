@@ -69,7 +69,7 @@ TEST(GpuDevices, FitTable) {
     const auto n = node("n", 2, 16);
     Fit fit = check_fit(c.pod, n, holding(c.held));
     EXPECT_EQ(fit.verdict, c.verdict) << c.what;
-    EXPECT_EQ(fit.reason, c.reason) << c.what;
+    EXPECT_EQ(format_reason(fit.reason), c.reason) << c.what;
     EXPECT_EQ(fit.allocation.gpu_devices, c.chosen) << c.what;
   }
 }

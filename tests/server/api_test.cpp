@@ -4,6 +4,7 @@
 
 #include "extender/config/config.h"
 #include "extender/sources/inventory.h"
+#include "support/engine_harness.h"
 
 namespace extender::server {
 namespace {
@@ -30,21 +31,16 @@ std::string names_body(int n) {
   return body + "]}";
 }
 
-struct Harness {
-  config::Config cfg;
-  state::ClusterState state;
-  state::DemandCache demands{100, std::chrono::minutes(1)};
+// A standalone engine (testing::EngineHarness) behind an Api; not ready while why_not_ready is set.
+struct Harness : testing::EngineHarness {
   std::optional<std::string> why_not_ready;
-  std::unique_ptr<engine::Extender> extender;
+  engine::Extender* extender = nullptr;
   Metrics metrics;
 
   Api api(std::chrono::milliseconds deadline) {
-    engine::ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.not_ready = [this] { return why_not_ready; };
-    extender = std::make_unique<engine::Extender>(cfg, std::move(deps));
-    ApiDeps api_deps{extender.get(), &state, &metrics, [this] { return why_not_ready; }, "standalone", deadline, true,
+    gate.ready = [this] { return why_not_ready; };
+    extender = &standalone();
+    ApiDeps api_deps{extender, &state, &metrics, [this] { return why_not_ready; }, "standalone", deadline, true,
                      cfg.node_fields(), cfg.decode_limits(), &demands, {}, {}};
     return Api(api_deps, {"/scheduler", true, true, true});
   }

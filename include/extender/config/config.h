@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "extender/common/result.h"
+#include "extender/engine/options.h"
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
+#include "extender/sources/kube_cluster_options.h"
 #include "extender/wire/extender_args.h"
 
 namespace extender::config {
@@ -76,8 +78,7 @@ struct StorageConfig {
   std::string pool_annotation_prefix = "scheduler-extender.io/pool.";
 };
 
-struct StateConfig {
-  milliseconds reservation_ttl{300'000};
+struct StateConfig : engine::ReservationOptions {
   std::int64_t demand_cache_size = 10'000;
   milliseconds demand_cache_ttl{900'000};
 };
@@ -89,13 +90,10 @@ struct StandaloneConfig {
   std::int64_t max_request_nodes = 10'000;
 };
 
-struct KubernetesConfig {
+// bind_timeout and scheduler_names: engine::BindOptions; watch_timeout and stale_after:
+// sources::WatchOptions.
+struct KubernetesConfig : engine::BindOptions, sources::WatchOptions {
   std::string kubeconfig;                 // empty: in-cluster credentials
-  milliseconds bind_timeout{4'000};       // below the scheduler's httpTimeout (5s by default)
-  milliseconds watch_timeout{45'000};     // timeoutSeconds of each watch request (at most 45s)
-  milliseconds stale_after{60'000};       // not ready while a watch has been down this long
-  // /bind and /preempt act only for pods whose spec.schedulerName is one of these.
-  std::vector<std::string> scheduler_names = {"default-scheduler"};
   milliseconds token_reload{60'000};
   std::string user_agent = "scheduler-extender";
   // Client-side limit of the writes a bind makes (claim and pod patches, Bindings), as client-go's
@@ -135,6 +133,9 @@ struct Config {
   // The node fields the rules above read, so decoding can skip the rest.
   wire::NodeFieldFilter node_fields() const;
   wire::DecodeLimits decode_limits() const;
+  engine::ExtenderOptions extender_options() const;
+  // fetch_timeout: half of kubernetes.bind_timeout (a pod read while binding).
+  sources::KubeClusterOptions kube_cluster_options() const;
 };
 
 // Parses a YAML document over the defaults; `source` names it in errors.

@@ -3,10 +3,11 @@
 // knows neither HTTP nor JSON. Filter and prioritize read one immutable snapshot; bind takes the
 // node's bind lock for the re-check, the choice of devices and the reservation, and releases it
 // before calling the Binder, which records those devices (a volume's on its claim, a GPU share's
-// on the pod) and then creates the Binding. Thread-safe.
+// on the pod) and then creates the Binding (kubernetes mode), or makes the reservation the
+// placement in memory (standalone: sources::LocalBinder); one bind path for both. What it asks of
+// the world around it comes through ports.h. Thread-safe.
 #include <chrono>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,8 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "extender/config/config.h"
+#include "extender/common/clock.h"
 #include "extender/engine/binder.h"
+#include "extender/engine/options.h"
+#include "extender/engine/ports.h"
 #include "extender/policy/fit.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
@@ -83,30 +86,24 @@ struct PreemptAnswer {
 // the GPU shapes in mind.
 enum class PodScope { kManaged, kUnmanaged };
 
+// What the engine works with; it owns none of it, and each outlives the engine.
 struct ExtenderDeps {
   state::ClusterState* state = nullptr;
   state::DemandCache* demands = nullptr;
   // Standalone: remembers request nodes. Null in kubernetes mode (the watch is the only source).
   sources::RequestNodes* request_nodes = nullptr;
-  // Kubernetes mode: creates Bindings. Null in standalone mode (placements are recorded locally).
+  // Makes a placement official: kube::ApiBinder (kubernetes mode) or sources::LocalBinder
+  // (standalone). Required.
   Binder* binder = nullptr;
-  // Kubernetes mode: resolves PersistentVolumeClaims. Empty in standalone mode.
-  model::ClaimLookup claims;
-  // Kubernetes mode: the cluster's default StorageClass (for claim templates without a class,
-  // unless storage.default_class is set).
-  std::function<std::string()> default_storage_class;
-  // Kubernetes mode: the pod as the API server has it, by uid, while it is pending (the watch's
-  // copy); nullopt when the watch has no pending pod of that uid.
-  std::function<std::optional<model::Pod>(const std::string& uid)> pending_pod;
-  // Kubernetes mode: the pod read from the API server, for a uid the watch has not shown yet.
-  std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch_pod;
-  // A reason while the daemon cannot decide yet (caches not synced); nullopt when ready.
-  std::function<std::optional<std::string>()> not_ready;
-  // Kubernetes mode with leader election: why this replica may not decide (it is a standby, or a
-  // leader past its renew deadline); nullopt while it leads. Asked before every verb and again
-  // just before a Binding is sent. Empty: this process always decides.
-  std::function<std::optional<std::string>()> not_leading;
-  std::function<state::Clock::time_point()> now = [] { return state::Clock::now(); };
+  // Kubernetes mode: the pods the API server has; /bind and /preempt act only on those. Null in
+  // standalone mode: /bind acts on pods remembered from /filter and /prioritize.
+  const PodSource* pods = nullptr;
+  // Kubernetes mode: claims and the default StorageClass. Null in standalone mode.
+  const ClaimSource* claims = nullptr;
+  // Null: this process is always ready and always decides.
+  const Gate* gate = nullptr;
+  // Null: the process's steady clock.
+  const Clock* clock = nullptr;
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
@@ -119,7 +116,7 @@ struct ExtenderDeps {
 // lock before capacity is reserved. Anything else is refused with a reason (BindAnswer::refusal).
 class Extender {
  public:
-  Extender(const config::Config& config, ExtenderDeps deps);
+  Extender(ExtenderOptions options, ExtenderDeps deps);
 
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
   FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
@@ -149,6 +146,7 @@ class Extender {
   std::chrono::milliseconds bind_timeout_;  // the Binder's records and Binding together
   std::vector<std::string> scheduler_names_;
   ExtenderDeps deps_;
+  const Clock& clock_;
   // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.
   void remember(const model::PodDemand& demand, state::Clock::time_point now);
   policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;

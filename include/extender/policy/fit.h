@@ -1,7 +1,8 @@
 #pragma once
 // Fit: can a pod be placed on a node, given what the node offers and what is already in use?
-// Pure: no I/O, no locks, no JSON. Reasons are short and stable, because the scheduler aggregates
-// identical messages into its FailedScheduling events.
+// Pure: no I/O, no locks, no JSON. Reasons are values; format_reason gives their text where an
+// answer is made. The texts are short and stable, because the scheduler aggregates identical
+// messages into its FailedScheduling events.
 #include <string>
 
 #include "extender/model/demand.h"
@@ -17,9 +18,39 @@ enum class Verdict {
   kUnresolvable,   // nothing evictable helps (FailedAndUnresolvableNodes)
 };
 
+// Why a pod does not fit a node. Which fields a kind fills is stated beside it; bytes are bytes.
+struct FitReason {
+  enum class Kind {
+    kNone,
+    kInvalidValue,          // subject: the resource or "storage"; detail: the value the node reports
+    kGpusNotAllocatable,    // subject: the resource; need; have: allocatable (<= 0: none)
+    kGpusNotFree,           // subject: the resource; need; have: free; total: allocatable
+    kShareNoGpu,            // subject: the share resource; need
+    kShareNoGpuMemory,      // subject, need
+    kShareGpuTooSmall,      // subject, need; total: a GPU's memory
+    kShareNoRoom,           // subject, need; have: the largest free GPU memory; total: a GPU's memory
+    kMemoryFloorUnknown,    // subject: the resource; need: memory per GPU
+    kMemoryFloorTooSmall,   // subject, need; have: a GPU's memory
+    kPoolShort,             // subject: the pool; need; have: free; total: capacity
+    kVolumeNoDevice,        // subject: the pool; detail: the volume; need; have: the largest free device
+    kVolumeHeldElsewhere,   // subject: the volume; detail: the node that holds its claim
+    kNoSuchPool,            // subject: the pool; need
+  };
+  Kind kind = Kind::kNone;
+  std::string subject;
+  std::int64_t need = 0;
+  std::int64_t have = 0;
+  std::int64_t total = 0;
+  std::string detail;
+  bool operator==(const FitReason&) const = default;
+};
+
+// The reason as the scheduler shows it; "" for kNone.
+std::string format_reason(const FitReason& r);
+
 struct Fit {
   Verdict verdict = Verdict::kFits;
-  std::string reason;             // empty when it fits
+  FitReason reason;               // kNone when it fits
   model::Allocation allocation;   // what the pod would hold on the node, when it fits
 };
 

@@ -51,7 +51,14 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
 // for the pods kube-scheduler places by its own plugins), ranked:
 // the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
 // best node is never tied with a worse one.
+// The strategy's scorer is its entry of the packing table (packing.h).
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                              PackingStrategy strategy, const ShapeMix& mix = {});
+// binpack (fuller_first) and spread, as above.
+std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                      bool fuller_first);
+// fragmentation, as above.
+std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                               const ShapeMix& mix);
 
 }  // namespace extender::policy

@@ -4,6 +4,7 @@
 // models it (scheduler_model.h), in one of two deployments. Rows arrive in order and never leave.
 // Each simulate() call builds its own engine and state: calls may run on separate threads.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "extender/common/result.h"
-#include "extender/config/config.h"
+#include "extender/engine/options.h"
 #include "extender/model/supply.h"
 #include "extender/sim/scheduler_model.h"
 #include "extender/sim/workload.h"
@@ -59,14 +60,24 @@ struct SimulationOptions {
   bool best_fit = false;
 };
 
-// Runs the workload under `base` with scoring.gpu_packing = `policy`. The share unit is set to
+// Runs the workload through an Extender of `base` with scoring.gpu_packing = `policy`. The share unit is set to
 // bytes; a share's request is its fraction of the most common GPU memory of the inventory. Every
 // placed pod's CPU and memory count on its node in the daemon's state (as its watch counts them).
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
-                              const config::Config& base, policy::PackingStrategy policy, std::uint64_t seed,
+                              const engine::ExtenderOptions& base, policy::PackingStrategy policy, std::uint64_t seed,
                               const SimulationOptions& options = {});
 
+// What the `simulate` subcommand runs with: the engine's options and the GPU resources and share
+// rule inventories are read with.
+struct SimulatorConfig {
+  engine::ExtenderOptions engine;
+  std::vector<model::GpuResourceRule> gpu_resources;
+  model::GpuShareRule share;
+};
+// Loads the settings of a config file (--config), or the defaults for "".
+using SimulatorConfigLoader = std::function<Result<SimulatorConfig>(const std::string& file)>;
+
 // The `simulate` subcommand: argv after "simulate". Returns the exit code.
-int run_simulate_command(int argc, const char* const* argv);
+int run_simulate_command(int argc, const char* const* argv, const SimulatorConfigLoader& load_config);
 
 }  // namespace extender::sim

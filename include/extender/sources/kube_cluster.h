@@ -7,7 +7,8 @@
 // (class and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its
 // pool space on that node) and StorageClasses (the cluster's default class). The watch is the only
 // source of node state in this mode, so a restart rebuilds everything from the API server.
-// Thread-safe: lookups may come from any thread while the reflectors run.
+// The engine's pod source, claim source and readiness gate in this mode. Thread-safe: lookups may come from any thread
+// while the reflectors run.
 #include <chrono>
 #include <map>
 #include <memory>
@@ -17,18 +18,19 @@
 #include <utility>
 #include <vector>
 
-#include "extender/config/config.h"
+#include "extender/engine/ports.h"
 #include "extender/kube/api_client.h"
 #include "extender/kube/reflector.h"
 #include "extender/model/demand.h"
 #include "extender/model/pod.h"
+#include "extender/sources/kube_cluster_options.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sources {
 
-class KubeCluster {
+class KubeCluster final : public engine::PodSource, public engine::ClaimSource, public engine::Gate {
  public:
-  KubeCluster(state::ClusterState& state, const config::Config& config, kube::ApiClient& client);
+  KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client);
   ~KubeCluster();
 
   void start();
@@ -36,20 +38,24 @@ class KubeCluster {
 
   // Why decisions cannot be made (a reflector has not synced, or has been down for longer than
   // kubernetes.stale_after, and its last error), or nullopt.
-  std::optional<std::string> not_ready() const;
+  std::optional<std::string> not_ready() const override;
   // A PersistentVolumeClaim by namespace and name, as demand computation needs it.
-  std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const;
+  std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const override;
   // A pod not yet bound to a node, by uid (what /bind needs when /filter was not seen here).
-  std::optional<model::Pod> pending_pod(const std::string& uid) const;
+  std::optional<model::Pod> pending_pod(const std::string& uid) const override;
+  // The pod read from the API server within options.fetch_timeout (a pod the watch has not shown yet).
+  std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override;
   // The StorageClass marked default in the cluster, or empty.
-  std::string default_storage_class() const;
+  std::string default_storage_class() const override;
   // Each reflector's resource and status (for /metrics: synced, down since when, lists).
   std::vector<std::pair<std::string, kube::ReflectorStatus>> watch_status() const;
 
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 
  private:
+  kube::ApiClient& client_;
   std::chrono::milliseconds stale_after_;
+  std::chrono::milliseconds fetch_timeout_;
   std::unique_ptr<Lookups> lookups_;
   std::vector<std::unique_ptr<kube::ReflectorSink>> sinks_;
   std::vector<std::unique_ptr<kube::Reflector>> reflectors_;

@@ -1,0 +1,47 @@
+#pragma once
+// Sweeper: every `interval`, drops the reservations whose bind the cluster never confirmed by
+// their expiry on `clock`, and reports nodes that became overcommitted (once per node and
+// episode), to the log and the metrics. Runs its own thread from construction until destroyed;
+// sweep() is the pass the thread makes, for a caller that drives the time itself (not
+// concurrently with the thread's pass: a Sweeper built with interval 0 makes none).
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "extender/common/clock.h"
+#include "extender/server/metrics.h"
+#include "extender/state/cluster_state.h"
+#include "extender/state/overcommit.h"
+
+namespace extender::daemon {
+
+class Sweeper {
+ public:
+  struct Pass {
+    std::size_t expired = 0;                     // reservations dropped
+    std::vector<state::Overcommit> overcommits;  // episodes that started
+  };
+
+  // interval 0: no thread; only sweep() sweeps.
+  Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock, std::chrono::milliseconds interval);
+  ~Sweeper();
+  Sweeper(const Sweeper&) = delete;
+  Sweeper& operator=(const Sweeper&) = delete;
+
+  Pass sweep();
+
+ private:
+  state::ClusterState& state_;
+  server::Metrics& metrics_;
+  const Clock& clock_;
+  state::OvercommitTracker overcommits_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace extender::daemon

@@ -1,0 +1,47 @@
+#pragma once
+// What the engine asks of the world around it besides the cluster state: the pods the cluster
+// has (kubernetes mode), the claims and storage classes demand computation reads, and whether
+// this process may decide at all. Implementations must be thread-safe: the engine calls them from
+// every worker at once.
+#include <optional>
+#include <string>
+
+#include "extender/model/demand.h"
+#include "extender/model/pod.h"
+
+namespace extender::engine {
+
+// Pods as the API server has them (kubernetes mode: /bind and /preempt act only on these).
+class PodSource {
+ public:
+  virtual ~PodSource() = default;
+  // The pod by uid while it is pending, as the watch has it; nullopt when the watch has no
+  // pending pod of that uid.
+  virtual std::optional<model::Pod> pending_pod(const std::string& uid) const = 0;
+  // The pod read from the API server by namespace and name, for a uid the watch has not shown
+  // yet; nullopt when it cannot be read.
+  virtual std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const = 0;
+};
+
+// PersistentVolumeClaims and the cluster's default StorageClass, as demand computation reads them.
+class ClaimSource {
+ public:
+  virtual ~ClaimSource() = default;
+  virtual std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const = 0;
+  // The StorageClass marked default in the cluster, or empty.
+  virtual std::string default_storage_class() const = 0;
+};
+
+// Whether this process may decide. Asked before every verb and again just before a bind is
+// made official.
+class Gate {
+ public:
+  virtual ~Gate() = default;
+  // Why the daemon cannot decide yet (caches not synced, shutting down), or nullopt.
+  virtual std::optional<std::string> not_ready() const = 0;
+  // Why this replica may not decide because another leads (a standby, or a leader past its renew
+  // deadline), or nullopt while it leads or when there is no election.
+  virtual std::optional<std::string> not_leading() const { return std::nullopt; }
+};
+
+}  // namespace extender::engine

@@ -1,0 +1,23 @@
+#pragma once
+// The options of KubeCluster (kube_cluster.h), each with its default. Config composes WatchOptions
+// under kubernetes.* and fills the rest from its gpu and storage sections. A value type.
+#include <chrono>
+
+#include "extender/model/demand.h"
+#include "extender/model/supply.h"
+
+namespace extender::sources {
+
+struct WatchOptions {
+  std::chrono::milliseconds watch_timeout{45'000};  // timeoutSeconds of each watch request (at most 45s)
+  std::chrono::milliseconds stale_after{60'000};    // not ready while a watch has been down this long
+};
+
+struct KubeClusterOptions {
+  model::DemandRules demand;  // which pods and claims hold what
+  model::SupplyRules supply;  // what nodes offer
+  WatchOptions watch;
+  std::chrono::milliseconds fetch_timeout{2'000};  // a pod read from the API server (fetch_pod)
+};
+
+}  // namespace extender::sources

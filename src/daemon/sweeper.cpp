@@ -1,0 +1,45 @@
+#include "extender/daemon/sweeper.h"
+
+#include <spdlog/spdlog.h>
+
+namespace extender::daemon {
+
+Sweeper::Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock,
+                 std::chrono::milliseconds interval)
+    : state_(state), metrics_(metrics), clock_(clock) {
+  if (interval.count() <= 0) return;
+  thread_ = std::thread([this, interval] {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+      lock.unlock();
+      sweep();
+      lock.lock();
+    }
+  });
+}
+
+Sweeper::~Sweeper() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Sweeper::Pass Sweeper::sweep() {
+  Pass pass;
+  pass.expired = state_.sweep_expired(clock_.now());
+  if (pass.expired) {
+    metrics_.observe_expired_reservations(pass.expired);
+    spdlog::warn("{} reservation(s) expired before the cluster confirmed their bind", pass.expired);
+  }
+  pass.overcommits = overcommits_.update(state_.snapshot());
+  for (const auto& o : pass.overcommits) {
+    metrics_.observe_overcommit(o);
+    spdlog::error("{}", state::describe(o));
+  }
+  return pass;
+}
+
+}  // namespace extender::daemon

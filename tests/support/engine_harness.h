@@ -1,0 +1,110 @@
+#pragma once
+// The engine wired for a test as the daemon wires it: standalone (placements through a
+// LocalBinder, pods remembered from filter and prioritize) or kubernetes mode (the test's binder,
+// pods from `pods`, claims from `claims`), with a gate the test can close. Set the fakes before
+// building the engine; the harness keeps every engine it builds.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "extender/config/config.h"
+#include "extender/engine/extender.h"
+#include "extender/engine/ports.h"
+#include "extender/sources/inventory.h"
+#include "extender/sources/local_binder.h"
+#include "extender/sources/request_nodes.h"
+#include "extender/state/cluster_state.h"
+#include "extender/state/demand_cache.h"
+
+namespace extender::testing {
+
+// Pending pods by uid; `fetch` (when set) answers for the others.
+class FakePods final : public engine::PodSource {
+ public:
+  std::optional<model::Pod> pending_pod(const std::string& uid) const override {
+    auto it = pending.find(uid);
+    if (it == pending.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override {
+    if (!fetch) return std::nullopt;
+    return fetch(ns, name);
+  }
+  std::map<std::string, model::Pod> pending;
+  std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch;
+};
+
+class FakeClaims final : public engine::ClaimSource {
+ public:
+  std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const override {
+    if (!lookup) return std::nullopt;
+    return lookup(ns, name);
+  }
+  std::string default_storage_class() const override { return default_class; }
+  std::function<std::optional<model::ClaimInfo>(const std::string& ns, const std::string& name)> lookup;
+  std::string default_class;
+};
+
+// Open unless a function says why not.
+class FakeGate final : public engine::Gate {
+ public:
+  std::optional<std::string> not_ready() const override { return ready ? ready() : std::nullopt; }
+  std::optional<std::string> not_leading() const override { return leading ? leading() : std::nullopt; }
+  std::function<std::optional<std::string>()> ready;
+  std::function<std::optional<std::string>()> leading;
+};
+
+struct EngineHarness {
+  explicit EngineHarness(config::Config c = {}, std::size_t demand_capacity = 100)
+      : cfg(std::move(c)), demands(demand_capacity, std::chrono::minutes(10)) {}
+
+  // Adds the inventory's nodes to the state, read with cfg's GPU resources and share rule.
+  void load_inventory(std::string_view yaml) {
+    auto inv = sources::parse_inventory(std::string(yaml), "inv", cfg.gpu.resources, cfg.gpu.share);
+    ASSERT_TRUE(inv) << inv.message();
+    state.upsert_nodes(*inv);
+  }
+  // Standalone: binds through the LocalBinder; `request_nodes` remembers Nodes-form nodes.
+  engine::Extender& standalone(sources::RequestNodes* request_nodes = nullptr) {
+    engine::ExtenderDeps deps = common_deps();
+    deps.binder = &local_binder;
+    deps.request_nodes = request_nodes;
+    return *engines.emplace_back(std::make_unique<engine::Extender>(cfg.extender_options(), deps));
+  }
+  // Kubernetes mode: binds through `binder`; pods from `pods`; claims from `claims` once its lookup
+  // is set (before, claims are assumed, as with no claim source).
+  engine::Extender& kubernetes(engine::Binder& binder) {
+    engine::ExtenderDeps deps = common_deps();
+    deps.binder = &binder;
+    deps.pods = &pods;
+    if (claims.lookup) deps.claims = &claims;
+    return *engines.emplace_back(std::make_unique<engine::Extender>(cfg.extender_options(), deps));
+  }
+
+  config::Config cfg;
+  state::ClusterState state;
+  state::DemandCache demands;
+  sources::LocalBinder local_binder{state};
+  FakePods pods;
+  FakeClaims claims;
+  FakeGate gate;
+  std::vector<std::unique_ptr<engine::Extender>> engines;  // what standalone() and kubernetes() built
+
+ private:
+  engine::ExtenderDeps common_deps() {
+    engine::ExtenderDeps deps;
+    deps.state = &state;
+    deps.demands = &demands;
+    deps.gate = &gate;
+    return deps;
+  }
+};
+
+}  // namespace extender::testing
