@@ -165,32 +165,16 @@ HttpResponse error_response(int status, std::string_view message) {
 
 }  // namespace
 
-ListenerOptions listener_options(const config::ServerConfig& s, std::string name) {
+ListenerOptions listener_options(const ServerOptions& s, std::string name) {
   ListenerOptions o;
+  static_cast<ServerOptions&>(o) = s;
   o.name = std::move(name);
-  o.decide_threads = s.threads;
-  o.bind_threads = s.bind_threads;
-  o.max_body_bytes = s.max_body_bytes;
-  o.max_header_bytes = s.max_header_bytes;
-  o.max_header_count = s.max_header_count;
-  o.header_timeout = s.header_timeout;
-  o.read_timeout = s.read_timeout;
-  o.min_body_rate = s.min_body_rate;
-  o.write_timeout = s.write_timeout;
-  o.keep_alive_timeout = s.keep_alive_timeout;
-  o.keep_alive_max_requests = s.keep_alive_max_requests;
-  o.max_connections = s.max_connections;
-  o.max_connections_per_peer = s.max_connections_per_peer;
-  o.max_buffered_bytes = s.max_buffered_bytes;
-  o.tls = s.tls;
   return o;
 }
 
 struct Listener::Loop {
   Loop(const ListenerOptions& o, const Dispatch& d) : options(o), dispatch(d) {
-    limits.max_head_bytes = static_cast<std::size_t>(o.max_header_bytes);
-    limits.max_header_count = static_cast<std::size_t>(o.max_header_count);
-    limits.max_body_bytes = static_cast<std::size_t>(o.max_body_bytes);
+    limits = ParseLimits::of(o);
   }
   ~Loop() {
     conns.clear();
@@ -331,7 +315,7 @@ void Listener::serve() {
   Loop& l = *loop_;
   if (l.listen_fd < 0 || l.stopping) return;
   l.light = std::make_unique<WorkerPool>(static_cast<std::size_t>(std::max<std::int64_t>(1, options_.light_threads)));
-  l.decide = std::make_unique<WorkerPool>(static_cast<std::size_t>(std::max<std::int64_t>(1, options_.decide_threads)));
+  l.decide = std::make_unique<WorkerPool>(static_cast<std::size_t>(std::max<std::int64_t>(1, options_.threads)));
   l.binder = std::make_unique<WorkerPool>(static_cast<std::size_t>(std::max<std::int64_t>(1, options_.bind_threads)));
   l.run();
   l.conns.clear();

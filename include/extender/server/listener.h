@@ -30,63 +30,20 @@
 #include <vector>
 
 #include "extender/common/result.h"
-#include "extender/config/config.h"
+#include "extender/server/http_message.h"
+#include "extender/server/server_options.h"
 
 namespace extender::server {
 
-struct HttpRequest {
-  std::string method;
-  std::string path;      // without the query
-  std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
-  std::string remote;    // address:port, for logs
-  std::string peer_ip;
-  bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
-  std::vector<std::string> client_names;  // from a verified TLS client certificate
-  // When the complete request was queued for a worker; the request deadline counts from here
-  // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.
-  std::chrono::steady_clock::time_point queued_at{};
+// A listener's settings: the server's options, a name for logs ("scheduler" or "admin") and the
+// lane of each request (unset: every request on kDecide). TLS when tls.cert_file is set.
+struct ListenerOptions : ServerOptions {
+  std::string name;
+  LaneOf lane_of;
 };
 
-struct HttpResponse {
-  int status = 200;
-  std::string body;
-  std::string content_type = "application/json";
-  std::vector<std::pair<std::string, std::string>> headers;
-  // What the handler is done with but is costly to free (a decoded request, its decision): a
-  // worker frees it after handing the answer to the event loop, so the client does not wait on it,
-  // and before the request body, which it may point into.
-  std::shared_ptr<const void> spent = nullptr;
-};
-
-using Dispatch = std::function<HttpResponse(const HttpRequest&)>;
-
-// Where a request runs. kInline: on the event loop itself (trivial answers only).
-enum class Lane { kInline, kLight, kDecide, kBind };
-using LaneOf = std::function<Lane(std::string_view method, std::string_view path)>;
-
-struct ListenerOptions {
-  std::string name;  // for logs: "scheduler" or "admin"
-  std::int64_t decide_threads = 8;
-  std::int64_t bind_threads = 64;
-  std::int64_t light_threads = 2;
-  std::int64_t max_body_bytes = std::int64_t{128} << 20;
-  std::int64_t max_header_bytes = std::int64_t{64} << 10;
-  std::int64_t max_header_count = 100;
-  std::chrono::milliseconds header_timeout{5'000};
-  std::chrono::milliseconds read_timeout{10'000};
-  std::int64_t min_body_rate = std::int64_t{1} << 20;
-  std::chrono::milliseconds write_timeout{10'000};
-  std::chrono::milliseconds keep_alive_timeout{5'000};
-  std::int64_t keep_alive_max_requests = 1000;
-  std::int64_t max_connections = 4096;
-  std::int64_t max_connections_per_peer = 256;
-  std::int64_t max_buffered_bytes = std::int64_t{512} << 20;
-  config::TlsConfig tls;  // TLS when cert_file is set
-  LaneOf lane_of;         // unset: every request on kDecide
-};
-
-// The listener options of a server config (scheduler listener, or a small admin one).
-ListenerOptions listener_options(const config::ServerConfig& server, std::string name);
+// The listener options of a server's options (scheduler listener, or a small admin one).
+ListenerOptions listener_options(const ServerOptions& server, std::string name);
 
 class Listener {
  public:

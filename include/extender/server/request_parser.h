@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "extender/server/server_options.h"
+
 namespace extender::server {
 
 // Spare bytes after every body, so that simdjson can parse it where it lies.
@@ -35,9 +37,14 @@ struct RequestHead {
 };
 
 struct ParseLimits {
-  std::size_t max_head_bytes = std::size_t{64} << 10;
-  std::size_t max_header_count = 100;
-  std::size_t max_body_bytes = std::size_t{128} << 20;
+  std::size_t max_head_bytes = static_cast<std::size_t>(defaults::kMaxHeaderBytes);
+  std::size_t max_header_count = static_cast<std::size_t>(defaults::kMaxHeaderCount);
+  std::size_t max_body_bytes = static_cast<std::size_t>(defaults::kMaxBodyBytes);
+
+  static ParseLimits of(const ServerOptions& o) {
+    return {static_cast<std::size_t>(o.max_header_bytes), static_cast<std::size_t>(o.max_header_count),
+            static_cast<std::size_t>(o.max_body_bytes)};
+  }
 };
 
 class RequestParser {
