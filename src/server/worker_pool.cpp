@@ -1,5 +1,10 @@
 #include "extender/server/worker_pool.h"
 
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+
+#include "extender/wire/results.h"
+
 namespace extender::server {
 
 WorkerPool::WorkerPool(std::size_t threads) {
@@ -36,6 +41,28 @@ void WorkerPool::run() {
     }
     task();
   }
+}
+
+void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver) {
+  constexpr std::size_t kTrimAbove = 1 << 20;
+  WorkerPool& pool = lane == Lane::kBind ? bind_ : lane == Lane::kLight ? light_ : decide_;
+  pool.post([this, &dispatch, req = std::move(request), deliver = std::move(deliver)]() mutable {
+    HttpResponse res;
+    try {
+      res = dispatch(req);
+    } catch (const std::exception& e) {
+      spdlog::error("{} listener: internal error serving {} {}: {}", name_, req.method, req.path, e.what());
+      res = HttpResponse{};
+      res.status = 500;
+      res.body = wire::encode_request_error("internal error; see the daemon's log");
+    }
+    const bool large = req.body.capacity() > kTrimAbove;
+    std::shared_ptr<const void> spent = std::move(res.spent);
+    deliver(std::move(res));
+    spent.reset();
+    std::string().swap(req.body);
+    if (large) malloc_trim(0);
+  });
 }
 
 }  // namespace extender::server

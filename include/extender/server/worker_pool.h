@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "extender/server/http_message.h"
+
 namespace extender::server {
 
 class WorkerPool {
@@ -29,6 +31,24 @@ class WorkerPool {
   std::deque<std::function<void()>> tasks_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+};
+
+// Lanes: the worker pools requests run on (light reads, decisions, binds; kInline runs on the
+// caller's thread). serve() runs the handler, hands its answer to `deliver` (an exception becomes
+// a 500), then frees what the answer no longer needs (`spent`, then the body) and gives large
+// bodies' memory back to the system, after the answer is on its way. Thread-safe; the destructor
+// finishes the requests already posted.
+class Lanes {
+ public:
+  using Deliver = std::function<void(HttpResponse)>;
+  Lanes(std::string name, std::size_t light, std::size_t decide, std::size_t bind)
+      : name_(std::move(name)), light_(light), decide_(decide), bind_(bind) {}
+
+  void serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver);
+
+ private:
+  std::string name_;
+  WorkerPool light_, decide_, bind_;
 };
 
 }  // namespace extender::server
