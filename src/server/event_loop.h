@@ -5,6 +5,7 @@
 // marking them (they are destroyed at the end of the loop iteration, so no callback finds its
 // connection gone). Workers hand answers back through `done` and the wake descriptor.
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -93,7 +94,11 @@ struct Listener::Loop {
   void on_event(Session& s, std::uint32_t ev);
   void handshake(Session& s);
   void read_some(Session& s);
+  // Dispatches a request that is ready, writes what can be written, and follows the connection
+  // through answers that complete at once (inline lanes, pipelined requests).
   void pump(Session& s);
+  // After a session's events: closes it when its HTTP side is done, reads what TLS decoded
+  // already, then waits for the right events and arms the next deadline.
   void settle(Session& s);
   void start_dispatch(Session& s, HttpRequest req);
   void drain_done();

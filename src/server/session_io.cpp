@@ -90,8 +90,6 @@ void Listener::Loop::read_some(Session& s) {
   }
 }
 
-// Dispatches a request that is ready, writes what can be written, and follows the connection
-// through answers that complete at once (inline lanes, pipelined requests).
 void Listener::Loop::pump(Session& s) {
   while (!s.closing) {
     if (s.http.take_shutdown()) s.transport->shutdown();
@@ -118,9 +116,8 @@ void Listener::Loop::pump(Session& s) {
   }
 }
 
-// After a session's events: reads what TLS decoded already, then waits for the right events and
-// the next deadline.
 void Listener::Loop::settle(Session& s) {
+  if (!s.closing && s.http.closed()) close(s);
   for (int rounds = 0; !s.closing && rounds < 16 && s.http.wants_read() && s.transport->pending(); ++rounds) {
     read_some(s);
   }
