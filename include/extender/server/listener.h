@@ -4,6 +4,9 @@
 // writes answers; a connection holds no worker while it is idle, slow or sending. A complete
 // request goes to the worker lane its path names (lanes never share threads, so binds waiting on
 // the API server cannot hold what filters need); the lane's answer is written back by the loop.
+// Layers: a Transport (transport.h) moves bytes, plain or TLS; an HttpConnection
+// (http_connection.h) frames HTTP/1.1 with no system calls; the event loop (src/server/
+// event_loop.h) owns epoll, the caps, the body budget and a DeadlineQueue; Lanes run handlers.
 //
 // Deadlines: a request head within header_timeout of its first byte (a new connection's: of its
 // accept), a body within read_timeout plus the bytes received so far (on the wire) at
@@ -16,7 +19,8 @@
 // Each request carries its peer address, whether that peer is 127.0.0.1, ::1 or ::ffff:127.0.0.1
 // (not the rest of 127.0.0.0/8, where mesh sidecars forward from), and the names of its TLS client
 // certificate; with an allow-list of client names, other certificates are answered 403 once their
-// request head is read, before the body and before any handler. Certificates are re-read when their files change (TlsContextSource).
+// request head is read, before the body and before any handler. Certificates are re-read when
+// their files change (TlsContextSource). Unsent answer bytes count in the body budget too.
 //
 // Thread-safety: bind() and serve() from one thread; stop() from any thread. serve() returns once
 // the socket is closed and every request in flight has been answered (or its peer has gone).
