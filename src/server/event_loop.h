@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/server/body_pool.h"
 #include "extender/server/deadline_queue.h"
 #include "extender/server/http_connection.h"
 #include "extender/server/listener.h"
@@ -40,8 +41,8 @@ constexpr auto kLongestWait = std::chrono::milliseconds(1000);
 // One accepted connection: its bytes (transport) and its HTTP state (http).
 struct Session {
   Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, Clock::time_point now,
-          bool handshaking)
-      : id(id_), transport(std::move(transport_)), http(options, transport->peer(), now, handshaking) {}
+          bool handshaking, BodyBuffers* bodies)
+      : id(id_), transport(std::move(transport_)), http(options, transport->peer(), now, handshaking, bodies) {}
   std::uint64_t id;
   std::unique_ptr<Transport> transport;
   HttpConnection http;
@@ -74,6 +75,7 @@ struct Listener::Loop {
   std::atomic<bool> stopping{false};
   bool accepting = true;
   std::uint64_t next_id = 2;
+  BodyPool bodies;  // outlives the sessions and the lanes
   std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
   std::size_t open = 0;                  // sessions not closing
   std::vector<std::uint64_t> to_reap;    // closed this iteration, destroyed at its end

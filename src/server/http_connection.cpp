@@ -41,10 +41,11 @@ std::chrono::milliseconds at_rate(std::uint64_t bytes, std::int64_t rate) {
 
 }  // namespace
 
-HttpConnection::HttpConnection(const ServerOptions& options, PeerAddress peer, TimePoint now, bool handshaking)
+HttpConnection::HttpConnection(const ServerOptions& options, PeerAddress peer, TimePoint now, bool handshaking,
+                               BodyBuffers* bodies)
     : options_(options),
       peer_(std::move(peer)),
-      parser_(ParseLimits::of(options)),
+      parser_(ParseLimits::of(options), bodies),
       phase_(handshaking ? Phase::kHandshake : Phase::kHead),
       phase_since_(now),
       deadline_(now + options.header_timeout) {}

@@ -73,7 +73,7 @@ void Listener::serve() {
   if (l.listen_fd < 0 || l.stopping) return;
   const auto threads = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(1, n)); };
   l.lanes = std::make_unique<Lanes>(options_.name, threads(options_.light_threads), threads(options_.threads),
-                                    threads(options_.bind_threads));
+                                    threads(options_.bind_threads), &l.bodies);
   l.run();
   l.sessions.clear();
   l.lanes.reset();
@@ -194,7 +194,7 @@ void Listener::Loop::add(int fd, PeerAddress peer, Clock::time_point now) {
     transport = plain_transport(fd, peer);
   }
   const std::uint64_t id = next_id++;
-  auto owned = std::make_unique<Session>(id, std::move(transport), options, now, tls != nullptr);
+  auto owned = std::make_unique<Session>(id, std::move(transport), options, now, tls != nullptr, &bodies);
   Session& s = *owned;
   s.http.set_admit([this, &s](std::size_t held) { return admit(s, held); });
   ++per_peer[peer.ip];

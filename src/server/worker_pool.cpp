@@ -1,6 +1,5 @@
 #include "extender/server/worker_pool.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "extender/wire/results.h"
@@ -60,8 +59,9 @@ void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deli
     std::shared_ptr<const void> spent = std::move(res.spent);
     deliver(std::move(res));
     spent.reset();
+    bodies_->release(std::move(req.body));
     std::string().swap(req.body);
-    if (large) malloc_trim(0);
+    if (large) bodies_->trim_soon();
   });
 }
 

@@ -36,7 +36,9 @@ class HttpConnection {
   enum class Phase { kHandshake, kIdle, kHead, kBody, kDispatched, kWriting, kLinger, kClosed };
 
   // handshaking: the transport completes a handshake before any byte (handshake_done()).
-  HttpConnection(const ServerOptions& options, PeerAddress peer, TimePoint now, bool handshaking = false);
+  // bodies: where large bodies are read into (must outlive the connection); unset: plain memory.
+  HttpConnection(const ServerOptions& options, PeerAddress peer, TimePoint now, bool handshaking = false,
+                 BodyBuffers* bodies = nullptr);
 
   // The handshake completed; refused: the client certificate is not allowed (403 at its head).
   void handshake_done(std::vector<std::string> client_names, bool refused);

@@ -47,11 +47,22 @@ struct ParseLimits {
   }
 };
 
+// Where body buffers of a known large length come from and go back to (BodyPool).
+class BodyBuffers {
+ public:
+  virtual ~BodyBuffers() = default;
+  // An empty buffer of at least `wanted` bytes when one is kept, else a new one of `fresh`.
+  virtual std::string acquire(std::size_t wanted, std::size_t fresh) = 0;
+  virtual void release(std::string&& buffer) = 0;
+};
+
 class RequestParser {
  public:
   enum class State { kHead, kBody, kComplete, kFailed };
 
-  explicit RequestParser(ParseLimits limits);
+  // buffers: where a body of a Content-Length of at least a MiB is read into (and a body the
+  // parser drops goes back to); unset, or smaller bodies: plain allocations. Must outlive it.
+  explicit RequestParser(ParseLimits limits, BodyBuffers* buffers = nullptr);
   ~RequestParser();
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
@@ -84,7 +95,10 @@ class RequestParser {
   void fail(int status, std::string message);
   void finish_head();
 
+  void drop_body();
+
   ParseLimits limits_;
+  BodyBuffers* buffers_ = nullptr;
   State state_ = State::kHead;
   bool started_ = false;
   std::string head_buf_;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "extender/server/body_pool.h"
 #include "extender/server/http_message.h"
 
 namespace extender::server {
@@ -35,19 +36,20 @@ class WorkerPool {
 
 // Lanes: the worker pools requests run on (light reads, decisions, binds; kInline runs on the
 // caller's thread). serve() runs the handler, hands its answer to `deliver` (an exception becomes
-// a 500), then frees what the answer no longer needs (`spent`, then the body) and gives large
-// bodies' memory back to the system, after the answer is on its way. Thread-safe; the destructor
-// finishes the requests already posted.
+// a 500), then frees what the answer no longer needs (`spent`, then the body, which goes back to
+// the BodyPool) and, after a large body, asks the pool's thread to trim the heap. Thread-safe;
+// the destructor finishes the requests already posted. The pool must outlive the lanes.
 class Lanes {
  public:
   using Deliver = std::function<void(HttpResponse)>;
-  Lanes(std::string name, std::size_t light, std::size_t decide, std::size_t bind)
-      : name_(std::move(name)), light_(light), decide_(decide), bind_(bind) {}
+  Lanes(std::string name, std::size_t light, std::size_t decide, std::size_t bind, BodyPool* bodies)
+      : name_(std::move(name)), bodies_(bodies), light_(light), decide_(decide), bind_(bind) {}
 
   void serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver);
 
  private:
   std::string name_;
+  BodyPool* bodies_;
   WorkerPool light_, decide_, bind_;
 };
 
