@@ -174,7 +174,7 @@ class DaemonGate final : public engine::Gate {
 // The admin listener serves probes, metrics and the debug view: small bodies, few workers.
 server::ListenerOptions admin_listener_options(const config::Config& c) {
   server::ListenerOptions o = server::listener_options(c.server, "admin");
-  o.decide_threads = 1;
+  o.threads = 1;
   o.bind_threads = 1;
   o.max_body_bytes = 1 << 20;
   o.max_buffered_bytes = 16 << 20;

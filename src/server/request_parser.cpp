@@ -80,8 +80,13 @@ const std::string* RequestHead::header(std::string_view lower_name) const {
   return nullptr;
 }
 
-RequestParser::RequestParser(ParseLimits limits) : limits_(limits) {}
-RequestParser::~RequestParser() = default;
+RequestParser::RequestParser(ParseLimits limits, BodyBuffers* buffers) : limits_(limits), buffers_(buffers) {}
+RequestParser::~RequestParser() { drop_body(); }
+
+void RequestParser::drop_body() {
+  if (buffers_ && body_.capacity() > 0) buffers_->release(std::move(body_));
+  std::string().swap(body_);
+}
 
 void RequestParser::reset() {
   state_ = State::kHead;
@@ -89,7 +94,7 @@ void RequestParser::reset() {
   std::string().swap(head_buf_);
   lines_ = 0;
   head_ = RequestHead{};
-  std::string().swap(body_);
+  drop_body();
   wire_received_ = 0;
   error_status_ = 0;
   error_.clear();
@@ -103,7 +108,7 @@ void RequestParser::fail(int status, std::string message) {
   state_ = State::kFailed;
   error_status_ = status;
   error_ = std::move(message);
-  std::string().swap(body_);
+  drop_body();
 }
 
 std::string RequestParser::take_body() {
@@ -323,7 +328,13 @@ void RequestParser::finish_head() {
   }
   if (!head_.content_coding.empty()) inflater_ = std::make_unique<Inflater>();
   if (head_.content_length && head_.content_coding.empty()) {
-    body_.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(*head_.content_length, std::uint64_t{1} << 20)) + kBodyPadding);
+    const auto declared = static_cast<std::size_t>(*head_.content_length);
+    const std::size_t first = std::min<std::size_t>(declared, std::size_t{1} << 20) + kBodyPadding;
+    if (buffers_ && declared >= (std::size_t{1} << 20)) {
+      body_ = buffers_->acquire(declared + kBodyPadding, first);
+    } else {
+      body_.reserve(first);
+    }
   }
   state_ = State::kBody;
 }

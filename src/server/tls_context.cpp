@@ -33,7 +33,7 @@ std::string subject_of(SSL_CTX* ctx) {
 
 }  // namespace
 
-Result<SslContext> load_server_context(const config::TlsConfig& tls) {
+Result<SslContext> load_server_context(const TlsOptions& tls) {
   SslContext ctx(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
   if (!ctx) return Error{"cannot create a TLS context: " + openssl_error()};
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
@@ -91,7 +91,7 @@ bool client_name_allowed(const std::vector<std::string>& names, const std::vecto
   return false;
 }
 
-Result<std::unique_ptr<TlsContextSource>> TlsContextSource::create(config::TlsConfig tls, std::string listener_name,
+Result<std::unique_ptr<TlsContextSource>> TlsContextSource::create(TlsOptions tls, std::string listener_name,
                                                                    std::chrono::milliseconds check_interval) {
   std::unique_ptr<TlsContextSource> source(new TlsContextSource(std::move(tls), std::move(listener_name), check_interval));
   source->loaded_stamps_ = source->stamps();

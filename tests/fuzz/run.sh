@@ -21,6 +21,7 @@ targets=(
   "inventory 16384"
   "watch_event 65536"
   "request_parser 8192"
+  "http_connection 8192"
 )
 
 seed() {
@@ -36,6 +37,7 @@ seed() {
       done ;;
     binding_args) cp -n "$fixtures"/protocol-examples/bind-*.json "$corpus/" ;;
     preemption_args) cp -n "$fixtures"/protocol-examples/preempt-*.json "$corpus/" ;;
+    http_connection) cp -n "$root/tests/fuzz/corpus/request_parser/"* "$corpus/" ;;
   esac
 }
 

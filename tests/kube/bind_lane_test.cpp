@@ -52,7 +52,7 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
   api_deps.node_fields = h.cfg.node_fields();
   Api api(api_deps, {"/scheduler", true, false, false});
   ListenerOptions options = listener_options(h.cfg.server, "scheduler");
-  options.decide_threads = 2;
+  options.threads = 2;
   options.lane_of = [&](std::string_view m, std::string_view p) { return api.lane_of(m, p); };
   Listener listener(options, [&](const HttpRequest& r) { return api.handle(r); });
   ASSERT_TRUE(listener.bind("127.0.0.1", 0).ok());

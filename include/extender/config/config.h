@@ -13,6 +13,7 @@
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
+#include "extender/server/server_options.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/wire/extender_args.h"
 
@@ -22,37 +23,17 @@ using std::chrono::milliseconds;
 
 enum class Mode { kStandalone, kKubernetes };
 
-struct TlsConfig {
-  std::string cert_file;       // serve TLS when cert_file and key_file are set (re-read when they change)
-  std::string key_file;
-  std::string client_ca_file;  // also require client certificates signed by this CA
-  // With client_ca_file: only certificates naming one of these (subject CN, SAN DNS or URI) may
-  // call; empty: any certificate the CA signed.
-  std::vector<std::string> client_names;
-};
+// The listener's settings and their defaults belong to the server module (server_options.h);
+// config reads their YAML keys and adds what only the daemon uses.
+using TlsConfig = server::TlsOptions;
 
-struct ServerConfig {
+struct ServerConfig : server::ServerOptions {
   std::string listen = "127.0.0.1:8888";
   std::string path_prefix = "/scheduler";  // verbs answer at /<verb> and at <path_prefix>/<verb>
-  std::int64_t threads = 8;                // workers deciding filter, prioritize and preempt
-  std::int64_t bind_threads = 64;          // workers for binds (each may wait on the API server)
-  std::int64_t max_body_bytes = std::int64_t{128} << 20;
-  std::int64_t max_header_bytes = std::int64_t{64} << 10;  // request line and headers together
-  std::int64_t max_header_count = 100;
-  milliseconds header_timeout{5'000};      // a request head must arrive within this
-  milliseconds read_timeout{10'000};       // a body within this plus its bytes received at min_body_rate
-  std::int64_t min_body_rate = std::int64_t{1} << 20;       // bytes per second
-  milliseconds write_timeout{10'000};      // an answer within this plus its size at min_body_rate
-  milliseconds keep_alive_timeout{5'000};
-  std::int64_t keep_alive_max_requests = 1000;
-  std::int64_t max_connections = 4096;
-  std::int64_t max_connections_per_peer = 256;
-  std::int64_t max_buffered_bytes = std::int64_t{512} << 20;  // request bodies held at once
   milliseconds request_deadline{4'000};    // filter and prioritize answer within this
   // Nodes in one filter or prioritize request, refused at the next one while decoding (above the
   // 65,000 of the largest managed clusters; see wire::DecodeLimits).
   std::int64_t max_nodes_per_request = 100'000;
-  TlsConfig tls;
 };
 
 struct AdminConfig {

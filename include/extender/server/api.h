@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "extender/engine/extender.h"
-#include "extender/server/listener.h"
+#include "extender/server/http_message.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"

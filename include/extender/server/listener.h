@@ -4,6 +4,9 @@
 // writes answers; a connection holds no worker while it is idle, slow or sending. A complete
 // request goes to the worker lane its path names (lanes never share threads, so binds waiting on
 // the API server cannot hold what filters need); the lane's answer is written back by the loop.
+// Layers: a Transport (transport.h) moves bytes, plain or TLS; an HttpConnection
+// (http_connection.h) frames HTTP/1.1 with no system calls; the event loop (src/server/
+// event_loop.h) owns epoll, the caps, the body budget and a DeadlineQueue; Lanes run handlers.
 //
 // Deadlines: a request head within header_timeout of its first byte (a new connection's: of its
 // accept), a body within read_timeout plus the bytes received so far (on the wire) at
@@ -16,7 +19,8 @@
 // Each request carries its peer address, whether that peer is 127.0.0.1, ::1 or ::ffff:127.0.0.1
 // (not the rest of 127.0.0.0/8, where mesh sidecars forward from), and the names of its TLS client
 // certificate; with an allow-list of client names, other certificates are answered 403 once their
-// request head is read, before the body and before any handler. Certificates are re-read when their files change (TlsContextSource).
+// request head is read, before the body and before any handler. Certificates are re-read when
+// their files change (TlsContextSource). Unsent answer bytes count in the body budget too.
 //
 // Thread-safety: bind() and serve() from one thread; stop() from any thread. serve() returns once
 // the socket is closed and every request in flight has been answered (or its peer has gone).
@@ -30,63 +34,20 @@
 #include <vector>
 
 #include "extender/common/result.h"
-#include "extender/config/config.h"
+#include "extender/server/http_message.h"
+#include "extender/server/server_options.h"
 
 namespace extender::server {
 
-struct HttpRequest {
-  std::string method;
-  std::string path;      // without the query
-  std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
-  std::string remote;    // address:port, for logs
-  std::string peer_ip;
-  bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
-  std::vector<std::string> client_names;  // from a verified TLS client certificate
-  // When the complete request was queued for a worker; the request deadline counts from here
-  // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.
-  std::chrono::steady_clock::time_point queued_at{};
+// A listener's settings: the server's options, a name for logs ("scheduler" or "admin") and the
+// lane of each request (unset: every request on kDecide). TLS when tls.cert_file is set.
+struct ListenerOptions : ServerOptions {
+  std::string name;
+  LaneOf lane_of;
 };
 
-struct HttpResponse {
-  int status = 200;
-  std::string body;
-  std::string content_type = "application/json";
-  std::vector<std::pair<std::string, std::string>> headers;
-  // What the handler is done with but is costly to free (a decoded request, its decision): a
-  // worker frees it after handing the answer to the event loop, so the client does not wait on it,
-  // and before the request body, which it may point into.
-  std::shared_ptr<const void> spent = nullptr;
-};
-
-using Dispatch = std::function<HttpResponse(const HttpRequest&)>;
-
-// Where a request runs. kInline: on the event loop itself (trivial answers only).
-enum class Lane { kInline, kLight, kDecide, kBind };
-using LaneOf = std::function<Lane(std::string_view method, std::string_view path)>;
-
-struct ListenerOptions {
-  std::string name;  // for logs: "scheduler" or "admin"
-  std::int64_t decide_threads = 8;
-  std::int64_t bind_threads = 64;
-  std::int64_t light_threads = 2;
-  std::int64_t max_body_bytes = std::int64_t{128} << 20;
-  std::int64_t max_header_bytes = std::int64_t{64} << 10;
-  std::int64_t max_header_count = 100;
-  std::chrono::milliseconds header_timeout{5'000};
-  std::chrono::milliseconds read_timeout{10'000};
-  std::int64_t min_body_rate = std::int64_t{1} << 20;
-  std::chrono::milliseconds write_timeout{10'000};
-  std::chrono::milliseconds keep_alive_timeout{5'000};
-  std::int64_t keep_alive_max_requests = 1000;
-  std::int64_t max_connections = 4096;
-  std::int64_t max_connections_per_peer = 256;
-  std::int64_t max_buffered_bytes = std::int64_t{512} << 20;
-  config::TlsConfig tls;  // TLS when cert_file is set
-  LaneOf lane_of;         // unset: every request on kDecide
-};
-
-// The listener options of a server config (scheduler listener, or a small admin one).
-ListenerOptions listener_options(const config::ServerConfig& server, std::string name);
+// The listener options of a server's options (scheduler listener, or a small admin one).
+ListenerOptions listener_options(const ServerOptions& server, std::string name);
 
 class Listener {
  public:

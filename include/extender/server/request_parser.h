@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "extender/server/server_options.h"
+
 namespace extender::server {
 
 // Spare bytes after every body, so that simdjson can parse it where it lies.
@@ -35,16 +37,32 @@ struct RequestHead {
 };
 
 struct ParseLimits {
-  std::size_t max_head_bytes = std::size_t{64} << 10;
-  std::size_t max_header_count = 100;
-  std::size_t max_body_bytes = std::size_t{128} << 20;
+  std::size_t max_head_bytes = static_cast<std::size_t>(defaults::kMaxHeaderBytes);
+  std::size_t max_header_count = static_cast<std::size_t>(defaults::kMaxHeaderCount);
+  std::size_t max_body_bytes = static_cast<std::size_t>(defaults::kMaxBodyBytes);
+
+  static ParseLimits of(const ServerOptions& o) {
+    return {static_cast<std::size_t>(o.max_header_bytes), static_cast<std::size_t>(o.max_header_count),
+            static_cast<std::size_t>(o.max_body_bytes)};
+  }
+};
+
+// Where body buffers of a known large length come from and go back to (BodyPool).
+class BodyBuffers {
+ public:
+  virtual ~BodyBuffers() = default;
+  // An empty buffer of at least `wanted` bytes when one is kept, else a new one of `fresh`.
+  virtual std::string acquire(std::size_t wanted, std::size_t fresh) = 0;
+  virtual void release(std::string&& buffer) = 0;
 };
 
 class RequestParser {
  public:
   enum class State { kHead, kBody, kComplete, kFailed };
 
-  explicit RequestParser(ParseLimits limits);
+  // buffers: where a body of a Content-Length of at least a MiB is read into (and a body the
+  // parser drops goes back to); unset, or smaller bodies: plain allocations. Must outlive it.
+  explicit RequestParser(ParseLimits limits, BodyBuffers* buffers = nullptr);
   ~RequestParser();
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
@@ -77,7 +95,10 @@ class RequestParser {
   void fail(int status, std::string message);
   void finish_head();
 
+  void drop_body();
+
   ParseLimits limits_;
+  BodyBuffers* buffers_ = nullptr;
   State state_ = State::kHead;
   bool started_ = false;
   std::string head_buf_;

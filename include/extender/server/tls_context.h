@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "extender/common/result.h"
-#include "extender/config/config.h"
+#include "extender/server/server_options.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct x509_st X509;
@@ -27,7 +27,7 @@ using SslContext = std::shared_ptr<SSL_CTX>;
 class TlsContextSource {
  public:
   // Fails when the files cannot be read or do not form a certificate and matching key.
-  static Result<std::unique_ptr<TlsContextSource>> create(config::TlsConfig tls, std::string listener_name,
+  static Result<std::unique_ptr<TlsContextSource>> create(TlsOptions tls, std::string listener_name,
                                                           std::chrono::milliseconds check_interval = std::chrono::seconds(1));
 
   SslContext current();
@@ -42,11 +42,11 @@ class TlsContextSource {
     std::int64_t mtime_ns = 0;
     bool operator==(const FileStamp&) const = default;
   };
-  TlsContextSource(config::TlsConfig tls, std::string name, std::chrono::milliseconds interval)
+  TlsContextSource(TlsOptions tls, std::string name, std::chrono::milliseconds interval)
       : tls_(std::move(tls)), name_(std::move(name)), interval_(interval) {}
   std::vector<FileStamp> stamps() const;
 
-  config::TlsConfig tls_;
+  TlsOptions tls_;
   std::string name_;
   std::chrono::milliseconds interval_;
   std::mutex mu_;
@@ -57,7 +57,7 @@ class TlsContextSource {
 };
 
 // Builds a server context from the files; the error names what did not load.
-Result<SslContext> load_server_context(const config::TlsConfig& tls);
+Result<SslContext> load_server_context(const TlsOptions& tls);
 
 // The names a client certificate carries: subject CN, SAN DNS names and URIs.
 std::vector<std::string> certificate_names(X509* cert);

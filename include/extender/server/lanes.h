@@ -1,0 +1,33 @@
+#pragma once
+// Lanes: the worker pools requests run on (light reads, decisions, binds; kInline runs on the
+// caller's thread), each fair between peers (WorkerPool, keyed by the request's peer address).
+// serve() runs the handler, hands its answer to `deliver` (an exception becomes a 500), then frees
+// what the answer no longer needs (`spent`, then the body, which goes back to the BodyPool) and,
+// after a large body, asks the pool's thread to trim the heap. Thread-safe; the destructor
+// finishes the requests already posted. The pool must outlive the lanes.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "extender/server/body_pool.h"
+#include "extender/server/http_message.h"
+#include "extender/server/worker_pool.h"
+
+namespace extender::server {
+
+class Lanes {
+ public:
+  using Deliver = std::function<void(HttpResponse)>;
+  Lanes(std::string name, std::size_t light, std::size_t decide, std::size_t bind, BodyPool* bodies)
+      : name_(std::move(name)), bodies_(bodies), light_(light), decide_(decide), bind_(bind) {}
+
+  void serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver);
+
+ private:
+  std::string name_;
+  BodyPool* bodies_;
+  WorkerPool light_, decide_, bind_;
+};
+
+}  // namespace extender::server

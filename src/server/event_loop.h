@@ -1,0 +1,132 @@
+#pragma once
+// The event loop of a Listener (private to src/server): one thread owns every Session (a
+// Transport and its HttpConnection), waits on epoll, accepts within the connection caps, keeps
+// the body budget, arms each connection's deadline in a DeadlineQueue, and closes connections by
+// marking them (they are destroyed at the end of the loop iteration, so no callback finds its
+// connection gone). Workers hand answers back through `done` and the wake descriptor.
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "extender/server/body_pool.h"
+#include "extender/server/deadline_queue.h"
+#include "extender/server/http_connection.h"
+#include "extender/server/listener.h"
+#include "extender/server/tls_context.h"
+#include "extender/server/transport.h"
+#include "extender/server/lanes.h"
+
+namespace extender::server {
+namespace event_loop {
+
+using Clock = std::chrono::steady_clock;
+using Phase = HttpConnection::Phase;
+
+constexpr std::uint64_t kListenId = 0;
+constexpr std::uint64_t kWakeId = 1;
+constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadPerWake = 1 << 20;
+constexpr auto kShutdownGrace = std::chrono::seconds(25);
+constexpr auto kLongestWait = std::chrono::milliseconds(1000);
+
+// One accepted connection: its bytes (transport) and its HTTP state (http).
+struct Session {
+  Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, Clock::time_point now,
+          bool handshaking, BodyBuffers* bodies)
+      : id(id_), transport(std::move(transport_)), http(options, transport->peer(), now, handshaking, bodies) {}
+  std::uint64_t id;
+  std::unique_ptr<Transport> transport;
+  HttpConnection http;
+  std::size_t accounted = 0;
+  std::uint32_t events = 0;
+  bool closing = false;
+};
+
+}  // namespace event_loop
+
+struct Listener::Loop {
+  using Clock = event_loop::Clock;
+  using Session = event_loop::Session;
+
+  Loop(const ListenerOptions& o, const Dispatch& d) : options(o), dispatch(d) {}
+  ~Loop() {
+    sessions.clear();
+    for (int fd : {listen_fd, epoll_fd, wake_fd, reserve_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  const ListenerOptions& options;
+  const Dispatch& dispatch;
+  std::unique_ptr<TlsContextSource> tls;
+  int listen_fd = -1;
+  int epoll_fd = -1;
+  int wake_fd = -1;
+  int reserve_fd = -1;
+  std::atomic<bool> stopping{false};
+  bool accepting = true;
+  std::uint64_t next_id = 2;
+  BodyPool bodies;  // outlives the sessions and the lanes
+  std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
+  std::size_t open = 0;                  // sessions not closing
+  std::vector<std::uint64_t> to_reap;    // closed this iteration, destroyed at its end
+  DeadlineQueue timers;
+  std::unordered_map<std::string, int> per_peer;
+  std::size_t buffered = 0;
+  std::unique_ptr<Lanes> lanes;
+  Clock::time_point last_refusal_log{};
+  std::uint64_t refused_since_log = 0;
+
+  std::mutex done_mu;
+  std::vector<std::pair<std::uint64_t, HttpResponse>> done;
+
+  void run();
+  void begin_stop();
+  void accept_all();
+  void add(int fd, PeerAddress peer, Clock::time_point now);
+  void on_event(Session& s, std::uint32_t ev);
+  void handshake(Session& s);
+  void read_some(Session& s);
+  // Dispatches a request that is ready, writes what can be written, and follows the connection
+  // through answers that complete at once (inline lanes, pipelined requests).
+  void pump(Session& s);
+  // After a session's events: closes it when its HTTP side is done, reads what TLS decoded
+  // already, then waits for the right events and arms the next deadline.
+  void settle(Session& s);
+  void start_dispatch(Session& s, HttpRequest req);
+  void drain_done();
+  void expire(Clock::time_point now);
+  int wait_ms(Clock::time_point now) const;
+  void close(Session& s);
+  void reap();
+  void account(Session& s, std::size_t bytes);
+  bool admit(Session& s, std::size_t held);
+  void refresh_events(Session& s);
+  void schedule(Session& s);
+  // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
+  // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
+  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only = false,
+                    const Session* keep = nullptr);
+  // Counts a refused connection; true at most once a second, when it is to be logged.
+  bool log_refusal(Clock::time_point now) {
+    ++refused_since_log;
+    if (now - last_refusal_log < std::chrono::seconds(1)) return false;
+    last_refusal_log = now;
+    return true;
+  }
+  void wake() {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+  }
+};
+
+}  // namespace extender::server

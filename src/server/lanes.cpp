@@ -1,0 +1,33 @@
+#include "extender/server/lanes.h"
+
+#include <spdlog/spdlog.h>
+
+#include "extender/wire/results.h"
+
+namespace extender::server {
+
+void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver) {
+  constexpr std::size_t kTrimAbove = 1 << 20;
+  WorkerPool& pool = lane == Lane::kBind ? bind_ : lane == Lane::kLight ? light_ : decide_;
+  const std::string caller = request.peer_ip;
+  pool.post(caller, [this, &dispatch, req = std::move(request), deliver = std::move(deliver)]() mutable {
+    HttpResponse res;
+    try {
+      res = dispatch(req);
+    } catch (const std::exception& e) {
+      spdlog::error("{} listener: internal error serving {} {}: {}", name_, req.method, req.path, e.what());
+      res = HttpResponse{};
+      res.status = 500;
+      res.body = wire::encode_request_error("internal error; see the daemon's log");
+    }
+    const bool large = req.body.capacity() > kTrimAbove;
+    std::shared_ptr<const void> spent = std::move(res.spent);
+    deliver(std::move(res));
+    spent.reset();
+    bodies_->release(std::move(req.body));
+    std::string().swap(req.body);
+    if (large) bodies_->trim_soon();
+  });
+}
+
+}  // namespace extender::server
