@@ -10,6 +10,7 @@
 #include "extender/kube/pod_reader.h"
 #include "extender/model/supply.h"
 #include "extender/wire/k8s_objects.h"
+#include "dra_store.h"
 
 namespace extender::sources {
 
@@ -305,13 +306,33 @@ kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resour
   return o;
 }
 
+constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
+
+void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
+  const auto now = std::chrono::steady_clock::now();
+  kube::ReflectorStatus st = r.status();
+  if (!st.synced) {
+    if (!reasons.empty()) reasons += "; ";
+    reasons += r.resource() + " not synced yet";
+    if (!st.last_error.empty()) reasons += " (" + st.last_error + ")";
+  } else if (st.down_since && now - *st.down_since >= stale_after) {
+    if (!reasons.empty()) reasons += "; ";
+    const auto down = std::chrono::duration_cast<std::chrono::milliseconds>(now - *st.down_since).count();
+    reasons += r.resource() + " watch down for " + std::to_string(down / 1000);
+    if (down < 10'000) reasons += "." + std::to_string(down % 1000 / 100);
+    reasons += "s";
+    if (!st.last_error.empty()) reasons += " (last error: " + st.last_error + ")";
+  }
+}
+
 }  // namespace
 
 KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client)
     : client_(client),
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
-      lookups_(std::make_unique<Lookups>()) {
+      lookups_(std::make_unique<Lookups>()),
+      dra_(std::make_unique<DraStore>(model::DraRules{})) {
   const model::DemandRules& rules = options.demand;
   const WatchOptions& watch = options.watch;
   auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
@@ -325,39 +346,89 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
   add(std::make_unique<ClaimSink>(state, *lookups_, rules),
       options_for(watch, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
   add(std::make_unique<ClassSink>(*lookups_), options_for(watch, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
+  auto add_dra = [&](std::unique_ptr<kube::ReflectorSink> sink, const std::string& resource) {
+    dra_reflectors_.push_back(std::make_unique<kube::Reflector>(
+        client, options_for(watch, resource, "/apis/resource.k8s.io/v1/" + resource), *sink));
+    sinks_.push_back(std::move(sink));
+  };
+  add_dra(dra_->slice_sink(), "resourceslices");
+  add_dra(dra_->claim_sink(), "resourceclaims");
+  add_dra(dra_->class_sink(), "deviceclasses");
 }
 
 KubeCluster::~KubeCluster() { stop(); }
 
 void KubeCluster::start() {
   for (auto& r : reflectors_) threads_.emplace_back([reflector = r.get()] { reflector->run(); });
+  dra_probe_ = std::thread([this] { probe_dra(); });
 }
 
 void KubeCluster::stop() {
+  {
+    std::lock_guard lock(dra_mu_);
+    stopping_ = true;
+  }
+  dra_wake_.notify_all();
   for (auto& r : reflectors_) r->stop();
+  for (auto& r : dra_reflectors_) r->stop();
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
+  if (dra_probe_.joinable()) dra_probe_.join();
+  std::vector<std::thread> dra_threads;
+  {
+    std::lock_guard lock(dra_mu_);
+    dra_threads = std::move(dra_threads_);
+  }
+  for (auto& t : dra_threads) t.join();
 }
+
+void KubeCluster::probe_dra() {
+  std::chrono::milliseconds backoff{500};
+  for (;;) {
+    auto reply = client_.get(std::string(kResourceSlicesPath) + "?limit=1", std::chrono::seconds(10));
+    if (reply && reply->status == 404) {
+      dra_state_ = kDraAbsent;
+      spdlog::info("the API server does not serve resource.k8s.io/v1: DRA ResourceSlices, ResourceClaims and DeviceClasses "
+                   "are not watched");
+      return;
+    }
+    if (reply && reply->status == 403) {
+      dra_state_ = kDraAbsent;
+      spdlog::warn("not permitted to list resource.k8s.io/v1 resourceslices: DRA is not watched until the daemon's role may "
+                   "get, list and watch resourceslices, resourceclaims and deviceclasses (and the daemon restarts)");
+      return;
+    }
+    std::unique_lock lock(dra_mu_);
+    if (stopping_) return;
+    if (reply && reply->status == 200) {
+      dra_state_ = kDraServed;
+      for (auto& r : dra_reflectors_) dra_threads_.emplace_back([reflector = r.get()] { reflector->run(); });
+      return;
+    }
+    dra_probe_error_ = reply ? "HTTP " + std::to_string(reply->status) : reply.message();
+    spdlog::warn("resource.k8s.io/v1: cannot tell whether the API server serves it: {}; retrying", dra_probe_error_);
+    dra_wake_.wait_for(lock, backoff, [this] { return stopping_; });
+    if (stopping_) return;
+    backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(30));
+  }
+}
+
+std::shared_ptr<const model::DraInventory> KubeCluster::dra_inventory() const { return dra_->inventory(); }
+
+std::vector<model::DeviceClass> KubeCluster::device_classes() const { return dra_->classes(); }
 
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
-  const auto now = std::chrono::steady_clock::now();
-  for (const auto& r : reflectors_) {
-    kube::ReflectorStatus st = r->status();
-    if (!st.synced) {
-      if (!reasons.empty()) reasons += "; ";
-      reasons += r->resource() + " not synced yet";
-      if (!st.last_error.empty()) reasons += " (" + st.last_error + ")";
-    } else if (st.down_since && now - *st.down_since >= stale_after_) {
-      if (!reasons.empty()) reasons += "; ";
-      const auto down = std::chrono::duration_cast<std::chrono::milliseconds>(now - *st.down_since).count();
-      reasons += r->resource() + " watch down for " + std::to_string(down / 1000);
-      if (down < 10'000) reasons += "." + std::to_string(down % 1000 / 100);
-      reasons += "s";
-      if (!st.last_error.empty()) reasons += " (last error: " + st.last_error + ")";
-    }
+  for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);
+  if (dra_state_ == kDraServed) {
+    for (const auto& r : dra_reflectors_) add_reason(reasons, *r, stale_after_);
+  } else if (dra_state_ == kDraProbing) {
+    if (!reasons.empty()) reasons += "; ";
+    reasons += "resource.k8s.io/v1 not probed yet";
+    std::lock_guard lock(dra_mu_);
+    if (!dra_probe_error_.empty()) reasons += " (" + dra_probe_error_ + ")";
   }
   if (reasons.empty()) return std::nullopt;
   return reasons;
@@ -392,6 +463,9 @@ std::string KubeCluster::default_storage_class() const {
 std::vector<std::pair<std::string, kube::ReflectorStatus>> KubeCluster::watch_status() const {
   std::vector<std::pair<std::string, kube::ReflectorStatus>> out;
   for (const auto& r : reflectors_) out.emplace_back(r->resource(), r->status());
+  if (dra_state_ == kDraServed) {
+    for (const auto& r : dra_reflectors_) out.emplace_back(r->resource(), r->status());
+  }
   return out;
 }
 

@@ -292,7 +292,8 @@ NARROW_RBAC = {
     ("", "pods/binding", "create", ()),
     ("storage.k8s.io", "storageclasses", "get", ()), ("storage.k8s.io", "storageclasses", "list", ()),
     ("storage.k8s.io", "storageclasses", "watch", ()),
-}
+} | {("resource.k8s.io", r, v, ()) for r in ("resourceslices", "resourceclaims", "deviceclasses")
+     for v in ("get", "list", "watch")}
 CSI_RBAC = {("storage.k8s.io", "csistoragecapacities", v, ()) for v in ("get", "list", "watch")}
 
 
@@ -438,7 +439,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
-         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities + create pods/binding + patch pods, pvcs")
+         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],

@@ -10,7 +10,10 @@
 // pending pod (checking its uid) and emits the MODIFIED event, unless a test's binding hook
 // answers instead. A merge patch of a pod's or claim's annotations is applied and emitted as
 // MODIFIED (a patch naming another uid is refused, 422, as the API server refuses to change it),
-// unless patches of that kind are set to be refused with a status.
+// unless patches of that kind are set to be refused with a status. The DRA kinds of
+// resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) are served the same way, and
+// answer 404 for the group, its discovery document included, once serve_dra(false) makes the
+// server an old one (before v1.34).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -19,7 +22,12 @@
 
 namespace extender::kube::testing {
 
-enum class Kind { kNodes = 0, kPods, kClaims, kClasses };
+enum class Kind { kNodes = 0, kPods, kClaims, kClasses, kResourceSlices, kResourceClaims, kDeviceClasses };
+inline constexpr std::size_t kKindCount = 7;
+inline constexpr Kind kDraKinds[] = {Kind::kResourceSlices, Kind::kResourceClaims, Kind::kDeviceClasses};
+inline constexpr const char* kDraGroupPath = "/apis/resource.k8s.io/v1";
+
+inline bool is_dra(Kind k) { return k == Kind::kResourceSlices || k == Kind::kResourceClaims || k == Kind::kDeviceClasses; }
 
 inline const char* kind_path(Kind k) {
   switch (k) {
@@ -27,6 +35,9 @@ inline const char* kind_path(Kind k) {
     case Kind::kPods: return "/api/v1/pods";
     case Kind::kClaims: return "/api/v1/persistentvolumeclaims";
     case Kind::kClasses: return "/apis/storage.k8s.io/v1/storageclasses";
+    case Kind::kResourceSlices: return "/apis/resource.k8s.io/v1/resourceslices";
+    case Kind::kResourceClaims: return "/apis/resource.k8s.io/v1/resourceclaims";
+    case Kind::kDeviceClasses: return "/apis/resource.k8s.io/v1/deviceclasses";
   }
   return "";
 }
@@ -58,9 +69,11 @@ class FakeCluster {
   using BindingHook = std::function<std::optional<BindingReply>(const BindingRequest&)>;
 
   explicit FakeCluster(FakeApiServer& server) : server_(server) {
-    for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses}) {
+    for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses, Kind::kResourceSlices, Kind::kResourceClaims,
+                   Kind::kDeviceClasses}) {
       server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
     }
+    server_.route("GET", kDraGroupPath, [this](const httplib::Request&, httplib::Response& res) { discovery(res); });
     server_.route("POST", "/api/v1/namespaces/*/pods/*/binding",
                   [this](const httplib::Request& req, httplib::Response& res) { bind(req, res); });
     server_.route("PATCH", "/api/v1/namespaces/*/persistentvolumeclaims/*",
@@ -98,6 +111,13 @@ class FakeCluster {
   std::uint64_t resource_version() const {
     std::lock_guard lock(mu_);
     return rv_;
+  }
+
+  // Whether the server has the resource.k8s.io/v1 group (default: yes). Without it, requests to
+  // the group answer 404 as an old API server does.
+  void serve_dra(bool served) {
+    std::lock_guard lock(mu_);
+    serve_dra_ = served;
   }
 
   // Faults.
@@ -214,6 +234,11 @@ class FakeCluster {
     const bool watch = req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true";
     std::unique_lock lock(mu_);
     Store& s = store(k);
+    if (is_dra(k) && !serve_dra_) {
+      lock.unlock();
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
     if (s.forbidden) {
       lock.unlock();
       FakeApiServer::reply(res, 403, status_body(403, "Forbidden",
@@ -246,6 +271,23 @@ class FakeCluster {
     }
     lock.unlock();
     server_.serve_watch(res, feed);
+  }
+
+  void discovery(httplib::Response& res) {
+    std::lock_guard lock(mu_);
+    if (!serve_dra_) {
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
+    json resources = json::array();
+    for (const auto& [name, kind, namespaced] : {std::tuple{"resourceslices", "ResourceSlice", false},
+                                                 std::tuple{"resourceclaims", "ResourceClaim", true},
+                                                 std::tuple{"deviceclasses", "DeviceClass", false}}) {
+      resources.push_back({{"name", name}, {"singularName", ""}, {"namespaced", namespaced}, {"kind", kind},
+                           {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}});
+    }
+    FakeApiServer::reply(res, 200, json{{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+                                        {"groupVersion", "resource.k8s.io/v1"}, {"resources", resources}});
   }
 
   // Caller holds mu_.
@@ -379,7 +421,8 @@ class FakeCluster {
   FakeApiServer& server_;
   mutable std::mutex mu_;
   std::uint64_t rv_ = 100;
-  std::array<Store, 4> stores_;
+  std::array<Store, kKindCount> stores_;
+  bool serve_dra_ = true;
   std::map<std::string, Page> pages_;
   std::uint64_t next_page_id_ = 0;
   std::size_t page_cap_ = 0;

@@ -7,11 +7,19 @@
 // (class and size for demand; a managed claim with volume.kubernetes.io/selected-node holds its
 // pool space on that node) and StorageClasses (the cluster's default class). The watch is the only
 // source of node state in this mode, so a restart rebuilds everything from the API server.
-// The engine's pod source, claim source and readiness gate in this mode. Thread-safe: lookups may come from any thread
-// while the reflectors run.
+// DRA: ResourceSlices, ResourceClaims and DeviceClasses of resource.k8s.io/v1 are watched with the
+// same rules once a first list of slices shows the API server serves the group; when it answers
+// 404 (a server older than v1.34) or 403 (a role without DRA rights) that is logged once and DRA
+// is left out, not counted as "not ready" (a restart looks again). Only the NVIDIA driver's
+// slices are read for now.
+// The engine's pod source, claim source and readiness gate in this mode. Thread-safe: lookups may
+// come from any thread while the reflectors run.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,11 +30,15 @@
 #include "extender/kube/api_client.h"
 #include "extender/kube/reflector.h"
 #include "extender/model/demand.h"
+#include "extender/model/dra.h"
+#include "extender/model/dra_inventory.h"
 #include "extender/model/pod.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sources {
+
+class DraStore;
 
 class KubeCluster final : public engine::PodSource, public engine::ClaimSource, public engine::Gate {
  public:
@@ -50,6 +62,12 @@ class KubeCluster final : public engine::PodSource, public engine::ClaimSource, 
   // Each reflector's resource and status (for /metrics: synced, down since when, lists).
   std::vector<std::pair<std::string, kube::ReflectorStatus>> watch_status() const;
 
+  // DRA: whether the API server serves resource.k8s.io/v1 (false while unknown and when it does
+  // not), the inventory of the watched slices and claims (rebuilt after changes), the classes.
+  bool dra_served() const { return dra_state_ == kDraServed; }
+  std::shared_ptr<const model::DraInventory> dra_inventory() const;
+  std::vector<model::DeviceClass> device_classes() const;
+
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 
  private:
@@ -60,6 +78,18 @@ class KubeCluster final : public engine::PodSource, public engine::ClaimSource, 
   std::vector<std::unique_ptr<kube::ReflectorSink>> sinks_;
   std::vector<std::unique_ptr<kube::Reflector>> reflectors_;
   std::vector<std::thread> threads_;
+
+  enum DraState { kDraProbing, kDraAbsent, kDraServed };
+  void probe_dra();
+  std::unique_ptr<DraStore> dra_;
+  std::vector<std::unique_ptr<kube::Reflector>> dra_reflectors_;
+  std::atomic<int> dra_state_{kDraProbing};
+  std::thread dra_probe_;
+  mutable std::mutex dra_mu_;  // guards the three below
+  std::condition_variable dra_wake_;
+  bool stopping_ = false;
+  std::string dra_probe_error_;
+  std::vector<std::thread> dra_threads_;
 };
 
 }  // namespace extender::sources

@@ -1,0 +1,65 @@
+#pragma once
+// DraInventory: the GPUs DRA offers per node and which of them allocated claims hold, from the
+// ResourceSlices of the configured drivers and the ResourceClaims.
+// - Only node-local slices (spec.nodeName set) of the configured drivers count.
+// - A device is a GPU when its `<driver>/type` attribute is "gpu", or when it has no type (a
+//   driver that publishes only whole GPUs); any other type (NVIDIA's "mig", "vfio", ...) is a
+//   partition: listed, never counted as a GPU.
+// - Index from the `<driver>/index` attribute (-1 when absent); memory from the `<driver>/memory`
+//   capacity (0 when absent).
+// - Pools: only slices of a pool's highest generation are read. A pool whose current slices are
+//   not exactly its resourceSliceCount, or that lists a device twice, is incomplete and not
+//   counted at all (like the scheduler's allocator, which does not allocate from it); it is
+//   named in the node's incomplete_pools.
+// - Usage: each allocated, non-admin-access result (driver, pool, device) marks its device
+//   allocated once, however many results or consumers name it; adminAccess results hold nothing.
+//   Terminating claims still hold their devices. Results naming no counted device are listed.
+// Pure: no I/O, no locks, no JSON. A value type; thread-safe once built.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/dra.h"
+
+namespace extender::model {
+
+struct DraRules {
+  std::vector<std::string> drivers{kNvidiaGpuDriver};
+  std::string type_attribute = "type";   // unqualified: taken in each driver's domain
+  std::string gpu_type = "gpu";
+  std::string index_attribute = "index";
+  std::string memory_capacity = "memory";
+};
+
+struct DraNodeDevice {
+  std::string driver;
+  std::string pool;
+  DraDevice device;           // name, attributes, capacity (what selectors read)
+  std::string type;           // the type attribute's value; empty when absent
+  std::int64_t index = -1;
+  std::int64_t memory_bytes = 0;
+  bool allocated = false;
+  bool operator==(const DraNodeDevice&) const = default;
+};
+
+struct NodeDra {
+  std::vector<DraNodeDevice> gpus;        // ordered by index, then name
+  std::vector<DraNodeDevice> partitions;  // ordered by name
+  std::vector<std::string> incomplete_pools;  // "<driver>/<pool>: <why>"
+  std::int64_t allocated_gpus() const;
+  bool operator==(const NodeDra&) const = default;
+};
+
+struct DraInventory {
+  std::map<std::string, NodeDra, std::less<>> nodes;  // by node name
+  std::vector<std::string> unmatched_results;          // "<ns>/<claim>: <driver>/<pool>/<device>"
+
+  const NodeDra* node(std::string_view name) const;
+};
+
+DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const std::vector<ResourceClaim>& claims,
+                                 const DraRules& rules = {});
+
+}  // namespace extender::model

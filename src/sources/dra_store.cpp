@@ -1,0 +1,128 @@
+#include "dra_store.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <optional>
+
+#include "extender/common/logging.h"
+#include "extender/wire/dra_objects.h"
+
+namespace extender::sources {
+namespace {
+
+using nlohmann::json;
+
+// "namespace/name" or "name", from the object's metadata; empty when it has no name.
+std::string key_of(const json& object) {
+  if (!object.is_object()) return {};
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  auto name = meta->find("name");
+  if (name == meta->end() || !name->is_string()) return {};
+  auto ns = meta->find("namespace");
+  if (ns != meta->end() && ns->is_string() && !ns->get_ref<const std::string&>().empty()) {
+    return ns->get<std::string>() + "/" + name->get<std::string>();
+  }
+  return name->get<std::string>();
+}
+
+template <class T>
+class DraSink : public kube::ReflectorSink {
+ public:
+  using Decode = Result<T> (*)(const json&, const wire::DraLimits&);
+  DraSink(DraStore& store, std::map<std::string, T> DraStore::*objects, Decode decode, const char* kind)
+      : store_(store), objects_(objects), decode_(decode), kind_(kind) {}
+
+  void begin_list() override { listed_.clear(); }
+  void list_item(const json& object) override {
+    const std::string key = key_of(object);
+    if (auto decoded = read(object, key)) listed_[key] = std::move(*decoded);
+  }
+  void end_list() override {
+    spdlog::info("{}: {} listed", kind_, listed_.size());
+    store_.replace(objects_, std::move(listed_));
+    listed_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    const std::string key = key_of(object);
+    if (key.empty()) return;
+    store_.upsert(objects_, key, type == "DELETED" ? std::nullopt : read(object, key));
+  }
+
+ private:
+  std::optional<T> read(const json& object, const std::string& key) const {
+    auto decoded = decode_(object, wire::DraLimits{});
+    if (!decoded || key.empty()) {
+      spdlog::warn("{}: skipping an object that cannot be read: {}", kind_,
+                   printable(decoded ? std::string("no name") : key + ": " + decoded.message()));
+      return std::nullopt;
+    }
+    return std::move(*decoded);
+  }
+
+  DraStore& store_;
+  std::map<std::string, T> DraStore::*objects_;
+  Decode decode_;
+  const char* kind_;
+  std::map<std::string, T> listed_;
+};
+
+}  // namespace
+
+template <class T>
+void DraStore::replace(std::map<std::string, T> DraStore::*objects, std::map<std::string, T> listed) {
+  std::lock_guard lock(mu_);
+  this->*objects = std::move(listed);
+  ++version_;
+}
+
+template <class T>
+void DraStore::upsert(std::map<std::string, T> DraStore::*objects, const std::string& key, std::optional<T> object) {
+  std::lock_guard lock(mu_);
+  if (object) {
+    (this->*objects)[key] = std::move(*object);
+  } else {
+    (this->*objects).erase(key);
+  }
+  ++version_;
+}
+
+std::unique_ptr<kube::ReflectorSink> DraStore::slice_sink() {
+  return std::make_unique<DraSink<model::ResourceSlice>>(*this, &DraStore::slices_, &wire::decode_resource_slice, "resourceslices");
+}
+std::unique_ptr<kube::ReflectorSink> DraStore::claim_sink() {
+  return std::make_unique<DraSink<model::ResourceClaim>>(*this, &DraStore::claims_, &wire::decode_resource_claim, "resourceclaims");
+}
+std::unique_ptr<kube::ReflectorSink> DraStore::class_sink() {
+  return std::make_unique<DraSink<model::DeviceClass>>(*this, &DraStore::classes_, &wire::decode_device_class, "deviceclasses");
+}
+
+std::shared_ptr<const model::DraInventory> DraStore::inventory() const {
+  std::vector<model::ResourceSlice> slices;
+  std::vector<model::ResourceClaim> claims;
+  std::uint64_t version = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (built_ && built_version_ == version_) return built_;
+    version = version_;
+    for (const auto& [key, s] : slices_) slices.push_back(s);
+    for (const auto& [key, c] : claims_) claims.push_back(c);
+  }
+  auto built = std::make_shared<const model::DraInventory>(model::build_dra_inventory(slices, claims, rules_));
+  std::lock_guard lock(mu_);
+  if (built_version_ == UINT64_MAX || version > built_version_) {
+    built_ = built;
+    built_version_ = version;
+  }
+  return built;
+}
+
+std::vector<model::DeviceClass> DraStore::classes() const {
+  std::lock_guard lock(mu_);
+  std::vector<model::DeviceClass> out;
+  for (const auto& [name, c] : classes_) out.push_back(c);
+  return out;
+}
+
+}  // namespace extender::sources

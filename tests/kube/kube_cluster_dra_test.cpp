@@ -1,0 +1,94 @@
+// KubeCluster and DRA over the fake API server: where the server serves resource.k8s.io/v1 the
+// slices, claims and classes are watched into an inventory and count for readiness; an old server
+// (404 for the group) is asked once and the daemon goes on without DRA.
+#include "extender/sources/kube_cluster.h"
+
+#include <gtest/gtest.h>
+
+#include "kube/cluster_harness.h"
+#include "kube/fake_dra.h"
+
+namespace extender::sources {
+namespace {
+
+using namespace std::chrono_literals;
+using kube::testing::ClusterHarness;
+using kube::testing::device_class_object;
+using kube::testing::eventually;
+using kube::testing::Kind;
+using kube::testing::kind_path;
+using kube::testing::node_object;
+using kube::testing::resource_claim_object;
+using kube::testing::resource_slice_object;
+
+TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("dra-1", 0));
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 4));
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "a", "c-a", 2, "dra-1", {"gpu-0", "gpu-3"}));
+  h.fake.put(Kind::kDeviceClasses, device_class_object());
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_served(); }));
+  auto inv = h.cluster->dra_inventory();
+  ASSERT_NE(inv->node("dra-1"), nullptr);
+  EXPECT_EQ(inv->node("dra-1")->gpus.size(), 4u);
+  EXPECT_EQ(inv->node("dra-1")->allocated_gpus(), 2);
+  ASSERT_EQ(h.cluster->device_classes().size(), 1u);
+  EXPECT_EQ(h.cluster->device_classes()[0].extended_resource_name, "nvidia.com/gpu");
+  bool listed = false;
+  for (const auto& [resource, status] : h.cluster->watch_status()) listed = listed || resource == "resourceslices";
+  EXPECT_TRUE(listed) << "the DRA watches report their status";
+
+  // Events: a claim released, a new node's slice, a slice of a second generation not yet complete.
+  h.fake.remove(Kind::kResourceClaims, "ml/a");
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-2", 2));
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 8, "81559Mi", 2, 2));
+  ASSERT_TRUE(eventually([&] {
+    auto now = h.cluster->dra_inventory();
+    return now->node("dra-2") && now->node("dra-1")->allocated_gpus() == 0 && !now->node("dra-1")->incomplete_pools.empty();
+  }));
+  EXPECT_TRUE(h.cluster->dra_inventory()->node("dra-1")->gpus.empty()) << "an incomplete pool is not counted";
+  EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
+}
+
+TEST(KubeClusterDra, DraWatchesCountForReadiness) {
+  ClusterHarness h;
+  h.fake.forbid(Kind::kDeviceClasses, true);
+  h.start();
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_served(); }));
+  ASSERT_FALSE(h.wait_ready(300ms));
+  EXPECT_NE(h.cluster->not_ready()->find("deviceclasses not synced yet"), std::string::npos) << *h.cluster->not_ready();
+  h.fake.forbid(Kind::kDeviceClasses, false);
+  EXPECT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+}
+
+TEST(KubeClusterDra, AnOldServerWithoutTheGroupIsAskedOnceAndNotAReasonToWait) {
+  ClusterHarness h;
+  h.fake.serve_dra(false);
+  h.fake.put(Kind::kNodes, node_object("gpu-1", 4));
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  EXPECT_FALSE(h.cluster->dra_served());
+  EXPECT_TRUE(h.cluster->dra_inventory()->nodes.empty());
+  EXPECT_TRUE(h.cluster->device_classes().empty());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(h.server.requests("GET", kind_path(Kind::kResourceSlices)).size(), 1u);
+  EXPECT_TRUE(h.server.requests("GET", kind_path(Kind::kResourceClaims)).empty());
+  EXPECT_TRUE(h.server.requests("GET", kind_path(Kind::kDeviceClasses)).empty());
+  for (const auto& [resource, status] : h.cluster->watch_status()) EXPECT_NE(resource, "resourceslices");
+}
+
+TEST(KubeClusterDra, ARoleWithoutDraRightsLeavesDraOut) {
+  ClusterHarness h;
+  h.fake.forbid(Kind::kResourceSlices, true);
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 4));
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  EXPECT_FALSE(h.cluster->dra_served());
+  EXPECT_TRUE(h.cluster->dra_inventory()->nodes.empty());
+  EXPECT_EQ(h.server.requests("GET", kind_path(Kind::kResourceSlices)).size(), 1u);
+}
+
+}  // namespace
+}  // namespace extender::sources
