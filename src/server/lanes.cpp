@@ -9,7 +9,9 @@ namespace extender::server {
 void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver) {
   constexpr std::size_t kTrimAbove = 1 << 20;
   WorkerPool& pool = lane == Lane::kBind ? bind_ : lane == Lane::kLight ? light_ : decide_;
+  constexpr std::size_t kHeavyBody = 1 << 20;
   const std::string caller = request.peer_ip;
+  const bool heavy = request.body.size() >= kHeavyBody;
   pool.post(caller, [this, &dispatch, req = std::move(request), deliver = std::move(deliver)]() mutable {
     HttpResponse res;
     try {
@@ -27,7 +29,7 @@ void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deli
     bodies_->release(std::move(req.body));
     std::string().swap(req.body);
     if (large) bodies_->trim_soon();
-  });
+  }, heavy);
 }
 
 }  // namespace extender::server

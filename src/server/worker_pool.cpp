@@ -4,7 +4,7 @@
 
 namespace extender::server {
 
-WorkerPool::WorkerPool(std::size_t threads) {
+WorkerPool::WorkerPool(std::size_t threads) : thread_count_(threads) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -18,10 +18,10 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::post(const std::string& key, std::function<void()> task) {
+void WorkerPool::post(const std::string& key, std::function<void()> task, bool heavy) {
   {
     std::lock_guard lock(mu_);
-    callers_[key].tasks.push_back({seq_++, std::move(task)});
+    callers_[key].tasks.push_back({seq_++, std::move(task), heavy});
     ++queued_;
   }
   cv_.notify_one();
@@ -30,9 +30,10 @@ void WorkerPool::post(const std::string& key, std::function<void()> task) {
 WorkerPool::Callers::iterator WorkerPool::next_caller() {
   auto best = callers_.end();
   Nanos best_tag = 0;
+  const bool heavy_may_start = thread_count_ <= 1 || heavy_running_ + 1 < thread_count_;
   for (auto it = callers_.begin(); it != callers_.end(); ++it) {
     const Caller& c = it->second;
-    if (c.tasks.empty()) continue;
+    if (c.tasks.empty() || (c.tasks.front().heavy && !heavy_may_start)) continue;
     const Nanos tag = std::max(c.tag, virtual_time_);
     if (best == callers_.end() || c.running < best->second.running ||
         (c.running == best->second.running &&
@@ -54,17 +55,22 @@ void WorkerPool::forget_settled_callers() {
 void WorkerPool::run() {
   std::unique_lock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || queued_ > 0; });
-    if (queued_ == 0) return;
-    auto it = next_caller();
+    auto it = callers_.end();
+    cv_.wait(lock, [&] {
+      it = next_caller();
+      return it != callers_.end() || (stopping_ && queued_ == 0);
+    });
+    if (it == callers_.end()) return;
     Caller& caller = it->second;
     const Nanos start_tag = std::max(caller.tag, virtual_time_);
     virtual_time_ = start_tag;
     caller.tag = start_tag + caller.last_cost;
+    const bool heavy = caller.tasks.front().heavy;
     std::function<void()> task = std::move(caller.tasks.front().task);
     caller.tasks.pop_front();
     --queued_;
     ++caller.running;
+    if (heavy) ++heavy_running_;
     const std::string key = it->first;
     forget_settled_callers();
     lock.unlock();
@@ -77,6 +83,10 @@ void WorkerPool::run() {
     --done.running;
     done.last_cost = cost;
     done.tag = std::max(done.tag, start_tag + cost);
+    if (heavy) {
+      --heavy_running_;
+      cv_.notify_all();
+    }
   }
 }
 

@@ -87,5 +87,37 @@ TEST(WorkerPool, ACallerWithATaskRunningYieldsAFreeThreadToAnother) {
   EXPECT_EQ(log.order[0], "b") << "a second task of a caller already running went first";
 }
 
+TEST(WorkerPool, HeavyTasksLeaveOneThreadToLightOnes) {
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> heavy_started{0};
+  std::promise<void> light_ran;
+  auto light_done = light_ran.get_future();
+  {
+    WorkerPool pool(3);
+    for (int i = 0; i < 5; ++i) {
+      pool.post("stranger-" + std::to_string(i), [&] {
+        ++heavy_started;
+        gate.wait();
+      }, /*heavy=*/true);
+    }
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(heavy_started, 2) << "heavy tasks took every thread";
+    pool.post("scheduler", [&] { light_ran.set_value(); });
+    EXPECT_EQ(light_done.wait_for(2s), std::future_status::ready) << "a light task found no thread while heavy ones ran";
+    release.set_value();
+  }
+  EXPECT_EQ(heavy_started, 5) << "queued heavy tasks were dropped";
+}
+
+TEST(WorkerPool, OneThreadRunsHeavyTasksToo) {
+  std::atomic<int> ran{0};
+  {
+    WorkerPool pool(1);
+    for (int i = 0; i < 3; ++i) pool.post("peer", [&] { ++ran; }, /*heavy=*/true);
+  }
+  EXPECT_EQ(ran, 3);
+}
+
 }  // namespace
 }  // namespace extender::server

@@ -1,6 +1,7 @@
 #pragma once
 // Lanes: the worker pools requests run on (light reads, decisions, binds; kInline runs on the
-// caller's thread), each fair between peers (WorkerPool, keyed by the request's peer address).
+// caller's thread), each fair between peers (WorkerPool, keyed by the request's peer address); a
+// request with a body of a MiB or more is heavy (it leaves one thread of its lane to the others).
 // serve() runs the handler, hands its answer to `deliver` (an exception becomes a 500), then frees
 // what the answer no longer needs (`spent`, then the body, which goes back to the BodyPool) and,
 // after a large body, asks the pool's thread to trim the heap. Thread-safe; the destructor

@@ -6,8 +6,9 @@
 // its work so far would end (each task advances it by the time the caller's tasks take), never
 // less than the virtual time of the task started last. So a peer sending heavy requests back to
 // back delays a light peer by at most the tasks already running, not by its backlog. Tasks of
-// one key start in order of arrival. The destructor runs every task already posted, then joins.
-// Thread-safe.
+// one key start in order of arrival. Heavy tasks (a large body to decode) run on at most all
+// threads but one, so that a light task always finds a thread within one light task's time.
+// The destructor runs every task already posted, then joins. Thread-safe.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -30,13 +31,14 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   void post(std::function<void()> task) { post({}, std::move(task)); }
-  void post(const std::string& key, std::function<void()> task);
+  void post(const std::string& key, std::function<void()> task, bool heavy = false);
 
  private:
   using Nanos = std::int64_t;
   struct Queued {
     std::uint64_t seq;
     std::function<void()> task;
+    bool heavy;
   };
   // A caller is kept while it has tasks or its tag is ahead of the virtual time (it still owes).
   struct Caller {
@@ -47,13 +49,15 @@ class WorkerPool {
   };
   using Callers = std::map<std::string, Caller>;
   void run();
-  Callers::iterator next_caller();  // end() when nothing is queued; needs mu_
+  Callers::iterator next_caller();  // end() when nothing may start now; needs mu_
   void forget_settled_callers();    // needs mu_
 
   std::mutex mu_;
   std::condition_variable cv_;
   Callers callers_;
   std::size_t queued_ = 0;
+  std::size_t heavy_running_ = 0;
+  const std::size_t thread_count_;
   std::uint64_t seq_ = 0;
   Nanos virtual_time_ = 0;
   bool stopping_ = false;
