@@ -86,6 +86,7 @@ struct Listener::Loop {
   DeadlineQueue timers;
   std::unordered_map<std::string, int> per_peer;
   std::size_t buffered = 0;
+  std::unordered_map<std::string, std::size_t> peer_buffered;  // of `buffered`, by peer address
   std::unique_ptr<Lanes> lanes;
   Clock::time_point last_refusal_log{};
   std::uint64_t refused_since_log = 0;

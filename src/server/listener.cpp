@@ -228,13 +228,23 @@ bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point 
 bool Listener::Loop::admit(Session& s, std::size_t held_bytes) {
   const std::size_t held = charge(held_bytes, options.max_buffered_bytes);
   const auto budget = static_cast<std::size_t>(options.max_buffered_bytes);
+  const std::size_t share = std::max(budget / 2, charge(static_cast<std::size_t>(options.max_body_bytes), options.max_buffered_bytes));
+  const std::string& ip = s.http.peer().ip;
+  const auto peer_held = [&] {
+    auto it = peer_buffered.find(ip);
+    return it == peer_buffered.end() ? std::size_t{0} : it->second;
+  };
+  const auto over_share = [&] { return held > s.accounted && peer_held() - s.accounted + held > share; };
   const auto over = [&] { return held > s.accounted && buffered - s.accounted + held > budget; };
   const auto now = Clock::now();
-  while (over() && evict_oldest(nullptr, now, true, &s)) {
+  while (over_share() && evict_oldest(&ip, now, true, &s)) {
   }
-  if (over()) {
-    spdlog::warn("{} listener: request bodies held in memory would pass server.max_buffered_bytes; 503 to {}",
-                 options.name, s.http.peer().remote());
+  while (!over_share() && over() && evict_oldest(nullptr, now, true, &s)) {
+  }
+  if (over_share() || over()) {
+    spdlog::warn("{} listener: request bodies held in memory would pass {}; 503 to {}", options.name,
+                 over_share() ? "one peer's share of server.max_buffered_bytes" : "server.max_buffered_bytes",
+                 s.http.peer().remote());
     return false;
   }
   account(s, held);
@@ -259,9 +269,13 @@ void Listener::Loop::reap() {
 }
 
 void Listener::Loop::account(Session& s, std::size_t bytes) {
+  if (bytes == s.accounted) return;
   buffered -= s.accounted;
+  auto it = peer_buffered.try_emplace(s.http.peer().ip, 0).first;
+  it->second = it->second - s.accounted + bytes;
   s.accounted = bytes;
   buffered += bytes;
+  if (it->second == 0) peer_buffered.erase(it);
 }
 
 void Listener::Loop::schedule(Session& s) {

@@ -329,6 +329,23 @@ TEST(Budgets, ABodyBelowTheMinimumRateMakesRoomInTheBodyBudget) {
   EXPECT_TRUE(stalled.closed_by_peer() || status_of(stalled.read_until_closed(1s)) >= 400);
 }
 
+TEST(Budgets, OnePeerHoldsNoMoreThanItsShareOfTheBodyBudget) {
+  // Budget 8 MiB, share max(4 MiB, one 2 MiB body charged 2.5 times) = 5 MiB; 1.5 MiB counts 3.75.
+  DaemonProcess d({}, std::string("server:\n  max_body_bytes: 2Mi\n  max_buffered_bytes: 8Mi\n") + kAdmin);
+  const std::string part(std::size_t{3} << 19, ' ');
+  RawConnection first(d.port(), "127.0.0.2");
+  ASSERT_TRUE(first.send_all(post_head(std::uint64_t{2} << 20) + part));
+  RawConnection second(d.port(), "127.0.0.2");
+  second.send_all(post_head(std::uint64_t{2} << 20) + part);
+  EXPECT_EQ(status_of(second.read_until_closed(500ms)), 503) << "one peer held more than its share of the body budget";
+  httplib::Client c("127.0.0.1", d.port());
+  c.set_read_timeout(10s);
+  auto r = c.Post("/scheduler/filter", big_body(std::size_t{3} << 19), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << "another peer found the budget held by one stranger: " << r->body.substr(0, 300);
+  EXPECT_FALSE(first.closed_by_peer()) << "the stranger's first body, within its share, was closed";
+}
+
 class Tls : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -14,7 +14,9 @@
 // connection closed after keep_alive_timeout. Caps: open connections in all and per peer address,
 // in every phase (past either, the oldest connection that is idle, still sending its head, or
 // sending its body below min_body_rate is closed; else the new connection is refused), request
-// bodies held at once (past it, the oldest body below min_body_rate is closed, else 503).
+// bodies held at once (past it, the oldest body below min_body_rate is closed, else 503), and of
+// those one peer address's share: at most half the budget, or one request of max_body_bytes when
+// that counts more (past it, that peer's own oldest body below min_body_rate is closed, else 503).
 //
 // Each request carries its peer address, whether that peer is 127.0.0.1, ::1 or ::ffff:127.0.0.1
 // (not the rest of 127.0.0.0/8, where mesh sidecars forward from), and the names of its TLS client
