@@ -187,6 +187,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     deps_.request_nodes->observe(nodes);
   }
 
+  const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -203,7 +204,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       r.failed.emplace(name, unknown_node_reason());
       continue;
     }
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
+    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);
@@ -331,6 +332,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
   }
   std::vector<std::pair<std::string, std::string>> claim_devices;
   std::optional<GpuShareAssignment> share;
+  const auto dra = dra_fit(*demand);
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
     // Again under the lock: another bind of the same pod may have just landed.
@@ -344,7 +346,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       return fail("node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
     }
     policy::ShapeMix mix;
-    policy::Fit fit = policy::check_fit(*demand, node->supply, usage, gpu_placement(mix));
+    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, usage, gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
       return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
     }
