@@ -1,8 +1,8 @@
 #pragma once
 // What the engine asks of the world around it besides the cluster state: the pods the cluster
 // has (kubernetes mode), the claims and storage classes demand computation reads, the GPUs
-// Dynamic Resource Allocation offers, and whether this process may decide at all. Implementations must be thread-safe: the engine calls them from
-// every worker at once.
+// Dynamic Resource Allocation offers, and whether this process may decide at all.
+// Implementations must be thread-safe: the engine calls them from every worker at once.
 #include <memory>
 #include <optional>
 #include <string>
