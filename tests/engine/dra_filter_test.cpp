@@ -188,5 +188,34 @@ TEST(DraBind, ADraPodOnADraNodeBindsAndReservesNoDevicePluginGpus) {
   }
 }
 
+// Binds through a test binder, as kubernetes mode does through the API server.
+class CountingBinder : public Binder {
+ public:
+  std::string bind(const wire::BindingArgs& args, Deadline) override {
+    bound.push_back(args.pod_uid);
+    return {};
+  }
+  std::string record_devices(const std::vector<std::pair<std::string, std::string>>&, Deadline) override { return {}; }
+  std::string record_gpu_share(const wire::BindingArgs&, const GpuShareAssignment&, Deadline) override { return {}; }
+  std::vector<std::string> bound;
+};
+
+TEST(DraBind, KubernetesModeBindsAPendingDraPodOnADraNodeWithoutAFilterFirst) {
+  testing::EngineHarness h;
+  h.load_inventory(kInventory);
+  h.dra.inventory = inventory(7);
+  h.dra.classes = {gpu_class()};
+  const model::Pod pod = gpu_pod("u1", "2");
+  h.pods.pending[pod.uid] = pod;
+  CountingBinder binder;
+  Extender& ext = h.kubernetes(binder);
+  BindAnswer b = ext.bind({pod.name, pod.namespace_name, pod.uid, "dra8"});
+  EXPECT_EQ(b.error, "") << "usage (7 of 8 allocated) is the scheduler's DRA allocator's to judge";
+  EXPECT_EQ(binder.bound, std::vector<std::string>{"u1"});
+  auto claim = h.state.claim_of(pod.uid);
+  ASSERT_TRUE(claim.has_value());
+  EXPECT_FALSE(claim->allocation.gpus.contains("nvidia.com/gpu"));
+}
+
 }  // namespace
 }  // namespace extender::engine
