@@ -422,6 +422,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   }
 
   const auto now = clock_.now();
+  const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);
@@ -447,7 +448,9 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
         }
       }
     }
-    if (policy::eviction_makes_room(*demand, node->supply, node->usage_for(*demand, now), freed)) {
+    const model::NodeUsage usage = node->usage_for(*demand, now);
+    if (dra ? dra->eviction_makes_room(*demand, node->supply, usage, freed)
+            : policy::eviction_makes_room(*demand, node->supply, usage, freed)) {
       answer.victims[name] = {victims.uids, victims.num_pdb_violations};
     } else {
       spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);

@@ -188,6 +188,31 @@ TEST(DraBind, ADraPodOnADraNodeBindsAndReservesNoDevicePluginGpus) {
   }
 }
 
+TEST(DraPreempt, KeepsDraNodesWithEnoughDevicesInTotalAndDevicePluginNodesAsBefore) {
+  struct Case {
+    const char* what;
+    bool served;
+    std::vector<std::string> kept;  // nodes whose victims are approved
+  };
+  const std::vector<Case> cases{
+      {"DRA served", true, {"dp", "dra8", "partial"}},
+      {"DRA not served", false, {"dp"}},
+  };
+  for (const auto& c : cases) {
+    testing::EngineHarness h;
+    h.load_inventory(kInventory);
+    if (c.served) h.dra.inventory = inventory(8);
+    h.dra.classes = {gpu_class()};
+    Extender& ext = h.standalone();
+    wire::PreemptionArgs args;
+    args.pod = gpu_pod("u1", "2");
+    for (const auto& n : kNodes) args.victims_by_node[n] = {{"victim-on-" + n}, {}, 0};
+    std::vector<std::string> kept;
+    for (const auto& [node, victims] : ext.preempt(args).victims) kept.push_back(node);
+    EXPECT_EQ(kept, c.kept) << c.what;
+  }
+}
+
 // Binds through a test binder, as kubernetes mode does through the API server.
 class CountingBinder : public Binder {
  public:

@@ -70,6 +70,9 @@ TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
   EXPECT_EQ(short_fit.reason, (FitReason{FitReason::Kind::kDraTooFewDevices, "nvidia.com/gpu", 0, 0, 0,
                                          "nvidia.com/gpu: pod needs 5 gpu.nvidia.com, node has 4 matching devices"}));
 
+  EXPECT_TRUE(fit.eviction_makes_room(pod, supply("dra4"), {}, {})) << "enough devices in total";
+  EXPECT_FALSE(big_fit.eviction_makes_room(big, supply("dra4"), {}, {})) << "no eviction adds devices";
+
   Fit on_mixed = fit.check(pod, supply("mixed", 4), {});
   EXPECT_EQ(on_mixed.verdict, Verdict::kFits);
   EXPECT_EQ(on_mixed.allocation.gpus.at("nvidia.com/gpu"), 2) << "device-plugin GPUs held as before";

@@ -9,10 +9,15 @@
 //   asks. Usage is left to the scheduler's own DRA filter; a need the judge cannot evaluate passes.
 // - Everything else the pod asks is decided by check_fit exactly as without DRA; the allocation
 //   holds no device-plugin GPUs of a DRA-served resource (the scheduler's DRA PreBind allocated them).
+// - Preemption on such a node: evicting victims frees no DRA device the daemon counts (usage is
+//   the scheduler's); it makes room when the node has enough matching devices in total and the
+//   rest of the pod fits once the victims are gone (policy/preemption.h).
 // - Each resource is judged apart: two resources backed by one class are not summed.
 // Pure: no I/O, no locks. Built once per request; immutable afterwards and thread-safe to share.
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,8 +47,14 @@ class DraFit {
   // check_fit with the DRA-served resources judged as above. `pod` is the demand DraFit was built for.
   Fit check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
             const GpuPlacement& gpu = {}) const;
+  // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
+  bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+                           std::span<const model::Allocation> victims) const;
 
  private:
+  // The refusal of `node` for the DRA-served resources `served`, or nullopt.
+  std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const;
+
   std::shared_ptr<const model::DraInventory> inventory_;
   DraClasses classes_;                                  // the judges point into it
   std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
