@@ -283,6 +283,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
   deps.binder = parts->feed.binder();
   deps.pods = parts->feed.cluster.get();
   deps.claims = parts->feed.cluster.get();
+  deps.dra = parts->feed.cluster.get();
   deps.gate = parts->gate.get();
   parts->extender = std::make_unique<engine::Extender>(cfg.extender_options(), deps);
   EXTENDER_TRY(parts->listen());

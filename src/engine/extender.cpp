@@ -187,6 +187,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     deps_.request_nodes->observe(nodes);
   }
 
+  const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -203,7 +204,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       r.failed.emplace(name, unknown_node_reason());
       continue;
     }
-    policy::Fit fit = policy::check_fit(*demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
+    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);
@@ -331,6 +332,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
   }
   std::vector<std::pair<std::string, std::string>> claim_devices;
   std::optional<GpuShareAssignment> share;
+  const auto dra = dra_fit(*demand);
   {
     std::lock_guard lock(deps_.state->bind_lock(args.node));
     // Again under the lock: another bind of the same pod may have just landed.
@@ -344,7 +346,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
       return fail("node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
     }
     policy::ShapeMix mix;
-    policy::Fit fit = policy::check_fit(*demand, node->supply, usage, gpu_placement(mix));
+    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, usage, gpu_placement(mix));
     if (fit.verdict != policy::Verdict::kFits) {
       return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
     }
@@ -420,6 +422,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   }
 
   const auto now = clock_.now();
+  const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);
@@ -445,7 +448,9 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
         }
       }
     }
-    if (policy::eviction_makes_room(*demand, node->supply, node->usage_for(*demand, now), freed)) {
+    const model::NodeUsage usage = node->usage_for(*demand, now);
+    if (dra ? dra->eviction_makes_room(*demand, node->supply, usage, freed)
+            : policy::eviction_makes_room(*demand, node->supply, usage, freed)) {
       answer.victims[name] = {victims.uids, victims.num_pdb_violations};
     } else {
       spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);

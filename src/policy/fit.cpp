@@ -226,6 +226,7 @@ std::string format_reason(const FitReason& r) {
              " on one device, largest free device has " + format_bytes(r.have);
     case Kind::kVolumeHeldElsewhere: return "volume " + s + ": its claim is held on node " + r.detail;
     case Kind::kNoSuchPool: return "pool " + s + ": pod needs " + format_bytes(r.need) + ", node has no such pool";
+    case Kind::kDraTooFewDevices: return r.detail;
   }
   return {};
 }

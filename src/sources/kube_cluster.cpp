@@ -419,6 +419,10 @@ std::shared_ptr<const model::DraInventory> KubeCluster::dra_inventory() const { 
 
 std::vector<model::DeviceClass> KubeCluster::device_classes() const { return dra_->classes(); }
 
+std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
+  return dra_served() ? dra_inventory() : nullptr;
+}
+
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
   for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);

@@ -39,6 +39,9 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   bool listed = false;
   for (const auto& [resource, status] : h.cluster->watch_status()) listed = listed || resource == "resourceslices";
   EXPECT_TRUE(listed) << "the DRA watches report their status";
+  const engine::DraSource& port = *h.cluster;
+  EXPECT_EQ(port.dra_snapshot(), inv) << "the engine's view is the inventory while DRA is served";
+  EXPECT_EQ(port.dra_device_classes(), h.cluster->device_classes());
 
   // Events: a claim released, a new node's slice, a slice of a second generation not yet complete.
   h.fake.remove(Kind::kResourceClaims, "ml/a");
@@ -72,6 +75,7 @@ TEST(KubeClusterDra, AnOldServerWithoutTheGroupIsAskedOnceAndNotAReasonToWait) {
   EXPECT_FALSE(h.cluster->dra_served());
   EXPECT_TRUE(h.cluster->dra_inventory()->nodes.empty());
   EXPECT_TRUE(h.cluster->device_classes().empty());
+  EXPECT_EQ(static_cast<const engine::DraSource&>(*h.cluster).dra_snapshot(), nullptr) << "DRA not served: no view";
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(h.server.requests("GET", kind_path(Kind::kResourceSlices)).size(), 1u);
   EXPECT_TRUE(h.server.requests("GET", kind_path(Kind::kResourceClaims)).empty());
@@ -87,6 +91,7 @@ TEST(KubeClusterDra, ARoleWithoutDraRightsLeavesDraOut) {
   ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
   EXPECT_FALSE(h.cluster->dra_served());
   EXPECT_TRUE(h.cluster->dra_inventory()->nodes.empty());
+  EXPECT_EQ(static_cast<const engine::DraSource&>(*h.cluster).dra_snapshot(), nullptr) << "DRA left out: no view";
   EXPECT_EQ(h.server.requests("GET", kind_path(Kind::kResourceSlices)).size(), 1u);
 }
 

@@ -333,6 +333,8 @@ TEST(FitReason, FormattedAsTheSchedulerShowsIt) {
       {{K::kShareNoGpuMemory, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node reports no GPU memory"},
       {{K::kMemoryFloorUnknown, "g", 40 * gib, 0, 0, {}}, "g: pod needs 40 GiB per GPU, node reports no GPU memory"},
       {{K::kMemoryFloorTooSmall, "g", 40 * gib, 16 * gib, 0, {}}, "g: pod needs 40 GiB per GPU, node's GPUs have 16 GiB"},
+      {{K::kDraTooFewDevices, "g", 0, 0, 0, "g: pod needs 2 c, node has 1 matching devices"},
+       "g: pod needs 2 c, node has 1 matching devices"},
   };
   for (const auto& c : cases) EXPECT_EQ(format_reason(c.reason), c.text);
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The engine wired for a test as the daemon wires it: standalone (placements through a
 // LocalBinder, pods remembered from filter and prioritize) or kubernetes mode (the test's binder,
-// pods from `pods`, claims from `claims`), with a gate the test can close. Set the fakes before
-// building the engine; the harness keeps every engine it builds.
+// pods from `pods`, claims from `claims`), with a gate the test can close and DRA from `dra`.
+// Set the fakes before building the engine; the harness keeps every engine it builds.
 #include <chrono>
 #include <functional>
 #include <map>
@@ -52,6 +52,15 @@ class FakeClaims final : public engine::ClaimSource {
   std::string default_class;
 };
 
+// DRA as the test sets it: `inventory` null (the default) is "DRA not served".
+class FakeDra final : public engine::DraSource {
+ public:
+  std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return inventory; }
+  std::vector<model::DeviceClass> dra_device_classes() const override { return classes; }
+  std::shared_ptr<const model::DraInventory> inventory;
+  std::vector<model::DeviceClass> classes;
+};
+
 // Open unless a function says why not.
 class FakeGate final : public engine::Gate {
  public:
@@ -95,6 +104,7 @@ struct EngineHarness {
   FakePods pods;
   FakeClaims claims;
   FakeGate gate;
+  FakeDra dra;
   std::vector<std::unique_ptr<engine::Extender>> engines;  // what standalone() and kubernetes() built
 
  private:
@@ -103,6 +113,7 @@ struct EngineHarness {
     deps.state = &state;
     deps.demands = &demands;
     deps.gate = &gate;
+    deps.dra = &dra;
     return deps;
   }
 };

@@ -4,8 +4,10 @@
 // node's bind lock for the re-check, the choice of devices and the reservation, and releases it
 // before calling the Binder, which records those devices (a volume's on its claim, a GPU share's
 // on the pod) and then creates the Binding (kubernetes mode), or makes the reservation the
-// placement in memory (standalone: sources::LocalBinder); one bind path for both. What it asks of
-// the world around it comes through ports.h. Thread-safe.
+// placement in memory (standalone: sources::LocalBinder); one bind path for both. A GPU resource
+// a DeviceClass maps is decided on a DRA node by policy/dra_fit.h (filter and bind alike; the bind
+// then reserves no device-plugin GPUs for it). What it asks of the world around it comes through
+// ports.h. Thread-safe.
 #include <chrono>
 #include <deque>
 #include <map>
@@ -19,6 +21,7 @@
 #include "extender/engine/binder.h"
 #include "extender/engine/options.h"
 #include "extender/engine/ports.h"
+#include "extender/policy/dra_fit.h"
 #include "extender/policy/fit.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
@@ -100,6 +103,9 @@ struct ExtenderDeps {
   const PodSource* pods = nullptr;
   // Kubernetes mode: claims and the default StorageClass. Null in standalone mode.
   const ClaimSource* claims = nullptr;
+  // Kubernetes mode: the GPUs DRA offers and the DeviceClasses (policy/dra_fit.h decides with
+  // them). Null, or a null inventory: every node is decided from its device-plugin allocatable.
+  const DraSource* dra = nullptr;
   // Null: this process is always ready and always decides.
   const Gate* gate = nullptr;
   // Null: the process's steady clock.
@@ -135,6 +141,12 @@ class Extender {
 
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
+  // The DRA view for one request: null when DRA is not served or the pod asks nothing a
+  // DeviceClass backs (then policy::check_fit decides alone).
+  std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const;
+  // check_fit, through `dra` when given.
+  static policy::Fit fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
+                            const model::NodeUsage& usage, const policy::GpuPlacement& gpu);
   std::optional<std::string> not_ready() const;
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,

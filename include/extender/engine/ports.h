@@ -1,12 +1,16 @@
 #pragma once
 // What the engine asks of the world around it besides the cluster state: the pods the cluster
-// has (kubernetes mode), the claims and storage classes demand computation reads, and whether
-// this process may decide at all. Implementations must be thread-safe: the engine calls them from
-// every worker at once.
+// has (kubernetes mode), the claims and storage classes demand computation reads, the GPUs
+// Dynamic Resource Allocation offers, and whether this process may decide at all.
+// Implementations must be thread-safe: the engine calls them from every worker at once.
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "extender/model/demand.h"
+#include "extender/model/dra.h"
+#include "extender/model/dra_inventory.h"
 #include "extender/model/pod.h"
 
 namespace extender::engine {
@@ -30,6 +34,17 @@ class ClaimSource {
   virtual std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const = 0;
   // The StorageClass marked default in the cluster, or empty.
   virtual std::string default_storage_class() const = 0;
+};
+
+// Dynamic Resource Allocation (resource.k8s.io/v1) as the watches have it (kubernetes mode).
+class DraSource {
+ public:
+  virtual ~DraSource() = default;
+  // The current inventory (per node: GPUs of complete pools, which are allocated); an immutable
+  // snapshot the caller may keep. Null while the API server is not known to serve DRA.
+  virtual std::shared_ptr<const model::DraInventory> dra_snapshot() const = 0;
+  // The DeviceClasses the API server has; empty when it serves none.
+  virtual std::vector<model::DeviceClass> dra_device_classes() const = 0;
 };
 
 // Whether this process may decide. Asked before every verb and again just before a bind is

@@ -35,6 +35,7 @@ struct FitReason {
     kVolumeNoDevice,        // subject: the pool; detail: the volume; need; have: the largest free device
     kVolumeHeldElsewhere,   // subject: the volume; detail: the node that holds its claim
     kNoSuchPool,            // subject: the pool; need
+    kDraTooFewDevices,      // subject: the resource; detail: the DRA judge's reason, whole (policy/dra_fit.h)
   };
   Kind kind = Kind::kNone;
   std::string subject;

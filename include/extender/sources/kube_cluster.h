@@ -12,7 +12,7 @@
 // 404 (a server older than v1.34) or 403 (a role without DRA rights) that is logged once and DRA
 // is left out, not counted as "not ready" (a restart looks again). Only the NVIDIA driver's
 // slices are read for now.
-// The engine's pod source, claim source and readiness gate in this mode. Thread-safe: lookups may
+// The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
 #include <atomic>
 #include <chrono>
@@ -40,7 +40,10 @@ namespace extender::sources {
 
 class DraStore;
 
-class KubeCluster final : public engine::PodSource, public engine::ClaimSource, public engine::Gate {
+class KubeCluster final : public engine::PodSource,
+                          public engine::ClaimSource,
+                          public engine::DraSource,
+                          public engine::Gate {
  public:
   KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client);
   ~KubeCluster();
@@ -67,6 +70,9 @@ class KubeCluster final : public engine::PodSource, public engine::ClaimSource, 
   bool dra_served() const { return dra_state_ == kDraServed; }
   std::shared_ptr<const model::DraInventory> dra_inventory() const;
   std::vector<model::DeviceClass> device_classes() const;
+  // The engine's view: dra_inventory() while the group is served, else null; device_classes().
+  std::shared_ptr<const model::DraInventory> dra_snapshot() const override;
+  std::vector<model::DeviceClass> dra_device_classes() const override { return device_classes(); }
 
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 

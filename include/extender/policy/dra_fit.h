@@ -1,0 +1,63 @@
+#pragma once
+// DraFit: the fit of a pod on a node when some of its GPUs may come from Dynamic Resource
+// Allocation. A resource the pod asks is DRA-served on a node when a DeviceClass backs it
+// (policy/dra_demand.h: extendedResourceName, or "deviceclass.resource.kubernetes.io/<class>"),
+// the inventory lists DRA GPUs for the node (or a pool of it not yet complete), and the node has
+// no device-plugin allocatable of that resource (nor an unreadable value for it).
+// - A DRA-served resource is judged by DraJudge alone: the node is refused (kUnresolvable,
+//   FitReason::kDraTooFewDevices) only when it has fewer matching devices in total than the pod
+//   asks. Usage is left to the scheduler's own DRA filter; a need the judge cannot evaluate passes.
+// - Everything else the pod asks is decided by check_fit exactly as without DRA; the allocation
+//   holds no device-plugin GPUs of a DRA-served resource (the scheduler's DRA PreBind allocated them).
+// - Preemption on such a node: evicting victims frees no DRA device the daemon counts (usage is
+//   the scheduler's); it makes room when the node has enough matching devices in total and the
+//   rest of the pod fits once the victims are gone (policy/preemption.h).
+// - Each resource is judged apart: two resources backed by one class are not summed.
+// Pure: no I/O, no locks. Built once per request; immutable afterwards and thread-safe to share.
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "extender/model/demand.h"
+#include "extender/model/dra.h"
+#include "extender/model/dra_inventory.h"
+#include "extender/model/supply.h"
+#include "extender/model/usage.h"
+#include "extender/policy/dra_demand.h"
+#include "extender/policy/fit.h"
+
+namespace extender::policy {
+
+class DraFit {
+ public:
+  // `inventory` must not be null.
+  DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
+         const std::vector<model::DeviceClass>& classes);
+  DraFit(const DraFit&) = delete;
+  DraFit& operator=(const DraFit&) = delete;
+
+  // Whether the pod asks any resource a DeviceClass backs (else check() is check_fit()).
+  bool empty() const { return judges_.empty(); }
+  // The pod's resources `node` gets from DRA, in name order.
+  std::vector<std::string> dra_resources(const model::NodeSupply& node) const;
+  // check_fit with the DRA-served resources judged as above. `pod` is the demand DraFit was built for.
+  Fit check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+            const GpuPlacement& gpu = {}) const;
+  // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
+  bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+                           std::span<const model::Allocation> victims) const;
+
+ private:
+  // The refusal of `node` for the DRA-served resources `served`, or nullopt.
+  std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const;
+
+  std::shared_ptr<const model::DraInventory> inventory_;
+  DraClasses classes_;                                  // the judges point into it
+  std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
+};
+
+}  // namespace extender::policy

@@ -1,0 +1,66 @@
+#include "extender/policy/dra_fit.h"
+
+#include <utility>
+
+#include "extender/policy/preemption.h"
+
+namespace extender::policy {
+
+DraFit::DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
+               const std::vector<model::DeviceClass>& classes)
+    : inventory_(std::move(inventory)), classes_(classes) {
+  for (const auto& [resource, count] : pod.gpus) {
+    auto need = need_for_extended_resource(classes_, resource, count);
+    if (!need) continue;
+    std::vector<DraNeed> needs;
+    needs.push_back(std::move(*need));
+    judges_.try_emplace(resource, classes_, *inventory_, std::move(needs));
+  }
+}
+
+std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) const {
+  std::vector<std::string> out;
+  if (judges_.empty()) return out;
+  const model::NodeDra* dra = inventory_->node(node.name);
+  if (!dra || (dra->gpus.empty() && dra->incomplete_pools.empty())) return out;
+  for (const auto& [resource, judge] : judges_) {
+    if (node.problems.contains(resource)) continue;
+    auto it = node.gpus.find(resource);
+    if (it != node.gpus.end() && it->second > 0) continue;
+    out.push_back(resource);
+  }
+  return out;
+}
+
+std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const {
+  const model::NodeDra& dra = *inventory_->node(node.name);
+  for (const auto& resource : served) {
+    const DraVerdict verdict = judges_.find(resource)->second.judge(dra);
+    if (!verdict.fits) {
+      return Fit{Verdict::kUnresolvable, {FitReason::Kind::kDraTooFewDevices, resource, 0, 0, 0, verdict.reason}, {}};
+    }
+  }
+  return std::nullopt;
+}
+
+Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
+                  const GpuPlacement& gpu) const {
+  const std::vector<std::string> served = dra_resources(node);
+  if (served.empty()) return check_fit(pod, node, usage, gpu);
+  if (auto refused = refusal(served, node)) return std::move(*refused);
+  model::PodDemand rest = pod;
+  for (const auto& resource : served) rest.gpus.erase(resource);
+  return check_fit(rest, node, usage, gpu);
+}
+
+bool DraFit::eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node,
+                                 const model::NodeUsage& usage, std::span<const model::Allocation> victims) const {
+  const std::vector<std::string> served = dra_resources(node);
+  if (served.empty()) return policy::eviction_makes_room(pod, node, usage, victims);
+  if (refusal(served, node)) return false;
+  model::PodDemand rest = pod;
+  for (const auto& resource : served) rest.gpus.erase(resource);
+  return policy::eviction_makes_room(rest, node, usage, victims);
+}
+
+}  // namespace extender::policy

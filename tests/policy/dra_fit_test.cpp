@@ -1,0 +1,91 @@
+#include "extender/policy/dra_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace extender::policy {
+namespace {
+
+using model::DraAttribute;
+
+const char* kGpuClass = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'";
+
+model::ResourceSlice slice(const std::string& node, int gpus) {
+  model::ResourceSlice s;
+  s.name = node + "-slice";
+  s.driver = model::kNvidiaGpuDriver;
+  s.node_name = node;
+  s.pool = node;
+  for (int i = 0; i < gpus; ++i) {
+    model::DraDevice d;
+    d.name = "gpu-" + std::to_string(i);
+    d.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString, 0, false, "gpu"};
+    s.devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+model::PodDemand demand(std::int64_t gpus) {
+  model::PodDemand p;
+  p.uid = "u";
+  p.gpus["nvidia.com/gpu"] = gpus;
+  p.cpu_milli = 500;
+  return p;
+}
+
+model::NodeSupply supply(const std::string& name, std::int64_t allocatable = 0) {
+  model::NodeSupply n;
+  n.name = name;
+  if (allocatable > 0) n.gpus["nvidia.com/gpu"] = allocatable;
+  return n;
+}
+
+TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
+  auto inv = std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {}));
+  const std::vector<model::DeviceClass> classes{{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}};
+  const model::PodDemand pod = demand(2);
+  DraFit fit(pod, inv, classes);
+  ASSERT_FALSE(fit.empty());
+
+  EXPECT_EQ(fit.dra_resources(supply("dra4")), std::vector<std::string>{"nvidia.com/gpu"});
+  EXPECT_TRUE(fit.dra_resources(supply("mixed", 4)).empty()) << "device-plugin allocatable: decided as before";
+  EXPECT_TRUE(fit.dra_resources(supply("other")).empty()) << "not a DRA node";
+  model::NodeSupply unreadable = supply("dra4");
+  unreadable.problems["nvidia.com/gpu"] = "x";
+  EXPECT_TRUE(fit.dra_resources(unreadable).empty()) << "an unreadable value is reported as before";
+
+  Fit on_dra = fit.check(pod, supply("dra4"), {});
+  EXPECT_EQ(on_dra.verdict, Verdict::kFits) << format_reason(on_dra.reason);
+  EXPECT_FALSE(on_dra.allocation.gpus.contains("nvidia.com/gpu")) << "no device-plugin GPUs held";
+  EXPECT_EQ(on_dra.allocation.cpu_milli, 500) << "the rest is held as before";
+
+  const model::PodDemand big = demand(5);
+  DraFit big_fit(big, inv, classes);
+  Fit short_fit = big_fit.check(big, supply("dra4"), {});
+  EXPECT_EQ(short_fit.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(short_fit.reason, (FitReason{FitReason::Kind::kDraTooFewDevices, "nvidia.com/gpu", 0, 0, 0,
+                                         "nvidia.com/gpu: pod needs 5 gpu.nvidia.com, node has 4 matching devices"}));
+
+  EXPECT_TRUE(fit.eviction_makes_room(pod, supply("dra4"), {}, {})) << "enough devices in total";
+  EXPECT_FALSE(big_fit.eviction_makes_room(big, supply("dra4"), {}, {})) << "no eviction adds devices";
+
+  Fit on_mixed = fit.check(pod, supply("mixed", 4), {});
+  EXPECT_EQ(on_mixed.verdict, Verdict::kFits);
+  EXPECT_EQ(on_mixed.allocation.gpus.at("nvidia.com/gpu"), 2) << "device-plugin GPUs held as before";
+}
+
+TEST(DraFit, EmptyWhenNoClassBacksTheResource) {
+  auto inv = std::make_shared<const model::DraInventory>(model::build_dra_inventory({slice("dra4", 4)}, {}));
+  const model::PodDemand pod = demand(2);
+  EXPECT_TRUE(DraFit(pod, inv, {{"gpu.nvidia.com", {kGpuClass}, ""}}).empty());
+  DraFit none(pod, inv, {});
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.check(pod, supply("dra4"), {}).verdict, Verdict::kUnresolvable) << "check_fit alone";
+}
+
+}  // namespace
+}  // namespace extender::policy
