@@ -4,11 +4,13 @@
 #include <spdlog/spdlog.h>
 
 #include <mutex>
+#include <set>
 
 #include "extender/common/logging.h"
 #include "extender/kube/gpushare.h"
 #include "extender/kube/pod_reader.h"
 #include "extender/model/supply.h"
+#include "extender/wire/dra_objects.h"
 #include "extender/wire/k8s_objects.h"
 #include "dra_store.h"
 
@@ -85,7 +87,7 @@ class PodSink : public kube::ReflectorSink {
     if (pod->node_name.empty()) {
       if (!finished(*pod)) pending_.emplace(pod->uid, std::move(*pod));
     } else if (!finished(*pod)) {
-      placed_.emplace_back(pod->uid, claim_of(*pod));
+      placed_.emplace_back(pod->uid, claim_of(*pod, dra_served_resources(object)));
     }
   }
   void end_list() override {
@@ -124,7 +126,7 @@ class PodSink : public kube::ReflectorSink {
     if (finished(*pod)) {
       state_.drop(pod->uid);
     } else {
-      state_.place(pod->uid, claim_of(*pod));
+      state_.place(pod->uid, claim_of(*pod, dra_served_resources(object)));
     }
   }
 
@@ -140,12 +142,23 @@ class PodSink : public kube::ReflectorSink {
     return std::move(*pod);
   }
 
-  state::Claim claim_of(const model::Pod& pod) const {
+  // The extended resources kube-scheduler served this pod from DRA devices
+  // (status.extendedResourceClaimStatus): its claim holds them, not the device plugin's count.
+  static std::set<std::string> dra_served_resources(const json& object) {
+    std::set<std::string> out;
+    auto dra = wire::decode_pod_dra(object);
+    if (!dra) return out;
+    for (const auto& m : dra->extended_mappings) out.insert(m.resource);
+    return out;
+  }
+
+  state::Claim claim_of(const model::Pod& pod, const std::set<std::string>& from_dra) const {
     state::Claim claim;
     claim.owner = pod.display_name();
     claim.source = "pod";
     claim.node = pod.node_name;
     for (const auto& resource : gpu_resources_) {
+      if (from_dra.contains(resource)) continue;
       auto n = model::effective_request(pod, resource);
       if (!n) {
         spdlog::warn("pods: {} on {}: {}; counted as holding no {}", pod.display_name(), pod.node_name, n.message(), resource);

@@ -55,6 +55,32 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
 }
 
+TEST(KubeClusterDra, APodServedFromDraDevicesHoldsNoDevicePluginGpus) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("dra-1", 0));
+  h.fake.put(Kind::kNodes, node_object("gpu-1", 4));
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 4));
+  h.fake.put(Kind::kDeviceClasses, device_class_object());
+  auto served = kube::testing::pod_object("ml", "dra-pod", "u-dra", 2, "dra-1");
+  served["status"]["extendedResourceClaimStatus"] = {
+      {"resourceClaimName", "dra-pod-extended-resources-x"},
+      {"requestMappings", nlohmann::json::array({{{"containerName", "main"}, {"resourceName", "nvidia.com/gpu"}, {"requestName", "container-0-request-0"}}})}};
+  h.fake.put(Kind::kPods, served);
+  h.fake.put(Kind::kPods, kube::testing::pod_object("ml", "dp-pod", "u-dp", 2, "gpu-1"));
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  ASSERT_TRUE(eventually([&] {
+    const auto snap = h.state.snapshot();
+    return snap.find("dra-1") && snap.find("dra-1")->claims.count("u-dra") && snap.find("gpu-1") &&
+           snap.find("gpu-1")->claims.count("u-dp");
+  }));
+  const auto snap = h.state.snapshot();
+  EXPECT_EQ(snap.find("dra-1")->placed.gpus_used("nvidia.com/gpu"), 0)
+      << "a pod whose GPUs are a DRA claim counted as device-plugin GPUs on a node that has none";
+  EXPECT_EQ(snap.find("dra-1")->placed.pods, 1) << "it still takes its pod slot";
+  EXPECT_EQ(snap.find("gpu-1")->placed.gpus_used("nvidia.com/gpu"), 2) << "a device-plugin pod counts as before";
+}
+
 TEST(KubeClusterDra, DraWatchesCountForReadiness) {
   ClusterHarness h;
   h.fake.forbid(Kind::kDeviceClasses, true);
