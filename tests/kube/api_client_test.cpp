@@ -557,6 +557,8 @@ class CertRotation : public Tls {
   void TearDown() override {
     stop_ = true;
     if (loop_.joinable()) loop_.join();
+    api_.reset();
+    server_.reset();  // its threads stop before the files they serve are removed
   }
 
   // Writes the pair into folder `version` and points ..data at it in one rename.

@@ -16,6 +16,16 @@ using testing::json;
 using testing::status_body;
 using Clock = std::chrono::steady_clock;
 
+#if defined(__SANITIZE_THREAD__)
+// ThreadSanitizer runs this code several times slower: the deadlines hold, with more slack, and a
+// slow first attempt may leave no room for a retry.
+constexpr auto kSlack = 1500ms;
+constexpr bool kSlowBuild = true;
+#else
+constexpr auto kSlack = 250ms;
+constexpr bool kSlowBuild = false;
+#endif
+
 constexpr const char* kBindingPath = "/api/v1/namespaces/team-a/pods/trainer-0/binding";
 
 wire::BindingArgs args(const std::string& node = "gpu-1") {
@@ -159,7 +169,7 @@ TEST(ApiBinder, AServerThatNeverAnswersIsAnErrorWithinTheDeadline) {
   const std::string error = h.bind();
   const auto took = Clock::now() - started;
   EXPECT_NE(error, "");
-  EXPECT_LT(took, deadline + 250ms) << "the binder must answer within its deadline (plus scheduling slack)";
+  EXPECT_LT(took, deadline + kSlack) << "the binder must answer within its deadline (plus scheduling slack)";
   EXPECT_GE(h.posts().size(), 1u);
 }
 
@@ -172,8 +182,8 @@ TEST(ApiBinder, RetriesStopAtTheDeadline) {
     const std::string error = h.bind();
     const auto took = Clock::now() - started;
     EXPECT_NE(error.find("API server refused the binding (500): still broken"), std::string::npos) << error;
-    EXPECT_GE(h.posts().size(), deadline > 1s ? 3u : 2u) << "the binder stopped retrying before its deadline";
-    EXPECT_LT(took, deadline + 250ms) << "answered " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+    EXPECT_GE(h.posts().size(), kSlowBuild ? 1u : deadline > 1s ? 3u : 2u) << "the binder stopped retrying before its deadline";
+    EXPECT_LT(took, deadline + kSlack) << "answered " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                                       << " ms after starting";
   }
 }
@@ -238,7 +248,7 @@ TEST(ApiBinder, AnUnreachableServerIsRetriedThenReported) {
   const auto started = Clock::now();
   const std::string error = binder.bind(args(), started + 700ms);
   EXPECT_NE(error.find("cannot connect"), std::string::npos) << error;
-  EXPECT_LT(Clock::now() - started, 700ms + 250ms);
+  EXPECT_LT(Clock::now() - started, 700ms + kSlack);
 }
 
 }  // namespace
