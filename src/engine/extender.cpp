@@ -15,6 +15,21 @@ namespace {
 
 std::string unknown_node_reason() { return "node is not known to scheduler-extender"; }
 
+// kube-scheduler's rule for a preemptor nominated to a node (PodEligibleToPreemptOthers), on this
+// daemon's view: while pods of lower priority are terminating there, it preempts nowhere else. Its
+// view may already miss them while this one still counts them; without the rule one preemption can
+// evict twice. Any terminating pod of lower priority counts, as in kube-scheduler up to v1.2x.
+std::size_t lower_priority_pods_leaving(const state::Snapshot& snap, const std::string& node, std::int64_t priority) {
+  if (node.empty()) return 0;
+  const state::NodeState* n = snap.find(node);
+  if (!n) return 0;
+  std::size_t leaving = 0;
+  for (const auto& [uid, claim] : n->claims) {
+    if (claim.kind == state::Claim::Kind::kPlaced && claim.terminating && claim.priority < priority) ++leaving;
+  }
+  return leaving;
+}
+
 // What filter asks of each node: the verdict and the reason, no allocation.
 constexpr policy::GpuPlacement kVerdictOnly{policy::PackingStrategy::kBinpack, nullptr, true};
 
@@ -413,17 +428,24 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
     }
   }
   if (auto why = not_ready()) return unchanged("not ready: " + *why);
+  std::string nominated = args.pod.nominated_node;
   if (deps_.pods) {
     auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);
     if (!pod) {
       answer.summary.note = pod.message() + "; no victims";
       return answer;
     }
+    if (nominated.empty()) nominated = pod->nominated_node;
   }
 
   const auto now = clock_.now();
   const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
+  if (auto leaving = lower_priority_pods_leaving(snap, nominated, args.pod.priority)) {
+    answer.summary.note = "nominated to node " + nominated + ", where " + std::to_string(leaving) +
+                          " pod(s) of lower priority are still terminating; no victims elsewhere";
+    return answer;
+  }
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);
     if (!node) {

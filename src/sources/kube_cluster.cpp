@@ -157,6 +157,8 @@ class PodSink : public kube::ReflectorSink {
     claim.owner = pod.display_name();
     claim.source = "pod";
     claim.node = pod.node_name;
+    claim.terminating = pod.terminating;
+    claim.priority = pod.priority;
     for (const auto& resource : gpu_resources_) {
       if (from_dra.contains(resource)) continue;
       auto n = model::effective_request(pod, resource);

@@ -224,7 +224,8 @@ void ClusterState::place(std::string uid, Claim claim) {
   if (auto it = claims_.find(uid); it != claims_.end()) {
     const Claim& held = it->second;
     if (held.kind == Claim::Kind::kPlaced && held.node == claim.node && held.source == claim.source &&
-        held.owner == claim.owner && held.allocation == claim.allocation) {
+        held.owner == claim.owner && held.allocation == claim.allocation &&
+        held.terminating == claim.terminating && held.priority == claim.priority) {
       return;
     }
   }

@@ -112,6 +112,7 @@ Result<model::Pod> decode_pod(const json& pod) {
   if (const json* status = field(pod, "status")) {
     EXTENDER_TRY(detail::expect_object(status, "Pod.status"));
     EXTENDER_TRY(read_string(field(*status, "phase"), out.phase, "Pod.status.phase"));
+    EXTENDER_TRY(read_string(field(*status, "nominatedNodeName"), out.nominated_node, "Pod.status.nominatedNodeName"));
   }
   return out;
 }

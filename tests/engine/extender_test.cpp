@@ -217,6 +217,50 @@ TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape)
   EXPECT_EQ(count(ext.shape_mix()), 1) << "its shape joins the mix";
 }
 
+// One preemption, seen through a watch that lags the scheduler's: the preemptor is nominated to
+// "small", where its victim is still terminating in this view. Asked for victims elsewhere, the
+// daemon offers none (kube-scheduler's own rule for a nominated preemptor), so no second node is
+// emptied for the same pod.
+TEST(Extender, APreemptorNominatedWhereLowerPriorityPodsAreLeavingGetsNoVictimsElsewhere) {
+  struct Case {
+    const char* what;
+    const char* nominated;
+    bool victim_terminating;
+    std::int64_t victim_priority;
+    bool victims_on_big;
+  };
+  const Case cases[] = {
+      {"victim still leaving the nominated node", "small", true, 10, false},
+      {"victim gone from view: nothing leaving", "small", false, 10, true},
+      {"the leaving pod outranks the preemptor", "small", true, 5000, true},
+      {"not nominated", "", true, 10, true},
+      {"nominated to a node where nothing leaves", "big", true, 10, true},
+  };
+  for (const Case& c : cases) {
+    Harness h;
+    state::Claim held;
+    held.owner = "ml/low";
+    held.node = "small";
+    held.allocation.gpus["nvidia.com/gpu"] = 2;
+    held.allocation.pods = 1;
+    held.terminating = c.victim_terminating;
+    held.priority = c.victim_priority;
+    h.state.place("low", held);
+    model::Pod other_low = gpu_pod("low-big", "8");
+    h.ext->filter(args_for(other_low));
+    ASSERT_EQ(h.ext->bind(bind_args(other_low, "big")).error, "");
+
+    wire::PreemptionArgs args;
+    args.pod = gpu_pod("high", "2");
+    args.pod.priority = 1000;
+    args.pod.nominated_node = c.nominated;
+    args.victims_by_node["big"] = {{"low-big"}, {}, 0};
+    const PreemptAnswer out = h.ext->preempt(args);
+    EXPECT_EQ(out.victims.count("big") == 1, c.victims_on_big) << c.what << ": " << out.summary.note;
+    EXPECT_EQ(out.error, "") << c.what;
+  }
+}
+
 TEST(Extender, PreemptKeepsNodesWhereEvictionMakesRoom) {
   Harness h;
   model::Pod victim_a = gpu_pod("v1", "1");

@@ -71,6 +71,8 @@ TEST(KubeCluster, AfterSyncTheStateHoldsSupplyPodsAndVolumes) {
   EXPECT_EQ(g1->claims.at("u-bound").owner, "team/bound");
   EXPECT_EQ(g1->claims.at("u-bound").kind, state::Claim::Kind::kPlaced);
   EXPECT_EQ(g1->claims.at("u-term").allocation.gpus.at(kGpu), 1);
+  EXPECT_TRUE(g1->claims.at("u-term").terminating) << "preempt reads it on a preemptor's nominated node";
+  EXPECT_FALSE(g1->claims.at("u-bound").terminating);
   const state::Claim& volume = g1->claims.at("pvc/c-data");
   EXPECT_EQ(volume.source, "volume");
   ASSERT_EQ(volume.allocation.volumes.size(), 1u);

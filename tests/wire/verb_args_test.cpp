@@ -74,6 +74,17 @@ TEST(PreemptionArgs, DecodesBothForms) {
   EXPECT_TRUE(meta->victims_by_node.at("gpu-node-b").pods.empty());
 }
 
+TEST(PreemptionArgs, ReadsThePreemptorsPriorityAndNominatedNode) {
+  auto args = decode_preemption_args(
+      R"({"Pod":{"metadata":{"name":"p","uid":"u"},"spec":{"priority":1000},"status":{"nominatedNodeName":"n-1"}},)"
+      R"("NodeNameToMetaVictims":{}})");
+  ASSERT_TRUE(args) << args.message();
+  EXPECT_EQ(args->pod.priority, 1000);
+  EXPECT_EQ(args->pod.nominated_node, "n-1");
+  EXPECT_FALSE(decode_preemption_args(R"({"Pod":{"status":{"nominatedNodeName":5}},"NodeNameToMetaVictims":{}})"))
+      << "a nominated node that is no string";
+}
+
 TEST(PreemptionArgs, RejectsMalformedBodies) {
   EXPECT_FALSE(decode_preemption_args(R"({"NodeNameToMetaVictims":{}})")) << "no Pod";
   EXPECT_FALSE(decode_preemption_args(R"({"Pod":{},"NodeNameToMetaVictims":[]})"));

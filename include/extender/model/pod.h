@@ -36,6 +36,7 @@ struct Pod {
   std::string node_name;   // spec.nodeName; empty while pending
   std::string scheduler_name = "default-scheduler";  // spec.schedulerName (absent: default-scheduler)
   std::string phase;       // status.phase
+  std::string nominated_node;  // status.nominatedNodeName: where an earlier preemption made room
   bool terminating = false;  // metadata.deletionTimestamp set
   std::int64_t priority = 0;
   std::vector<Container> init_containers;

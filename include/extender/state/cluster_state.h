@@ -6,6 +6,7 @@
 // across I/O by this class. Thread-safe.
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +32,8 @@ struct Claim {
   std::string node;
   model::Allocation allocation;
   Kind kind = Kind::kPlaced;
+  bool terminating = false;  // the pod is being deleted (it holds its allocation until it is gone)
+  std::int64_t priority = 0;  // the pod's spec.priority
   Clock::time_point since{};
   Clock::time_point expires{};  // kReserved only
 };
