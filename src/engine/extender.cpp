@@ -272,12 +272,22 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   }
 
   const state::Snapshot snap = deps_.state->snapshot();
+  const auto dra = dra_fit(*demand);
+  std::vector<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
+  if (dra) dra_supplies.reserve(names.size());
   std::vector<policy::Candidate> candidates;
   std::vector<std::optional<std::size_t>> index(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const state::NodeState* node = snap.find(names[i]);
     if (!node) continue;
     index[i] = candidates.size();
+    if (dra) {
+      if (auto view = dra->scoring_view(node->supply, node->usage_for(*demand, now))) {
+        dra_supplies.push_back(std::move(view->supply));
+        candidates.push_back({&dra_supplies.back(), std::move(view->usage)});
+        continue;
+      }
+    }
     candidates.push_back({&node->supply, node->usage_for(*demand, now)});
   }
   if (deadline && clock_.now() > *deadline) {

@@ -1,5 +1,6 @@
 #include "extender/policy/dra_fit.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "extender/policy/preemption.h"
@@ -51,6 +52,35 @@ Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, co
   model::PodDemand rest = pod;
   for (const auto& resource : served) rest.gpus.erase(resource);
   return check_fit(rest, node, usage, gpu);
+}
+
+std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node,
+                                                       const model::NodeUsage& usage) const {
+  const std::vector<std::string> served = dra_resources(node);
+  if (served.empty()) return std::nullopt;
+  const model::NodeDra& dra = *inventory_->node(node.name);
+  const auto count = static_cast<std::int64_t>(dra.gpus.size());
+  std::int64_t memory = 0;
+  for (const auto& gpu : dra.gpus) {
+    if (gpu.memory_bytes <= 0) {
+      memory = 0;
+      break;
+    }
+    memory = memory == 0 ? gpu.memory_bytes : std::min(memory, gpu.memory_bytes);
+  }
+  ScoringView view{node, usage};
+  for (const auto& resource : served) {
+    view.supply.gpus[resource] = count;
+    view.usage.gpus[resource] = dra.allocated_gpus();
+    if (memory > 0) view.supply.gpu_memory_bytes[resource] = memory;
+  }
+  if (view.supply.gpu_devices.count == 0) {
+    view.supply.gpu_devices = {served.front(), count, memory};
+    for (std::size_t i = 0; i < dra.gpus.size(); ++i) {
+      if (dra.gpus[i].allocated) view.usage.gpu_devices[static_cast<std::int64_t>(i)].whole += 1;
+    }
+  }
+  return view;
 }
 
 bool DraFit::eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node,

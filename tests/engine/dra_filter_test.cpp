@@ -213,6 +213,37 @@ TEST(DraPreempt, KeepsDraNodesWithEnoughDevicesInTotalAndDevicePluginNodesAsBefo
   }
 }
 
+// binpack ranks a DRA node and a device-plugin node on one scale: the fuller one first.
+TEST(DraPrioritize, BinpackRanksDraAndDevicePluginNodesByTheirGpusInUse) {
+  struct Case {
+    const char* what;
+    int used_on_dp;
+    int held_on_dra8;
+    bool dra8_first;
+  };
+  const std::vector<Case> cases{
+      {"the DRA node fuller", 1, 6, true},
+      {"the device-plugin node fuller", 6, 1, false},
+  };
+  for (const auto& c : cases) {
+    testing::EngineHarness h;
+    h.load_inventory(kInventory);
+    h.dra.inventory = inventory(c.held_on_dra8);
+    h.dra.classes = {gpu_class()};
+    Extender& ext = h.standalone();
+    const model::Pod filler = gpu_pod("filler", std::to_string(c.used_on_dp).c_str());
+    ext.filter(args_for(filler));
+    ASSERT_EQ(ext.bind({filler.name, filler.namespace_name, filler.uid, "dp"}).error, "") << c.what;
+    wire::ExtenderArgs args;
+    args.pod = gpu_pod("u1", "1");
+    args.set_node_names({"dp", "dra8"});
+    PrioritizeAnswer p = ext.prioritize(args);
+    ASSERT_EQ(p.scores.size(), 2u) << c.what << ": " << p.summary.note;
+    EXPECT_EQ(p.scores[1].score > p.scores[0].score, c.dra8_first)
+        << c.what << ": dp " << p.scores[0].score << ", dra8 " << p.scores[1].score;
+  }
+}
+
 // Binds through a test binder, as kubernetes mode does through the API server.
 class CountingBinder : public Binder {
  public:

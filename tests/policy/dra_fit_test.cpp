@@ -78,6 +78,44 @@ TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
   EXPECT_EQ(on_mixed.allocation.gpus.at("nvidia.com/gpu"), 2) << "device-plugin GPUs held as before";
 }
 
+TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
+  model::ResourceSlice with_memory = slice("dra4", 4);
+  for (std::size_t i = 0; i < with_memory.devices.size(); ++i) {
+    with_memory.devices[i].capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse(i == 2 ? "40Gi" : "80Gi");
+  }
+  model::ResourceSlice without_memory = slice("bare2", 2);
+  model::ResourceClaim held;
+  held.uid = "c";
+  held.allocated = true;
+  held.results = {{"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-1", false},
+                  {"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-3", false},
+                  {"gpus", model::kNvidiaGpuDriver, "bare2", "gpu-0", false}};
+  auto inv = std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({with_memory, without_memory, slice("mixed", 4)}, {held}));
+  const model::PodDemand pod = demand(1);
+  DraFit fit(pod, inv, {{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}});
+  model::NodeUsage usage;
+  usage.cpu_milli = 700;
+
+  auto view = fit.scoring_view(supply("dra4"), usage);
+  ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->supply.gpus.at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(view->usage.gpus_used("nvidia.com/gpu"), 2);
+  EXPECT_EQ(view->supply.gpu_memory_bytes.at("nvidia.com/gpu"), std::int64_t{40} << 30) << "the smallest device";
+  EXPECT_EQ(view->supply.gpu_devices, (model::GpuDevices{"nvidia.com/gpu", 4, std::int64_t{40} << 30}));
+  EXPECT_EQ(view->usage.gpu_devices, (model::GpuDeviceUsage{{1, {1, 0, 0}}, {3, {1, 0, 0}}})) << "allocated: held whole";
+  EXPECT_EQ(view->usage.cpu_milli, 700) << "the rest of the usage as it was";
+
+  auto bare = fit.scoring_view(supply("bare2"), {});
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_EQ(bare->supply.gpus.at("nvidia.com/gpu"), 2);
+  EXPECT_EQ(bare->usage.gpus_used("nvidia.com/gpu"), 1);
+  EXPECT_FALSE(bare->supply.gpu_memory_bytes.contains("nvidia.com/gpu")) << "a device without memory: unknown";
+
+  EXPECT_FALSE(fit.scoring_view(supply("mixed", 4), {})) << "device-plugin allocatable: scored as before";
+  EXPECT_FALSE(fit.scoring_view(supply("other"), {})) << "not a DRA node";
+}
+
 TEST(DraFit, EmptyWhenNoClassBacksTheResource) {
   auto inv = std::make_shared<const model::DraInventory>(model::build_dra_inventory({slice("dra4", 4)}, {}));
   const model::PodDemand pod = demand(2);

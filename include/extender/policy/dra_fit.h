@@ -47,6 +47,16 @@ class DraFit {
   // check_fit with the DRA-served resources judged as above. `pod` is the demand DraFit was built for.
   Fit check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
             const GpuPlacement& gpu = {}) const;
+  // The node as the scoring policies read it when the pod's GPUs come from DRA there, so that DRA
+  // nodes and device-plugin nodes rank on one scale: each DRA-served resource offered as the
+  // node's DRA GPUs (allocatable: the GPUs of its complete pools; used: those allocated; memory per
+  // GPU: the smallest device's, when every device gives one), and those GPUs as its devices, an
+  // allocated one held whole. nullopt when no resource of the pod is DRA-served on `node`.
+  struct ScoringView {
+    model::NodeSupply supply;
+    model::NodeUsage usage;
+  };
+  std::optional<ScoringView> scoring_view(const model::NodeSupply& node, const model::NodeUsage& usage) const;
   // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
   bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                            std::span<const model::Allocation> victims) const;
