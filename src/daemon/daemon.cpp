@@ -230,6 +230,7 @@ server::ApiDeps Daemon::Parts::api_deps() {
       for (auto& [resource, st] : kc->watch_status()) out.push_back({resource, st.synced, st.down_since, st.lists});
       return out;
     };
+    deps.dra = feed.cluster.get();
   }
   if (election) deps.leadership = [e = election.get()] { return e->view(); };
   return deps;
@@ -302,7 +303,8 @@ void Daemon::start() {
   if (p.election) p.election->election->start();
   p.scheduler_thread = std::thread([&p] { p.scheduler_listener->serve(); });
   if (p.separate_admin) p.admin_thread = std::thread([&p] { p.admin_listener->serve(); });
-  p.sweeper = std::make_unique<Sweeper>(p.state, p.metrics, steady_clock(), std::chrono::seconds(1));
+  p.sweeper = std::make_unique<Sweeper>(p.state, p.metrics, steady_clock(), std::chrono::seconds(1),
+                                        p.feed.cluster.get());
 }
 
 void Daemon::stop() {

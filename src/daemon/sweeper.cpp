@@ -5,8 +5,8 @@
 namespace extender::daemon {
 
 Sweeper::Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock,
-                 std::chrono::milliseconds interval)
-    : state_(state), metrics_(metrics), clock_(clock) {
+                 std::chrono::milliseconds interval, const engine::DraSource* dra)
+    : state_(state), metrics_(metrics), clock_(clock), dra_(dra) {
   if (interval.count() <= 0) return;
   thread_ = std::thread([this, interval] {
     std::unique_lock lock(mu_);
@@ -34,10 +34,17 @@ Sweeper::Pass Sweeper::sweep() {
     metrics_.observe_expired_reservations(pass.expired);
     spdlog::warn("{} reservation(s) expired before the cluster confirmed their bind", pass.expired);
   }
-  pass.overcommits = overcommits_.update(state_.snapshot());
+  const state::Snapshot snapshot = state_.snapshot();
+  pass.overcommits = overcommits_.update(snapshot);
   for (const auto& o : pass.overcommits) {
     metrics_.observe_overcommit(o);
     spdlog::error("{}", state::describe(o));
+  }
+  if (dra_) {
+    const auto inventory = dra_->dra_snapshot();
+    pass.mixed = mixed_.update(inventory ? state::find_mixed_gpu_sources(snapshot, *inventory)
+                                         : std::vector<state::MixedGpuSources>{});
+    for (const auto& m : pass.mixed) spdlog::error("{}", state::describe(m));
   }
   return pass;
 }

@@ -6,6 +6,7 @@
 
 #include "extender/common/logging.h"
 #include "extender/server/debug_view.h"
+#include "extender/server/dra_view.h"
 #include "extender/version.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
@@ -91,6 +92,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
       return metrics();
     case Endpoint::kDebugState:
       return debug_state();
+    case Endpoint::kDebugDra:
+      return debug_dra();
     case Endpoint::kDebugNode:
       return debug_node(rt.argument);
     case Endpoint::kAdminPod:
@@ -273,6 +276,9 @@ HttpResponse Api::metrics() const {
   if (deps_.demands) view.demand_cache_entries = deps_.demands->size();
   if (deps_.watches) view.watches = deps_.watches();
   if (deps_.leadership) view.leadership = deps_.leadership();
+  std::shared_ptr<const model::DraInventory> dra;
+  if (deps_.dra) dra = deps_.dra->dra_snapshot();
+  view.dra = dra.get();
   std::string body = deps_.metrics ? deps_.metrics->render(view) : std::string();
   return {200, std::move(body), "text/plain; version=0.0.4; charset=utf-8", {}};
 }
@@ -281,6 +287,12 @@ HttpResponse Api::debug_state() const {
   std::optional<LeadershipView> leadership;
   if (deps_.leadership) leadership = deps_.leadership();
   return json(200, render_state(deps_.state->snapshot(), state::Clock::now(), leadership ? &*leadership : nullptr));
+}
+
+HttpResponse Api::debug_dra() const {
+  if (!deps_.dra) return json(200, render_dra(nullptr, {}, deps_.state->snapshot()));
+  const auto inventory = deps_.dra->dra_snapshot();
+  return json(200, render_dra(inventory.get(), deps_.dra->dra_device_classes(), deps_.state->snapshot()));
 }
 
 HttpResponse Api::debug_node(const std::string& name) const {

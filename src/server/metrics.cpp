@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <set>
 
+#include "extender/state/mixed_gpu_sources.h"
+
 namespace extender::server {
 namespace {
 
@@ -183,6 +185,14 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
                     &pool_reserved, &overcommitted}) {
       out.push_back(std::move(*f));
     }
+  }
+  if (view.snapshot && view.dra) {
+    auto mixed = family("scheduler_extender_mixed_gpu_source_nodes",
+                        "Nodes whose GPUs come from a device plugin and from DRA at once (see the error log).");
+    std::set<std::string, std::less<>> names;
+    for (const auto& m : state::find_mixed_gpu_sources(*view.snapshot, *view.dra)) names.insert(m.node);
+    gauge(mixed, {}, static_cast<double>(names.size()));
+    out.push_back(std::move(mixed));
   }
   if (view.demand_cache_entries) {
     auto cache = family("scheduler_extender_demand_cache_entries",

@@ -24,6 +24,7 @@ constexpr Fixed kFixed[] = {
     {"/version", "GET", Endpoint::kVersion, Role::kAll, false},
     {"/metrics", "GET", Endpoint::kMetrics, Role::kMetrics, false},
     {"/debug/state", "GET", Endpoint::kDebugState, Role::kAdmin, false},
+    {"/debug/dra", "GET", Endpoint::kDebugDra, Role::kAdmin, false},
 };
 
 bool serves(Role role, const RouterOptions& o) {
@@ -57,7 +58,8 @@ std::string normalise_path(std::string_view path) {
 }
 
 bool loopback_only(Endpoint endpoint) {
-  return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugNode || endpoint == Endpoint::kAdminPod;
+  return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugDra || endpoint == Endpoint::kDebugNode ||
+         endpoint == Endpoint::kAdminPod;
 }
 
 RouteResult route(std::string_view method, std::string_view raw_path, const RouterOptions& options) {

@@ -67,6 +67,43 @@ TEST(Sweeper, ReportsAnOvercommittedNodeOncePerEpisode) {
   EXPECT_EQ(sweeper.sweep().overcommits.size(), 1u) << "a new episode";
 }
 
+class FakeDra final : public engine::DraSource {
+ public:
+  std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return inventory; }
+  std::vector<model::DeviceClass> dra_device_classes() const override { return {}; }
+  std::shared_ptr<const model::DraInventory> inventory;
+};
+
+std::shared_ptr<const model::DraInventory> dra_gpus_on(const std::string& node, int gpus) {
+  model::ResourceSlice s;
+  s.name = node;
+  s.driver = model::kNvidiaGpuDriver;
+  s.node_name = node;
+  s.pool = node;
+  s.pool_slice_count = 1;
+  for (int i = 0; i < gpus; ++i) s.devices.push_back({"gpu-" + std::to_string(i), {}, {}});
+  return std::make_shared<const model::DraInventory>(model::build_dra_inventory({s}, {}));
+}
+
+TEST(Sweeper, ReportsANodeWithDevicePluginAndDraGpusOncePerEpisode) {
+  testing::FakeClock clock;
+  state::ClusterState state;
+  state.upsert_nodes({gpu_node("n", 2), gpu_node("other", 4)});
+  server::Metrics metrics({"nvidia.com/gpu"});
+  FakeDra dra;
+  Sweeper sweeper(state, metrics, clock, 0ms, &dra);
+  EXPECT_TRUE(sweeper.sweep().mixed.empty()) << "DRA not served";
+  dra.inventory = dra_gpus_on("n", 2);
+  auto pass = sweeper.sweep();
+  ASSERT_EQ(pass.mixed.size(), 1u);
+  EXPECT_EQ(pass.mixed[0], (state::MixedGpuSources{"n", "nvidia.com/gpu", 2, 2}));
+  EXPECT_TRUE(sweeper.sweep().mixed.empty()) << "the same episode is reported once";
+  dra.inventory = dra_gpus_on("elsewhere", 2);
+  EXPECT_TRUE(sweeper.sweep().mixed.empty()) << "ended";
+  dra.inventory = dra_gpus_on("n", 2);
+  EXPECT_EQ(sweeper.sweep().mixed.size(), 1u) << "a new episode";
+}
+
 TEST(Sweeper, ItsThreadSweepsEveryIntervalUntilDestroyed) {
   testing::FakeClock clock;
   state::ClusterState state;

@@ -132,6 +132,33 @@ TEST(Metrics, WatchStalenessPerResource) {
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_watch_lists_total{resource="pods"} 3)"));
 }
 
+TEST(Metrics, NodesWithDevicePluginAndDraGpusAreCountedWhileDraIsServed) {
+  state::ClusterState st;
+  model::NodeSupply both;
+  both.name = "both";
+  both.gpus["nvidia.com/gpu"] = 4;
+  model::NodeSupply plugin = both;
+  plugin.name = "plugin";
+  st.upsert_nodes({both, plugin});
+  model::ResourceSlice s;
+  s.name = "both";
+  s.driver = model::kNvidiaGpuDriver;
+  s.node_name = "both";
+  s.pool = "both";
+  s.pool_slice_count = 1;
+  s.devices.push_back({"gpu-0", {}, {}});
+  const model::DraInventory dra = model::build_dra_inventory({s}, {});
+  const state::Snapshot snap = st.snapshot();
+  ScrapeView view;
+  view.snapshot = &snap;
+  view.now = state::Clock::now();
+  Metrics m({"nvidia.com/gpu"});
+  EXPECT_EQ(m.render(view).find("scheduler_extender_mixed_gpu_source_nodes"), std::string::npos) << "DRA not served";
+  view.dra = &dra;
+  const std::string text = m.render(view);
+  EXPECT_TRUE(has_line(text, "scheduler_extender_mixed_gpu_source_nodes 1")) << text;
+}
+
 TEST(Metrics, LabelValuesAreEscaped) {
   state::ClusterState s;
   s.upsert_nodes({node("odd\"name\\\n", 1)});

@@ -38,6 +38,7 @@ TEST(Router, Table) {
       {"POST", "/filterx", 404, std::nullopt, ""},
       {"GET", "/", 404, std::nullopt, ""},
       {"GET", "/debug/state", 200, Endpoint::kDebugState, ""},
+      {"GET", "/debug/dra", 200, Endpoint::kDebugDra, ""},
       {"GET", "/debug/nodes/gpu-a100-1", 200, Endpoint::kDebugNode, "gpu-a100-1"},
       {"GET", "/debug/nodes/", 404, std::nullopt, ""},
       {"DELETE", "/admin/pods/6f9d4c1e", 200, Endpoint::kAdminPod, "6f9d4c1e"},
@@ -78,6 +79,7 @@ TEST(Router, EachListenerServesItsRole) {
 
 TEST(Router, DebugAndAdminAreForLoopbackPeersOnly) {
   EXPECT_TRUE(loopback_only(Endpoint::kDebugState));
+  EXPECT_TRUE(loopback_only(Endpoint::kDebugDra));
   EXPECT_TRUE(loopback_only(Endpoint::kDebugNode));
   EXPECT_TRUE(loopback_only(Endpoint::kAdminPod));
   for (Endpoint e : {Endpoint::kFilter, Endpoint::kBind, Endpoint::kHealthz, Endpoint::kReadyz, Endpoint::kMetrics}) {

@@ -1,7 +1,9 @@
 #pragma once
 // Sweeper: every `interval`, drops the reservations whose bind the cluster never confirmed by
 // their expiry on `clock`, and reports nodes that became overcommitted (once per node and
-// episode), to the log and the metrics. Runs its own thread from construction until destroyed;
+// episode), to the log and the metrics, and, with `dra`, nodes whose GPUs come from a device
+// plugin and DRA at once (once per node, resource and episode, to the log; /metrics and
+// /debug/dra show them while they last). Runs its own thread from construction until destroyed;
 // sweep() is the pass the thread makes, for a caller that drives the time itself (not
 // concurrently with the thread's pass: a Sweeper built with interval 0 makes none).
 #include <chrono>
@@ -12,8 +14,10 @@
 #include <vector>
 
 #include "extender/common/clock.h"
+#include "extender/engine/ports.h"
 #include "extender/server/metrics.h"
 #include "extender/state/cluster_state.h"
+#include "extender/state/mixed_gpu_sources.h"
 #include "extender/state/overcommit.h"
 
 namespace extender::daemon {
@@ -23,10 +27,12 @@ class Sweeper {
   struct Pass {
     std::size_t expired = 0;                     // reservations dropped
     std::vector<state::Overcommit> overcommits;  // episodes that started
+    std::vector<state::MixedGpuSources> mixed;   // episodes that started
   };
 
   // interval 0: no thread; only sweep() sweeps.
-  Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock, std::chrono::milliseconds interval);
+  Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock, std::chrono::milliseconds interval,
+          const engine::DraSource* dra = nullptr);
   ~Sweeper();
   Sweeper(const Sweeper&) = delete;
   Sweeper& operator=(const Sweeper&) = delete;
@@ -37,7 +43,9 @@ class Sweeper {
   state::ClusterState& state_;
   server::Metrics& metrics_;
   const Clock& clock_;
+  const engine::DraSource* dra_;
   state::OvercommitTracker overcommits_;
+  state::MixedGpuSourcesTracker mixed_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -40,6 +40,8 @@ struct ApiDeps {
   // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
   // and /metrics. Empty: no election (every verb is decided here).
   std::function<LeadershipView()> leadership;
+  // Kubernetes mode: DRA as the watches have it, for /debug/dra and /metrics.
+  const engine::DraSource* dra = nullptr;
 };
 
 class Api {
@@ -53,6 +55,7 @@ class Api {
  private:
   HttpResponse verb(const Route& route, const HttpRequest& request);
   HttpResponse debug_state() const;
+  HttpResponse debug_dra() const;
   HttpResponse debug_node(const std::string& name) const;
   HttpResponse admin_remove_pod(const std::string& uid);
   HttpResponse readyz() const;

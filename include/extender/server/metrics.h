@@ -18,6 +18,7 @@
 #include "extender/engine/extender.h"
 #include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
+#include "extender/model/dra_inventory.h"
 #include "extender/state/overcommit.h"
 
 namespace prometheus {
@@ -47,6 +48,7 @@ struct ScrapeView {
   std::optional<std::size_t> demand_cache_entries;
   std::vector<WatchView> watches;  // empty outside Kubernetes mode
   std::optional<LeadershipView> leadership;  // Kubernetes mode with leader election
+  const model::DraInventory* dra = nullptr;   // Kubernetes mode, while DRA is served
 };
 
 class Metrics {

@@ -19,6 +19,7 @@ enum class Endpoint {
   kVersion,
   kMetrics,
   kDebugState,
+  kDebugDra,
   kDebugNode,   // argument: node name
   kAdminPod,    // argument: pod uid
 };
