@@ -256,12 +256,15 @@ struct Relay::Impl {
   std::mutex clients_mu;
   std::vector<std::unique_ptr<httplib::Client>> idle_clients;
 
-  std::unique_ptr<httplib::Client> take_client() {
-    {
+  // An idle client (its connection kept alive; `reused` set) when `idle_ok`, or a new one.
+  std::unique_ptr<httplib::Client> take_client(bool idle_ok, bool& reused) {
+    reused = false;
+    if (idle_ok) {
       std::lock_guard lock(clients_mu);
       if (!idle_clients.empty()) {
         auto c = std::move(idle_clients.back());
         idle_clients.pop_back();
+        reused = true;
         return c;
       }
     }
@@ -325,8 +328,17 @@ struct Relay::Impl {
 
     std::string content_type = req.get_header_value("Content-Type");
     if (content_type.empty() || content_type.size() > 256) content_type = "application/json";
-    auto client = take_client();
-    httplib::Result r = client->Post((upstream.path + req.path).c_str(), req.body, content_type.c_str());
+    const std::string path = upstream.path + req.path;
+    bool reused = false;
+    auto client = take_client(true, reused);
+    const auto sent = std::chrono::steady_clock::now();
+    httplib::Result r = client->Post(path.c_str(), req.body, content_type.c_str());
+    // A kept-alive connection the daemon closed while idle fails at once: one more try on a new
+    // connection (never after a failure that took half the timeout, so no call waits much longer).
+    if (!r && reused && std::chrono::steady_clock::now() - sent < options.upstream_timeout / 2) {
+      client = take_client(false, reused);
+      r = client->Post(path.c_str(), req.body, content_type.c_str());
+    }
 
     bool success = false;
     std::string why;

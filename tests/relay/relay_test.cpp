@@ -253,6 +253,19 @@ TEST(Relay, PassesBodyTypeAndStatusThrough) {
   EXPECT_EQ(ok.load(), 8);
 }
 
+TEST(Relay, IdleConnectionClosedByTheUpstreamIsNoFailure) {
+  Upstream up([](httplib::Server& s) {
+    s.set_keep_alive_timeout(1);
+    s.Post(kPath, [](const httplib::Request& req, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  });
+  auto relay = start_relay(up.url(), 2s, 60s);
+  ASSERT_TRUE(relay);
+  EXPECT_EQ(post(*relay, kPath, "{}").status, 200);
+  std::this_thread::sleep_for(1500ms);  // the upstream closes the kept-alive connection
+  EXPECT_EQ(post(*relay, kPath, "{}").status, 200);
+  EXPECT_EQ(relay->breaker_state(), BreakerState::kClosed);
+}
+
 TEST(Relay, NeverAnsweringUpstreamOpensTheBreakerAndLaterCallsAreRefusedAtOnce) {
   SilentListener silent;
   const auto timeout = 500ms;
