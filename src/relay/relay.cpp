@@ -325,7 +325,21 @@ struct Relay::Impl {
       return;
     }
     if (ticket.probe) spdlog::info("circuit half-open: one call goes to upstream {}", upstream.scheme_host_port());
+    bool reported = false;
+    try {
+      forward_admitted(req, res, ticket, reported);
+    } catch (...) {
+      // The admitted call must be reported, or a probe would hold the breaker half-open forever.
+      if (!reported) {
+        std::lock_guard lock(breaker_mu);
+        breaker.report(ticket, false, std::chrono::steady_clock::now());
+      }
+      throw;
+    }
+  }
 
+  void forward_admitted(const httplib::Request& req, httplib::Response& res, const Breaker::Ticket& ticket,
+                        bool& reported) {
     std::string content_type = req.get_header_value("Content-Type");
     if (content_type.empty() || content_type.size() > 256) content_type = "application/json";
     const std::string path = upstream.path + req.path;
@@ -353,6 +367,7 @@ struct Relay::Impl {
     {
       std::lock_guard lock(breaker_mu);
       t = breaker.report(ticket, success, std::chrono::steady_clock::now());
+      reported = true;
     }
     log_transition(t, why);
 
