@@ -12,8 +12,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
+
+#include "kube/test_pki.h"
 
 namespace extender::relay {
 namespace {
@@ -409,6 +414,101 @@ TEST(Relay, SurvivesGarbageOnTheSocket) {
     ::close(fd);
   }
   EXPECT_EQ(post(*relay, kPath, "{}").body, "up");
+}
+
+// https to the upstream: its certificate checked against --ca-file, and a client certificate
+// presented when the upstream asks for one.
+class RelayTls : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    namespace pki = kube::testing;
+    ca_ = pki::issue("test-ca", pki::Role::kCa, nullptr);
+    server_ = pki::issue("scheduler-extender", pki::Role::kServer, &ca_);
+    client_ = pki::issue("kube-scheduler", pki::Role::kClient, &ca_);
+    other_ca_ = pki::issue("other-ca", pki::Role::kCa, nullptr);
+    char tmpl[] = "/tmp/relay-tls-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    write("ca.crt", ca_.cert_pem);
+    write("other-ca.crt", other_ca_.cert_pem);
+    write("tls.crt", client_.cert_pem);
+    write("tls.key", client_.key_pem);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // An https upstream on a free port; client certificates required when `mtls`.
+  struct HttpsUpstream {
+    std::unique_ptr<httplib::SSLServer> server;
+    int port = 0;
+    std::thread thread;
+    ~HttpsUpstream() {
+      server->stop();
+      thread.join();
+    }
+  };
+  std::unique_ptr<HttpsUpstream> https_upstream(bool mtls) {
+    auto up = std::make_unique<HttpsUpstream>();
+    up->server = std::make_unique<httplib::SSLServer>(server_.cert.get(), server_.key.get(),
+                                                      mtls ? kube::testing::store_of(ca_) : nullptr);
+    up->server->Post(kPath, [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content("tls:" + req.body, "application/json");
+    });
+    up->port = up->server->bind_to_any_port("127.0.0.1");
+    up->thread = std::thread([s = up->server.get()] { s->listen_after_bind(); });
+    while (!up->server->is_running()) std::this_thread::sleep_for(1ms);
+    return up;
+  }
+
+  std::unique_ptr<Relay> relay_to(int port, const std::string& ca, bool client_cert) {
+    RelayOptions options;
+    options.listen_port = 0;
+    options.upstream = "https://127.0.0.1:" + std::to_string(port);
+    options.upstream_timeout = 2s;
+    options.breaker.open_for = 60s;
+    options.ca_file = path(ca);
+    if (client_cert) {
+      options.cert_file = path("tls.crt");
+      options.key_file = path("tls.key");
+    }
+    auto relay = Relay::create(options);
+    EXPECT_TRUE(relay.ok()) << (relay.ok() ? "" : relay.message());
+    if (!relay) return nullptr;
+    (*relay)->start();
+    return std::move(*relay);
+  }
+
+  kube::testing::Issued ca_, server_, client_, other_ca_;
+  std::string dir_;
+};
+
+TEST_F(RelayTls, MutualTlsPassesBodies) {
+  ASSERT_TRUE(tls_supported());
+  auto up = https_upstream(true);
+  auto relay = relay_to(up->port, "ca.crt", true);
+  ASSERT_TRUE(relay);
+  auto a = post(*relay, kPath, "{}");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, "tls:{}");
+  EXPECT_EQ(relay->breaker_state(), BreakerState::kClosed);
+}
+
+TEST_F(RelayTls, ServerCertificateFromAnotherCaIsAFailure) {
+  auto up = https_upstream(false);
+  auto relay = relay_to(up->port, "other-ca.crt", false);
+  ASSERT_TRUE(relay);
+  EXPECT_EQ(post(*relay, kPath, "{}").status, 503);
+  EXPECT_EQ(relay->breaker_state(), BreakerState::kOpen);
+}
+
+TEST_F(RelayTls, NoClientCertificateWhereOneIsRequiredIsAFailure) {
+  auto up = https_upstream(true);
+  auto relay = relay_to(up->port, "ca.crt", false);
+  ASSERT_TRUE(relay);
+  EXPECT_EQ(post(*relay, kPath, "{}").status, 503);
+  EXPECT_EQ(relay->breaker_state(), BreakerState::kOpen);
 }
 
 }  // namespace
