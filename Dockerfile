@@ -1,4 +1,5 @@
-# scheduler-extender image: Debian 12 (bookworm-slim), the daemon alone, as a non-root user.
+# scheduler-extender image: Debian 12 (bookworm-slim), the daemon and its relay
+# (scheduler-extender-relay, the every-pod entry's sidecar beside kube-scheduler), as a non-root user.
 #
 #   docker build -t ghcr.io/scheduler-extender/scheduler-extender:0.1.0 .
 #
@@ -13,13 +14,15 @@ COPY . .
 # The test suite and benchmarks are not needed for the image (CI builds and runs them).
 RUN scripts/install-deps.sh \
  && make build CMAKE_FLAGS="-DEXTENDER_TESTS=OFF -DEXTENDER_BENCH=OFF" \
- && ./build/scheduler-extender --version
+ && ./build/scheduler-extender --version \
+ && ./build/scheduler-extender-relay --version
 
 FROM debian:bookworm-slim
 COPY scripts/install-deps.sh /tmp/install-deps.sh
 RUN /tmp/install-deps.sh --runtime \
  && rm -rf /tmp/install-deps.sh /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 COPY --from=build /src/build/scheduler-extender /usr/local/bin/scheduler-extender
+COPY --from=build /src/build/scheduler-extender-relay /usr/local/bin/scheduler-extender-relay
 # Numeric, so that runAsNonRoot can verify it without an /etc/passwd entry.
 USER 65532:65532
 # 8888: scheduler-facing (server.listen); 8889: admin (health, metrics, debug).

@@ -452,7 +452,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] PodDisruptionBudget: maxUnavailable 1 (no minAvailable) over every replica")
 
 
-def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False):
+def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False, relay=True):
     cfg = scheduler_config(docs)
     if not C.ok(cfg is not None, f"[{kv}] second scheduler ConfigMap rendered"):
         return
@@ -482,17 +482,42 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False):
     C.eq(ext, want_ext, f"[{kv}] extender entry (urlPrefix, verbs, weight, nodeCacheCapable, managedResources, ...)")
     C.eq(len(cfg["extenders"]), 2 if every_pod else 1,
          f"[{kv}] {'two extender entries (extender.everyPod.enabled)' if every_pod else 'one extender entry'}")
-    if every_pod and len(cfg["extenders"]) == 2:
-        second = dict(cfg["extenders"][1])
-        C.eq((second.pop("tlsConfig", None), second.pop("enableHTTPS", None)), (tls_config, enable_https),
-             f"[{kv}] every-pod entry: the same TLS settings as the first")
-        C.eq(second, {"urlPrefix": want_ext["urlPrefix"], "prioritizeVerb": "prioritize-unmanaged", "weight": 10,
-                      "nodeCacheCapable": True, "httpTimeout": "200ms", "ignorable": True},
-             f"[{kv}] every-pod entry: prioritize-unmanaged only, no managedResources, same urlPrefix and weight, "
-             "ignorable, 200ms")
-
     dep = find(docs, "Deployment", SCHED_FULLNAME)
     c = container(dep, "kube-scheduler")
+    relay_c = next((x for x in dep["spec"]["template"]["spec"]["containers"] if x["name"] == "relay"), None)
+    if every_pod and len(cfg["extenders"]) == 2:
+        second = dict(cfg["extenders"][1])
+        second_tls = (second.pop("tlsConfig", None), second.pop("enableHTTPS", None))
+        want_second = {"urlPrefix": want_ext["urlPrefix"], "prioritizeVerb": "prioritize-unmanaged", "weight": 10,
+                       "nodeCacheCapable": True, "httpTimeout": "200ms", "ignorable": True}
+        if relay:
+            want_second["urlPrefix"] = "http://127.0.0.1:8890/scheduler"
+            C.eq(second_tls, (None, None), f"[{kv}] every-pod entry: plain HTTP to the relay on loopback")
+            C.eq(second, want_second, f"[{kv}] every-pod entry: prioritize-unmanaged only, through the relay "
+                 "http://127.0.0.1:8890/scheduler, ignorable, 200ms")
+            daemon_c = container(find(docs, "Deployment", FULLNAME), "scheduler-extender")
+            if C.ok(relay_c is not None, f"[{kv}] relay sidecar in the scheduler's pod"):
+                C.eq((relay_c["image"], relay_c["command"]), (daemon_c["image"], ["scheduler-extender-relay"]),
+                     f"[{kv}] relay sidecar: the daemon's image, command scheduler-extender-relay")
+                want_args = ["--listen=127.0.0.1:8890", f"--upstream={scheme}://{FULLNAME}.{NAMESPACE}.svc:8888",
+                             "--upstream-timeout=150ms", "--open-for=5s"]
+                if tls:
+                    rvol, rmnt = mount_of(dep, relay_c, lambda v: "secret" in v)
+                    d = rmnt["mountPath"] if rmnt else "?"
+                    want_args += [f"--ca-file={d}/ca.crt", f"--cert-file={d}/tls.crt", f"--key-file={d}/tls.key"]
+                    C.eq(d, tls_config["caFile"].rsplit("/", 1)[0] if tls_config else None,
+                         f"[{kv}] relay sidecar mounts the managed entry's CA and client certificate")
+                C.eq(relay_c["args"], want_args, f"[{kv}] relay sidecar args (loopback listen, the daemon's Service, "
+                     "timeout, open-for, TLS files)")
+                C.ok("ports" not in relay_c, f"[{kv}] relay sidecar publishes no port")
+        else:
+            C.eq(second_tls, (tls_config, enable_https), f"[{kv}] every-pod entry: the same TLS settings as the first")
+            C.eq(second, want_second,
+                 f"[{kv}] every-pod entry: prioritize-unmanaged only, no managedResources, same urlPrefix and weight, "
+                 "ignorable, 200ms")
+    if not (every_pod and relay):
+        C.ok(relay_c is None, f"[{kv}] no relay sidecar")
+
     C.eq(c["image"], f"registry.k8s.io/kube-scheduler:{want_tag}", f"[{kv}] kube-scheduler image tag {want_tag}")
     vol, mnt = mount_of(dep, c, lambda v: v.get("configMap", {}).get("name") == SCHED_FULLNAME)
     C.ok(vol is not None and f"--config={mnt['mountPath']}/scheduler-config.yaml" in c["command"],
@@ -597,6 +622,10 @@ def step_render():
                   sets=["secondScheduler.enabled=true", "extender.everyPod.enabled=true"])
     if docs:
         check_second_scheduler(docs, "1.31.0/http", "v1", "v1.31.0", tls=False, every_pod=True)
+    docs = render("1.31.0", "second scheduler, every-pod entry without the relay",
+                  values_files=[nondefault], sets=["extender.everyPod.enabled=true", "extender.everyPod.relay.enabled=false"])
+    if docs:
+        check_second_scheduler(docs, "1.31.0/no-relay", "v1", "v1.31.0", tls=True, every_pod=True, relay=False)
 
     # The Grafana dashboard: off by default (the exact kinds above), a ConfigMap Grafana's sidecar
     # loads when on. tests/server/metrics_test.cpp checks that the daemon exports every metric its
@@ -1078,9 +1107,12 @@ def step_docker():
          "Dockerfile runtime stage: install-deps.sh --runtime (no second package list)", str(runtime_runs))
     C.ok(not any(re.search(r"apt-get install", r) for r in build_runs + runtime_runs),
          "Dockerfile: no apt-get install of its own")
-    C.ok(any(c.startswith("COPY --from=build") and c.endswith("/usr/local/bin/scheduler-extender") for c in copies)
-         and sum(c.startswith("COPY --from=") for c in copies) == 1,
-         "Dockerfile: only the binary comes from the build stage, to /usr/local/bin", str(copies))
+    from_build = [c for c in copies if c.startswith("COPY --from=")]
+    C.ok(all(c.startswith("COPY --from=build") for c in from_build)
+         and sorted(c.split()[-1] for c in from_build)
+         == ["/usr/local/bin/scheduler-extender", "/usr/local/bin/scheduler-extender-relay"],
+         "Dockerfile: only the daemon and the relay binaries come from the build stage, to /usr/local/bin",
+         str(copies))
     user = next((l.split()[1] for l in lines if l.upper().startswith("USER ")), "")
     uid = user.split(":")[0]
     values = load_yaml(os.path.join(repo, CHART_REL, "values.yaml"))

@@ -414,14 +414,22 @@ extenders:
     {{- . | nindent 4 }}
     {{- end }}
   {{- if include "scheduler-extender.everyPod" . }}
+  {{- if include "scheduler-extender.everyPodRelay" . }}
+  # Through the relay sidecar (scheduler-extender-relay) on the pod's loopback: while the daemon
+  # fails or cannot be reached, it answers at once instead of each pod waiting for httpTimeout.
+  - urlPrefix: {{ include "scheduler-extender.relayURL" . | quote }}
+  {{- else }}
   - urlPrefix: {{ include "scheduler-extender.extenderURL" . | quote }}
+  {{- end }}
     prioritizeVerb: prioritize-unmanaged
     weight: {{ int64 $ext.weight }}
     nodeCacheCapable: {{ $ext.nodeCacheCapable }}
     httpTimeout: {{ $ext.everyPod.httpTimeout }}
     ignorable: true
+    {{- if not (include "scheduler-extender.everyPodRelay" .) }}
     {{- with include "scheduler-extender.schedulerExtenderTls" . }}
     {{- . | nindent 4 }}
+    {{- end }}
     {{- end }}
   {{- end }}
 {{- end -}}
@@ -429,6 +437,51 @@ extenders:
 {{/* "true" when the every-pod extender entry (extender.everyPod.enabled) is on, else "". */}}
 {{- define "scheduler-extender.everyPod" -}}
 {{- if (.Values.extender.everyPod | default dict).enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* extender.everyPod.relay with its defaults filled in. */}}
+{{- define "scheduler-extender.relayValues" -}}
+{{- $r := deepCopy ((.Values.extender.everyPod | default dict).relay | default dict) -}}
+{{- if not (hasKey $r "enabled") -}}{{- $_ := set $r "enabled" true -}}{{- end -}}
+{{- $_ := set $r "port" ($r.port | default 8890) -}}
+{{- $_ := set $r "upstreamTimeout" ($r.upstreamTimeout | default "150ms") -}}
+{{- $_ := set $r "openFor" ($r.openFor | default "5s") -}}
+{{- toYaml $r -}}
+{{- end -}}
+
+{{/* "true" when the every-pod entry goes through the relay sidecar of the chart's second
+scheduler (everyPod.enabled, everyPod.relay.enabled and secondScheduler.enabled), else "". */}}
+{{- define "scheduler-extender.everyPodRelay" -}}
+{{- $r := include "scheduler-extender.relayValues" . | fromYaml -}}
+{{- if and (include "scheduler-extender.everyPod" .) $r.enabled .Values.secondScheduler.enabled -}}true{{- end -}}
+{{- end -}}
+
+{{/* The relay's loopback address as the every-pod entry's urlPrefix (with the daemon's path prefix). */}}
+{{- define "scheduler-extender.relayURL" -}}
+{{- $r := include "scheduler-extender.relayValues" . | fromYaml -}}
+{{- printf "http://127.0.0.1:%v%s" (int64 $r.port) (include "scheduler-extender.pathPrefix" .) -}}
+{{- end -}}
+
+{{/* The daemon's Service as the relay's --upstream: scheme, host and port (the request's path,
+which carries the path prefix, is appended by the relay). */}}
+{{- define "scheduler-extender.relayUpstream" -}}
+{{- printf "%s://%s:%v" (ternary "https" "http" .Values.tls.enabled) (include "scheduler-extender.serviceHost" .) .Values.service.port -}}
+{{- end -}}
+
+{{/* The relay's arguments (the sidecar's args, and the command NOTES.txt prints). */}}
+{{- define "scheduler-extender.relayArgs" -}}
+{{- $r := include "scheduler-extender.relayValues" . | fromYaml -}}
+- --listen=127.0.0.1:{{ int64 $r.port }}
+- --upstream={{ include "scheduler-extender.relayUpstream" . }}
+- --upstream-timeout={{ $r.upstreamTimeout }}
+- --open-for={{ $r.openFor }}
+{{- if .Values.tls.enabled }}
+- --ca-file={{ include "scheduler-extender.schedulerTlsDir" . }}/ca.crt
+{{- if .Values.tls.requireClientCert }}
+- --cert-file={{ include "scheduler-extender.schedulerTlsDir" . }}/tls.crt
+- --key-file={{ include "scheduler-extender.schedulerTlsDir" . }}/tls.key
+{{- end }}
+{{- end }}
 {{- end -}}
 
 {{/* The TLS fields of the second scheduler's extender entries (none without tls.enabled). */}}
