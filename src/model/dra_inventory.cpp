@@ -36,6 +36,52 @@ std::string incomplete(const PoolSlices& p) {
   return {};
 }
 
+class Fnv1a {
+ public:
+  void add(std::string_view bytes) {
+    for (unsigned char c : bytes) {
+      h_ ^= c;
+      h_ *= 1099511628211ull;
+    }
+    add_word(bytes.size());
+  }
+  void add_word(std::uint64_t w) {
+    for (int i = 0; i < 8; ++i) {
+      h_ ^= (w >> (8 * i)) & 0xff;
+      h_ *= 1099511628211ull;
+    }
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 14695981039346656037ull;
+};
+
+std::uint64_t selector_key(const NodeDra& node) {
+  Fnv1a h;
+  for (const auto* list : {&node.gpus, &node.partitions}) {
+    h.add_word(list->size());
+    for (const DraNodeDevice& d : *list) {
+      h.add(d.driver);
+      h.add_word(d.device.attributes.size());
+      for (const auto& [name, a] : d.device.attributes) {
+        h.add(name);
+        h.add_word(static_cast<std::uint64_t>(a.kind));
+        h.add_word(static_cast<std::uint64_t>(a.int_value));
+        h.add_word(a.bool_value ? 1 : 0);
+        h.add(a.text);
+      }
+      h.add_word(d.device.capacity.size());
+      for (const auto& [name, q] : d.device.capacity) {
+        h.add(name);
+        h.add_word(q.nanos_high());
+        h.add_word(q.nanos_low());
+      }
+    }
+  }
+  return h.value();
+}
+
 DraNodeDevice node_device(const ResourceSlice& slice, const DraDevice& d, const DraRules& rules) {
   DraNodeDevice out;
   out.driver = slice.driver;
@@ -104,6 +150,7 @@ DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const
     });
     std::sort(node.partitions.begin(), node.partitions.end(),
               [](const DraNodeDevice& a, const DraNodeDevice& b) { return a.device.name < b.device.name; });
+    node.selector_key = selector_key(node);
     for (std::size_t i = 0; i < node.gpus.size(); ++i) {
       const DraNodeDevice& g = node.gpus[i];
       by_id[device_id(g.driver, g.pool, g.device.name)] = {&node, i};

@@ -109,6 +109,13 @@ DraJudge::DraJudge(const DraClasses& classes, const model::DraInventory& invento
 }
 
 std::optional<std::int64_t> DraJudge::matching(const Choice& c, const model::NodeDra& node, std::string& why) const {
+  auto [it, added] = c.by_selector_key.try_emplace(node.selector_key);
+  if (added) it->second.matching = evaluate(c, node, it->second.why);
+  why = it->second.why;
+  return it->second.matching;
+}
+
+std::optional<std::int64_t> DraJudge::evaluate(const Choice& c, const model::NodeDra& node, std::string& why) {
   std::int64_t n = 0;
   for (const auto* list : {&node.gpus, &node.partitions}) {
     for (const auto& d : *list) {

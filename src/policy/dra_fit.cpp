@@ -33,6 +33,15 @@ std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) co
   return out;
 }
 
+const model::PodDemand& DraFit::rest_of(const model::PodDemand& pod, const std::vector<std::string>& served) const {
+  if (!rest_ || rest_served_ != served) {
+    rest_ = pod;
+    for (const auto& resource : served) rest_->gpus.erase(resource);
+    rest_served_ = served;
+  }
+  return *rest_;
+}
+
 std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const {
   const model::NodeDra& dra = *inventory_->node(node.name);
   for (const auto& resource : served) {
@@ -49,13 +58,10 @@ Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, co
   const std::vector<std::string> served = dra_resources(node);
   if (served.empty()) return check_fit(pod, node, usage, gpu);
   if (auto refused = refusal(served, node)) return std::move(*refused);
-  model::PodDemand rest = pod;
-  for (const auto& resource : served) rest.gpus.erase(resource);
-  return check_fit(rest, node, usage, gpu);
+  return check_fit(rest_of(pod, served), node, usage, gpu);
 }
 
-std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node,
-                                                       const model::NodeUsage& usage) const {
+std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node, model::NodeUsage usage) const {
   const std::vector<std::string> served = dra_resources(node);
   if (served.empty()) return std::nullopt;
   const model::NodeDra& dra = *inventory_->node(node.name);
@@ -68,7 +74,17 @@ std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply&
     }
     memory = memory == 0 ? gpu.memory_bytes : std::min(memory, gpu.memory_bytes);
   }
-  ScoringView view{node, usage};
+  ScoringView view;
+  view.supply.name = node.name;
+  view.supply.gpus = node.gpus;
+  view.supply.gpu_memory_bytes = node.gpu_memory_bytes;
+  view.supply.pools = node.pools;
+  view.supply.gpu_devices = node.gpu_devices;
+  view.supply.cpu_milli = node.cpu_milli;
+  view.supply.memory_bytes = node.memory_bytes;
+  view.supply.pods = node.pods;
+  view.supply.unschedulable = node.unschedulable;
+  view.usage = std::move(usage);
   for (const auto& resource : served) {
     view.supply.gpus[resource] = count;
     view.usage.gpus[resource] = dra.allocated_gpus();
@@ -88,9 +104,7 @@ bool DraFit::eviction_makes_room(const model::PodDemand& pod, const model::NodeS
   const std::vector<std::string> served = dra_resources(node);
   if (served.empty()) return policy::eviction_makes_room(pod, node, usage, victims);
   if (refusal(served, node)) return false;
-  model::PodDemand rest = pod;
-  for (const auto& resource : served) rest.gpus.erase(resource);
-  return policy::eviction_makes_room(rest, node, usage, victims);
+  return policy::eviction_makes_room(rest_of(pod, served), node, usage, victims);
 }
 
 }  // namespace extender::policy

@@ -68,6 +68,26 @@ TEST(DraInventory, GpusWithIndexAndMemoryPartitionsApart) {
   EXPECT_EQ(inv.node("n2"), nullptr);
 }
 
+TEST(DraInventory, NodesOfTheSameHardwareShareASelectorKeyWhateverTheirNamesAndAllocation) {
+  auto gpus = [](std::string memory, std::string last_type = "gpu") {
+    return std::vector<DraDevice>{device("gpu-0", "gpu", 0, memory), device("gpu-1", last_type, 1, memory)};
+  };
+  std::vector<DraDevice> renamed = gpus("80Gi");
+  renamed[0].name = "other-name";
+  const DraInventory inv = build_dra_inventory(
+      {slice("a", "a", gpus("80Gi")), slice("b", "b", gpus("80Gi")), slice("renamed", "renamed", renamed),
+       slice("smaller", "smaller", gpus("40Gi")), slice("mig", "mig", gpus("80Gi", "mig")),
+       slice("bigger", "bigger", gpus("81920Mi"))},
+      {claim("held", {{"r", kNvidiaGpuDriver, "b", "gpu-0", false}})});
+  const auto key = [&](const char* n) { return inv.node(n)->selector_key; };
+  EXPECT_EQ(key("a"), key("b")) << "allocation is not read by selectors";
+  EXPECT_EQ(key("a"), key("renamed")) << "device names are not read by selectors";
+  EXPECT_NE(key("a"), key("smaller")) << "capacity";
+  EXPECT_NE(key("a"), key("mig")) << "attributes";
+  EXPECT_NE(key("smaller"), key("bigger"));
+  EXPECT_EQ(key("a"), key("bigger")) << "80Gi and 81920Mi are one quantity";
+}
+
 TEST(DraInventory, OnlyNodeLocalSlicesOfConfiguredDrivers) {
   ResourceSlice network = slice("s2", "", {device("nic", "gpu", 0)});
   network.pool = "fabric";

@@ -48,6 +48,11 @@ struct NodeDra {
   std::vector<DraNodeDevice> gpus;        // ordered by index, then name
   std::vector<DraNodeDevice> partitions;  // ordered by name
   std::vector<std::string> incomplete_pools;  // "<driver>/<pool>: <why>"
+  // A 64-bit hash of what device selectors read of the node's devices, in the order above (each
+  // one's driver, attributes and capacity; not names, pools or allocation): nodes with equal keys
+  // have devices that every selector matches alike, so a count of matching devices computed on
+  // one holds for the others.
+  std::uint64_t selector_key = 0;
   std::int64_t allocated_gpus() const;
   bool operator==(const NodeDra&) const = default;
 };

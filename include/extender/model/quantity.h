@@ -24,6 +24,9 @@ class Quantity {
   // The value rounded up to a thousandth (resource.Quantity.MilliValue()); saturates.
   std::int64_t milli_ceil() const;
   bool is_negative() const { return nanos_ < 0; }
+  // The exact value in nano-units, as the two halves of a 128-bit integer (for hashing).
+  std::uint64_t nanos_high() const { return static_cast<std::uint64_t>(static_cast<unsigned __int128>(nanos_) >> 64); }
+  std::uint64_t nanos_low() const { return static_cast<std::uint64_t>(nanos_); }
 
   auto operator<=>(const Quantity&) const = default;
 

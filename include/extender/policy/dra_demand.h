@@ -9,12 +9,15 @@
 // must differ). A need passes unjudged, named in `unjudged`, when a selector is unsupported or
 // errs on a device, its class is unknown, the node has an incomplete pool, or the choice matches
 // no device of any node (its devices likely come from a driver the daemon does not watch).
-// Pure; DraClasses and DraJudge are immutable once built and thread-safe to share.
+// Pure. DraClasses is immutable once built and thread-safe to share. DraJudge remembers each
+// choice's count per NodeDra::selector_key (nodes of the same hardware are evaluated once), so
+// one thread at a time may use it: it is built for one request.
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "extender/model/dra.h"
@@ -70,11 +73,16 @@ class DraJudge {
   DraVerdict judge(const model::NodeDra& node) const;
 
  private:
+  struct Count {
+    std::optional<std::int64_t> matching;  // nullopt: cannot say
+    std::string why;
+  };
   struct Choice {
     DraChoice spec;
     const CompiledClass* cls = nullptr;
     std::vector<DeviceSelector> selectors;  // the request's own
     std::string unjudged;                   // set when it can never be judged
+    mutable std::unordered_map<std::uint64_t, Count> by_selector_key;
   };
   struct Need {
     std::string label;
@@ -82,6 +90,7 @@ class DraJudge {
   };
   // Matching devices of the node for the choice; nullopt (and why) when it cannot say.
   std::optional<std::int64_t> matching(const Choice& c, const model::NodeDra& node, std::string& why) const;
+  static std::optional<std::int64_t> evaluate(const Choice& c, const model::NodeDra& node, std::string& why);
 
   std::vector<Need> needs_;
 };

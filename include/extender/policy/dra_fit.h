@@ -13,7 +13,8 @@
 //   the scheduler's); it makes room when the node has enough matching devices in total and the
 //   rest of the pod fits once the victims are gone (policy/preemption.h).
 // - Each resource is judged apart: two resources backed by one class are not summed.
-// Pure: no I/O, no locks. Built once per request; immutable afterwards and thread-safe to share.
+// Pure: no I/O, no locks. Built for one request, and used by one thread at a time (it remembers
+// what it computed for one node for the next).
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,7 +57,7 @@ class DraFit {
     model::NodeSupply supply;
     model::NodeUsage usage;
   };
-  std::optional<ScoringView> scoring_view(const model::NodeSupply& node, const model::NodeUsage& usage) const;
+  std::optional<ScoringView> scoring_view(const model::NodeSupply& node, model::NodeUsage usage) const;
   // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
   bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                            std::span<const model::Allocation> victims) const;
@@ -65,7 +66,12 @@ class DraFit {
   // The refusal of `node` for the DRA-served resources `served`, or nullopt.
   std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const;
 
+  // `pod` without the resources `served` (the last such demand is kept: nodes mostly agree).
+  const model::PodDemand& rest_of(const model::PodDemand& pod, const std::vector<std::string>& served) const;
+
   std::shared_ptr<const model::DraInventory> inventory_;
+  mutable std::optional<model::PodDemand> rest_;
+  mutable std::vector<std::string> rest_served_;
   DraClasses classes_;                                  // the judges point into it
   std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
 };
