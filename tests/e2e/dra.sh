@@ -189,8 +189,26 @@ wait_until 60 "probe-b bound" scheduled probe-b
   fail "probe-b (1 GPU) went to $(node_of probe-b), want dp-2 (device plugin, 2 of 4 in use) over dra-2 (DRA, 1 of 4) and dp-1 (1 of 4): binpack"
 result "binpack, device-plugin node fuller: probe-b on $(node_of probe-b) (dp-2 2/4 device plugin, dra-2 1/4 DRA, dp-1 1/4)"
 
+# The daemon's views, node by node: GET /debug/dra's allocated devices on DRA nodes (as the
+# claims allocate them), GET /debug/state's device-plugin GPUs in use (as the pods there ask them;
+# none on DRA nodes, whose pods hold no device-plugin GPUs).
+DRA_JSON="$(printf '%s\n' "${DRA_NODES[@]}" | jq -R . | jq -s -c .)"
+claims_view() { jq -c --argjson dra "$DRA_JSON" '[$dra[] as $n | {name: $n, allocated: (.[$n] // 0)}]' <<<"$1"; }
+daemon_view() { dra_view | jq -c '[.nodes[] | {name, allocated}] | sort_by(.name)'; }
+agrees() { [[ "$(daemon_view)" == "$want_view" ]]; }
+state_view() {
+  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/state" |
+    jq -c '[.nodes[] | {key: .name, value: (.gpus["nvidia.com/gpu"].used // 0)}] | from_entries | with_entries(select(.value > 0))'
+}
+want_state() { jq -c --argjson dra "$DRA_JSON" 'with_entries(select(.key as $n | $dra | index($n) | not)) | with_entries(select(.value > 0))' <<<"$1"; }
+state_agrees() { [[ "$(state_view)" == "$want_state_view" ]]; }
+
 snapshot
 before="$(usage_json)"
+want_view="$(claims_view "$before")"
+poll_until 30 agrees || fail "before the burst GET /debug/dra shows allocated per node $(daemon_view), the claims $want_view"
+want_state_view="$(want_state "$before")"
+poll_until 30 state_agrees || fail "before the burst GET /debug/state shows device-plugin GPUs in use $(state_view), want $want_state_view (none on DRA nodes)"
 free_before=0
 for n in "${DP_NODES[@]}" "${DRA_NODES[@]}"; do free_before=$((free_before + $(free_on "$n" "$before"))); done
 step "in use before the burst: $before ($free_before GPUs free)"
@@ -246,7 +264,8 @@ settled() {
   done
   return 0
 }
-wait_until 90 "every pod that fits to bind (pending: $(jq -r '[.items[] | select((.spec.nodeName // "") == "") | .metadata.name] | join(" ")' "$WORKDIR/pods.json" 2>/dev/null); in use: $(usage_json 2>/dev/null))" settled
+poll_until 90 settled ||
+  fail "timed out after 90s waiting for every pod that fits to bind (pending: $(jq -r '[.items[] | select((.spec.nodeName // "") == "") | .metadata.name] | join(" ")' "$WORKDIR/pods.json"); in use: $(usage_json))"
 burst_s=$((SECONDS - t_burst))
 
 snapshot
@@ -302,21 +321,21 @@ for n in "${DP_NODES[@]}" "${DRA_NODES[@]}"; do
 done
 ((over == 0)) || fail "$over node(s) over capacity: $use"
 # A pod asking nvidia.com/gpu on a DRA node is served by a claim the scheduler made for it.
-for p in $(jq -r --argjson dra "$(printf '%s\n' "${DRA_NODES[@]}" | jq -R . | jq -s -c .)" '.items[] | select(.spec.nodeName as $n | $dra | index($n)) | select(.spec.containers[0].resources.limits["nvidia.com/gpu"]) | .metadata.name' "$WORKDIR/pods.json"); do
+for p in $(jq -r --argjson dra "$DRA_JSON" '.items[] | select(.spec.nodeName as $n | $dra | index($n)) | select(.spec.containers[0].resources.limits["nvidia.com/gpu"]) | .metadata.name' "$WORKDIR/pods.json"); do
   uid="$(jq -r --arg p "$p" '.items[] | select(.metadata.name == $p) | .metadata.uid' "$WORKDIR/pods.json")"
   want="$(jq -r --arg p "$p" '.items[] | select(.metadata.name == $p) | .spec.containers[0].resources.limits["nvidia.com/gpu"]' "$WORKDIR/pods.json")"
   got="$(jq -r --arg uid "$uid" '[.items[] | select(any(.status.reservedFor[]?; .uid == $uid)) | .status.allocation.devices.results[]?] | length' "$WORKDIR/claims.json")"
   [[ "$got" == "$want" ]] || fail "pod $p asks $want nvidia.com/gpu on a DRA node but its claims allocate $got devices"
 done
 
-# The restarted daemon's /debug/dra agrees with the claims, node by node.
-want_view="$(jq -c --argjson dra "$(printf '%s\n' "${DRA_NODES[@]}" | jq -R . | jq -s -c .)" '[$dra[] as $n | {name: $n, allocated: (.[$n] // 0)}]' <<<"$use")"
-daemon_view() { dra_view | jq -c '[.nodes[] | {name, allocated}] | sort_by(.name)'; }
-agrees() { [[ "$(daemon_view)" == "$want_view" ]]; }
-wait_until 30 "GET /debug/dra allocated per node $want_view (now $(daemon_view))" agrees
+# The restarted daemon's views agree with the claims and pods, node by node.
+want_view="$(claims_view "$use")"
+poll_until 30 agrees || fail "GET /debug/dra shows allocated per node $(daemon_view), the claims $want_view"
+want_state_view="$(want_state "$use")"
+poll_until 30 state_agrees || fail "GET /debug/state shows device-plugin GPUs in use $(state_view), want $want_state_view (none on DRA nodes)"
 unmatched="$(dra_view | jq -r '.results_naming_no_counted_device // [] | join(", ")')"
 [[ -z "$unmatched" ]] || fail "/debug/dra names claim results of no counted device: $unmatched"
-step "GET /debug/dra after the restart: $(daemon_view)"
+step "after the restart GET /debug/dra: $(daemon_view); GET /debug/state, device-plugin GPUs in use: $(state_view)"
 
 result "burst pods bound: $bound / $asked_pods asked ($asked_gpus GPUs asked for $free_before free; pending: $pending)"
 result "template (ResourceClaimTemplate) pods bound: $claim_bound / ${#CLAIM_PODS[@]}"
