@@ -20,8 +20,10 @@
 # of type gpu, 80Gi each); DeviceClass gpu.nvidia.com with extendedResourceName nvidia.com/gpu;
 # the daemon with gpu_packing binpack; kube-scheduler with the extender (filter, prioritize at
 # weight 10, bind, nodeCacheCapable, managedResources nvidia.com/gpu, ignoredByScheduler false).
-#   1. binpack ranks both kinds on one scale: with dra-1 at 3/4 and dp-1 at 1/4 a 1-GPU pod lands
-#      on dra-1 (DRA); with dp-2 at 2/4 and dra-2 at 1/4 the next lands on dp-2 (device plugin).
+#   1. binpack ranks both kinds on one scale: with dra-1 at 3/4 and dp-1 at 1/4 the daemon's
+#      /prioritize puts dra-1 alone on top for a 1-GPU pod, which lands there (DRA); with dp-2 at
+#      2/4, dra-2 and dp-1 at 1/4 it puts dp-2 on top, scores dra-2 and dp-1 alike, and the next
+#      1-GPU pod lands on dp-2 (device plugin).
 #   2. a burst of pods asking nvidia.com/gpu 1 or 2, and two pods with a ResourceClaimTemplate of
 #      one device of the class, more than the GPUs left; the daemon is killed -9 and restarted
 #      while the burst is being created. Every pod that fits binds: each pod still Pending asks
@@ -170,11 +172,28 @@ for p in fill-dra-1 fill-dp-1; do
   on() { scheduled "$p"; }
   wait_until 60 "$p bound" on
 done
+# daemon_scores POD_NAME GPUS NODE...: the daemon's /prioritize scores for a pod asking GPUS
+# nvidia.com/gpu (not created) over NODEs, as "node=score ..." (the scheduler weighs them by 10).
+daemon_scores() {
+  local pod="$1" gpus="$2" body
+  shift 2
+  body="$(gpu_pod "$pod" "$gpus" | K create --dry-run=client -o json -f - |
+    jq -c --arg uid "$(cat /proc/sys/kernel/random/uuid)" --args '{Pod: (.metadata.uid = $uid), NodeNames: $ARGS.positional}' "$@")"
+  curl -sf -X POST -H 'Content-Type: application/json' --data-binary "$body" "http://127.0.0.1:$DAEMON_PORT/scheduler/prioritize" |
+    jq -r 'map("\(.Host)=\(.Score)") | join(" ")'
+}
+# top_is NODE SCORES: NODE alone has the highest score.
+top_is() { tr ' ' '\n' <<<"$2" | sort -t= -k2,2nr | awk -F= -v n="$1" 'NR == 1 { top = $2; ok = ($1 == n) } NR == 2 { ok = ok && $2 < top } END { exit !ok }'; }
+ranks() { scores="$(daemon_scores "$1" 1 "${@:3}")" && top_is "$2" "$scores"; }
+poll_until 10 ranks probe-a dra-1 dp-1 dp-2 dra-1 dra-2 || true
+step "the daemon's prioritize for a 1-GPU pod: $scores"
+scores_a="$scores"
+top_is dra-1 "$scores" || fail "the daemon's prioritize does not rank dra-1 (DRA, 3 of 4 allocated) alone on top for a 1-GPU pod: $scores"
 gpu_pod probe-a 1 | K apply -f - >/dev/null
 wait_until 60 "probe-a bound" scheduled probe-a
 [[ "$(node_of probe-a)" == dra-1 ]] ||
   fail "probe-a (1 GPU) went to $(node_of probe-a), want dra-1 (DRA, 3 of 4 allocated) over dp-1 (device plugin, 1 of 4 in use): binpack"
-result "binpack, DRA node fuller: probe-a on $(node_of probe-a) (dra-1 3/4 DRA, dp-1 1/4 device plugin)"
+result "binpack, DRA node fuller: probe-a on $(node_of probe-a) (dra-1 3/4 DRA, dp-1 1/4 device plugin; daemon scores before: $scores_a)"
 {
   gpu_pod fill-dp-2 2 dp-2
   gpu_pod fill-dra-2 1 dra-2
@@ -183,11 +202,18 @@ for p in fill-dp-2 fill-dra-2; do
   on() { scheduled "$p"; }
   wait_until 60 "$p bound" on
 done
+poll_until 10 ranks probe-b dp-2 dp-1 dp-2 dra-2 || true
+step "the daemon's prioritize for a 1-GPU pod (dra-1 and its 4 of 4 left out, as the scheduler's DRA filter refuses it): $scores"
+top_is dp-2 "$scores" || fail "the daemon's prioritize does not rank dp-2 (device plugin, 2 of 4 in use) alone on top for a 1-GPU pod: $scores"
+# dp-1 (device plugin) and dra-2 (DRA) both have 1 of 4 in use: one scale scores them alike.
+score_of() { tr ' ' '\n' <<<"$2" | awk -F= -v n="$1" '$1 == n { print $2 }'; }
+[[ "$(score_of dp-1 "$scores")" == "$(score_of dra-2 "$scores")" ]] ||
+  fail "the daemon scores dp-1 (device plugin, 1 of 4 in use) and dra-2 (DRA, 1 of 4 allocated) differently: $scores"
 gpu_pod probe-b 1 | K apply -f - >/dev/null
 wait_until 60 "probe-b bound" scheduled probe-b
 [[ "$(node_of probe-b)" == dp-2 ]] ||
   fail "probe-b (1 GPU) went to $(node_of probe-b), want dp-2 (device plugin, 2 of 4 in use) over dra-2 (DRA, 1 of 4) and dp-1 (1 of 4): binpack"
-result "binpack, device-plugin node fuller: probe-b on $(node_of probe-b) (dp-2 2/4 device plugin, dra-2 1/4 DRA, dp-1 1/4)"
+result "binpack, device-plugin node fuller: probe-b on $(node_of probe-b) (dp-2 2/4 device plugin, dra-2 1/4 DRA, dp-1 1/4; daemon scores before: $scores)"
 
 # The daemon's views, node by node: GET /debug/dra's allocated devices on DRA nodes (as the
 # claims allocate them), GET /debug/state's device-plugin GPUs in use (as the pods there ask them;
