@@ -363,6 +363,12 @@ unmatched="$(dra_view | jq -r '.results_naming_no_counted_device // [] | join(",
 [[ -z "$unmatched" ]] || fail "/debug/dra names claim results of no counted device: $unmatched"
 step "after the restart GET /debug/dra: $(daemon_view); GET /debug/state, device-plugin GPUs in use: $(state_view)"
 
+# Pods that do not fit stay Pending (a few seconds on, after the checks above).
+snapshot
+still="$(jq -r '[.items[] | select((.spec.nodeName // "") == "") | .metadata.name] | join(" ")' "$WORKDIR/pods.json")"
+[[ "$still" == "$pending" ]] || fail "pending pods changed from '$pending' to '$still' with no GPU freed"
+[[ "$(usage_json)" == "$use" ]] || fail "GPUs in use changed from $use to $(usage_json) with no pod created or deleted"
+
 result "burst pods bound: $bound / $asked_pods asked ($asked_gpus GPUs asked for $free_before free; pending: $pending)"
 result "template (ResourceClaimTemplate) pods bound: $claim_bound / ${#CLAIM_PODS[@]}"
 result "DRA devices double-allocated: $double"
