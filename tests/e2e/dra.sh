@@ -324,8 +324,7 @@ done
 
 # No DRA device allocated twice.
 dups="$(jq -r '[.items[] | .status.allocation.devices.results[]? | "\(.driver)/\(.pool)/\(.device)"] | group_by(.) | map(select(length > 1) | "\(.[0]) x\(length)") | join(", ")' "$WORKDIR/claims.json")"
-double=0
-[[ -z "$dups" ]] || double="$(wc -w <<<"${dups//,/}")"
+double="$(jq -r '[.items[] | .status.allocation.devices.results[]? | "\(.driver)/\(.pool)/\(.device)"] | group_by(.) | map(select(length > 1)) | length' "$WORKDIR/claims.json")"
 [[ -z "$dups" ]] || fail "DRA devices allocated twice: $dups"
 # Each claim with an allocation belongs to a bound pod on the node of its devices.
 stray="$(jq -r --slurpfile pods "$WORKDIR/pods.json" '
