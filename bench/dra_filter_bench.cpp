@@ -6,7 +6,7 @@
 // (filter_bench measures the listener). Prints the median and 90th percentile of each stage and
 // how many nodes passed.
 //
-// usage: dra_filter_bench [--nodes N] [--runs N]
+// usage: dra_filter_bench [--nodes N] [--runs N] [--cluster 1|2|3] (one cluster only, e.g. under perf)
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -153,14 +153,17 @@ void run(const Cluster& c, int nodes, int runs) {
 int main(int argc, char** argv) {
   int nodes = 5000;
   int runs = 50;
+  int only = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--nodes" && i + 1 < argc) {
       nodes = std::atoi(argv[++i]);
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (a == "--cluster" && i + 1 < argc) {
+      only = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: dra_filter_bench [--nodes N] [--runs N]\n");
+      std::fprintf(stderr, "usage: dra_filter_bench [--nodes N] [--runs N] [--cluster 1|2|3]\n");
       return 2;
     }
   }
@@ -168,9 +171,12 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   for (int round = 0; round < 2; ++round) {
     std::printf("round %d (%d nodes, %d runs each; NodeNames form, a pod asking nvidia.com/gpu: 2)\n", round + 1, nodes, runs);
-    run({"device plugin only (no DRA)", false, false}, nodes, runs);
-    run({"half DRA nodes, DRA served", true, true}, nodes, runs);
-    run({"half DRA nodes, DRA not served", true, false}, nodes, runs);
+    const Cluster clusters[] = {{"device plugin only (no DRA)", false, false},
+                                {"half DRA nodes, DRA served", true, true},
+                                {"half DRA nodes, DRA not served", true, false}};
+    for (int c = 0; c < 3; ++c) {
+      if (only == 0 || only == c + 1) run(clusters[c], nodes, runs);
+    }
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
@@ -273,8 +274,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
 
   const state::Snapshot snap = deps_.state->snapshot();
   const auto dra = dra_fit(*demand);
-  std::vector<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
-  if (dra) dra_supplies.reserve(names.size());
+  std::deque<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
   std::vector<policy::Candidate> candidates;
   std::vector<std::optional<std::size_t>> index(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
