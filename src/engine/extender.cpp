@@ -281,14 +281,15 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     const state::NodeState* node = snap.find(names[i]);
     if (!node) continue;
     index[i] = candidates.size();
+    model::NodeUsage usage = node->usage_for(*demand, now);
     if (dra) {
-      if (auto view = dra->scoring_view(node->supply, node->usage_for(*demand, now))) {
+      if (auto view = dra->scoring_view(node->supply, usage)) {
         dra_supplies.push_back(std::move(view->supply));
         candidates.push_back({&dra_supplies.back(), std::move(view->usage)});
         continue;
       }
     }
-    candidates.push_back({&node->supply, node->usage_for(*demand, now)});
+    candidates.push_back({&node->supply, std::move(usage)});
   }
   if (deadline && clock_.now() > *deadline) {
     answer.summary.note = "took longer than server.request_deadline; no scores";

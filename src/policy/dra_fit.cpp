@@ -20,14 +20,24 @@ DraFit::DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInve
 }
 
 std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) const {
+  const model::NodeDra* dra = nullptr;
+  return served_on(node, dra);
+}
+
+std::vector<std::string> DraFit::served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const {
   std::vector<std::string> out;
-  if (judges_.empty()) return out;
-  const model::NodeDra* dra = inventory_->node(node.name);
-  if (!dra || (dra->gpus.empty() && dra->incomplete_pools.empty())) return out;
+  dra = nullptr;
   for (const auto& [resource, judge] : judges_) {
     if (node.problems.contains(resource)) continue;
     auto it = node.gpus.find(resource);
     if (it != node.gpus.end() && it->second > 0) continue;
+    if (!dra) {
+      dra = inventory_->node(node.name);
+      if (!dra || (dra->gpus.empty() && dra->incomplete_pools.empty())) {
+        dra = nullptr;
+        return {};
+      }
+    }
     out.push_back(resource);
   }
   return out;
@@ -42,8 +52,7 @@ const model::PodDemand& DraFit::rest_of(const model::PodDemand& pod, const std::
   return *rest_;
 }
 
-std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const {
-  const model::NodeDra& dra = *inventory_->node(node.name);
+std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const model::NodeDra& dra) const {
   for (const auto& resource : served) {
     const DraVerdict verdict = judges_.find(resource)->second.judge(dra);
     if (!verdict.fits) {
@@ -55,16 +64,19 @@ std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const
 
 Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                   const GpuPlacement& gpu) const {
-  const std::vector<std::string> served = dra_resources(node);
+  const model::NodeDra* dra = nullptr;
+  const std::vector<std::string> served = served_on(node, dra);
   if (served.empty()) return check_fit(pod, node, usage, gpu);
-  if (auto refused = refusal(served, node)) return std::move(*refused);
+  if (auto refused = refusal(served, *dra)) return std::move(*refused);
   return check_fit(rest_of(pod, served), node, usage, gpu);
 }
 
-std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node, model::NodeUsage usage) const {
-  const std::vector<std::string> served = dra_resources(node);
+std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node,
+                                                       const model::NodeUsage& usage) const {
+  const model::NodeDra* node_dra = nullptr;
+  const std::vector<std::string> served = served_on(node, node_dra);
   if (served.empty()) return std::nullopt;
-  const model::NodeDra& dra = *inventory_->node(node.name);
+  const model::NodeDra& dra = *node_dra;
   const auto count = static_cast<std::int64_t>(dra.gpus.size());
   std::int64_t memory = 0;
   for (const auto& gpu : dra.gpus) {
@@ -84,7 +96,7 @@ std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply&
   view.supply.memory_bytes = node.memory_bytes;
   view.supply.pods = node.pods;
   view.supply.unschedulable = node.unschedulable;
-  view.usage = std::move(usage);
+  view.usage = usage;
   for (const auto& resource : served) {
     view.supply.gpus[resource] = count;
     view.usage.gpus[resource] = dra.allocated_gpus();
@@ -101,9 +113,10 @@ std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply&
 
 bool DraFit::eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node,
                                  const model::NodeUsage& usage, std::span<const model::Allocation> victims) const {
-  const std::vector<std::string> served = dra_resources(node);
+  const model::NodeDra* dra = nullptr;
+  const std::vector<std::string> served = served_on(node, dra);
   if (served.empty()) return policy::eviction_makes_room(pod, node, usage, victims);
-  if (refusal(served, node)) return false;
+  if (refusal(served, *dra)) return false;
   return policy::eviction_makes_room(rest_of(pod, served), node, usage, victims);
 }
 

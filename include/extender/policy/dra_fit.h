@@ -57,14 +57,16 @@ class DraFit {
     model::NodeSupply supply;
     model::NodeUsage usage;
   };
-  std::optional<ScoringView> scoring_view(const model::NodeSupply& node, model::NodeUsage usage) const;
+  std::optional<ScoringView> scoring_view(const model::NodeSupply& node, const model::NodeUsage& usage) const;
   // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
   bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                            std::span<const model::Allocation> victims) const;
 
  private:
-  // The refusal of `node` for the DRA-served resources `served`, or nullopt.
-  std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeSupply& node) const;
+  // dra_resources(), and the node's DRA entry (set when the result is not empty).
+  std::vector<std::string> served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const;
+  // The refusal of a node with DRA entry `dra` for the DRA-served resources `served`, or nullopt.
+  std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeDra& dra) const;
 
   // `pod` without the resources `served` (the last such demand is kept: nodes mostly agree).
   const model::PodDemand& rest_of(const model::PodDemand& pod, const std::vector<std::string>& served) const;
