@@ -121,8 +121,11 @@ wait_until 30 "exactly one replica leads" one_leads
 L="$(leader)"
 wait_until 10 "the leader's pod ext-$L alone carries the leader label" label_on "$L"
 step "ext-$L leads; ext-$((1 - L)) is a standby (Ready)"
-for i in 0 1; do curl -sf "http://127.0.0.1:${ADMIN[i]}/metrics" | grep -q "^scheduler_extender_leader $([[ $i == "$L" ]] && echo 1 || echo 0)" ||
-  fail "ext-$i's scheduler_extender_leader metric does not say whether it leads"; done
+for i in 0 1; do
+  metrics="$(curl -sf "http://127.0.0.1:${ADMIN[i]}/metrics")" || fail "GET /metrics of ext-$i failed"
+  grep -q "^scheduler_extender_leader $([[ $i == "$L" ]] && echo 1 || echo 0)" <<<"$metrics" ||
+    fail "ext-$i's scheduler_extender_leader metric does not say whether it leads"
+done
 curl -sf "http://127.0.0.1:${ADMIN[L]}/debug/state" | jq -e '.leadership.leading == true' >/dev/null || fail "/debug/state of the leader"
 curl -sf "http://127.0.0.1:${ADMIN[L]}/version" | jq -e '.leading == true' >/dev/null || fail "/version of the leader"
 S=$((1 - L))

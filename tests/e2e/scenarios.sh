@@ -188,10 +188,14 @@ answer="$(bind_via_daemon parked-gpu "$DAEMON_PORT")"
 [[ "$answer" == '{"Error":""}' ]] || fail "binding a pending GPU pod of a configured scheduler: $answer"
 parked_gpu_on_a() { [[ "$(node_of parked-gpu)" == gpu-a ]]; }
 wait_until 30 "parked-gpu bound to gpu-a" parked_gpu_on_a
-curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
-  grep -q 'scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 1' || fail "the refusal is not counted"
-curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" |
-  grep -q 'scheduler_extender_refusals_total{reason="node_ineligible",verb="bind"} 1' || fail "the node_ineligible refusal is not counted"
+# The exposition is read whole before grep: `curl | grep -q` fails under pipefail once grep stops
+# reading before curl's last write (a body over curl's 16 KiB write size).
+metrics="$(curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics")" || fail "GET /metrics failed"
+refusals() { grep -E 'refusals_total\{.*verb="bind"' <<<"$metrics" | grep -v ' 0$' | tr '\n' ' '; }
+grep -q 'scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"} 1' <<<"$metrics" ||
+  fail "the refusal is not counted: $(refusals)"
+grep -q 'scheduler_extender_refusals_total{reason="node_ineligible",verb="bind"} 1' <<<"$metrics" ||
+  fail "the node_ineligible refusal is not counted: $(refusals)"
 grep -q "refused (other_scheduler)" "$DAEMON_LOG" || fail "the refusal is not logged"
 uid="$(K get pod parked-selective -o jsonpath='{.metadata.uid}')"
 answer="$(curl -s -XPOST "http://127.0.0.1:$DAEMON_PORT/scheduler/bind" \
