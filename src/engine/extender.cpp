@@ -285,11 +285,11 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     if (dra) {
       if (auto view = dra->scoring_view(node->supply, usage)) {
         dra_supplies.push_back(std::move(view->supply));
-        candidates.push_back({&dra_supplies.back(), std::move(view->usage)});
+        candidates.emplace_back(&dra_supplies.back(), std::move(view->usage));
         continue;
       }
     }
-    candidates.push_back({&node->supply, std::move(usage)});
+    candidates.emplace_back(&node->supply, std::move(usage));
   }
   if (deadline && clock_.now() > *deadline) {
     answer.summary.note = "took longer than server.request_deadline; no scores";
