@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "support/dra_slices.h"
+#include "support/engine_harness.h"
 #include "support/fake_clock.h"
 
 namespace extender::daemon {
@@ -67,22 +69,9 @@ TEST(Sweeper, ReportsAnOvercommittedNodeOncePerEpisode) {
   EXPECT_EQ(sweeper.sweep().overcommits.size(), 1u) << "a new episode";
 }
 
-class FakeDra final : public engine::DraSource {
- public:
-  std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return inventory; }
-  std::vector<model::DeviceClass> dra_device_classes() const override { return {}; }
-  std::shared_ptr<const model::DraInventory> inventory;
-};
-
 std::shared_ptr<const model::DraInventory> dra_gpus_on(const std::string& node, int gpus) {
-  model::ResourceSlice s;
-  s.name = node;
-  s.driver = model::kNvidiaGpuDriver;
-  s.node_name = node;
-  s.pool = node;
-  s.pool_slice_count = 1;
-  for (int i = 0; i < gpus; ++i) s.devices.push_back({"gpu-" + std::to_string(i), {}, {}});
-  return std::make_shared<const model::DraInventory>(model::build_dra_inventory({s}, {}));
+  return std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({testing::nvidia_gpu_slice(node, gpus)}, {}));
 }
 
 TEST(Sweeper, ReportsANodeWithDevicePluginAndDraGpusOncePerEpisode) {
@@ -90,7 +79,7 @@ TEST(Sweeper, ReportsANodeWithDevicePluginAndDraGpusOncePerEpisode) {
   state::ClusterState state;
   state.upsert_nodes({gpu_node("n", 2), gpu_node("other", 4)});
   server::Metrics metrics({"nvidia.com/gpu"});
-  FakeDra dra;
+  testing::FakeDra dra;
   Sweeper sweeper(state, metrics, clock, 0ms, &dra);
   EXPECT_TRUE(sweeper.sweep().mixed.empty()) << "DRA not served";
   dra.inventory = dra_gpus_on("n", 2);

@@ -164,14 +164,19 @@ usage_json() {
 free_on() { jq -r --arg n "$1" --argjson cap "$CAP" '$cap - (.[$n] // 0)' <<<"$2"; }
 
 step "1. binpack ranks DRA and device-plugin nodes on one scale"
-{
-  gpu_pod fill-dra-1 3 dra-1
-  gpu_pod fill-dp-1 1 dp-1
-} | K apply -f - >/dev/null
-for p in fill-dra-1 fill-dp-1; do
-  on() { scheduled "$p"; }
-  wait_until 60 "$p bound" on
-done
+# fill NAME:GPUS:NODE...: one pod per argument, pinned to NODE; waits until each is bound.
+fill() {
+  local spec name gpus node
+  for spec in "$@"; do
+    IFS=: read -r name gpus node <<<"$spec"
+    gpu_pod "$name" "$gpus" "$node"
+  done | K apply -f - >/dev/null
+  for spec in "$@"; do
+    name="${spec%%:*}"
+    wait_until 60 "$name bound" scheduled "$name"
+  done
+}
+fill fill-dra-1:3:dra-1 fill-dp-1:1:dp-1
 # daemon_scores POD_NAME GPUS NODE...: the daemon's /prioritize scores for a pod asking GPUS
 # nvidia.com/gpu (not created) over NODEs, as "node=score ..." (the scheduler weighs them by 10).
 daemon_scores() {
@@ -194,14 +199,7 @@ wait_until 60 "probe-a bound" scheduled probe-a
 [[ "$(node_of probe-a)" == dra-1 ]] ||
   fail "probe-a (1 GPU) went to $(node_of probe-a), want dra-1 (DRA, 3 of 4 allocated) over dp-1 (device plugin, 1 of 4 in use): binpack"
 result "binpack, DRA node fuller: probe-a on $(node_of probe-a) (dra-1 3/4 DRA, dp-1 1/4 device plugin; daemon scores before: $scores_a)"
-{
-  gpu_pod fill-dp-2 2 dp-2
-  gpu_pod fill-dra-2 1 dra-2
-} | K apply -f - >/dev/null
-for p in fill-dp-2 fill-dra-2; do
-  on() { scheduled "$p"; }
-  wait_until 60 "$p bound" on
-done
+fill fill-dp-2:2:dp-2 fill-dra-2:1:dra-2
 poll_until 10 ranks probe-b dp-2 dp-1 dp-2 dra-2 || true
 step "the daemon's prioritize for a 1-GPU pod (dra-1 and its 4 of 4 left out, as the scheduler's DRA filter refuses it): $scores"
 top_is dp-2 "$scores" || fail "the daemon's prioritize does not rank dp-2 (device plugin, 2 of 4 in use) alone on top for a 1-GPU pod: $scores"

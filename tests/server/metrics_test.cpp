@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "support/dra_slices.h"
+
 namespace extender::server {
 namespace {
 
@@ -140,14 +142,7 @@ TEST(Metrics, NodesWithDevicePluginAndDraGpusAreCountedWhileDraIsServed) {
   model::NodeSupply plugin = both;
   plugin.name = "plugin";
   st.upsert_nodes({both, plugin});
-  model::ResourceSlice s;
-  s.name = "both";
-  s.driver = model::kNvidiaGpuDriver;
-  s.node_name = "both";
-  s.pool = "both";
-  s.pool_slice_count = 1;
-  s.devices.push_back({"gpu-0", {}, {}});
-  const model::DraInventory dra = model::build_dra_inventory({s}, {});
+  const model::DraInventory dra = model::build_dra_inventory({testing::nvidia_gpu_slice("both", 1)}, {});
   const state::Snapshot snap = st.snapshot();
   ScrapeView view;
   view.snapshot = &snap;

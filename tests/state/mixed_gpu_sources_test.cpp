@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/dra_slices.h"
+
 namespace extender::state {
 namespace {
 
@@ -12,23 +14,14 @@ model::NodeSupply node(const std::string& name, std::int64_t gpus) {
   return n;
 }
 
-model::ResourceSlice slice(const std::string& node_name, int gpus) {
-  model::ResourceSlice s;
-  s.name = node_name + "-slice";
-  s.driver = model::kNvidiaGpuDriver;
-  s.node_name = node_name;
-  s.pool = node_name;
-  s.pool_generation = 1;
-  s.pool_slice_count = 1;
-  for (int i = 0; i < gpus; ++i) s.devices.push_back({"gpu-" + std::to_string(i), {}, {}});
-  return s;
-}
+using testing::nvidia_gpu_slice;
 
 TEST(MixedGpuSources, NamesNodesWithDevicePluginAndDraGpus) {
   ClusterState state;
   state.upsert_nodes({node("both", 4), node("plugin", 8), node("dra", 0), node("zero", 0)});
   const model::DraInventory dra =
-      model::build_dra_inventory({slice("both", 2), slice("dra", 8), slice("zero", 0), slice("unknown", 2)}, {});
+      model::build_dra_inventory({nvidia_gpu_slice("both", 2), nvidia_gpu_slice("dra", 8), nvidia_gpu_slice("zero", 0),
+                                  nvidia_gpu_slice("unknown", 2)}, {});
   const auto found = find_mixed_gpu_sources(state.snapshot(), dra);
   ASSERT_EQ(found, (std::vector<MixedGpuSources>{{"both", "nvidia.com/gpu", 4, 2}}));
   EXPECT_EQ(describe(found[0]).rfind("node both has GPUs from two sources: 4 nvidia.com/gpu allocatable from a device "
