@@ -35,10 +35,6 @@ constexpr std::uint64_t kListenId = 0;
 constexpr std::uint64_t kWakeId = 1;
 constexpr std::size_t kReadChunk = 64 * 1024;
 constexpr std::size_t kReadPerWake = 1 << 20;
-// A compressed body: read in pieces of kInflateReadChunk (deflate inflates a byte to at most about
-// a KiB), until kInflatePerWake bytes were decoded in this wake.
-constexpr std::size_t kInflateReadChunk = 4 * 1024;
-constexpr std::size_t kInflatePerWake = 1 << 20;
 constexpr auto kShutdownGrace = std::chrono::seconds(25);
 constexpr auto kLongestWait = std::chrono::milliseconds(1000);
 

@@ -112,6 +112,8 @@ void HttpConnection::on_bytes(std::string_view data, TimePoint now) {
       req.method = head.method;
       req.path = head.target.substr(0, head.target.find('?'));
       req.body = parser_.take_body();
+      req.content_coding = head.content_coding;
+      req.decoded_bound = parser_.decoded_bound();
       req.remote = peer_.remote();
       req.peer_ip = peer_.ip;
       req.peer_loopback = peer_.loopback;

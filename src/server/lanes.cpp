@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "extender/server/content_decoding.h"
 #include "extender/wire/results.h"
 
 namespace extender::server {
@@ -11,11 +12,21 @@ void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deli
   WorkerPool& pool = lane == Lane::kBind ? bind_ : lane == Lane::kLight ? light_ : decide_;
   constexpr std::size_t kHeavyBody = 1 << 20;
   const std::string caller = request.peer_ip;
-  const bool heavy = request.body.size() >= kHeavyBody;
+  const bool heavy = request.body.size() >= kHeavyBody || request.decoded_bound >= kHeavyBody;
   pool.post(caller, [this, &dispatch, req = std::move(request), deliver = std::move(deliver)]() mutable {
     HttpResponse res;
     try {
-      res = dispatch(req);
+      if (!req.content_coding.empty()) {
+        DecodedBody decoded = decode_body(req.content_coding, req.body, max_body_bytes_, bodies_);
+        bodies_->release(std::move(req.body));
+        req.body = std::move(decoded.body);
+        req.content_coding.clear();
+        if (decoded.status != 200) {
+          res.status = decoded.status;
+          res.body = wire::encode_request_error(decoded.error);
+        }
+      }
+      if (res.status == 200) res = dispatch(req);
     } catch (const std::exception& e) {
       spdlog::error("{} listener: internal error serving {} {}: {}", name_, req.method, req.path, e.what());
       res = HttpResponse{};

@@ -73,7 +73,8 @@ void Listener::serve() {
   if (l.listen_fd < 0 || l.stopping) return;
   const auto threads = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(1, n)); };
   l.lanes = std::make_unique<Lanes>(options_.name, threads(options_.light_threads), threads(options_.threads),
-                                    threads(options_.bind_threads), &l.bodies);
+                                    threads(options_.bind_threads),
+                                    static_cast<std::size_t>(options_.max_body_bytes), &l.bodies);
   l.run();
   l.sessions.clear();
   l.lanes.reset();

@@ -1,6 +1,6 @@
 #include "extender/server/request_parser.h"
 
-#include <zlib.h>
+#include "extender/server/content_decoding.h"
 
 #include <algorithm>
 #include <cstring>
@@ -66,13 +66,6 @@ std::string too_large(std::size_t limit) {
 
 }  // namespace
 
-struct RequestParser::Inflater {
-  z_stream zs{};
-  bool done = false;
-  Inflater() { inflateInit2(&zs, 15 + 32); }
-  ~Inflater() { inflateEnd(&zs); }
-};
-
 const std::string* RequestHead::header(std::string_view lower_name) const {
   for (const auto& [name, value] : headers) {
     if (name == lower_name) return &value;
@@ -98,7 +91,7 @@ void RequestParser::reset() {
   wire_received_ = 0;
   error_status_ = 0;
   error_.clear();
-  inflater_.reset();
+  decoded_bound_ = 0;
   chunk_ = Chunk::kSize;
   chunk_line_.clear();
   chunk_left_ = 0;
@@ -326,8 +319,7 @@ void RequestParser::finish_head() {
     state_ = State::kComplete;
     return;
   }
-  if (!head_.content_coding.empty()) inflater_ = std::make_unique<Inflater>();
-  if (head_.content_length && head_.content_coding.empty()) {
+  if (head_.content_length) {
     const auto declared = static_cast<std::size_t>(*head_.content_length);
     const std::size_t first = std::min<std::size_t>(declared, std::size_t{1} << 20) + kBodyPadding;
     if (buffers_ && declared >= (std::size_t{1} << 20)) {
@@ -345,42 +337,23 @@ bool RequestParser::append_body(std::string_view wire) {
     fail(413, too_large(limits_.max_body_bytes));
     return false;
   }
-  auto grow = [&](std::size_t extra) {
-    const std::size_t need = body_.size() + extra + kBodyPadding;
-    if (body_.capacity() < need) body_.reserve(std::max(need, std::min(body_.capacity() * 2, limits_.max_body_bytes + kBodyPadding)));
-  };
-  if (!inflater_) {
-    if (body_.size() + wire.size() > limits_.max_body_bytes) {
-      fail(413, too_large(limits_.max_body_bytes));
-      return false;
-    }
-    grow(wire.size());
-    body_.append(wire);
-    return true;
+  const std::size_t need = body_.size() + wire.size() + kBodyPadding;
+  if (body_.capacity() < need) {
+    body_.reserve(std::max(need, std::min(body_.capacity() * 2, limits_.max_body_bytes + kBodyPadding)));
   }
-  z_stream& zs = inflater_->zs;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(wire.data()));
-  zs.avail_in = static_cast<uInt>(wire.size());
-  char out[16384];
-  while (zs.avail_in > 0 && !inflater_->done) {
-    zs.next_out = reinterpret_cast<Bytef*>(out);
-    zs.avail_out = sizeof out;
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
-      fail(400, "the " + head_.content_coding + " body cannot be decompressed");
-      return false;
-    }
-    const std::size_t produced = sizeof out - zs.avail_out;
-    if (body_.size() + produced > limits_.max_body_bytes) {
-      fail(413, too_large(limits_.max_body_bytes) + " once decompressed");
-      return false;
-    }
-    grow(produced);
-    body_.append(out, produced);
-    if (rc == Z_STREAM_END) inflater_->done = true;
-    if (rc == Z_BUF_ERROR && produced == 0) break;
-  }
+  body_.append(wire);
   return true;
+}
+
+void RequestParser::complete() {
+  if (!head_.content_coding.empty()) {
+    decoded_bound_ = decoded_size_bound(head_.content_coding, body_, limits_.max_body_bytes);
+    if (decoded_bound_ > limits_.max_body_bytes && head_.content_coding == "gzip") {
+      fail(413, decoded_too_large(limits_.max_body_bytes));
+      return;
+    }
+  }
+  state_ = State::kComplete;
 }
 
 std::size_t RequestParser::feed_body(std::string_view data) {
@@ -388,13 +361,7 @@ std::size_t RequestParser::feed_body(std::string_view data) {
   const std::uint64_t left = *head_.content_length - wire_received_;
   const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, data.size()));
   if (!append_body(data.substr(0, take))) return take;
-  if (wire_received_ == *head_.content_length) {
-    if (inflater_ && !inflater_->done) {
-      fail(400, "the " + head_.content_coding + " body ends early");
-      return take;
-    }
-    state_ = State::kComplete;
-  }
+  if (wire_received_ == *head_.content_length) complete();
   return take;
 }
 
@@ -473,13 +440,7 @@ std::size_t RequestParser::feed_chunked(std::string_view data) {
           fail(431, "too many trailer lines");
           return used;
         }
-        if (last) {
-          if (inflater_ && !inflater_->done) {
-            fail(400, "the " + head_.content_coding + " body ends early");
-            return used;
-          }
-          state_ = State::kComplete;
-        }
+        if (last) complete();
         break;
       }
     }

@@ -77,11 +77,8 @@ void Listener::Loop::handshake(Session& s) {
 void Listener::Loop::read_some(Session& s) {
   char buf[kReadChunk];
   std::size_t total = 0;
-  const std::size_t held_before = s.http.held_bytes();
   while (!s.closing && s.http.wants_read() && total < kReadPerWake) {
-    const bool inflating = s.http.inflating();
-    if (inflating && s.http.held_bytes() >= held_before + kInflatePerWake) return;
-    const IoResult r = s.transport->read(buf, inflating ? kInflateReadChunk : sizeof buf);
+    const IoResult r = s.transport->read(buf, sizeof buf);
     if (r.status == IoStatus::kAgain) return;
     if (r.status != IoStatus::kOk) {
       close(s);

@@ -4,7 +4,14 @@
 
 namespace extender::server {
 
-WorkerPool::WorkerPool(std::size_t threads) : thread_count_(threads) {
+std::size_t WorkerPool::default_heavy_limit(std::size_t threads, std::size_t cores) {
+  const std::size_t all_but_one = threads > 1 ? threads - 1 : 1;
+  const std::size_t cores_but_one = cores > 1 ? cores - 1 : 1;
+  return std::min(all_but_one, cores_but_one);
+}
+
+WorkerPool::WorkerPool(std::size_t threads, std::size_t heavy_limit)
+    : thread_count_(threads), heavy_limit_(std::max<std::size_t>(1, heavy_limit)) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -30,7 +37,7 @@ void WorkerPool::post(const std::string& key, std::function<void()> task, bool h
 WorkerPool::Callers::iterator WorkerPool::next_caller() {
   auto best = callers_.end();
   Nanos best_tag = 0;
-  const bool heavy_may_start = thread_count_ <= 1 || heavy_running_ + 1 < thread_count_;
+  const bool heavy_may_start = heavy_running_ < heavy_limit_;
   for (auto it = callers_.begin(); it != callers_.end(); ++it) {
     const Caller& c = it->second;
     if (c.tasks.empty() || (c.tasks.front().heavy && !heavy_may_start)) continue;

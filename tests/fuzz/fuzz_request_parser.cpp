@@ -1,14 +1,17 @@
 // The HTTP/1.1 request parser, the first code every client reaches: any bytes, fed whole and in
-// pieces (the first input byte seeds where they are cut), must end the same way.
+// pieces (the first input byte seeds where they are cut), must end the same way; a complete body
+// in a content coding is then decoded as a worker decodes it.
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "extender/server/content_decoding.h"
 #include "extender/server/request_parser.h"
 
 namespace {
 
+using extender::server::decode_body;
 using extender::server::ParseLimits;
 using extender::server::RequestParser;
 
@@ -40,7 +43,14 @@ Outcome parse(std::string_view wire, std::uint8_t seed) {
     wire.remove_prefix(used);
     const auto state = parser.state();
     if (state == RequestParser::State::kFailed) return {state, parser.error_status(), "", 0};
-    if (state == RequestParser::State::kComplete) return {state, 0, parser.take_body(), consumed};
+    if (state == RequestParser::State::kComplete) {
+      std::string body = parser.take_body();
+      const std::string coding = parser.head().content_coding;
+      if (coding.empty()) return {state, 0, std::move(body), consumed};
+      auto decoded = decode_body(coding, body, limits.max_body_bytes);
+      if (decoded.body.size() > limits.max_body_bytes) __builtin_trap();
+      return {state, decoded.status, std::move(decoded.body), consumed};
+    }
     if (used == 0) break;
   }
   return {parser.state(), 0, "", 0};

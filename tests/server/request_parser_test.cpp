@@ -83,6 +83,7 @@ struct Case {
 std::vector<Case> cases() {
   using S = RequestParser::State;
   const std::string zipped = gzip("{\"a\":1}");
+  const std::string bomb = gzip(std::string(65, ' '));
   return {
       {"content-length body", "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n\r\n{\"a\":1}", S::kComplete, 0,
        "{\"a\":1}"},
@@ -92,9 +93,12 @@ std::vector<Case> cases() {
       {"an empty line of CR LF after a bare LF", "POST /f HTTP/1.1\nContent-Length: 1\n\r\nz", S::kComplete, 0, "z"},
       {"chunked", "POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
        S::kComplete, 0, "abcde"},
-      {"gzip body", "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(zipped.size()) +
-                        "\r\n\r\n" + zipped,
-       S::kComplete, 0, "{\"a\":1}"},
+      {"a gzip body is kept as sent", "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                                          std::to_string(zipped.size()) + "\r\n\r\n" + zipped,
+       S::kComplete, 0, zipped},
+      {"a gzip body whose size field is over the limit",
+       "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(bomb.size()) + "\r\n\r\n" + bomb,
+       S::kFailed, 413, ""},
       {"leading empty lines are skipped", "\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", S::kComplete, 0, ""},
       {"empty Transfer-Encoding beside a Content-Length",
        "POST /f HTTP/1.1\r\nTransfer-Encoding: \r\nContent-Length: 2\r\n\r\nab", S::kFailed, 400, ""},

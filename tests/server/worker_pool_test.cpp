@@ -94,7 +94,7 @@ TEST(WorkerPool, HeavyTasksLeaveOneThreadToLightOnes) {
   std::promise<void> light_ran;
   auto light_done = light_ran.get_future();
   {
-    WorkerPool pool(3);
+    WorkerPool pool(3, /*heavy_limit=*/2);
     for (int i = 0; i < 5; ++i) {
       pool.post("stranger-" + std::to_string(i), [&] {
         ++heavy_started;
@@ -108,6 +108,18 @@ TEST(WorkerPool, HeavyTasksLeaveOneThreadToLightOnes) {
     release.set_value();
   }
   EXPECT_EQ(heavy_started, 5) << "queued heavy tasks were dropped";
+}
+
+TEST(WorkerPool, HeavyTasksByDefaultTakeAllThreadsButOneAndNoMoreThanAllCoresButOne) {
+  struct Row {
+    std::size_t threads, cores, limit;
+  };
+  const Row rows[] = {
+      {8, 64, 7}, {8, 2, 1}, {8, 4, 3}, {1, 8, 1}, {2, 2, 1}, {3, 0, 1}, {16, 1, 1},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(WorkerPool::default_heavy_limit(r.threads, r.cores), r.limit) << r.threads << " threads, " << r.cores << " cores";
+  }
 }
 
 TEST(WorkerPool, OneThreadRunsHeavyTasksToo) {

@@ -78,10 +78,7 @@ class HttpConnection {
   bool evictable(TimePoint now) const;
   // Moving a body (wire bytes) or an answer below min_body_rate since it began (after a grace).
   bool below_rate(TimePoint now) const;
-  // A compressed body is arriving (each byte read may inflate to a KiB: the loop reads it in
-  // small pieces so that one connection's inflating cannot hold the others).
-  bool inflating() const { return phase_ == Phase::kBody && !parser_.head().content_coding.empty(); }
-  // Bytes held for the request being read (head and decoded body so far).
+  // Bytes held for the request being read (RequestParser::held_bytes).
   std::size_t held_bytes() const { return parser_.held_bytes(); }
   // Bytes of the answer not yet sent.
   std::size_t unsent() const { return out_head_.size() + out_body_.size() - out_off_; }

@@ -2,6 +2,7 @@
 // PeerAddress, HttpRequest and HttpResponse: what the listener hands a handler and what it writes back, and the
 // handler's signature (Dispatch) and worker lane (Lane). Plain value types; no I/O.
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,6 +28,10 @@ struct HttpRequest {
   std::string method;
   std::string path;      // without the query
   std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
+  // "gzip" or "deflate" while the body is still as sent: Lanes decodes it before the handler
+  // runs (content_decoding.h), so handlers always see "". decoded_bound: the most it decodes to.
+  std::string content_coding;
+  std::size_t decoded_bound = 0;
   std::string remote;    // address:port, for logs
   std::string peer_ip;
   bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1

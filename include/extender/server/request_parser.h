@@ -1,9 +1,11 @@
 #pragma once
 // RequestParser: reads one HTTP/1.1 request from bytes as they arrive, within limits: the head
 // (request line and headers) in at most max_head_bytes and max_header_count lines; a body by
-// Content-Length or chunked transfer coding, gzip or deflate content coding counted decompressed,
-// never more than max_body_bytes, and refused before it is read when the head already says it is
-// too large or the method takes no body. Errors carry the status to answer (400, 413, 415, 417,
+// Content-Length or chunked transfer coding, never more than max_body_bytes, and refused before
+// it is read when the head already says it is too large or the method takes no body. A body in a
+// content coding (gzip, deflate) is kept as sent: the worker decodes it (content_decoding.h); the
+// parser only bounds what it may decode to (a gzip body whose size field is over max_body_bytes is
+// refused here). Errors carry the status to answer (400, 413, 415, 417,
 // 431, 501, 505). Pure: no I/O. One parser per connection; not thread-safe.
 #include <cstddef>
 #include <cstdint>
@@ -76,22 +78,25 @@ class RequestParser {
   const RequestHead& head() const { return head_; }  // from kBody on
   int error_status() const { return error_status_; }  // kFailed
   const std::string& error() const { return error_; }
-  // Body bytes received as sent (before any content decoding), for rates and deadlines.
+  // Body bytes received as sent, for rates and deadlines.
   std::uint64_t wire_received() const { return wire_received_; }
-  // Bytes held for this request (head and decoded body so far).
-  std::size_t held_bytes() const { return head_buf_.size() + body_.size(); }
-  // The decoded body (kComplete), with kBodyPadding bytes of spare capacity.
+  // Bytes held for this request: head and body so far, and once a coded body is complete, what
+  // decoding it may build (decoded_bound()).
+  std::size_t held_bytes() const { return head_buf_.size() + body_.size() + decoded_bound_; }
+  // A complete coded body: the most it decodes to (decoded_size_bound); else 0.
+  std::size_t decoded_bound() const { return decoded_bound_; }
+  // The body as sent (kComplete), with kBodyPadding bytes of spare capacity.
   std::string take_body();
   // Ready for the next request on the same connection.
   void reset();
 
  private:
-  struct Inflater;
   std::size_t feed_head(std::string_view data);
   std::size_t feed_body(std::string_view data);
   std::size_t feed_chunked(std::string_view data);
   bool parse_head();
   bool append_body(std::string_view wire);
+  void complete();
   void fail(int status, std::string message);
   void finish_head();
 
@@ -108,7 +113,7 @@ class RequestParser {
   std::uint64_t wire_received_ = 0;
   int error_status_ = 0;
   std::string error_;
-  std::unique_ptr<Inflater> inflater_;
+  std::size_t decoded_bound_ = 0;
   enum class Chunk { kSize, kData, kDataEnd, kTrailer };
   Chunk chunk_ = Chunk::kSize;
   std::string chunk_line_;

@@ -6,8 +6,10 @@
 // its work so far would end (each task advances it by the time the caller's tasks take), never
 // less than the virtual time of the task started last. So a peer sending heavy requests back to
 // back delays a light peer by at most the tasks already running, not by its backlog. Tasks of
-// one key start in order of arrival. Heavy tasks (a large body to decode) run on at most all
-// threads but one, so that a light task always finds a thread within one light task's time.
+// one key start in order of arrival. Heavy tasks (a large body to decode) run on at most
+// `heavy_limit` threads, so that a light task always finds a thread within one light task's time;
+// by default all threads but one, and no more than the machine's cores but one (more heavy tasks
+// at once than cores only share the cores, and leave none to the event loop and light tasks).
 // The destructor runs every task already posted, then joins. Thread-safe.
 #include <chrono>
 #include <condition_variable>
@@ -25,7 +27,11 @@ namespace extender::server {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(std::size_t threads);
+  explicit WorkerPool(std::size_t threads)
+      : WorkerPool(threads, default_heavy_limit(threads, std::thread::hardware_concurrency())) {}
+  WorkerPool(std::size_t threads, std::size_t heavy_limit);
+  // min(threads - 1, cores - 1), at least 1 (cores: 0 when unknown counts as 1).
+  static std::size_t default_heavy_limit(std::size_t threads, std::size_t cores);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -58,6 +64,7 @@ class WorkerPool {
   std::size_t queued_ = 0;
   std::size_t heavy_running_ = 0;
   const std::size_t thread_count_;
+  const std::size_t heavy_limit_;
   std::uint64_t seq_ = 0;
   Nanos virtual_time_ = 0;
   bool stopping_ = false;
