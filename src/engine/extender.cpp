@@ -206,6 +206,17 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
+  policy::FitReason last_failed, last_unresolvable;
+  auto record = [&](wire::FailedNodes& into, policy::FitReason& last, std::string_view name, policy::FitReason&& why,
+                    const char* note) {
+    if (!into.empty() && why == last) {
+      into.add_again(name);
+    } else {
+      into.add(name, policy::format_reason(why));
+      last = std::move(why);
+    }
+    spdlog::debug("filter {}: node {}: {}{}", answer.summary.pod, name, *into.find(name), note);
+  };
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (deadline && i % 256 == 255 && clock_.now() > *deadline) {
       r = wire::FilterResult{};
@@ -217,7 +228,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     const state::NodeState* node = snap.find(name);
     if (!node) {
       spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
-      r.failed.emplace(name, unknown_node_reason());
+      r.failed.add(name, unknown_node_reason());
       continue;
     }
     policy::Fit fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
@@ -225,18 +236,12 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       case policy::Verdict::kFits:
         pass(i);
         break;
-      case policy::Verdict::kInsufficient: {
-        std::string reason = policy::format_reason(fit.reason);
-        spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, reason);
-        r.failed.insert_or_assign(name, std::move(reason));
+      case policy::Verdict::kInsufficient:
+        record(r.failed, last_failed, name, std::move(fit.reason), "");
         break;
-      }
-      case policy::Verdict::kUnresolvable: {
-        std::string reason = policy::format_reason(fit.reason);
-        spdlog::debug("filter {}: node {}: {} (unresolvable)", answer.summary.pod, name, reason);
-        r.failed_unresolvable.insert_or_assign(name, std::move(reason));
+      case policy::Verdict::kUnresolvable:
+        record(r.failed_unresolvable, last_unresolvable, name, std::move(fit.reason), " (unresolvable)");
         break;
-      }
     }
   }
   return answer;

@@ -1,26 +1,67 @@
 #include "extender/wire/results.h"
 
+#include <algorithm>
 #include <charconv>
+#include <stdexcept>
 
 #include "extender/wire/json_text.h"
 
 namespace extender::wire {
 namespace {
 
-void append_string_map(std::string& out, const std::map<std::string_view, std::string>& m) {
+using SortedFailures = std::vector<std::pair<std::string_view, const std::string*>>;
+
+void append_failed(std::string& out, const SortedFailures& failed) {
   out.push_back('{');
   bool first = true;
-  for (const auto& [k, v] : m) {
+  for (const auto& [k, v] : failed) {
     if (!first) out.push_back(',');
     first = false;
     append_json_string(out, k);
     out.push_back(':');
-    append_json_string(out, v);
+    append_json_string(out, *v);
   }
   out.push_back('}');
 }
 
 }  // namespace
+
+void FailedNodes::add(std::string_view node, std::string reason) {
+  if (reasons_.empty() || reasons_.back() != reason) reasons_.push_back(std::move(reason));
+  entries_.emplace_back(node, static_cast<std::uint32_t>(reasons_.size() - 1));
+}
+
+void FailedNodes::add_again(std::string_view node) {
+  if (reasons_.empty()) reasons_.emplace_back();
+  entries_.emplace_back(node, static_cast<std::uint32_t>(reasons_.size() - 1));
+}
+
+const std::string* FailedNodes::find(std::string_view node) const {
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (it->first == node) return &reasons_[it->second];
+  }
+  return nullptr;
+}
+
+const std::string& FailedNodes::at(std::string_view node) const {
+  const std::string* reason = find(node);
+  if (!reason) throw std::out_of_range("no failed node " + std::string(node));
+  return *reason;
+}
+
+std::vector<std::pair<std::string_view, const std::string*>> FailedNodes::sorted() const {
+  std::vector<std::pair<std::string_view, std::uint32_t>> order;
+  order.reserve(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) order.emplace_back(entries_[i].first, static_cast<std::uint32_t>(i));
+  std::sort(order.begin(), order.end());
+  std::vector<std::pair<std::string_view, const std::string*>> out;
+  out.reserve(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i + 1 < order.size() && order[i + 1].first == order[i].first) continue;
+    out.emplace_back(order[i].first, &reasons_[entries_[order[i].second].second]);
+  }
+  return out;
+}
 
 std::string encode_filter_result(const FilterResult& r) {
   std::string out;
@@ -31,8 +72,10 @@ std::string encode_filter_result(const FilterResult& r) {
   if (r.node_names) {
     for (const auto& n : *r.node_names) reserve += n.size() + 3;
   }
-  for (const auto* m : {&r.failed, &r.failed_unresolvable}) {
-    for (const auto& [k, v] : *m) reserve += k.size() + v.size() + 6;
+  const SortedFailures failed = r.failed.sorted();
+  const SortedFailures unresolvable = r.failed_unresolvable.sorted();
+  for (const auto* m : {&failed, &unresolvable}) {
+    for (const auto& [k, v] : *m) reserve += k.size() + v->size() + 6;
   }
   out.reserve(reserve);
   out += "{\"Nodes\":";
@@ -62,9 +105,9 @@ std::string encode_filter_result(const FilterResult& r) {
     out += "null";
   }
   out += ",\"FailedNodes\":";
-  append_string_map(out, r.failed);
+  append_failed(out, failed);
   out += ",\"FailedAndUnresolvableNodes\":";
-  append_string_map(out, r.failed_unresolvable);
+  append_failed(out, unresolvable);
   out += ",\"Error\":";
   append_json_string(out, r.error);
   out.push_back('}');

@@ -64,7 +64,7 @@ TEST(Burst, NeverOvercommitsAndAnswersEveryPod) {
         FilterAnswer f = ext.filter(args);
         Outcome& out = outcomes[i];
         if (f.result.node_names->empty()) {
-          out.reason = f.result.failed.empty() ? "" : f.result.failed.begin()->second;
+          out.reason = f.result.failed.empty() ? "" : *f.result.failed.sorted().front().second;
           continue;
         }
         args.set_node_names({f.result.node_names->begin(), f.result.node_names->end()});

@@ -147,7 +147,7 @@ TEST(DraFilter, DecidesDraNodesByTheirDevicesInTotalAndDevicePluginNodesAsBefore
     EXPECT_TRUE(a.result.failed.empty()) << c.what;
     std::map<std::string, std::string> got;
     for (auto n : *a.result.node_names) got[std::string(n)] = kPass;
-    for (const auto& [n, why] : a.result.failed_unresolvable) got[std::string(n)] = why;
+    for (const auto& [n, why] : a.result.failed_unresolvable.sorted()) got[std::string(n)] = *why;
     EXPECT_EQ(got, c.expect) << c.what;
   }
 }

@@ -83,8 +83,8 @@ TEST_F(VolumeAccounting, ADevicePoolIsCapacityCheckedLikeACapacityPool) {
   FilterAnswer a = filter("big", {"cap", "dev"});
   EXPECT_EQ(a.result.error, "");
   EXPECT_TRUE(a.result.node_names->empty());
-  EXPECT_EQ(a.result.failed_unresolvable["cap"], "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
-  EXPECT_EQ(a.result.failed_unresolvable["dev"], "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
+  EXPECT_EQ(a.result.failed_unresolvable.at("cap"), "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
+  EXPECT_EQ(a.result.failed_unresolvable.at("dev"), "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
   const auto usage = h_.state.snapshot().find("dev")->usage_excluding("", state::Clock::now());
   EXPECT_EQ(usage.device_used("local", "nvme0n1") + usage.device_used("local", "nvme1n1"), 1800 * kGiB)
       << "every watched claim sits on a device";
@@ -96,7 +96,7 @@ TEST_F(VolumeAccounting, TheClaimPreBindPlacesIsCountedOnceAndTheBindLandsFirstT
   h_.fake.put(Kind::kClaims, scratch_claim("etl", "uid-etl", "600Gi"));
   start();
   FilterAnswer a = filter("etl", {"n"});
-  ASSERT_EQ(a.result.node_names, std::vector<std::string_view>{"n"}) << a.result.failed_unresolvable["n"];
+  ASSERT_EQ(a.result.node_names, std::vector<std::string_view>{"n"}) << a.result.failed_unresolvable.at("n");
   // kube-scheduler's VolumeBinding PreBind selects the node before it calls /bind.
   h_.fake.put(Kind::kClaims, scratch_claim("etl", "uid-etl", "600Gi", "n"));
   ASSERT_TRUE(eventually([&] { return h_.state.claim_of("pvc/pvc-etl").has_value(); }));
@@ -132,7 +132,7 @@ TEST_F(VolumeAccounting, OtherPodsScratchSpaceIsFreedByPreemptingThem) {
   h_.fake.put(Kind::kClaims, scratch_claim("high", "uid-high", "600Gi"));
   start();
   FilterAnswer a = filter("high", {"n"});
-  EXPECT_EQ(a.result.failed["n"], "pool local: pod needs 600 GiB, node has 124 GiB free of 1024 GiB")
+  EXPECT_EQ(a.result.failed.at("n"), "pool local: pod needs 600 GiB, node has 124 GiB free of 1024 GiB")
       << "evicting the scratch users helps, so the node is FailedNodes, not unresolvable";
   EXPECT_TRUE(a.result.failed_unresolvable.empty());
 

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "extender/wire/json_text.h"
 
 namespace extender::wire {
@@ -10,7 +15,7 @@ namespace {
 TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
   FilterResult r;
   r.node_names = std::vector<std::string_view>{"gpu-node-a"};
-  r.failed.emplace("gpu-node-b", "nvidia.com/gpu: pod needs 2, node has 1 free of 4");
+  r.failed.add("gpu-node-b", "nvidia.com/gpu: pod needs 2, node has 1 free of 4");
   EXPECT_EQ(encode_filter_result(r),
             R"({"Nodes":null,"NodeNames":["gpu-node-a"],"FailedNodes":{"gpu-node-b":"nvidia.com/gpu: pod needs 2, node has 1 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
 }
@@ -18,12 +23,35 @@ TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
 TEST(EncodeFilterResult, NodesFormEchoesRawBytes) {
   FilterResult r;
   r.node_objects = std::vector<std::string_view>{R"({"metadata":{"name":"a"},"x": [1, 2]})", R"({"metadata":{"name":"b"}})"};
-  r.failed_unresolvable.emplace("c", "pool local: pod needs 1 GiB, node has no such pool");
-  r.failed.emplace("b2", "x");
-  r.failed.emplace("a2", "y");
+  r.failed_unresolvable.add("c", "pool local: pod needs 1 GiB, node has no such pool");
+  r.failed.add("b2", "x");
+  r.failed.add("a2", "y");
   EXPECT_EQ(encode_filter_result(r),
             R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"x": [1, 2]},{"metadata":{"name":"b"}}]},"NodeNames":null,)"
             R"("FailedNodes":{"a2":"y","b2":"x"},"FailedAndUnresolvableNodes":{"c":"pool local: pod needs 1 GiB, node has no such pool"},"Error":""})");
+}
+
+TEST(FailedNodes, NameOrderLastReasonWinsAndARepeatedReasonIsKeptOnce) {
+  FailedNodes f;
+  f.add("n-c", "no GPU");
+  f.add_again("n-a");
+  f.add("n-b", "too small");
+  f.add("n-a", "too small");  // recorded again: the last reason wins
+  f.add("n-d", "no GPU");
+  EXPECT_EQ(f.size(), 5u);
+  EXPECT_EQ(f.at("n-a"), "too small");
+  EXPECT_EQ(f.at("n-c"), "no GPU");
+  EXPECT_EQ(f.count("n-e"), 0u);
+  EXPECT_THROW((void)f.at("n-e"), std::out_of_range);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const auto& [name, why] : f.sorted()) got.emplace_back(name, *why);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"n-a", "too small"}, {"n-b", "too small"}, {"n-c", "no GPU"}, {"n-d", "no GPU"}};
+  EXPECT_EQ(got, want);
+  // Reasons recorded one after the other share their text.
+  EXPECT_EQ(f.find("n-a"), f.find("n-b"));
+  FailedNodes copy = f;
+  EXPECT_EQ(copy.at("n-d"), "no GPU");
 }
 
 TEST(EncodeFilterResult, WholeCallError) {

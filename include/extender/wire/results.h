@@ -2,20 +2,46 @@
 // Encoders for the answers, byte for byte as Go's encoding/json writes the extender/v1 structs:
 // compact, fields in declaration order, map keys sorted, `<>&` escaped. Pure; thread-safe.
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace extender::wire {
+
+// FailedNodes / FailedAndUnresolvableNodes: node names (views into the request) with the reason
+// each failed, recorded in any order and written in name order as Go writes a map, the last
+// reason recorded for a name winning. A reason equal to the one recorded just before is kept
+// once (the nodes of one kind mostly fail alike), so recording costs no allocation per node.
+class FailedNodes {
+ public:
+  void add(std::string_view node, std::string reason);
+  // `node` failed for the reason recorded last (one must have been: add() came first).
+  void add_again(std::string_view node);
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  // The reason of `node`, the last recorded; null when it did not fail.
+  const std::string* find(std::string_view node) const;
+  std::size_t count(std::string_view node) const { return find(node) ? 1 : 0; }
+  // The reason of `node`; throws std::out_of_range when it did not fail (as map::at).
+  const std::string& at(std::string_view node) const;
+  // Each failed node once, in name order, with its reason.
+  std::vector<std::pair<std::string_view, const std::string*>> sorted() const;
+
+ private:
+  std::vector<std::pair<std::string_view, std::uint32_t>> entries_;  // name, index into reasons_
+  std::vector<std::string> reasons_;
+};
 
 // Node names and objects are views into the request they answer, which must outlive the result.
 struct FilterResult {
   std::optional<std::vector<std::string_view>> node_objects;      // raw node bytes (Nodes form)
   std::optional<std::vector<std::string_view>> node_names;        // NodeNames form
-  std::map<std::string_view, std::string> failed;                 // FailedNodes
-  std::map<std::string_view, std::string> failed_unresolvable;    // FailedAndUnresolvableNodes
+  FailedNodes failed;                                             // FailedNodes
+  FailedNodes failed_unresolvable;                                // FailedAndUnresolvableNodes
   std::string error;
 };
 std::string encode_filter_result(const FilterResult& r);
