@@ -8,7 +8,7 @@
 namespace extender::sim {
 
 std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std::vector<std::string>& names,
-                                          const model::PodDemand& pod) {
+                                          const model::PodDemand& pod, const policy::DraFit* dra) {
   constexpr double kAbsent = std::numeric_limits<double>::infinity();
   std::vector<double> left;
   left.reserve(names.size());
@@ -18,7 +18,10 @@ std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std
       left.push_back(kAbsent);
       continue;
     }
-    const policy::GpuNodeView view = policy::gpu_view(node->supply, node->usage_for(pod, {}));
+    const model::NodeUsage usage = node->usage_for(pod, {});
+    const auto served = dra ? dra->scoring_view(node->supply, usage) : std::nullopt;
+    const policy::GpuNodeView view =
+        served ? policy::gpu_view(served->supply, served->usage) : policy::gpu_view(node->supply, usage);
     double value = 0;
     if (view.cpu_free != INT64_MAX && node->supply.cpu_milli > 0) {
       value += static_cast<double>(view.cpu_free - pod.cpu_milli) / static_cast<double>(node->supply.cpu_milli);

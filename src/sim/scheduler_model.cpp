@@ -62,7 +62,10 @@ SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std:
   }
 }
 
-std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes) {
+void SchedulerModel::set_dra_gpus(std::size_t i, std::int64_t gpus) { nodes_[i].dra_free = gpus; }
+
+std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes,
+                                                     std::int64_t dra_gpus) {
   std::vector<std::size_t> out;
   if (nodes_.empty()) return out;
   const auto wanted = static_cast<std::size_t>(
@@ -73,7 +76,7 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
     const std::size_t i = (next_start_ + processed) % nodes_.size();
     const Node& n = nodes_[i];
     if (n.schedulable && fits(cpu_milli, n.cpu_allocatable, n.cpu_requested) &&
-        fits(memory_bytes, n.memory_allocatable, n.memory_requested)) {
+        fits(memory_bytes, n.memory_allocatable, n.memory_requested) && (n.dra_free < 0 || dra_gpus <= n.dra_free)) {
       out.push_back(i);
     }
   }
@@ -82,9 +85,10 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
   return out;
 }
 
-std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes) {
+std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes,
+                                                  std::int64_t dra_gpus) {
   std::vector<std::string> out;
-  for (std::size_t i : feasible_at(cpu_milli, memory_bytes)) out.push_back(nodes_[i].name);
+  for (std::size_t i : feasible_at(cpu_milli, memory_bytes, dra_gpus)) out.push_back(nodes_[i].name);
   return out;
 }
 
@@ -134,12 +138,14 @@ std::optional<std::size_t> SchedulerModel::choose_at(const std::vector<std::size
   return pick(total);
 }
 
-void SchedulerModel::place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes) {
-  if (auto it = index_.find(node); it != index_.end()) place_at(it->second, cpu_milli, memory_bytes);
+void SchedulerModel::place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes,
+                           std::int64_t dra_gpus) {
+  if (auto it = index_.find(node); it != index_.end()) place_at(it->second, cpu_milli, memory_bytes, dra_gpus);
 }
 
-void SchedulerModel::place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes) {
+void SchedulerModel::place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus) {
   Node& n = nodes_[i];
+  if (n.dra_free >= 0) n.dra_free = std::max<std::int64_t>(n.dra_free - dra_gpus, 0);
   n.cpu_requested += cpu_milli;
   n.memory_requested += memory_bytes;
   n.cpu_nonzero += std::max(cpu_milli, kDefaultMilliCpuRequest);

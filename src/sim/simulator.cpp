@@ -1,28 +1,19 @@
 #include "extender/sim/simulator.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "extender/engine/extender.h"
+#include "extender/policy/dra_fit.h"
 #include "extender/policy/gpu_devices.h"
 #include "extender/policy/packing.h"
 #include "extender/sim/best_fit.h"
-#include "extender/sources/inventory.h"
+#include "extender/sim/sim_dra.h"
 #include "extender/sources/local_binder.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
 
 namespace extender::sim {
 namespace {
-
-// Every GPU of the trace as 1000 MiB, so a share of n thousandths is exactly n MiB.
-constexpr std::int64_t kTraceGpuMemory = std::int64_t{1000} << 20;
 
 std::string shape_key(const WorkloadRow& r) {
   if (r.num_gpu == 0) return "none";
@@ -98,6 +89,12 @@ std::optional<Deployment> parse_deployment(std::string_view name) {
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
                               const engine::ExtenderOptions& base, policy::PackingStrategy strategy, std::uint64_t seed,
                               const SimulationOptions& options) {
+  return simulate(nodes, {}, rows, base, strategy, seed, options);
+}
+
+Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<sources::DraGpus>& dra,
+                              const std::vector<WorkloadRow>& rows, const engine::ExtenderOptions& base,
+                              policy::PackingStrategy strategy, std::uint64_t seed, const SimulationOptions& options) {
   engine::ExtenderOptions cfg = base;
   cfg.scoring.packing = strategy;
   cfg.demand.share.unit_bytes = 1;
@@ -111,21 +108,43 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   cluster.upsert_nodes(nodes);
   state::DemandCache demands(rows.size() + 16, std::chrono::hours(24 * 365));
   sources::LocalBinder binder(cluster);
+  SimDra dra_source(dra, whole_resource);
   engine::ExtenderDeps deps;
   deps.state = &cluster;
   deps.demands = &demands;
   deps.binder = &binder;
+  if (!dra.empty()) deps.dra = &dra_source;
   engine::Extender ext(cfg, deps);
 
-  std::int64_t capacity_gpus = 0;
+  std::int64_t capacity_gpus = dra_source.capacity();
   std::map<std::string, std::int64_t, std::less<>> device_memory;
-  for (const auto& n : nodes) {
-    capacity_gpus += n.gpu_devices.count;
-    device_memory[n.name] = n.gpu_devices.memory_bytes;
+  std::map<std::string, std::size_t, std::less<>> position;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    capacity_gpus += nodes[k].gpu_devices.count;
+    device_memory[nodes[k].name] = nodes[k].gpu_devices.memory_bytes;
+    position.emplace(nodes[k].name, k);
   }
   if (capacity_gpus == 0) return Error{"the inventory has no GPUs"};
   SchedulerModel scheduler(nodes, seed, options.scheduler);
+  std::vector<bool> is_dra(nodes.size(), false);
+  for (const auto& d : dra) {
+    auto at = position.find(d.node);
+    if (at == position.end()) return Error{"DRA node " + d.node + " is not one of the inventory's nodes"};
+    if (is_dra[at->second]) return Error{"DRA node " + d.node + " is listed twice"};
+    if (auto g = nodes[at->second].gpus.find(whole_resource); g != nodes[at->second].gpus.end() && g->second > 0) {
+      return Error{"node " + d.node + " gives " + whole_resource + " from a device plugin and from DRA"};
+    }
+    is_dra[at->second] = true;
+    scheduler.set_dra_gpus(at->second, d.gpus);
+  }
   const model::DemandRules rules = cfg.demand;
+  // What prioritize reads of a DRA node's GPUs (policy/dra_fit.h), for the pod's demand.
+  auto dra_fit = [&](const model::PodDemand& demand) -> std::unique_ptr<const policy::DraFit> {
+    if (dra.empty()) return nullptr;
+    return std::make_unique<const policy::DraFit>(demand, dra_source.dra_snapshot(), dra_source.dra_device_classes());
+  };
+  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource, "", 0), rules);
+  if (!one_gpu) return Error{one_gpu.message()};
   PolicyResult out;
   double arrived = 0, allocated = 0;
   bool reached = false, refused_once = false;
@@ -163,8 +182,11 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     for (const auto& [s, w] : mix) weight += w;
     double sum = 0;
     const auto snap = cluster.snapshot();
+    const auto dra_view = dra_fit(*one_gpu);
     for (const auto& [name, node] : snap.nodes()) {
-      const auto view = policy::gpu_view(node->supply, node->usage_excluding("", {}));
+      const model::NodeUsage usage = node->usage_excluding("", {});
+      const auto served = dra_view ? dra_view->scoring_view(node->supply, usage) : std::nullopt;
+      const auto view = served ? policy::gpu_view(served->supply, served->usage) : policy::gpu_view(node->supply, usage);
       for (const auto& [shape, w] : mix) {
         sum += static_cast<double>(w) * policy::fragmentation(view, shape) / view.capacity;
       }
@@ -179,10 +201,11 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
     const std::int64_t mem_bytes = row.memory_mib << 20;
 
     const bool managed = row.num_gpu > 0;
+    const std::int64_t dra_gpus = is_share(row) ? 0 : row.num_gpu;
     auto cycle = [&]() -> Result<std::optional<std::size_t>> {
       wire::ExtenderArgs args;
       args.pod = pod;
-      std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes);
+      std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes, dra_gpus);
       if (managed && !candidates.empty()) {
         const std::int64_t share_bytes = (row.gpu_milli * memory + 999) / 1000;
         std::vector<std::size_t> may_hold;
@@ -212,7 +235,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
         if (options.best_fit) {
           auto demand = model::compute_demand(pod, rules);
           if (!demand) return Error{demand.message()};
-          scores = best_fit_scores(cluster.snapshot(), names, *demand);
+          scores = best_fit_scores(cluster.snapshot(), names, *demand, dra_fit(*demand).get());
         } else {
           args.set_node_names(std::move(names));
           const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
@@ -245,7 +268,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
       if (std::none_of(refusals.begin(), refusals.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
       bool filtered = false;
       for (std::size_t searched = 0; searched < scheduler.node_count();) {
-        const std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes);
+        const std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes, dra_gpus);
         if (managed && !filtered && !candidates.empty()) {
           wire::ExtenderArgs args;
           args.pod = pod;
@@ -284,7 +307,12 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
         free[k] = h.whole ? 0 : free[k] - h.bytes;
       }
       const std::string& chosen = scheduler.name(*node);
-      scheduler.place_at(*node, row.cpu_milli, mem_bytes);
+      if (is_dra[*node] && dra_gpus > 0) {
+        auto taken = dra_source.allocate(chosen, dra_gpus);
+        if (!taken) return Error{"DRA allocator: " + taken.message()};
+        for (std::int64_t index : *taken) devices.push_back({index, 0, true});
+      }
+      scheduler.place_at(*node, row.cpu_milli, mem_bytes, is_dra[*node] ? dra_gpus : 0);
       if (is_share(row)) {
         allocated += static_cast<double>((row.gpu_milli * memory + 999) / 1000) / device_memory[chosen];
       } else {
@@ -305,183 +333,6 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   }
   if (!refused_once) out.first_refusal_at = arrived / capacity_gpus;
   return out;
-}
-
-namespace {
-
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"cannot read " + path};
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`.
-Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read_trace(const std::string& dir,
-                                                                                      const std::string& gpu_resource,
-                                                                                      std::uint64_t seed) {
-  const std::string node_file = dir + "/openb_node_list_gpu_node.csv";
-  const std::string pod_file = dir + "/openb_pod_list_default.csv";
-  auto node_text = read_text(node_file);
-  if (!node_text) return node_text.error();
-  auto pod_text = read_text(pod_file);
-  if (!pod_text) return pod_text.error();
-  if (gpu_resource.empty()) return Error{"simulate needs a whole-GPU resource"};
-  auto nodes = parse_trace_nodes(*node_text, node_file, gpu_resource, kTraceGpuMemory);
-  if (!nodes) return nodes.error();
-  auto pods = parse_trace_pods(*pod_text, pod_file);
-  if (!pods) return pods.error();
-  std::int64_t capacity = 0;
-  for (const auto& n : *nodes) capacity += n.gpu_devices.count;
-  return std::pair{std::move(*nodes), paper_workload(std::move(*pods), capacity, seed)};
-}
-
-}  // namespace
-
-int run_simulate_command(int argc, const char* const* argv, const SimulatorConfigLoader& load_config) {
-  std::string inventory, workload, trace, config_file;
-  struct Policy {
-    std::string name;
-    policy::PackingStrategy packing = policy::PackingStrategy::kBinpack;
-    bool best_fit = false;
-  };
-  std::vector<Policy> policies;
-  std::uint64_t seed = 1;
-  bool json = false;
-  std::size_t jobs = 0;
-  SimulationOptions options;
-  auto usage = [] {
-    std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
-               "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-               "[--jobs N] [--config FILE]\n", stderr);
-    return 2;
-  };
-  auto count = [](const char* v, std::int64_t low, std::int64_t high) -> std::optional<std::int64_t> {
-    try {
-      std::size_t used = 0;
-      const long long n = std::stoll(v, &used);
-      if (used == std::string_view(v).size() && n >= low && n <= high) return n;
-    } catch (const std::exception&) {
-    }
-    return std::nullopt;
-  };
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--inventory" && (v = value())) {
-      inventory = v;
-    } else if (a == "--workload" && (v = value())) {
-      workload = v;
-    } else if (a == "--trace" && (v = value())) {
-      trace = v;
-    } else if (a == "--config" && (v = value())) {
-      config_file = v;
-    } else if (a == "--seed" && (v = value())) {
-      try {
-        seed = std::stoull(v);
-      } catch (const std::exception&) {
-        return usage();
-      }
-    } else if (a == "--policy" && (v = value())) {
-      auto p = policy::parse_packing(v);
-      if (!p && std::string_view(v) != "best-fit") {
-        std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation, best-fit)\n", v);
-        return 2;
-      }
-      policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});
-    } else if (a == "--deployment" && (v = value())) {
-      auto d = parse_deployment(v);
-      if (!d) return usage();
-      options.deployment = *d;
-    } else if (a == "--jobs" && (v = value())) {
-      auto n = count(v, 1, 1024);
-      if (!n) return usage();
-      jobs = static_cast<std::size_t>(*n);
-    } else if (a == "--weight" && (v = value())) {
-      auto n = count(v, 1, 100000);
-      if (!n) return usage();
-      options.scheduler.extender_weight = *n;
-    } else if (a == "--percentage-of-nodes-to-score" && (v = value())) {
-      auto n = count(v, 0, 100);
-      if (!n) return usage();
-      options.scheduler.percentage_of_nodes_to_score = *n;
-    } else {
-      return usage();
-    }
-  }
-  if (trace.empty() == (inventory.empty() || workload.empty()) || (!trace.empty() && !(inventory + workload).empty())) {
-    return usage();
-  }
-  if (policies.empty()) {
-    for (const auto& p : policy::packing_policies()) policies.push_back({p.name, p.strategy, false});
-  }
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
-    return 2;
-  };
-  auto cfg = load_config(config_file);
-  if (!cfg) return fail(cfg.message());
-  std::vector<model::NodeSupply> nodes;
-  std::vector<WorkloadRow> rows;
-  if (!trace.empty()) {
-    auto read = read_trace(trace, cfg->gpu_resources.empty() ? std::string() : cfg->gpu_resources.front().name, seed);
-    if (!read) return fail(read.message());
-    nodes = std::move(read->first);
-    rows = std::move(read->second);
-  } else {
-    auto inv = sources::load_inventory(inventory, cfg->gpu_resources, cfg->share);
-    if (!inv) return fail(inv.message());
-    auto text = read_text(workload);
-    if (!text) return fail(text.message());
-    auto parsed = parse_workload(*text, workload);
-    if (!parsed) return fail(parsed.message());
-    nodes = std::move(*inv);
-    rows = std::move(*parsed);
-  }
-  std::vector<std::optional<Result<PolicyResult>>> results(policies.size());
-  {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t k; (k = next++) < policies.size();) {
-        SimulationOptions run = options;
-        run.best_fit = policies[k].best_fit;
-        results[k].emplace(simulate(nodes, rows, cfg->engine, policies[k].packing, seed, run));
-      }
-    };
-    const std::size_t threads =
-        std::clamp<std::size_t>(jobs > 0 ? jobs : std::thread::hardware_concurrency(), 1, policies.size());
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  }
-  nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (std::size_t k = 0; k < policies.size(); ++k) {
-    const auto& p = policies[k];
-    auto& r = *results[k];
-    if (!r) {
-      std::fprintf(stderr, "scheduler-extender simulate: %s\n", r.message().c_str());
-      return 1;
-    }
-    if (json) {
-      all[p.name] = {{"allocated_at_100", r->allocated_at_100},
-                                      {"allocated_at_end", r->allocated_at_end},
-                                      {"first_refusal_at", r->first_refusal_at},
-                                      {"refused", r->refused}};
-    } else {
-      std::string refused;
-      for (const auto& [shape, n] : r->refused) refused += " " + shape + ":" + std::to_string(n);
-      std::printf("%-14s allocated at 100%%: %.2f%%  at end: %.2f%%  first refusal at: %.2f%%  fragmented at 100%%: %.2f%%  refused:%s\n",
-                  p.name.c_str(), 100 * r->allocated_at_100, 100 * r->allocated_at_end,
-                  100 * r->first_refusal_at, 100 * r->fragmented_at_100, refused.empty() ? " none" : refused.c_str());
-    }
-  }
-  if (json) std::printf("%s\n", nlohmann::ordered_json{{"policies", all}}.dump().c_str());
-  return 0;
 }
 
 }  // namespace extender::sim

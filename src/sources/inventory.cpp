@@ -1,5 +1,6 @@
 #include "extender/sources/inventory.h"
 
+#include <optional>
 #include <set>
 
 #include "extender/common/yaml_reader.h"
@@ -41,10 +42,35 @@ Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::str
   return pool;
 }
 
+// The node's `dra` entry; nullopt when it has none.
+Result<std::optional<DraGpus>> read_dra(YamlReader& r, const YAML::Node& n, const std::string& path,
+                                        const model::NodeSupply& node) {
+  const YAML::Node dra = n["dra"];
+  if (!dra.IsDefined() || dra.IsNull()) return std::optional<DraGpus>{};
+  const std::string dpath = path + ".dra";
+  if (!dra.IsMap()) return r.error_at(dra, dpath, "expected a mapping such as {gpus: 8, gpu_memory: 80Gi}");
+  EXTENDER_TRY(r.expect_keys(dra, dpath, {"gpus", "gpu_memory"}));
+  for (const auto& [resource, count] : node.gpus) {
+    if (count > 0) {
+      return r.error_at(dra, dpath, "the node also gives gpus." + resource +
+                                        ": a node's GPUs come from a device plugin or from DRA, not both "
+                                        "(two allocators would hand out the same GPUs)");
+    }
+  }
+  DraGpus out{node.name, 0, 0};
+  if (!dra["gpus"].IsDefined()) return r.error_at(dra, dpath + ".gpus", "is required");
+  EXTENDER_TRY(r.read_quantity(dra, "gpus", dpath, out.gpus));
+  if (out.gpus < 1 || out.gpus > kMaxDraGpusPerNode) {
+    return r.error_at(dra["gpus"], dpath + ".gpus", "expected 1 to " + std::to_string(kMaxDraGpusPerNode) + " GPUs");
+  }
+  EXTENDER_TRY(r.read_quantity(dra, "gpu_memory", dpath, out.memory_bytes));
+  return std::optional<DraGpus>{out};
+}
+
 Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const std::string& path,
                                     const std::vector<model::GpuResourceRule>& gpu_rules,
                                     const model::GpuShareRule& share) {
-  EXTENDER_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools", "cpu", "memory"}));
+  EXTENDER_TRY(r.expect_keys(n, path, {"name", "labels", "gpus", "gpu_memory", "pools", "cpu", "memory", "dra"}));
   model::NodeSupply node;
   EXTENDER_TRY(r.read(n, "name", path, node.name));
   if (node.name.empty()) return r.error_at(n, path + ".name", "is required");
@@ -118,10 +144,12 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   return node;
 }
 
-Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules,
-                                    const model::GpuShareRule& share) {
+// `dra_allowed` false: a node with `dra` is an error (standalone mode reads no DRA).
+Result<Inventory> read_inventory(YamlReader& r, const std::vector<model::GpuResourceRule>& gpu_rules,
+                                 const model::GpuShareRule& share, bool dra_allowed) {
   EXTENDER_TRY(r.expect_keys(r.root(), "", {"nodes"}));
-  std::vector<model::NodeSupply> out;
+  Inventory out;
+  std::int64_t dra_gpus = 0;
   const YAML::Node nodes = r.root()["nodes"];
   if (!nodes.IsDefined() || nodes.IsNull()) return out;
   if (!nodes.IsSequence()) return r.error_at(nodes, "nodes", "expected a list");
@@ -131,37 +159,71 @@ Result<std::vector<model::NodeSupply>> read_inventory(YamlReader& r, const std::
     auto node = read_node(r, nodes[i], path, gpu_rules, share);
     if (!node) return node.error();
     if (!names.insert(node->name).second) return r.error_at(nodes[i], path + ".name", "node " + node->name + " listed twice");
-    out.push_back(std::move(*node));
+    auto dra = read_dra(r, nodes[i], path, *node);
+    if (!dra) return dra.error();
+    if (*dra) {
+      if (!dra_allowed) {
+        return r.error_at(nodes[i]["dra"], path + ".dra",
+                          "DRA nodes are read by the simulator only (scheduler-extender simulate); standalone mode "
+                          "reads no DRA");
+      }
+      dra_gpus += (*dra)->gpus;
+      if (dra_gpus > kMaxDraGpus) {
+        return r.error_at(nodes[i]["dra"], path + ".dra.gpus",
+                          "the inventory's DRA GPUs exceed " + std::to_string(kMaxDraGpus));
+      }
+      out.dra.push_back(std::move(**dra));
+    }
+    out.nodes.push_back(std::move(*node));
   }
   return out;
 }
 
-Result<std::vector<model::NodeSupply>> guarded(YamlReader& r, const std::string& source,
-                                               const std::vector<model::GpuResourceRule>& gpu_rules,
-                                    const model::GpuShareRule& share) {
+Result<Inventory> guarded(YamlReader& r, const std::string& source, const std::vector<model::GpuResourceRule>& gpu_rules,
+                          const model::GpuShareRule& share, bool dra_allowed) {
   try {
-    return read_inventory(r, gpu_rules, share);
+    return read_inventory(r, gpu_rules, share, dra_allowed);
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
+}
+
+Result<std::vector<model::NodeSupply>> nodes_of(Result<Inventory> inventory) {
+  if (!inventory) return inventory.error();
+  return std::move(inventory->nodes);
 }
 
 }  // namespace
 
 Result<std::vector<model::NodeSupply>> parse_inventory(std::string text, std::string source,
                                                        const std::vector<model::GpuResourceRule>& gpu_rules,
-                                    const model::GpuShareRule& share) {
+                                                       const model::GpuShareRule& share) {
   auto reader = YamlReader::parse(std::move(text), source);
   if (!reader) return reader.error();
-  return guarded(*reader, source, gpu_rules, share);
+  return nodes_of(guarded(*reader, source, gpu_rules, share, false));
 }
 
 Result<std::vector<model::NodeSupply>> load_inventory(const std::string& path,
                                                       const std::vector<model::GpuResourceRule>& gpu_rules,
-                                    const model::GpuShareRule& share) {
+                                                      const model::GpuShareRule& share) {
   auto reader = YamlReader::load_file(path);
   if (!reader) return reader.error();
-  return guarded(*reader, path, gpu_rules, share);
+  return nodes_of(guarded(*reader, path, gpu_rules, share, false));
+}
+
+Result<Inventory> parse_inventory_with_dra(std::string text, std::string source,
+                                           const std::vector<model::GpuResourceRule>& gpu_rules,
+                                           const model::GpuShareRule& share) {
+  auto reader = YamlReader::parse(std::move(text), source);
+  if (!reader) return reader.error();
+  return guarded(*reader, source, gpu_rules, share, true);
+}
+
+Result<Inventory> load_inventory_with_dra(const std::string& path, const std::vector<model::GpuResourceRule>& gpu_rules,
+                                          const model::GpuShareRule& share) {
+  auto reader = YamlReader::load_file(path);
+  if (!reader) return reader.error();
+  return guarded(*reader, path, gpu_rules, share, true);
 }
 
 }  // namespace extender::sources

@@ -1,4 +1,5 @@
-// The standalone mode's inventory YAML, with the default GPU rules.
+// The inventory YAML, with the default GPU rules: as standalone mode reads it, and as the simulator
+// reads it (with DRA nodes).
 #include <cstdint>
 #include <string>
 
@@ -8,8 +9,10 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const extender::config::Config defaults;
   static const auto rules = defaults.supply_rules();
-  auto nodes = extender::sources::parse_inventory(std::string(reinterpret_cast<const char*>(data), size), "fuzz.yaml",
-                                                  rules.gpus);
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  auto nodes = extender::sources::parse_inventory(text, "fuzz.yaml", rules.gpus);
   (void)nodes.ok();
+  auto simulated = extender::sources::parse_inventory_with_dra(text, "fuzz.yaml", rules.gpus);
+  (void)simulated.ok();
   return 0;
 }

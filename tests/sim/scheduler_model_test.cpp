@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 namespace extender::sim {
@@ -40,6 +41,33 @@ TEST(SchedulerModel, FitsCpuAndMemoryLeftByEarlierPlacements) {
   for (const auto& c : before) EXPECT_EQ(m.feasible(c.cpu, c.memory), c.feasible) << c.what;
   m.place("a", 3500, 0);
   EXPECT_EQ(m.feasible(1000, 10), (std::vector<std::string>{"b", "c"})) << "a has 500m left";
+}
+
+TEST(SchedulerModel, DraNodesAdmitWholeGpuPodsOnlyWhileEnoughDevicesAreFree) {
+  SchedulerModel m({node("dp", 0, 0), node("dra4", 0, 0), node("dra2", 0, 0)}, 1);
+  m.set_dra_gpus(1, 4);
+  m.set_dra_gpus(2, 2);
+  struct Step {
+    const char* what;
+    std::int64_t asks;
+    std::vector<std::string> feasible;
+    const char* place_on;  // nullptr: nothing placed
+  };
+  const Step steps[] = {
+      {"every node for 2 GPUs", 2, {"dp", "dra4", "dra2"}, "dra2"},
+      {"dra2's devices are all allocated", 1, {"dp", "dra4"}, "dra4"},
+      {"3 of dra4's 4 are still free", 3, {"dp", "dra4"}, "dra4"},
+      {"dra4 has none left", 1, {"dp"}, nullptr},
+      {"a pod asking no GPU fits every node", 0, {"dp", "dra4", "dra2"}, nullptr},
+  };
+  for (const auto& s : steps) {
+    auto got = m.feasible(0, 0, s.asks);
+    std::sort(got.begin(), got.end());
+    auto want = s.feasible;
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(got, want) << s.what;
+    if (s.place_on) m.place(s.place_on, 0, 0, s.asks);
+  }
 }
 
 TEST(SchedulerModel, FeasibleNodesToFindFollowsPercentageOfNodesToScore) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "extender/sources/request_nodes.h"
 
 namespace extender::sources {
@@ -73,6 +75,73 @@ TEST(Inventory, ErrorsNameFileLineAndKey) {
   auto missing = load_inventory("/nonexistent/inventory.yaml", gpu_rules());
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.message().find("/nonexistent/inventory.yaml"), std::string::npos);
+}
+
+TEST(Inventory, DraNodesAreReadWithTheirGpusForTheSimulator) {
+  struct Case {
+    const char* yaml;
+    std::vector<DraGpus> dra;
+  };
+  const Case cases[] = {
+      {"nodes:\n  - {name: a, dra: {gpus: 8, gpu_memory: 80Gi}}\n", {{"a", 8, 80 * GiB}}},
+      {"nodes:\n  - {name: a, dra: {gpus: 2}}\n", {{"a", 2, 0}}},
+      {"nodes:\n  - {name: a, dra: {gpus: 256, gpu_memory: 81559Mi}}\n", {{"a", 256, 81559 * MiB}}},
+      {"nodes:\n  - {name: dp, gpus: {nvidia.com/gpu: 4}}\n  - {name: b, dra: {gpus: 4}}\n  - {name: c, dra: ~}\n"
+       "  - {name: d, gpus: {nvidia.com/gpu: 0}, dra: {gpus: 1}}\n",
+       {{"b", 4, 0}, {"d", 1, 0}}},
+      {"nodes:\n  - {name: dp, gpus: {nvidia.com/gpu: 4}}\n", {}},
+  };
+  for (const auto& c : cases) {
+    auto inv = parse_inventory_with_dra(c.yaml, "inv", gpu_rules());
+    ASSERT_TRUE(inv) << c.yaml << " -> " << inv.message();
+    EXPECT_EQ(inv->dra, c.dra) << c.yaml;
+    for (const auto& d : inv->dra) {
+      auto node = std::find_if(inv->nodes.begin(), inv->nodes.end(), [&](const auto& n) { return n.name == d.node; });
+      ASSERT_NE(node, inv->nodes.end()) << d.node;
+      EXPECT_EQ(node->gpu_devices.count, 0) << d.node << ": a DRA node offers no device-plugin GPUs";
+    }
+  }
+}
+
+TEST(Inventory, DraEntriesThatCannotBeServedAreErrorsNamingFileLineAndKey) {
+  std::string too_many = "nodes:\n";
+  for (int i = 0; i < 400; ++i) too_many += "  - {name: n" + std::to_string(i) + ", dra: {gpus: 256}}\n";
+  struct Case {
+    std::string yaml;
+    const char* mentions;
+  };
+  const Case cases[] = {
+      {"nodes:\n  - name: a\n    dra: 8\n", "inv:3: nodes[0].dra: expected a mapping"},
+      {"nodes:\n  - name: a\n    dra: [8]\n", "inv:3: nodes[0].dra: expected a mapping"},
+      {"nodes:\n  - name: a\n    dra: {gpus: 8, driver: x}\n", "nodes[0].dra.driver: unknown key"},
+      {"nodes:\n  - name: a\n    dra: {gpu_memory: 80Gi}\n", "inv:3: nodes[0].dra.gpus: is required"},
+      {"nodes:\n  - name: a\n    dra: {gpus: 0}\n", "nodes[0].dra.gpus: expected 1 to 256 GPUs"},
+      {"nodes:\n  - name: a\n    dra: {gpus: 1e15}\n", "nodes[0].dra.gpus: expected 1 to 256 GPUs"},
+      {"nodes:\n  - name: a\n    dra: {gpus: 257}\n", "nodes[0].dra.gpus: expected 1 to 256 GPUs"},
+      {"nodes:\n  - name: a\n    dra: {gpus: -1}\n", "nodes[0].dra.gpus"},
+      {"nodes:\n  - name: a\n    dra: {gpus: lots}\n", "nodes[0].dra.gpus"},
+      {"nodes:\n  - name: a\n    dra: {gpus: [1]}\n", "nodes[0].dra.gpus"},
+      {"nodes:\n  - name: a\n    dra: {gpus: 8, gpu_memory: big}\n", "nodes[0].dra.gpu_memory"},
+      {"nodes:\n  - name: a\n    gpus: {nvidia.com/gpu: 8}\n    dra: {gpus: 8}\n",
+       "inv:4: nodes[0].dra: the node also gives gpus.nvidia.com/gpu: a node's GPUs come from a device plugin or from "
+       "DRA, not both"},
+      {too_many, "nodes[390].dra.gpus: the inventory's DRA GPUs exceed 100000"},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_inventory_with_dra(c.yaml, "inv", gpu_rules());
+    ASSERT_FALSE(r) << c.yaml;
+    EXPECT_NE(r.message().find(c.mentions), std::string::npos) << c.yaml << " -> " << r.message();
+  }
+}
+
+TEST(Inventory, StandaloneModeRefusesDraNodes) {
+  auto r = parse_inventory("nodes:\n  - name: a\n    dra: {gpus: 8}\n", "inv", gpu_rules());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.message().find("inv:3: nodes[0].dra: DRA nodes are read by the simulator only"), std::string::npos)
+      << r.message();
+  auto example = load_inventory(std::string(EXTENDER_SOURCE_DIR) + "/examples/mixed-inventory.yaml", gpu_rules());
+  ASSERT_FALSE(example);
+  EXPECT_NE(example.message().find("standalone mode reads no DRA"), std::string::npos) << example.message();
 }
 
 TEST(RequestNodes, TheInventoryWinsOverARequestNodeOfTheSameName) {

@@ -7,7 +7,10 @@
 // NodeResourcesFit LeastAllocated (cpu and memory, weight 1 each) and
 // NodeResourcesBalancedAllocation, plus the extender's 0..10 × weight × 10; the highest total
 // wins, at random among ties by a generator seeded once. Every placed pod's CPU and memory count
-// on its node. Owns copies of what it needs; not thread-safe. The simulator and the test that
+// on its node. DRA nodes (set_dra_gpus): kube-scheduler's DRA allocator (DynamicResources with
+// DRAExtendedResource) admits a pod asking N whole GPUs only where N devices are free, and placing
+// it takes them; the fit of other extended resources (device-plugin GPUs, GPU shares, which a DRA
+// node does not offer) is left to the extender's filter. Owns copies of what it needs; not thread-safe. The simulator and the test that
 // compares it with the daemon over HTTP both drive the extender through this one model.
 #include <cstdint>
 #include <optional>
@@ -43,10 +46,13 @@ class SchedulerModel {
  public:
   SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed, SchedulerSettings settings = {});
 
-  // The filter phase for a pod of this CPU and memory: the feasible nodes in search order.
-  std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes);
+  // Makes node i a DRA node with `gpus` free devices.
+  void set_dra_gpus(std::size_t i, std::int64_t gpus);
+  // The filter phase for a pod of this CPU and memory, asking `dra_gpus` whole GPUs of the resource
+  // DRA serves: the feasible nodes in search order.
+  std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
   // The same by position: node i is the i-th of the nodes given to the constructor, name(i).
-  std::vector<std::size_t> feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes);
+  std::vector<std::size_t> feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
   const std::string& name(std::size_t i) const { return nodes_[i].name; }
   // How many nodes the last filter phase looked at (all of them when it found too few).
   std::size_t last_searched() const { return last_searched_; }
@@ -60,9 +66,10 @@ class SchedulerModel {
   std::optional<std::size_t> choose_at(const std::vector<std::size_t>& candidates,
                                        const std::vector<std::int64_t>& extender_scores, std::int64_t cpu_milli,
                                        std::int64_t memory_bytes);
-  // Counts the pod's CPU and memory on the node (unknown names are ignored).
-  void place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes);
-  void place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes);
+  // Counts the pod's CPU and memory on the node (unknown names are ignored), and on a DRA node
+  // takes `dra_gpus` of its free devices.
+  void place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
+  void place_at(std::size_t i, std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
 
  private:
   struct Node {
@@ -74,6 +81,7 @@ class SchedulerModel {
     std::int64_t memory_requested = 0;
     std::int64_t cpu_nonzero = 0;  // requests counted at least 100m / 200 MiB per pod
     std::int64_t memory_nonzero = 0;
+    std::int64_t dra_free = -1;  // free DRA devices; -1: not a DRA node
   };
   std::int64_t plugin_scores(const Node& n, std::int64_t cpu_milli, std::int64_t memory_bytes) const;
   // The highest total, at random among ties; nullopt when there is none.

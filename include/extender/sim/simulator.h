@@ -1,7 +1,11 @@
 #pragma once
 // Simulator: replays a workload through the engine's Extender in-process (standalone state, the
 // same filter, prioritize and bind as the daemon) with kube-scheduler around it as SchedulerModel
-// models it (scheduler_model.h), in one of two deployments. Rows arrive in order and never leave.
+// models it (scheduler_model.h), in one of two deployments. The inventory's DRA nodes are served
+// as sim_dra.h describes: the engine reads them through a SimDra (its filter and prioritize rank
+// DRA and device-plugin nodes on one scale), kube-scheduler's DRA allocator admits a whole-GPU
+// pod there only where enough devices are free and allocates them; GPU shares are never served
+// on DRA nodes (no share resource there). Rows arrive in order and never leave.
 // Each simulate() call builds its own engine and state: calls may run on separate threads.
 #include <cstdint>
 #include <functional>
@@ -16,10 +20,12 @@
 #include "extender/model/supply.h"
 #include "extender/sim/scheduler_model.h"
 #include "extender/sim/workload.h"
+#include "extender/sources/inventory.h"
 
 namespace extender::sim {
 
-// Where a pod went: the node, and for a GPU pod the devices it holds there.
+// Where a pod went: the node, and for a GPU pod the devices it holds there (on a DRA node, the
+// indexes of the DRA devices allocated to it, held whole).
 struct Placement {
   std::string pod;
   std::string node;
@@ -36,6 +42,7 @@ model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::st
 // The memory of the inventory's most common GPU device (by device count); 0 when none reports it.
 std::int64_t common_device_memory(const std::vector<model::NodeSupply>& nodes);
 
+// GPU capacity and allocation count device-plugin and DRA GPUs alike.
 struct PolicyResult {
   double allocated_at_100 = 0;   // allocated GPU capacity / the cluster's, when arrived demand reaches 100%
   double allocated_at_end = 0;
@@ -63,6 +70,12 @@ struct SimulationOptions {
 // Runs the workload through an Extender of `base` with scoring.gpu_packing = `policy`. The share unit is set to
 // bytes; a share's request is its fraction of the most common GPU memory of the inventory. Every
 // placed pod's CPU and memory count on its node in the daemon's state (as its watch counts them).
+// `dra`: the nodes (each one of `nodes`, offering no GPUs of its own) whose GPUs DRA serves as the
+// first of the engine's GPU resources.
+Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<sources::DraGpus>& dra,
+                              const std::vector<WorkloadRow>& rows, const engine::ExtenderOptions& base,
+                              policy::PackingStrategy policy, std::uint64_t seed, const SimulationOptions& options = {});
+// The same without DRA nodes.
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
                               const engine::ExtenderOptions& base, policy::PackingStrategy policy, std::uint64_t seed,
                               const SimulationOptions& options = {});
