@@ -30,6 +30,16 @@ std::vector<std::int64_t> device_free_bytes(const GpuDevices& devices, const Gpu
   return free;
 }
 
+std::int64_t whole_free_devices(const GpuDevices& devices, const GpuDeviceUsage& use, std::int64_t unplaced_whole) {
+  const std::int64_t count = std::clamp<std::int64_t>(devices.count, 0, 1 << 16);
+  std::int64_t taken = 0;
+  for (const auto& [index, u] : use) {
+    if (index < 0 || index >= count) continue;
+    if (u.whole > 0 || (devices.memory_bytes > 0 ? u.bytes > 0 : u.shares > 0)) ++taken;
+  }
+  return std::max<std::int64_t>(count - taken - std::max<std::int64_t>(unplaced_whole, 0), 0);
+}
+
 GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus, const GpuShareRule& share) {
   GpuDevices d;
   auto count = node.gpus.find(share.count_resource);

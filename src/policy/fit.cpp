@@ -41,11 +41,11 @@ void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& u
       f.fail(Verdict::kUnresolvable, {Kind::kGpusNotAllocatable, resource, need, allocatable, 0, {}});
       continue;
     }
-    std::int64_t free = allocatable - usage.gpus_used(resource);
+    const std::int64_t used = usage.gpus_used(resource);
+    std::int64_t free = allocatable - used;
     if (resource == node.gpu_devices.resource && node.gpu_devices.count > 0) {
-      const GpuNodeView view = gpu_view(node, usage);
-      const auto full = std::count(view.free.begin(), view.free.end(), view.capacity);
-      free = std::min<std::int64_t>(free, full);
+      const std::int64_t unplaced = std::max<std::int64_t>(used - usage.whole_gpu_holds(), 0);
+      free = std::min(free, model::whole_free_devices(node.gpu_devices, usage.gpu_devices, unplaced));
     }
     if (free < need) {
       f.fail(Verdict::kInsufficient, {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(free, 0), allocatable, {}});
