@@ -347,7 +347,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
       lookups_(std::make_unique<Lookups>()),
-      dra_(std::make_unique<DraStore>(model::DraRules{})) {
+      dra_(std::make_unique<DraStore>(options.dra)) {
   const model::DemandRules& rules = options.demand;
   const WatchOptions& watch = options.watch;
   auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {

@@ -55,6 +55,40 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
 }
 
+TEST(KubeClusterDra, OnlySlicesOfTheConfiguredDriversAreCounted) {
+  struct Case {
+    std::vector<std::string> drivers;  // kubernetes.dra.drivers
+    bool nvidia_counted, example_counted;
+  };
+  const Case cases[] = {
+      {{"gpu.nvidia.com"}, true, false},  // the default
+      {{"gpu.example.com"}, false, true},
+      {{"gpu.nvidia.com", "gpu.example.com"}, true, true},
+  };
+  for (const auto& c : cases) {
+    ClusterHarness h([&](config::Config& cfg) { cfg.kubernetes.dra.drivers = c.drivers; });
+    h.fake.put(Kind::kNodes, node_object("nv-1", 0));
+    h.fake.put(Kind::kNodes, node_object("ex-1", 0));
+    h.fake.put(Kind::kResourceSlices, resource_slice_object("nv-1", 4));
+    auto example = resource_slice_object("ex-1", 2);
+    example["metadata"]["name"] = "ex-1-gpu.example.com-slice";
+    example["spec"]["driver"] = "gpu.example.com";
+    h.fake.put(Kind::kResourceSlices, example);
+    h.start();
+    ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+    ASSERT_TRUE(eventually([&] { return h.cluster->dra_served(); }));
+    const auto inv = h.cluster->dra_inventory();
+    const model::NodeDra* nv = inv->node("nv-1");
+    const model::NodeDra* ex = inv->node("ex-1");
+    EXPECT_EQ(nv ? nv->gpus.size() : 0u, c.nvidia_counted ? 4u : 0u) << c.drivers.size();
+    EXPECT_EQ(ex ? ex->gpus.size() : 0u, c.example_counted ? 2u : 0u) << c.drivers.size();
+    if (ex && c.example_counted) {
+      EXPECT_EQ(ex->gpus[0].driver, "gpu.example.com");
+      EXPECT_EQ(ex->gpus[1].index, 1) << "the index attribute is read in the driver's own domain";
+    }
+  }
+}
+
 TEST(KubeClusterDra, APodServedFromDraDevicesHoldsNoDevicePluginGpus) {
   ClusterHarness h;
   h.fake.put(Kind::kNodes, node_object("dra-1", 0));

@@ -10,8 +10,8 @@
 // DRA: ResourceSlices, ResourceClaims and DeviceClasses of resource.k8s.io/v1 are watched with the
 // same rules once a first list of slices shows the API server serves the group; when it answers
 // 404 (a server older than v1.34) or 403 (a role without DRA rights) that is logged once and DRA
-// is left out, not counted as "not ready" (a restart looks again). Only the NVIDIA driver's
-// slices are read for now.
+// is left out, not counted as "not ready" (a restart looks again). Only the slices of the drivers
+// options.dra names are read (kubernetes.dra.drivers; default NVIDIA's).
 // The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
 #include <atomic>
