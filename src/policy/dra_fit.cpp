@@ -8,14 +8,14 @@
 namespace extender::policy {
 
 DraFit::DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
-               const std::vector<model::DeviceClass>& classes)
-    : inventory_(std::move(inventory)), classes_(classes) {
+               std::shared_ptr<const DraClasses> classes)
+    : inventory_(std::move(inventory)), classes_(std::move(classes)) {
   for (const auto& [resource, count] : pod.gpus) {
-    auto need = need_for_extended_resource(classes_, resource, count);
+    auto need = need_for_extended_resource(*classes_, resource, count);
     if (!need) continue;
     std::vector<DraNeed> needs;
     needs.push_back(std::move(*need));
-    judges_.try_emplace(resource, classes_, *inventory_, std::move(needs));
+    judges_.try_emplace(resource, *classes_, *inventory_, std::move(needs));
   }
 }
 

@@ -434,6 +434,8 @@ std::shared_ptr<const model::DraInventory> KubeCluster::dra_inventory() const { 
 
 std::vector<model::DeviceClass> KubeCluster::device_classes() const { return dra_->classes(); }
 
+std::shared_ptr<const policy::DraClasses> KubeCluster::dra_classes() const { return dra_->compiled_classes(); }
+
 std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
   return dra_served() ? dra_inventory() : nullptr;
 }

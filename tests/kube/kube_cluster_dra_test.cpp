@@ -42,6 +42,11 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   const engine::DraSource& port = *h.cluster;
   EXPECT_EQ(port.dra_snapshot(), inv) << "the engine's view is the inventory while DRA is served";
   EXPECT_EQ(port.dra_device_classes(), h.cluster->device_classes());
+  const auto compiled = port.dra_classes();
+  ASSERT_NE(compiled, nullptr);
+  ASSERT_NE(compiled->for_extended_resource("nvidia.com/gpu"), nullptr);
+  EXPECT_EQ(compiled->for_extended_resource("nvidia.com/gpu")->selectors.size(), 1u);
+  EXPECT_EQ(port.dra_classes(), compiled) << "compiled when the classes arrived, not per call";
 
   // Events: a claim released, a new node's slice, a slice of a second generation not yet complete.
   h.fake.remove(Kind::kResourceClaims, "ml/a");
@@ -53,6 +58,18 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   }));
   EXPECT_TRUE(h.cluster->dra_inventory()->node("dra-1")->gpus.empty()) << "an incomplete pool is not counted";
   EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
+  EXPECT_EQ(port.dra_classes(), compiled) << "slices and claims do not recompile the classes";
+
+  // A DeviceClass event: compiled again; the inventory is not rebuilt for it.
+  const auto inventory = h.cluster->dra_inventory();
+  h.fake.put(Kind::kDeviceClasses, device_class_object("mig.nvidia.com", "mig", ""));
+  ASSERT_TRUE(eventually([&] { return port.dra_classes()->find("mig.nvidia.com") != nullptr; }));
+  EXPECT_NE(port.dra_classes(), compiled);
+  EXPECT_NE(port.dra_classes()->find("gpu.nvidia.com"), nullptr);
+  EXPECT_EQ(h.cluster->dra_inventory(), inventory) << "a DeviceClass changes no slice or claim";
+  h.fake.remove(Kind::kDeviceClasses, "gpu.nvidia.com");
+  ASSERT_TRUE(eventually([&] { return port.dra_classes()->find("gpu.nvidia.com") == nullptr; }));
+  EXPECT_EQ(port.dra_classes()->for_extended_resource("nvidia.com/gpu"), nullptr);
 }
 
 TEST(KubeClusterDra, OnlySlicesOfTheConfiguredDriversAreCounted) {

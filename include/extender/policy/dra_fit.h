@@ -35,9 +35,9 @@ namespace extender::policy {
 
 class DraFit {
  public:
-  // `inventory` must not be null.
+  // Neither `inventory` nor `classes` may be null; DraFit keeps both alive.
   DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
-         const std::vector<model::DeviceClass>& classes);
+         std::shared_ptr<const DraClasses> classes);
   DraFit(const DraFit&) = delete;
   DraFit& operator=(const DraFit&) = delete;
 
@@ -74,7 +74,7 @@ class DraFit {
   std::shared_ptr<const model::DraInventory> inventory_;
   mutable std::optional<model::PodDemand> rest_;
   mutable std::vector<std::string> rest_served_;
-  DraClasses classes_;                                  // the judges point into it
+  std::shared_ptr<const DraClasses> classes_;           // the judges point into it
   std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
 };
 

@@ -70,9 +70,11 @@ class KubeCluster final : public engine::PodSource,
   bool dra_served() const { return dra_state_ == kDraServed; }
   std::shared_ptr<const model::DraInventory> dra_inventory() const;
   std::vector<model::DeviceClass> device_classes() const;
-  // The engine's view: dra_inventory() while the group is served, else null; device_classes().
+  // The engine's view: dra_inventory() while the group is served, else null; device_classes(),
+  // and compiled as each DeviceClass arrives (dra_classes).
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override;
   std::vector<model::DeviceClass> dra_device_classes() const override { return device_classes(); }
+  std::shared_ptr<const policy::DraClasses> dra_classes() const override;
 
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 
