@@ -268,7 +268,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     index[i] = candidates.size();
     model::NodeUsage usage = node->usage_for(*demand, now);
     if (dra) {
-      if (auto view = dra->scoring_view(node->supply, usage)) {
+      if (auto view = dra->take_scoring_view(node->supply, usage)) {
         dra_supplies.push_back(std::move(view->supply));
         candidates.emplace_back(&dra_supplies.back(), std::move(view->usage));
         continue;

@@ -120,6 +120,41 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   EXPECT_FALSE(fit.scoring_view(supply("other"), {})) << "not a DRA node";
 }
 
+TEST(DraFit, TakeScoringViewMovesTheUsageOnlyWhenItGivesAView) {
+  model::ResourceClaim held;
+  held.uid = "c";
+  held.allocated = true;
+  held.results = {{"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-1", false}};
+  auto inv = std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {held}));
+  const model::PodDemand pod = demand(1);
+  DraFit fit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}));
+  model::NodeUsage usage;
+  usage.cpu_milli = 700;
+  usage.gpus["example.com/other"] = 1;
+
+  struct Case {
+    const char* node;
+    std::int64_t device_plugin_gpus;
+    bool view;
+  };
+  const Case cases[] = {{"dra4", 0, true}, {"mixed", 4, false}, {"other", 0, false}};
+  for (const auto& c : cases) {
+    const auto copied = fit.scoring_view(supply(c.node, c.device_plugin_gpus), usage);
+    model::NodeUsage taken = usage;
+    const auto moved = fit.take_scoring_view(supply(c.node, c.device_plugin_gpus), taken);
+    ASSERT_EQ(moved.has_value(), c.view) << c.node;
+    ASSERT_EQ(copied.has_value(), c.view) << c.node;
+    if (c.view) {
+      EXPECT_EQ(moved->supply, copied->supply) << c.node;
+      EXPECT_EQ(moved->usage, copied->usage) << c.node;
+      EXPECT_EQ(moved->usage.cpu_milli, 700) << c.node;
+    } else {
+      EXPECT_EQ(taken, usage) << c.node << ": untouched without a view";
+    }
+  }
+}
+
 TEST(DraFit, EmptyWhenNoClassBacksTheResource) {
   auto inv = std::make_shared<const model::DraInventory>(model::build_dra_inventory({slice("dra4", 4)}, {}));
   const model::PodDemand pod = demand(2);
