@@ -31,8 +31,10 @@ class BenchDra final : public engine::DraSource {
  public:
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return inventory; }
   std::vector<model::DeviceClass> dra_device_classes() const override { return classes; }
+  std::shared_ptr<const policy::DraClasses> dra_classes() const override { return compiled; }
   std::shared_ptr<const model::DraInventory> inventory;
   std::vector<model::DeviceClass> classes;
+  std::shared_ptr<const policy::DraClasses> compiled = std::make_shared<const policy::DraClasses>();
 };
 
 std::string inventory_yaml(int nodes, bool half_dra) {
@@ -120,6 +122,7 @@ void run(const Cluster& c, int nodes, int runs) {
     dra.classes = {{"gpu.nvidia.com",
                     {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"},
                     "nvidia.com/gpu"}};
+    dra.compiled = std::make_shared<const policy::DraClasses>(dra.classes);
   }
   engine::ExtenderDeps deps;
   deps.state = &state;

@@ -1,9 +1,12 @@
 #include "extender/config/config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "extender/common/yaml_reader.h"
 #include "extender/model/quantity.h"
+
+#include "log_level.h"
 
 namespace extender::config {
 namespace {
@@ -204,6 +207,47 @@ Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {
   return {};
 }
 
+// A DNS subdomain (RFC 1123), as Kubernetes requires of a DRA driver's name.
+bool dns_subdomain(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t label = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char ch = name[i];
+    const bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+    if (ch == '.') {
+      if (label == 0 || name[i - 1] == '-') return false;
+      label = 0;
+    } else if (alnum || (ch == '-' && label > 0)) {
+      if (++label > 63) return false;
+    } else {
+      return false;
+    }
+  }
+  return name.back() != '-' && name.back() != '.';
+}
+
+Status load_dra(YamlReader& r, const YAML::Node& n, DraConfig& d) {
+  EXTENDER_TRY(r.expect_keys(n, "kubernetes.dra", {"drivers"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  const YAML::Node list = n["drivers"];
+  EXTENDER_TRY(r.read(n, "drivers", "kubernetes.dra", d.drivers));
+  if (d.drivers.empty()) return r.error_at(list, "kubernetes.dra.drivers", "must name at least one driver");
+  if (d.drivers.size() > DraConfig::kMaxDraDrivers) {
+    return r.error_at(list, "kubernetes.dra.drivers", "at most " + std::to_string(DraConfig::kMaxDraDrivers) + " drivers");
+  }
+  for (std::size_t i = 0; i < d.drivers.size(); ++i) {
+    const std::string& name = d.drivers[i];
+    if (!dns_subdomain(name)) {
+      return r.error_at(list[i], "kubernetes.dra.drivers", "\"" + name + "\" is not a driver name (a DNS subdomain such as gpu.nvidia.com)");
+    }
+    const auto before = d.drivers.begin() + static_cast<std::ptrdiff_t>(i);
+    if (std::find(d.drivers.begin(), before, name) != before) {
+      return r.error_at(list[i], "kubernetes.dra.drivers", "\"" + name + "\" is listed twice");
+    }
+  }
+  return {};
+}
+
 // The election's timings must fence: a leader stops deciding (renew_deadline) before a standby
 // may take its lease (lease_duration), and every Binding it sent before stopping is answered in
 // the gap between the two (kubernetes.bind_timeout).
@@ -287,7 +331,7 @@ Status load_document(YamlReader& r, Config& c) {
   const YAML::Node kube = root["kubernetes"];
   EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
                                              "token_reload", "user_agent", "scheduler_names", "api_qps",
-                                             "api_burst"}));
+                                             "api_burst", "dra"}));
   if (kube.IsDefined() && !kube.IsNull()) {
     EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
     EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
@@ -305,18 +349,19 @@ Status load_document(YamlReader& r, Config& c) {
     EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
     EXTENDER_TRY(read_at_least(r, kube, "api_qps", "kubernetes", c.kubernetes.api_qps, 0));
     EXTENDER_TRY(read_at_least(r, kube, "api_burst", "kubernetes", c.kubernetes.api_burst, 1));
+    EXTENDER_TRY(load_dra(r, kube["dra"], c.kubernetes.dra));
   }
   return load_ha(r, root["ha"], c);
 }
 
-Status check_level(const std::string& level) {
+}  // namespace
+
+Status check_log_level(const std::string& level) {
   for (const char* known : {"trace", "debug", "info", "warn", "error"}) {
     if (level == known) return {};
   }
   return Error{"log level \"" + level + "\" is not one of trace, debug, info, warn, error"};
 }
-
-}  // namespace
 
 model::DemandRules Config::demand_rules() const {
   model::DemandRules rules;
@@ -353,7 +398,9 @@ engine::ExtenderOptions Config::extender_options() const {
 }
 
 sources::KubeClusterOptions Config::kube_cluster_options() const {
-  return {demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
+  sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
+  options.dra.drivers = kubernetes.dra.drivers;
+  return options;
 }
 
 wire::DecodeLimits Config::decode_limits() const {
@@ -367,7 +414,7 @@ static Result<Config> build_config(YamlReader& reader, const std::string& source
   } catch (const std::exception& e) {
     return Error{source + ": " + e.what()};
   }
-  if (auto st = check_level(c.logging.level); !st) return Error{source + ": logging.level: " + st.message()};
+  if (auto st = check_log_level(c.logging.level); !st) return Error{source + ": logging.level: " + st.message()};
   return c;
 }
 
@@ -394,104 +441,6 @@ Result<Config> load_config_file(const std::string& path) {
   auto config = build_config(*reader, path);
   if (config) anchor_paths(*config, path);
   return config;
-}
-
-std::string usage_text() {
-  return R"(Usage: scheduler-extender [flags]
-
-A kube-scheduler HTTP extender that places pods needing GPUs and local volumes.
-
-Flags:
-  --config FILE        YAML configuration (every key is documented in examples/config.yaml)
-  --listen HOST:PORT   scheduler-facing address (server.listen; default 127.0.0.1:8888)
-  --admin-listen HOST:PORT  debug and admin address (admin.listen; default 127.0.0.1:8889)
-  --log-level LEVEL    trace, debug, info, warn or error (logging.level)
-  --inventory FILE     standalone inventory of nodes and pools (standalone.inventory)
-  --mode MODE          standalone or kubernetes (mode)
-  --kubeconfig FILE    kubeconfig for kubernetes mode (kubernetes.kubeconfig; default: in-cluster)
-  --version            print the version and exit
-  --help               print this help and exit
-)";
-}
-
-Result<CommandLine> parse_command_line(int argc, const char* const* argv) {
-  CommandLine cli;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_inline = false;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_inline = true;
-    }
-    auto take = [&](std::string& out) -> Status {
-      if (has_inline) {
-        out = value;
-        return {};
-      }
-      if (i + 1 >= argc) return Error{arg + " needs a value"};
-      out = argv[++i];
-      return {};
-    };
-    Status st;
-    if (arg == "--help" || arg == "-h") {
-      cli.show_help = true;
-    } else if (arg == "--version") {
-      cli.show_version = true;
-    } else if (arg == "--config") {
-      st = take(cli.config_file);
-    } else if (arg == "--listen") {
-      st = take(cli.listen);
-    } else if (arg == "--admin-listen") {
-      st = take(cli.admin_listen);
-    } else if (arg == "--log-level") {
-      st = take(cli.log_level);
-    } else if (arg == "--inventory") {
-      st = take(cli.inventory);
-    } else if (arg == "--kubeconfig") {
-      st = take(cli.kubeconfig);
-    } else if (arg == "--mode") {
-      st = take(cli.mode);
-    } else {
-      return Error{"unknown flag " + arg + " (see --help)"};
-    }
-    if (!st) return st.error();
-  }
-  return cli;
-}
-
-Result<Config> resolve_config(const CommandLine& cli) {
-  Config c;
-  if (!cli.config_file.empty()) {
-    auto loaded = load_config_file(cli.config_file);
-    if (!loaded) return loaded.error();
-    c = std::move(*loaded);
-  }
-  if (!cli.listen.empty()) {
-    if (auto hp = parse_host_port(cli.listen); !hp) return Error{"--listen: " + hp.message()};
-    c.server.listen = cli.listen;
-  }
-  if (!cli.admin_listen.empty()) {
-    if (auto hp = parse_host_port(cli.admin_listen); !hp) return Error{"--admin-listen: " + hp.message()};
-    c.admin.listen = cli.admin_listen;
-  }
-  if (!cli.log_level.empty()) {
-    if (auto st = check_level(cli.log_level); !st) return Error{"--log-level: " + st.message()};
-    c.logging.level = cli.log_level;
-  }
-  if (!cli.inventory.empty()) c.standalone.inventory = cli.inventory;
-  if (!cli.kubeconfig.empty()) c.kubernetes.kubeconfig = cli.kubeconfig;
-  if (!cli.mode.empty()) {
-    if (cli.mode == "standalone") {
-      c.mode = Mode::kStandalone;
-    } else if (cli.mode == "kubernetes") {
-      c.mode = Mode::kKubernetes;
-    } else {
-      return Error{"--mode: expected standalone or kubernetes"};
-    }
-  }
-  return c;
 }
 
 }  // namespace extender::config

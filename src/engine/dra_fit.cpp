@@ -6,9 +6,11 @@ namespace extender::engine {
 
 std::unique_ptr<const policy::DraFit> Extender::dra_fit(const model::PodDemand& demand) const {
   if (!deps_.dra || demand.gpus.empty()) return nullptr;
+  auto classes = deps_.dra->dra_classes();
+  if (!classes || classes->empty()) return nullptr;
   auto inventory = deps_.dra->dra_snapshot();
   if (!inventory) return nullptr;
-  auto fit = std::make_unique<const policy::DraFit>(demand, std::move(inventory), deps_.dra->dra_device_classes());
+  auto fit = std::make_unique<const policy::DraFit>(demand, std::move(inventory), std::move(classes));
   if (fit->empty()) return nullptr;
   return fit;
 }

@@ -8,24 +8,26 @@
 namespace extender::policy {
 
 DraFit::DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
-               const std::vector<model::DeviceClass>& classes)
-    : inventory_(std::move(inventory)), classes_(classes) {
+               std::shared_ptr<const DraClasses> classes)
+    : inventory_(std::move(inventory)), classes_(std::move(classes)) {
   for (const auto& [resource, count] : pod.gpus) {
-    auto need = need_for_extended_resource(classes_, resource, count);
+    auto need = need_for_extended_resource(*classes_, resource, count);
     if (!need) continue;
     std::vector<DraNeed> needs;
     needs.push_back(std::move(*need));
-    judges_.try_emplace(resource, classes_, *inventory_, std::move(needs));
+    judges_.try_emplace(resource, *classes_, *inventory_, std::move(needs));
   }
 }
 
 std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) const {
   const model::NodeDra* dra = nullptr;
-  return served_on(node, dra);
+  std::vector<std::string> out;
+  for (const std::string* resource : served_on(node, dra)) out.push_back(*resource);
+  return out;
 }
 
-std::vector<std::string> DraFit::served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const {
-  std::vector<std::string> out;
+const DraFit::Served& DraFit::served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const {
+  served_.clear();
   dra = nullptr;
   for (const auto& [resource, judge] : judges_) {
     if (node.problems.contains(resource)) continue;
@@ -35,28 +37,29 @@ std::vector<std::string> DraFit::served_on(const model::NodeSupply& node, const 
       dra = inventory_->node(node.name);
       if (!dra || (dra->gpus.empty() && dra->incomplete_pools.empty())) {
         dra = nullptr;
-        return {};
+        served_.clear();
+        return served_;
       }
     }
-    out.push_back(resource);
+    served_.push_back(&resource);
   }
-  return out;
+  return served_;
 }
 
-const model::PodDemand& DraFit::rest_of(const model::PodDemand& pod, const std::vector<std::string>& served) const {
+const model::PodDemand& DraFit::rest_of(const model::PodDemand& pod, const Served& served) const {
   if (!rest_ || rest_served_ != served) {
     rest_ = pod;
-    for (const auto& resource : served) rest_->gpus.erase(resource);
+    for (const std::string* resource : served) rest_->gpus.erase(*resource);
     rest_served_ = served;
   }
   return *rest_;
 }
 
-std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const model::NodeDra& dra) const {
-  for (const auto& resource : served) {
-    const DraVerdict verdict = judges_.find(resource)->second.judge(dra);
+std::optional<Fit> DraFit::refusal(const Served& served, const model::NodeDra& dra) const {
+  for (const std::string* resource : served) {
+    const DraVerdict verdict = judges_.find(*resource)->second.judge(dra);
     if (!verdict.fits) {
-      return Fit{Verdict::kUnresolvable, {FitReason::Kind::kDraTooFewDevices, resource, 0, 0, 0, verdict.reason}, {}};
+      return Fit{Verdict::kUnresolvable, {FitReason::Kind::kDraTooFewDevices, *resource, 0, 0, 0, verdict.reason}, {}};
     }
   }
   return std::nullopt;
@@ -65,7 +68,7 @@ std::optional<Fit> DraFit::refusal(const std::vector<std::string>& served, const
 Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                   const GpuPlacement& gpu) const {
   const model::NodeDra* dra = nullptr;
-  const std::vector<std::string> served = served_on(node, dra);
+  const Served& served = served_on(node, dra);
   if (served.empty()) return check_fit(pod, node, usage, gpu);
   if (auto refused = refusal(served, *dra)) return std::move(*refused);
   return check_fit(rest_of(pod, served), node, usage, gpu);
@@ -73,8 +76,14 @@ Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, co
 
 std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node,
                                                        const model::NodeUsage& usage) const {
+  model::NodeUsage copy = usage;
+  return take_scoring_view(node, copy);
+}
+
+std::optional<DraFit::ScoringView> DraFit::take_scoring_view(const model::NodeSupply& node,
+                                                            model::NodeUsage& usage) const {
   const model::NodeDra* node_dra = nullptr;
-  const std::vector<std::string> served = served_on(node, node_dra);
+  const Served& served = served_on(node, node_dra);
   if (served.empty()) return std::nullopt;
   const model::NodeDra& dra = *node_dra;
   const auto count = static_cast<std::int64_t>(dra.gpus.size());
@@ -96,14 +105,15 @@ std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply&
   view.supply.memory_bytes = node.memory_bytes;
   view.supply.pods = node.pods;
   view.supply.unschedulable = node.unschedulable;
-  view.usage = usage;
-  for (const auto& resource : served) {
-    view.supply.gpus[resource] = count;
-    view.usage.gpus[resource] = dra.allocated_gpus();
-    if (memory > 0) view.supply.gpu_memory_bytes[resource] = memory;
+  view.usage = std::move(usage);
+  const std::int64_t allocated = dra.allocated_gpus();
+  for (const std::string* resource : served) {
+    view.supply.gpus[*resource] = count;
+    view.usage.gpus[*resource] = allocated;
+    if (memory > 0) view.supply.gpu_memory_bytes[*resource] = memory;
   }
   if (view.supply.gpu_devices.count == 0) {
-    view.supply.gpu_devices = {served.front(), count, memory};
+    view.supply.gpu_devices = {*served.front(), count, memory};
     for (std::size_t i = 0; i < dra.gpus.size(); ++i) {
       if (dra.gpus[i].allocated) view.usage.gpu_devices[static_cast<std::int64_t>(i)].whole += 1;
     }
@@ -114,7 +124,7 @@ std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply&
 bool DraFit::eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node,
                                  const model::NodeUsage& usage, std::span<const model::Allocation> victims) const {
   const model::NodeDra* dra = nullptr;
-  const std::vector<std::string> served = served_on(node, dra);
+  const Served& served = served_on(node, dra);
   if (served.empty()) return policy::eviction_makes_room(pod, node, usage, victims);
   if (refusal(served, *dra)) return false;
   return policy::eviction_makes_room(rest_of(pod, served), node, usage, victims);

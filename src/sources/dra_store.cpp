@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <optional>
+#include <type_traits>
 
 #include "extender/common/logging.h"
 #include "extender/wire/dra_objects.h"
@@ -71,10 +72,22 @@ class DraSink : public kube::ReflectorSink {
 }  // namespace
 
 template <class T>
+void DraStore::changed() {
+  if constexpr (std::is_same_v<T, model::DeviceClass>) {
+    std::vector<model::DeviceClass> classes;
+    classes.reserve(classes_.size());
+    for (const auto& [name, c] : classes_) classes.push_back(c);
+    compiled_ = std::make_shared<const policy::DraClasses>(classes);
+  } else {
+    ++version_;
+  }
+}
+
+template <class T>
 void DraStore::replace(std::map<std::string, T> DraStore::*objects, std::map<std::string, T> listed) {
   std::lock_guard lock(mu_);
   this->*objects = std::move(listed);
-  ++version_;
+  changed<T>();
 }
 
 template <class T>
@@ -85,7 +98,7 @@ void DraStore::upsert(std::map<std::string, T> DraStore::*objects, const std::st
   } else {
     (this->*objects).erase(key);
   }
-  ++version_;
+  changed<T>();
 }
 
 std::unique_ptr<kube::ReflectorSink> DraStore::slice_sink() {
@@ -116,6 +129,11 @@ std::shared_ptr<const model::DraInventory> DraStore::inventory() const {
     built_version_ = version;
   }
   return built;
+}
+
+std::shared_ptr<const policy::DraClasses> DraStore::compiled_classes() const {
+  std::lock_guard lock(mu_);
+  return compiled_;
 }
 
 std::vector<model::DeviceClass> DraStore::classes() const {

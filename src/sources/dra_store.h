@@ -1,8 +1,10 @@
 #pragma once
 // DraStore (private to sources): the ResourceSlices, ResourceClaims and DeviceClasses the DRA
-// reflectors deliver, decoded (objects that cannot be read are logged and dropped), and the
-// inventory built from them, rebuilt only after a change. Thread-safe: the sinks write from the
-// reflector threads while lookups read from any thread.
+// reflectors deliver, decoded (objects that cannot be read are logged and dropped); the inventory
+// built from the slices and claims, rebuilt on the first read after one of them changed; the
+// classes compiled (policy::DraClasses) as each DeviceClass list or event arrives. Both are
+// immutable shared snapshots. Thread-safe: the sinks write from the reflector threads while
+// lookups read from any thread.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "extender/kube/reflector.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
+#include "extender/policy/dra_demand.h"
 
 namespace extender::sources {
 
@@ -27,6 +30,8 @@ class DraStore {
 
   std::shared_ptr<const model::DraInventory> inventory() const;
   std::vector<model::DeviceClass> classes() const;
+  // classes() compiled; never null.
+  std::shared_ptr<const policy::DraClasses> compiled_classes() const;
 
   // Replaces, updates or erases objects of one kind under the store's lock.
   template <class T>
@@ -40,7 +45,11 @@ class DraStore {
   std::map<std::string, model::ResourceSlice> slices_;  // by name
   std::map<std::string, model::ResourceClaim> claims_;  // by namespace/name
   std::map<std::string, model::DeviceClass> classes_;   // by name
-  std::uint64_t version_ = 0;
+  std::shared_ptr<const policy::DraClasses> compiled_ = std::make_shared<const policy::DraClasses>();
+  // Called with mu_ held after the objects of kind T changed.
+  template <class T>
+  void changed();
+  std::uint64_t version_ = 0;  // of the slices and claims
   mutable std::uint64_t built_version_ = UINT64_MAX;
   mutable std::shared_ptr<const model::DraInventory> built_;
 };

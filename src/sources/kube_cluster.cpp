@@ -347,7 +347,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
       lookups_(std::make_unique<Lookups>()),
-      dra_(std::make_unique<DraStore>(model::DraRules{})) {
+      dra_(std::make_unique<DraStore>(options.dra)) {
   const model::DemandRules& rules = options.demand;
   const WatchOptions& watch = options.watch;
   auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
@@ -433,6 +433,8 @@ void KubeCluster::probe_dra() {
 std::shared_ptr<const model::DraInventory> KubeCluster::dra_inventory() const { return dra_->inventory(); }
 
 std::vector<model::DeviceClass> KubeCluster::device_classes() const { return dra_->classes(); }
+
+std::shared_ptr<const policy::DraClasses> KubeCluster::dra_classes() const { return dra_->compiled_classes(); }
 
 std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
   return dra_served() ? dra_inventory() : nullptr;

@@ -55,6 +55,7 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->kubernetes.scheduler_names, d->kubernetes.scheduler_names);
   EXPECT_EQ(c->kubernetes.api_qps, d->kubernetes.api_qps);
   EXPECT_EQ(c->kubernetes.api_burst, d->kubernetes.api_burst);
+  EXPECT_EQ(c->kubernetes.dra.drivers, d->kubernetes.dra.drivers);
   EXPECT_EQ(c->gpu.share.memory_resource, d->gpu.share.memory_resource);
   EXPECT_EQ(c->gpu.share.count_resource, d->gpu.share.count_resource);
   EXPECT_EQ(c->gpu.share.unit_bytes, d->gpu.share.unit_bytes);
@@ -187,6 +188,48 @@ TEST(Config, TheApiWriteLimitIsClientGosQpsAndBurst) {
     ASSERT_TRUE(r) << c.yaml << r.message();
     EXPECT_EQ(r->kubernetes.api_qps, c.qps) << c.yaml;
     EXPECT_EQ(r->kubernetes.api_burst, c.burst) << c.yaml;
+  }
+}
+
+TEST(Config, DraDriversAreNamedUnderKubernetesDraAndReachTheInventoryRules) {
+  struct Case {
+    const char* yaml;
+    std::vector<std::string> drivers;
+  };
+  const Case cases[] = {
+      {"", {"gpu.nvidia.com"}},  // NVIDIA's driver by default
+      {"kubernetes: {dra: {}}\n", {"gpu.nvidia.com"}},
+      {"kubernetes:\n  dra:\n    drivers: [gpu.example.com]\n", {"gpu.example.com"}},
+      {"kubernetes:\n  dra:\n    drivers: [gpu.nvidia.com, gpu.amd.com, x-1.y2]\n", {"gpu.nvidia.com", "gpu.amd.com", "x-1.y2"}},
+  };
+  for (const auto& c : cases) {
+    auto r = parse_config(c.yaml, "test");
+    ASSERT_TRUE(r) << c.yaml << r.message();
+    EXPECT_EQ(r->kubernetes.dra.drivers, c.drivers) << c.yaml;
+    EXPECT_EQ(r->kube_cluster_options().dra.drivers, c.drivers) << c.yaml;
+  }
+  const std::string seventeen = "kubernetes:\n  dra:\n    drivers: [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, b5, b6]\n";
+  const std::string long_label = "kubernetes:\n  dra:\n    drivers: [" + std::string(64, 'a') + ".com]\n";
+  const Bad bad[] = {
+      {"kubernetes:\n  dra:\n    drivers: []\n", "test:3: kubernetes.dra.drivers: must name at least one driver"},
+      {"kubernetes:\n  dra:\n    drivers: gpu.nvidia.com\n", "test:3: kubernetes.dra.drivers: expected a list of strings"},
+      {"kubernetes:\n  dra:\n    drivers:\n      - gpu.nvidia.com\n      - \"\"\n",
+       "test:5: kubernetes.dra.drivers: \"\" is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [GPU.nvidia.com]\n", "kubernetes.dra.drivers: \"GPU.nvidia.com\" is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [gpu.nvidia.com/x]\n", "is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [-gpu.com]\n", "is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [gpu-.com]\n", "is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [gpu..com]\n", "is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [gpu.com.]\n", "is not a driver name"},
+      {long_label.c_str(), "is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [a.b, c.d, a.b]\n", "kubernetes.dra.drivers: \"a.b\" is listed twice"},
+      {seventeen.c_str(), "kubernetes.dra.drivers: at most 16 drivers"},
+      {"kubernetes:\n  dra:\n    driver: [a]\n", "test:3: kubernetes.dra.driver: unknown key"},
+  };
+  for (const auto& c : bad) {
+    auto r = parse_config(c.yaml, "test");
+    ASSERT_FALSE(r) << c.yaml;
+    EXPECT_NE(r.message().find(c.mentions), std::string::npos) << c.yaml << " -> " << r.message();
   }
 }
 

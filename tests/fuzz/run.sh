@@ -20,6 +20,7 @@ targets=(
   "config 16384"
   "inventory 16384"
   "watch_event 65536"
+  "dra_objects 65536"
   "request_parser 8192"
   "http_connection 8192"
 )

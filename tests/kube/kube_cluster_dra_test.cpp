@@ -42,6 +42,11 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   const engine::DraSource& port = *h.cluster;
   EXPECT_EQ(port.dra_snapshot(), inv) << "the engine's view is the inventory while DRA is served";
   EXPECT_EQ(port.dra_device_classes(), h.cluster->device_classes());
+  const auto compiled = port.dra_classes();
+  ASSERT_NE(compiled, nullptr);
+  ASSERT_NE(compiled->for_extended_resource("nvidia.com/gpu"), nullptr);
+  EXPECT_EQ(compiled->for_extended_resource("nvidia.com/gpu")->selectors.size(), 1u);
+  EXPECT_EQ(port.dra_classes(), compiled) << "compiled when the classes arrived, not per call";
 
   // Events: a claim released, a new node's slice, a slice of a second generation not yet complete.
   h.fake.remove(Kind::kResourceClaims, "ml/a");
@@ -53,6 +58,52 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   }));
   EXPECT_TRUE(h.cluster->dra_inventory()->node("dra-1")->gpus.empty()) << "an incomplete pool is not counted";
   EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
+  EXPECT_EQ(port.dra_classes(), compiled) << "slices and claims do not recompile the classes";
+
+  // A DeviceClass event: compiled again; the inventory is not rebuilt for it.
+  const auto inventory = h.cluster->dra_inventory();
+  h.fake.put(Kind::kDeviceClasses, device_class_object("mig.nvidia.com", "mig", ""));
+  ASSERT_TRUE(eventually([&] { return port.dra_classes()->find("mig.nvidia.com") != nullptr; }));
+  EXPECT_NE(port.dra_classes(), compiled);
+  EXPECT_NE(port.dra_classes()->find("gpu.nvidia.com"), nullptr);
+  EXPECT_EQ(h.cluster->dra_inventory(), inventory) << "a DeviceClass changes no slice or claim";
+  h.fake.remove(Kind::kDeviceClasses, "gpu.nvidia.com");
+  ASSERT_TRUE(eventually([&] { return port.dra_classes()->find("gpu.nvidia.com") == nullptr; }));
+  EXPECT_EQ(port.dra_classes()->for_extended_resource("nvidia.com/gpu"), nullptr);
+}
+
+TEST(KubeClusterDra, OnlySlicesOfTheConfiguredDriversAreCounted) {
+  struct Case {
+    std::vector<std::string> drivers;  // kubernetes.dra.drivers
+    bool nvidia_counted, example_counted;
+  };
+  const Case cases[] = {
+      {{"gpu.nvidia.com"}, true, false},  // the default
+      {{"gpu.example.com"}, false, true},
+      {{"gpu.nvidia.com", "gpu.example.com"}, true, true},
+  };
+  for (const auto& c : cases) {
+    ClusterHarness h([&](config::Config& cfg) { cfg.kubernetes.dra.drivers = c.drivers; });
+    h.fake.put(Kind::kNodes, node_object("nv-1", 0));
+    h.fake.put(Kind::kNodes, node_object("ex-1", 0));
+    h.fake.put(Kind::kResourceSlices, resource_slice_object("nv-1", 4));
+    auto example = resource_slice_object("ex-1", 2);
+    example["metadata"]["name"] = "ex-1-gpu.example.com-slice";
+    example["spec"]["driver"] = "gpu.example.com";
+    h.fake.put(Kind::kResourceSlices, example);
+    h.start();
+    ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+    ASSERT_TRUE(eventually([&] { return h.cluster->dra_served(); }));
+    const auto inv = h.cluster->dra_inventory();
+    const model::NodeDra* nv = inv->node("nv-1");
+    const model::NodeDra* ex = inv->node("ex-1");
+    EXPECT_EQ(nv ? nv->gpus.size() : 0u, c.nvidia_counted ? 4u : 0u) << c.drivers.size();
+    EXPECT_EQ(ex ? ex->gpus.size() : 0u, c.example_counted ? 2u : 0u) << c.drivers.size();
+    if (ex && c.example_counted) {
+      EXPECT_EQ(ex->gpus[0].driver, "gpu.example.com");
+      EXPECT_EQ(ex->gpus[1].index, 1) << "the index attribute is read in the driver's own domain";
+    }
+  }
 }
 
 TEST(KubeClusterDra, APodServedFromDraDevicesHoldsNoDevicePluginGpus) {

@@ -28,6 +28,10 @@ model::ResourceSlice slice(const std::string& node, int gpus) {
   return s;
 }
 
+std::shared_ptr<const DraClasses> compiled(const std::vector<model::DeviceClass>& classes) {
+  return std::make_shared<const DraClasses>(classes);
+}
+
 model::PodDemand demand(std::int64_t gpus) {
   model::PodDemand p;
   p.uid = "u";
@@ -46,7 +50,7 @@ model::NodeSupply supply(const std::string& name, std::int64_t allocatable = 0) 
 TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
   auto inv = std::make_shared<const model::DraInventory>(
       model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {}));
-  const std::vector<model::DeviceClass> classes{{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}};
+  const auto classes = compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}});
   const model::PodDemand pod = demand(2);
   DraFit fit(pod, inv, classes);
   ASSERT_FALSE(fit.empty());
@@ -93,7 +97,7 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   auto inv = std::make_shared<const model::DraInventory>(
       model::build_dra_inventory({with_memory, without_memory, slice("mixed", 4)}, {held}));
   const model::PodDemand pod = demand(1);
-  DraFit fit(pod, inv, {{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}});
+  DraFit fit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}));
   model::NodeUsage usage;
   usage.cpu_milli = 700;
 
@@ -116,11 +120,46 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   EXPECT_FALSE(fit.scoring_view(supply("other"), {})) << "not a DRA node";
 }
 
+TEST(DraFit, TakeScoringViewMovesTheUsageOnlyWhenItGivesAView) {
+  model::ResourceClaim held;
+  held.uid = "c";
+  held.allocated = true;
+  held.results = {{"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-1", false}};
+  auto inv = std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {held}));
+  const model::PodDemand pod = demand(1);
+  DraFit fit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}));
+  model::NodeUsage usage;
+  usage.cpu_milli = 700;
+  usage.gpus["example.com/other"] = 1;
+
+  struct Case {
+    const char* node;
+    std::int64_t device_plugin_gpus;
+    bool view;
+  };
+  const Case cases[] = {{"dra4", 0, true}, {"mixed", 4, false}, {"other", 0, false}};
+  for (const auto& c : cases) {
+    const auto copied = fit.scoring_view(supply(c.node, c.device_plugin_gpus), usage);
+    model::NodeUsage taken = usage;
+    const auto moved = fit.take_scoring_view(supply(c.node, c.device_plugin_gpus), taken);
+    ASSERT_EQ(moved.has_value(), c.view) << c.node;
+    ASSERT_EQ(copied.has_value(), c.view) << c.node;
+    if (c.view) {
+      EXPECT_EQ(moved->supply, copied->supply) << c.node;
+      EXPECT_EQ(moved->usage, copied->usage) << c.node;
+      EXPECT_EQ(moved->usage.cpu_milli, 700) << c.node;
+    } else {
+      EXPECT_EQ(taken, usage) << c.node << ": untouched without a view";
+    }
+  }
+}
+
 TEST(DraFit, EmptyWhenNoClassBacksTheResource) {
   auto inv = std::make_shared<const model::DraInventory>(model::build_dra_inventory({slice("dra4", 4)}, {}));
   const model::PodDemand pod = demand(2);
-  EXPECT_TRUE(DraFit(pod, inv, {{"gpu.nvidia.com", {kGpuClass}, ""}}).empty());
-  DraFit none(pod, inv, {});
+  EXPECT_TRUE(DraFit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, ""}})).empty());
+  DraFit none(pod, inv, compiled({}));
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(none.check(pod, supply("dra4"), {}).verdict, Verdict::kUnresolvable) << "check_fit alone";
 }

@@ -52,11 +52,15 @@ class FakeClaims final : public engine::ClaimSource {
   std::string default_class;
 };
 
-// DRA as the test sets it: `inventory` null (the default) is "DRA not served".
+// DRA as the test sets it: `inventory` null (the default) is "DRA not served"; `classes` are
+// compiled at each call (a test may change them between calls).
 class FakeDra final : public engine::DraSource {
  public:
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return inventory; }
   std::vector<model::DeviceClass> dra_device_classes() const override { return classes; }
+  std::shared_ptr<const policy::DraClasses> dra_classes() const override {
+    return std::make_shared<const policy::DraClasses>(classes);
+  }
   std::shared_ptr<const model::DraInventory> inventory;
   std::vector<model::DeviceClass> classes;
 };

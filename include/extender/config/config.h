@@ -11,6 +11,7 @@
 #include "extender/common/result.h"
 #include "extender/engine/options.h"
 #include "extender/model/demand.h"
+#include "extender/model/dra.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
 #include "extender/server/server_options.h"
@@ -71,6 +72,13 @@ struct StandaloneConfig {
   std::int64_t max_request_nodes = 10'000;
 };
 
+// Dynamic Resource Allocation (kubernetes mode): GPUs are read from the node-local ResourceSlices
+// of these drivers only (DNS subdomains, at most kMaxDraDrivers, none twice).
+struct DraConfig {
+  static constexpr std::size_t kMaxDraDrivers = 16;
+  std::vector<std::string> drivers{model::kNvidiaGpuDriver};
+};
+
 // bind_timeout and scheduler_names: engine::BindOptions; watch_timeout and stale_after:
 // sources::WatchOptions.
 struct KubernetesConfig : engine::BindOptions, sources::WatchOptions {
@@ -82,6 +90,7 @@ struct KubernetesConfig : engine::BindOptions, sources::WatchOptions {
   // leader-label writes are not counted (their own few a second, never behind a burst of binds).
   std::int64_t api_qps = 50;
   std::int64_t api_burst = 100;
+  DraConfig dra;
 };
 
 // Kubernetes mode: replicas elect one leader on a coordination.k8s.io/v1 Lease (client-go's

@@ -7,7 +7,7 @@
 // placement in memory (standalone: sources::LocalBinder); one bind path for both. A GPU resource
 // a DeviceClass maps is decided on a DRA node by policy/dra_fit.h (filter and bind alike; the bind
 // then reserves no device-plugin GPUs for it). What it asks of the world around it comes through
-// ports.h. Thread-safe.
+// ports.h. The verbs are in extender.cpp, except preempt (preempt.cpp). Thread-safe.
 #include <chrono>
 #include <deque>
 #include <map>
@@ -140,6 +140,8 @@ class Extender {
   policy::ShapeMix shape_mix() const;
 
  private:
+  // Why a candidate node is refused that the cluster state does not have (filter, preempt).
+  static std::string unknown_node_reason();
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   // The DRA view for one request: null when DRA is not served or the pod asks nothing a
   // DeviceClass backs (then policy::check_fit decides alone).

@@ -12,6 +12,7 @@
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
 #include "extender/model/pod.h"
+#include "extender/policy/dra_demand.h"
 
 namespace extender::engine {
 
@@ -43,8 +44,12 @@ class DraSource {
   // The current inventory (per node: GPUs of complete pools, which are allocated); an immutable
   // snapshot the caller may keep. Null while the API server is not known to serve DRA.
   virtual std::shared_ptr<const model::DraInventory> dra_snapshot() const = 0;
-  // The DeviceClasses the API server has; empty when it serves none.
+  // The DeviceClasses the API server has, as read (what /debug/dra shows); empty when it serves none.
   virtual std::vector<model::DeviceClass> dra_device_classes() const = 0;
+  // The same classes compiled (selectors parsed), what the verbs decide with: an immutable
+  // snapshot built when a DeviceClass changes, not per call; the caller may keep it. Never null
+  // (no classes: an empty one).
+  virtual std::shared_ptr<const policy::DraClasses> dra_classes() const = 0;
 };
 
 // Whether this process may decide. Asked before every verb and again just before a bind is

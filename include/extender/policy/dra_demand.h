@@ -34,7 +34,9 @@ struct CompiledClass {
 
 class DraClasses {
  public:
+  DraClasses() = default;
   explicit DraClasses(const std::vector<model::DeviceClass>& classes);
+  bool empty() const { return by_name_.empty(); }
   const CompiledClass* find(std::string_view name) const;
   // The class backing an extended resource: the explicit name wins (of several, the first by
   // class name), else "deviceclass.resource.kubernetes.io/<class>".

@@ -35,9 +35,9 @@ namespace extender::policy {
 
 class DraFit {
  public:
-  // `inventory` must not be null.
+  // Neither `inventory` nor `classes` may be null; DraFit keeps both alive.
   DraFit(const model::PodDemand& pod, std::shared_ptr<const model::DraInventory> inventory,
-         const std::vector<model::DeviceClass>& classes);
+         std::shared_ptr<const DraClasses> classes);
   DraFit(const DraFit&) = delete;
   DraFit& operator=(const DraFit&) = delete;
 
@@ -58,23 +58,29 @@ class DraFit {
     model::NodeUsage usage;
   };
   std::optional<ScoringView> scoring_view(const model::NodeSupply& node, const model::NodeUsage& usage) const;
+  // scoring_view without copying the usage: the view's usage is `usage` moved from (left valid,
+  // unspecified) when a view is returned; on nullopt `usage` is untouched.
+  std::optional<ScoringView> take_scoring_view(const model::NodeSupply& node, model::NodeUsage& usage) const;
   // policy::eviction_makes_room with the DRA-served resources judged as check() judges them.
   bool eviction_makes_room(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
                            std::span<const model::Allocation> victims) const;
 
  private:
-  // dra_resources(), and the node's DRA entry (set when the result is not empty).
-  std::vector<std::string> served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const;
+  // The pod's resources `node` gets from DRA (keys of judges_; valid until the next call), and the
+  // node's DRA entry (set when the result is not empty).
+  using Served = std::vector<const std::string*>;
+  const Served& served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const;
   // The refusal of a node with DRA entry `dra` for the DRA-served resources `served`, or nullopt.
-  std::optional<Fit> refusal(const std::vector<std::string>& served, const model::NodeDra& dra) const;
+  std::optional<Fit> refusal(const Served& served, const model::NodeDra& dra) const;
 
   // `pod` without the resources `served` (the last such demand is kept: nodes mostly agree).
-  const model::PodDemand& rest_of(const model::PodDemand& pod, const std::vector<std::string>& served) const;
+  const model::PodDemand& rest_of(const model::PodDemand& pod, const Served& served) const;
 
   std::shared_ptr<const model::DraInventory> inventory_;
+  mutable Served served_;
   mutable std::optional<model::PodDemand> rest_;
-  mutable std::vector<std::string> rest_served_;
-  DraClasses classes_;                                  // the judges point into it
+  mutable Served rest_served_;
+  std::shared_ptr<const DraClasses> classes_;           // the judges point into it
   std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
 };
 

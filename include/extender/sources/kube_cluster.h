@@ -10,8 +10,8 @@
 // DRA: ResourceSlices, ResourceClaims and DeviceClasses of resource.k8s.io/v1 are watched with the
 // same rules once a first list of slices shows the API server serves the group; when it answers
 // 404 (a server older than v1.34) or 403 (a role without DRA rights) that is logged once and DRA
-// is left out, not counted as "not ready" (a restart looks again). Only the NVIDIA driver's
-// slices are read for now.
+// is left out, not counted as "not ready" (a restart looks again). Only the slices of the drivers
+// options.dra names are read (kubernetes.dra.drivers; default NVIDIA's).
 // The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
 #include <atomic>
@@ -70,9 +70,11 @@ class KubeCluster final : public engine::PodSource,
   bool dra_served() const { return dra_state_ == kDraServed; }
   std::shared_ptr<const model::DraInventory> dra_inventory() const;
   std::vector<model::DeviceClass> device_classes() const;
-  // The engine's view: dra_inventory() while the group is served, else null; device_classes().
+  // The engine's view: dra_inventory() while the group is served, else null; device_classes(),
+  // and compiled as each DeviceClass arrives (dra_classes).
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override;
   std::vector<model::DeviceClass> dra_device_classes() const override { return device_classes(); }
+  std::shared_ptr<const policy::DraClasses> dra_classes() const override;
 
   struct Lookups;  // what the sinks learn and the lookups read; defined in the .cpp
 

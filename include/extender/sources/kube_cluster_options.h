@@ -1,9 +1,11 @@
 #pragma once
 // The options of KubeCluster (kube_cluster.h), each with its default. Config composes WatchOptions
-// under kubernetes.* and fills the rest from its gpu and storage sections. A value type.
+// under kubernetes.* (the DRA drivers: kubernetes.dra.drivers) and fills the rest from its gpu and
+// storage sections. A value type.
 #include <chrono>
 
 #include "extender/model/demand.h"
+#include "extender/model/dra_inventory.h"
 #include "extender/model/supply.h"
 
 namespace extender::sources {
@@ -18,6 +20,7 @@ struct KubeClusterOptions {
   model::SupplyRules supply;  // what nodes offer
   WatchOptions watch;
   std::chrono::milliseconds fetch_timeout{2'000};  // a pod read from the API server (fetch_pod)
+  model::DraRules dra;  // which drivers' ResourceSlices offer GPUs, and how their devices read
 };
 
 }  // namespace extender::sources

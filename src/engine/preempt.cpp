@@ -1,0 +1,105 @@
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "extender/engine/extender.h"
+#include "extender/policy/preemption.h"
+
+namespace extender::engine {
+namespace {
+
+// kube-scheduler's rule for a preemptor nominated to a node (PodEligibleToPreemptOthers), on this
+// daemon's view: while pods of lower priority are terminating there, it preempts nowhere else. Its
+// view may already miss them while this one still counts them; without the rule one preemption can
+// evict twice. Any terminating pod of lower priority counts, as in kube-scheduler up to v1.2x.
+std::size_t lower_priority_pods_leaving(const state::Snapshot& snap, const std::string& node, std::int64_t priority) {
+  if (node.empty()) return 0;
+  const state::NodeState* n = snap.find(node);
+  if (!n) return 0;
+  std::size_t leaving = 0;
+  for (const auto& [uid, claim] : n->claims) {
+    if (claim.kind == state::Claim::Kind::kPlaced && claim.terminating && claim.priority < priority) ++leaving;
+  }
+  return leaving;
+}
+
+}  // namespace
+
+PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
+  PreemptAnswer answer;
+  answer.summary.pod = args.pod.display_name();
+  answer.summary.nodes_in = args.victims_by_node.size();
+  auto unchanged = [&](std::string note) {
+    for (const auto& [node, victims] : args.victims_by_node) {
+      answer.victims[node] = {victims.uids, victims.num_pdb_violations};
+    }
+    answer.summary.nodes_out = answer.victims.size();
+    answer.summary.note = std::move(note);
+    return answer;
+  };
+  auto demand = demand_of(args.pod);
+  if (!demand) return unchanged(demand.message());
+  if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
+  if (deps_.gate) {
+    if (auto why = deps_.gate->not_leading()) {
+      answer.error = "scheduler-extender does not vet victims here: " + *why;
+      answer.summary.note = answer.error;
+      return answer;
+    }
+  }
+  if (auto why = not_ready()) return unchanged("not ready: " + *why);
+  std::string nominated = args.pod.nominated_node;
+  if (deps_.pods) {
+    auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);
+    if (!pod) {
+      answer.summary.note = pod.message() + "; no victims";
+      return answer;
+    }
+    if (nominated.empty()) nominated = pod->nominated_node;
+  }
+
+  const auto now = clock_.now();
+  const auto dra = dra_fit(*demand);
+  const state::Snapshot snap = deps_.state->snapshot();
+  if (auto leaving = lower_priority_pods_leaving(snap, nominated, args.pod.priority)) {
+    answer.summary.note = "nominated to node " + nominated + ", where " + std::to_string(leaving) +
+                          " pod(s) of lower priority are still terminating; no victims elsewhere";
+    return answer;
+  }
+  for (const auto& [name, victims] : args.victims_by_node) {
+    const state::NodeState* node = snap.find(name);
+    if (!node) {
+      spdlog::debug("preempt {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
+      continue;
+    }
+    std::vector<model::Allocation> freed;
+    for (const auto& uid : victims.uids) {
+      auto it = node->claims.find(uid);
+      if (it != node->claims.end() && it->second.kind == state::Claim::Kind::kPlaced) {
+        freed.push_back(it->second.allocation);
+      }
+    }
+    // The victims' generic ephemeral volumes are claims of their own, deleted with their pods.
+    for (const auto& [uid, claim] : node->claims) {
+      if (claim.kind != state::Claim::Kind::kPlaced || claim.source != "volume") continue;
+      for (const auto& v : claim.allocation.volumes) {
+        if (!v.freed_with.empty() &&
+            std::find(victims.uids.begin(), victims.uids.end(), v.freed_with) != victims.uids.end()) {
+          freed.push_back(claim.allocation);
+          break;
+        }
+      }
+    }
+    const model::NodeUsage usage = node->usage_for(*demand, now);
+    if (dra ? dra->eviction_makes_room(*demand, node->supply, usage, freed)
+            : policy::eviction_makes_room(*demand, node->supply, usage, freed)) {
+      answer.victims[name] = {victims.uids, victims.num_pdb_violations};
+    } else {
+      spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);
+    }
+  }
+  answer.summary.nodes_out = answer.victims.size();
+  return answer;
+}
+
+}  // namespace extender::engine
