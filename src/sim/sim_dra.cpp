@@ -38,6 +38,7 @@ SimDra::SimDra(const std::vector<sources::DraGpus>& nodes, const std::string& wh
   class_ = {driver,
             {"device.driver == '" + driver + "' && device.attributes['" + driver + "'].type == 'gpu'"},
             whole_resource};
+  classes_ = std::make_shared<const policy::DraClasses>(std::vector<model::DeviceClass>{class_});
 }
 
 std::shared_ptr<const model::DraInventory> SimDra::dra_snapshot() const {
@@ -46,6 +47,8 @@ std::shared_ptr<const model::DraInventory> SimDra::dra_snapshot() const {
 }
 
 std::vector<model::DeviceClass> SimDra::dra_device_classes() const { return {class_}; }
+
+std::shared_ptr<const policy::DraClasses> SimDra::dra_classes() const { return classes_; }
 
 std::int64_t SimDra::free_gpus(std::string_view node) const {
   std::lock_guard lock(mu_);

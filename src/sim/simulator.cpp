@@ -141,7 +141,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   // What prioritize reads of a DRA node's GPUs (policy/dra_fit.h), for the pod's demand.
   auto dra_fit = [&](const model::PodDemand& demand) -> std::unique_ptr<const policy::DraFit> {
     if (dra.empty()) return nullptr;
-    return std::make_unique<const policy::DraFit>(demand, dra_source.dra_snapshot(), dra_source.dra_device_classes());
+    return std::make_unique<const policy::DraFit>(demand, dra_source.dra_snapshot(), dra_source.dra_classes());
   };
   auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource, "", 0), rules);
   if (!one_gpu) return Error{one_gpu.message()};

@@ -19,6 +19,7 @@
 #include "extender/engine/ports.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
+#include "extender/policy/dra_demand.h"
 #include "extender/sources/inventory.h"
 
 namespace extender::sim {
@@ -33,6 +34,7 @@ class SimDra final : public engine::DraSource {
 
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override;
   std::vector<model::DeviceClass> dra_device_classes() const override;
+  std::shared_ptr<const policy::DraClasses> dra_classes() const override;
 
   // The node's DRA GPUs not allocated; -1 when it is not a DRA node.
   std::int64_t free_gpus(std::string_view node) const;
@@ -46,6 +48,7 @@ class SimDra final : public engine::DraSource {
   mutable std::mutex mu_;
   std::shared_ptr<model::DraInventory> inventory_;
   model::DeviceClass class_;
+  std::shared_ptr<const policy::DraClasses> classes_;  // class_, compiled once
   std::int64_t capacity_ = 0;
 };
 
