@@ -191,14 +191,18 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
-  policy::FitReason last_failed, last_unresolvable;
-  auto record = [&](wire::FailedNodes& into, policy::FitReason& last, std::string_view name, policy::FitReason&& why,
+  // Reasons formatted already, by map: nodes of a few kinds fail alike, interleaved.
+  using Formatted = std::vector<std::pair<policy::FitReason, std::uint32_t>>;
+  Formatted failed_reasons, unresolvable_reasons;
+  auto record = [&](wire::FailedNodes& into, Formatted& formatted, std::string_view name, policy::FitReason&& why,
                     const char* note) {
-    if (!into.empty() && why == last) {
-      into.add_again(name);
+    constexpr std::size_t kRemembered = 8;
+    auto seen = std::find_if(formatted.begin(), formatted.end(), [&](const auto& f) { return f.first == why; });
+    if (seen != formatted.end()) {
+      into.add_again(name, seen->second);
     } else {
-      into.add(name, policy::format_reason(why));
-      last = std::move(why);
+      const std::uint32_t index = into.add(name, policy::format_reason(why));
+      if (formatted.size() < kRemembered) formatted.emplace_back(std::move(why), index);
     }
     spdlog::debug("filter {}: node {}: {}{}", answer.summary.pod, name, *into.find(name), note);
   };
@@ -222,10 +226,10 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
         pass(i);
         break;
       case policy::Verdict::kInsufficient:
-        record(r.failed, last_failed, name, std::move(fit.reason), "");
+        record(r.failed, failed_reasons, name, std::move(fit.reason), "");
         break;
       case policy::Verdict::kUnresolvable:
-        record(r.failed_unresolvable, last_unresolvable, name, std::move(fit.reason), " (unresolvable)");
+        record(r.failed_unresolvable, unresolvable_reasons, name, std::move(fit.reason), " (unresolvable)");
         break;
     }
   }

@@ -26,14 +26,16 @@ void append_failed(std::string& out, const SortedFailures& failed) {
 
 }  // namespace
 
-void FailedNodes::add(std::string_view node, std::string reason) {
+std::uint32_t FailedNodes::add(std::string_view node, std::string reason) {
   if (reasons_.empty() || reasons_.back() != reason) reasons_.push_back(std::move(reason));
-  entries_.emplace_back(node, static_cast<std::uint32_t>(reasons_.size() - 1));
+  const auto index = static_cast<std::uint32_t>(reasons_.size() - 1);
+  entries_.emplace_back(node, index);
+  return index;
 }
 
-void FailedNodes::add_again(std::string_view node) {
-  if (reasons_.empty()) reasons_.emplace_back();
-  entries_.emplace_back(node, static_cast<std::uint32_t>(reasons_.size() - 1));
+void FailedNodes::add_again(std::string_view node, std::uint32_t reason) {
+  if (reason >= reasons_.size()) throw std::out_of_range("no failure reason " + std::to_string(reason));
+  entries_.emplace_back(node, reason);
 }
 
 const std::string* FailedNodes::find(std::string_view node) const {

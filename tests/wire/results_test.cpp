@@ -33,11 +33,12 @@ TEST(EncodeFilterResult, NodesFormEchoesRawBytes) {
 
 TEST(FailedNodes, NameOrderLastReasonWinsAndARepeatedReasonIsKeptOnce) {
   FailedNodes f;
-  f.add("n-c", "no GPU");
-  f.add_again("n-a");
+  const std::uint32_t no_gpu = f.add("n-c", "no GPU");
+  f.add_again("n-a", no_gpu);
   f.add("n-b", "too small");
   f.add("n-a", "too small");  // recorded again: the last reason wins
-  f.add("n-d", "no GPU");
+  f.add_again("n-d", no_gpu);
+  EXPECT_THROW(f.add_again("n-e", 7), std::out_of_range);
   EXPECT_EQ(f.size(), 5u);
   EXPECT_EQ(f.at("n-a"), "too small");
   EXPECT_EQ(f.at("n-c"), "no GPU");

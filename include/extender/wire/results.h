@@ -14,13 +14,14 @@ namespace extender::wire {
 
 // FailedNodes / FailedAndUnresolvableNodes: node names (views into the request) with the reason
 // each failed, recorded in any order and written in name order as Go writes a map, the last
-// reason recorded for a name winning. A reason equal to the one recorded just before is kept
-// once (the nodes of one kind mostly fail alike), so recording costs no allocation per node.
+// reason recorded for a name winning. Reasons are kept once and named by index, so that nodes
+// failing alike (the nodes of one kind mostly do) cost no allocation each.
 class FailedNodes {
  public:
-  void add(std::string_view node, std::string reason);
-  // `node` failed for the reason recorded last (one must have been: add() came first).
-  void add_again(std::string_view node);
+  // Records `node` with `reason` and returns the reason's index (the last one's, when equal).
+  std::uint32_t add(std::string_view node, std::string reason);
+  // Records `node` with a reason add() returned.
+  void add_again(std::string_view node, std::uint32_t reason);
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   // The reason of `node`, the last recorded; null when it did not fail.
