@@ -19,6 +19,7 @@
 
 #include "extender/config/config.h"
 #include "extender/engine/extender.h"
+#include "extender/sim/sim_dra.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/local_binder.h"
 
@@ -53,23 +54,7 @@ std::shared_ptr<const model::DraInventory> dra_inventory(int nodes) {
   std::vector<model::ResourceClaim> claims;
   for (int i = 1; i < nodes; i += 2) {
     const std::string node = "dra-" + std::to_string(i);
-    model::ResourceSlice s;
-    s.name = node + "-gpu.nvidia.com";
-    s.driver = model::kNvidiaGpuDriver;
-    s.node_name = node;
-    s.pool = node;
-    s.pool_generation = 1;
-    s.pool_slice_count = 1;
-    for (int d = 0; d < 8; ++d) {
-      model::DraDevice dev;
-      dev.name = "gpu-" + std::to_string(d);
-      dev.attributes["gpu.nvidia.com/type"] = {model::DraAttribute::Kind::kString, 0, false, "gpu"};
-      dev.attributes["gpu.nvidia.com/index"] = {model::DraAttribute::Kind::kInt, d, false, {}};
-      dev.attributes["gpu.nvidia.com/productName"] = {model::DraAttribute::Kind::kString, 0, false, "NVIDIA H100 80GB HBM3"};
-      dev.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse("80Gi");
-      s.devices.push_back(std::move(dev));
-    }
-    slices.push_back(std::move(s));
+    slices.push_back(sim::nvidia_gpu_slice({node, 8, std::int64_t{80} << 30}));
     model::ResourceClaim c;
     c.uid = "claim-" + node;
     c.namespace_name = "ml";
