@@ -189,19 +189,21 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   }
 
   const auto dra = dra_fit(*demand);
+  const bool whole_gpus_only = policy::asks_whole_gpus_only(*demand);
+  const std::uint64_t uid_bits = state::NodeIndex::claim_bits(demand->uid);
   const state::Snapshot snap = deps_.state->snapshot();
   model::NodeUsage scratch;
   // Reasons formatted already, by map: nodes of a few kinds fail alike, interleaved.
   using Formatted = std::vector<std::pair<policy::FitReason, std::uint32_t>>;
   Formatted failed_reasons, unresolvable_reasons;
-  auto record = [&](wire::FailedNodes& into, Formatted& formatted, std::string_view name, policy::FitReason&& why,
-                    const char* note) {
+  auto record = [&](wire::FailedNodes& into, Formatted& formatted, std::string_view name, std::uint32_t order,
+                    policy::FitReason&& why, const char* note) {
     constexpr std::size_t kRemembered = 8;
     auto seen = std::find_if(formatted.begin(), formatted.end(), [&](const auto& f) { return f.first == why; });
     if (seen != formatted.end()) {
-      into.add_again(name, seen->second);
+      into.add_again(name, seen->second, order);
     } else {
-      const std::uint32_t index = into.add(name, policy::format_reason(why));
+      const std::uint32_t index = into.add(name, policy::format_reason(why), order);
       if (formatted.size() < kRemembered) formatted.emplace_back(std::move(why), index);
     }
     spdlog::debug("filter {}: node {}: {}{}", answer.summary.pod, name, *into.find(name), note);
@@ -214,22 +216,28 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
       return answer;
     }
     const std::string_view name = names[i];
-    const state::NodeState* node = snap.find(name);
+    const auto [node, order, summary] = snap.lookup(name);
     if (!node) {
       spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
       r.failed.add(name, unknown_node_reason());
       continue;
     }
-    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
+    policy::Fit fit;
+    if (whole_gpus_only && summary->sees_placed_only(uid_bits) && summary->gpus_summarized &&
+        (!dra || !dra->serves(node->supply))) {
+      fit = policy::check_whole_gpus(*demand, summary->gpus());
+    } else {
+      fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
+    }
     switch (fit.verdict) {
       case policy::Verdict::kFits:
         pass(i);
         break;
       case policy::Verdict::kInsufficient:
-        record(r.failed, failed_reasons, name, std::move(fit.reason), "");
+        record(r.failed, failed_reasons, name, order, std::move(fit.reason), "");
         break;
       case policy::Verdict::kUnresolvable:
-        record(r.failed_unresolvable, unresolvable_reasons, name, std::move(fit.reason), " (unresolvable)");
+        record(r.failed_unresolvable, unresolvable_reasons, name, order, std::move(fit.reason), " (unresolvable)");
         break;
     }
   }

@@ -26,6 +26,11 @@ std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) co
   return out;
 }
 
+bool DraFit::serves(const model::NodeSupply& node) const {
+  const model::NodeDra* dra = nullptr;
+  return !served_on(node, dra).empty();
+}
+
 const DraFit::Served& DraFit::served_on(const model::NodeSupply& node, const model::NodeDra*& dra) const {
   served_.clear();
   dra = nullptr;

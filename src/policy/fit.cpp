@@ -1,5 +1,6 @@
 #include "extender/policy/fit.h"
 
+#include "extender/model/gpu_availability.h"
 #include "extender/model/quantity.h"
 
 #include <algorithm>
@@ -29,26 +30,22 @@ struct Findings {
   }
 };
 
-void check_gpus(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, Findings& f) {
+using GpuFigures = std::span<const model::GpuResourceAvailability>;
+
+void check_gpus(const PodDemand& pod, GpuFigures gpus, Findings& f) {
   for (const auto& [resource, need] : pod.gpus) {
-    if (auto p = node.problems.find(resource); p != node.problems.end()) {
-      f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, resource, 0, 0, 0, p->second});
+    const model::GpuResourceAvailability* r = model::find_gpu_resource(gpus, resource);
+    if (r && r->problem) {
+      f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, resource, 0, 0, 0, std::string(*r->problem)});
       continue;
     }
-    auto it = node.gpus.find(resource);
-    std::int64_t allocatable = it == node.gpus.end() ? 0 : it->second;
+    const std::int64_t allocatable = r ? r->allocatable : 0;
     if (allocatable < need) {
       f.fail(Verdict::kUnresolvable, {Kind::kGpusNotAllocatable, resource, need, allocatable, 0, {}});
       continue;
     }
-    const std::int64_t used = usage.gpus_used(resource);
-    std::int64_t free = allocatable - used;
-    if (resource == node.gpu_devices.resource && node.gpu_devices.count > 0) {
-      const std::int64_t unplaced = std::max<std::int64_t>(used - usage.whole_gpu_holds(), 0);
-      free = std::min(free, model::whole_free_devices(node.gpu_devices, usage.gpu_devices, unplaced));
-    }
-    if (free < need) {
-      f.fail(Verdict::kInsufficient, {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(free, 0), allocatable, {}});
+    if (r->free < need) {
+      f.fail(Verdict::kInsufficient, {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(r->free, 0), allocatable, {}});
     }
   }
 }
@@ -85,17 +82,23 @@ void check_gpu_share(const PodDemand& pod, const NodeSupply& node, const NodeUsa
   }
 }
 
-void check_gpu_memory(const PodDemand& pod, const NodeSupply& node, Findings& f) {
+void check_gpu_memory(const PodDemand& pod, GpuFigures gpus, Findings& f) {
   if (!pod.gpu_memory_floor_bytes) return;
   std::int64_t floor = *pod.gpu_memory_floor_bytes;
   for (const auto& [resource, need] : pod.gpus) {
-    auto it = node.gpu_memory_bytes.find(resource);
-    if (it == node.gpu_memory_bytes.end()) {
+    const model::GpuResourceAvailability* r = model::find_gpu_resource(gpus, resource);
+    if (!r || !r->memory_bytes) {
       f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorUnknown, resource, floor, 0, 0, {}});
-    } else if (it->second < floor) {
-      f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorTooSmall, resource, floor, it->second, 0, {}});
+    } else if (*r->memory_bytes < floor) {
+      f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorTooSmall, resource, floor, *r->memory_bytes, 0, {}});
     }
   }
+}
+
+Fit verdict_of(Findings& f) {
+  if (f.unresolvable) return {Verdict::kUnresolvable, std::move(*f.unresolvable), {}};
+  if (f.insufficient) return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
+  return {};
 }
 
 FitReason pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) {
@@ -231,19 +234,26 @@ std::string format_reason(const FitReason& r) {
   return {};
 }
 
+bool asks_whole_gpus_only(const PodDemand& pod) {
+  return !pod.gpus.empty() && pod.gpu_share_bytes <= 0 && pod.volumes.empty();
+}
+
+Fit check_whole_gpus(const PodDemand& pod, std::span<const model::GpuResourceAvailability> gpus) {
+  Findings f;
+  check_gpus(pod, gpus, f);
+  check_gpu_memory(pod, gpus, f);
+  return verdict_of(f);
+}
+
 Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, const GpuPlacement& gpu) {
   Findings f;
   Fit fit;
-  check_gpus(pod, node, usage, f);
+  const model::GpuAvailability gpus = pod.gpus.empty() ? model::GpuAvailability{} : model::gpu_availability(node, usage);
+  check_gpus(pod, gpus, f);
   check_gpu_share(pod, node, usage, f);
-  check_gpu_memory(pod, node, f);
+  check_gpu_memory(pod, gpus, f);
   check_volumes(pod, node, usage, f, fit.allocation.volumes);
-  if (f.unresolvable) {
-    return {Verdict::kUnresolvable, std::move(*f.unresolvable), {}};
-  }
-  if (f.insufficient) {
-    return {Verdict::kInsufficient, std::move(*f.insufficient), {}};
-  }
+  if (f.unresolvable || f.insufficient) return verdict_of(f);
   if (gpu.verdict_only) return {};
   fit.allocation.gpus = pod.gpus;
   fit.allocation.cpu_milli = pod.cpu_milli;

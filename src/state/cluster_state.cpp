@@ -111,12 +111,17 @@ model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, Clock::time_p
   return usage;
 }
 
-const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now,
-                                             model::NodeUsage& scratch) const {
+bool NodeState::sees_placed_only(const model::PodDemand& pod) const {
+  if (reservations != 0) return false;
   const bool holds_volumes_here = std::any_of(pod.volumes.begin(), pod.volumes.end(), [&](const model::VolumeDemand& v) {
     return !v.held_on.empty() && v.held_on == supply.name;
   });
-  if (reservations == 0 && !holds_volumes_here && !claims.count(pod.uid)) return placed;
+  return !holds_volumes_here && (claims.empty() || !claims.count(pod.uid));
+}
+
+const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now,
+                                             model::NodeUsage& scratch) const {
+  if (sees_placed_only(pod)) return placed;
   scratch = usage_for(pod, now);
   return scratch;
 }
@@ -154,6 +159,7 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
         }
       }
     }
+    entry->placed_gpus = model::gpu_availability(entry->supply, entry->placed);
     (*next)[name] = std::move(entry);
   }
   auto index = std::make_shared<const NodeIndex>(std::move(next));

@@ -11,7 +11,10 @@ namespace {
 
 using SortedFailures = std::vector<std::pair<std::string_view, const std::string*>>;
 
-void append_failed(std::string& out, const SortedFailures& failed) {
+// Each distinct reason is escaped once, however many nodes failed for it.
+void append_failed(std::string& out, const FailedNodes& nodes, const SortedFailures& failed) {
+  const std::vector<std::string>& reasons = nodes.reasons();
+  std::vector<std::string> escaped(reasons.size());
   out.push_back('{');
   bool first = true;
   for (const auto& [k, v] : failed) {
@@ -19,28 +22,32 @@ void append_failed(std::string& out, const SortedFailures& failed) {
     first = false;
     append_json_string(out, k);
     out.push_back(':');
-    append_json_string(out, *v);
+    std::string& reason = escaped[static_cast<std::size_t>(v - reasons.data())];
+    if (reason.empty()) append_json_string(reason, *v);
+    out += reason;
   }
   out.push_back('}');
 }
 
 }  // namespace
 
-std::uint32_t FailedNodes::add(std::string_view node, std::string reason) {
+std::uint32_t FailedNodes::add(std::string_view node, std::string reason, std::uint32_t order) {
   if (reasons_.empty() || reasons_.back() != reason) reasons_.push_back(std::move(reason));
   const auto index = static_cast<std::uint32_t>(reasons_.size() - 1);
-  entries_.emplace_back(node, index);
+  entries_.push_back({node, index, order});
+  ordered_ = ordered_ && order != kUnordered;
   return index;
 }
 
-void FailedNodes::add_again(std::string_view node, std::uint32_t reason) {
+void FailedNodes::add_again(std::string_view node, std::uint32_t reason, std::uint32_t order) {
   if (reason >= reasons_.size()) throw std::out_of_range("no failure reason " + std::to_string(reason));
-  entries_.emplace_back(node, reason);
+  entries_.push_back({node, reason, order});
+  ordered_ = ordered_ && order != kUnordered;
 }
 
 const std::string* FailedNodes::find(std::string_view node) const {
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-    if (it->first == node) return &reasons_[it->second];
+    if (it->node == node) return &reasons_[it->reason];
   }
   return nullptr;
 }
@@ -52,15 +59,25 @@ const std::string& FailedNodes::at(std::string_view node) const {
 }
 
 std::vector<std::pair<std::string_view, const std::string*>> FailedNodes::sorted() const {
-  std::vector<std::pair<std::string_view, std::uint32_t>> order;
-  order.reserve(entries_.size());
-  for (std::size_t i = 0; i < entries_.size(); ++i) order.emplace_back(entries_[i].first, static_cast<std::uint32_t>(i));
-  std::sort(order.begin(), order.end());
+  std::vector<std::uint32_t> order(entries_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (ordered_) {
+    std::vector<std::uint64_t> keys(entries_.size());
+    for (std::uint32_t i = 0; i < keys.size(); ++i) keys[i] = std::uint64_t{entries_[i].order} << 32 | i;
+    std::sort(keys.begin(), keys.end());
+    for (std::size_t i = 0; i < keys.size(); ++i) order[i] = static_cast<std::uint32_t>(keys[i]);
+  } else {
+    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const int c = entries_[a].node.compare(entries_[b].node);
+      return c < 0 || (c == 0 && a < b);
+    });
+  }
   std::vector<std::pair<std::string_view, const std::string*>> out;
   out.reserve(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i + 1 < order.size() && order[i + 1].first == order[i].first) continue;
-    out.emplace_back(order[i].first, &reasons_[entries_[order[i].second].second]);
+    const Entry& e = entries_[order[i]];
+    if (i + 1 < order.size() && entries_[order[i + 1]].node == e.node) continue;
+    out.emplace_back(e.node, &reasons_[e.reason]);
   }
   return out;
 }
@@ -107,9 +124,9 @@ std::string encode_filter_result(const FilterResult& r) {
     out += "null";
   }
   out += ",\"FailedNodes\":";
-  append_failed(out, failed);
+  append_failed(out, r.failed, failed);
   out += ",\"FailedAndUnresolvableNodes\":";
-  append_failed(out, unresolvable);
+  append_failed(out, r.failed_unresolvable, unresolvable);
   out += ",\"Error\":";
   append_json_string(out, r.error);
   out.push_back('}');

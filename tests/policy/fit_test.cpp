@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <vector>
+
 namespace extender::policy {
 namespace {
 
@@ -88,6 +91,67 @@ TEST(CheckFit, VerdictOnlyGivesTheSameVerdictAndReasonWithoutAnAllocation) {
       EXPECT_FALSE(full.allocation.gpu_devices.empty()) << c.what << ": the full check chooses devices";
     }
   }
+}
+
+// check_whole_gpus reads the node's GPU availability for the usage in question, which filter keeps
+// per node; over every combination below it gives check_fit's verdict and reason.
+TEST(CheckWholeGpus, SameVerdictAndReasonAsCheckFit) {
+  std::vector<NodeSupply> nodes;
+  for (std::int64_t gpus : {0, 2, 8}) {
+    for (bool devices : {false, true}) {
+      for (std::optional<std::int64_t> memory : {std::optional<std::int64_t>{}, std::optional<std::int64_t>{40 * GiB}}) {
+        for (bool problem : {false, true}) {
+          NodeSupply n = gpu_node(gpus, memory);
+          if (gpus == 0) n.gpus.clear();
+          if (devices && gpus > 0) n.gpu_devices = {"nvidia.com/gpu", gpus, memory.value_or(0)};
+          if (problem) n.problems["nvidia.com/gpu"] = "allocatable \"lots\"";
+          nodes.push_back(n);
+          n.gpus["amd.com/gpu"] = 2;
+          nodes.push_back(n);
+        }
+      }
+    }
+  }
+  std::vector<NodeUsage> usages = {{}, gpus_used(1), gpus_used(2), gpus_used(9), gpus_used(2, "amd.com/gpu")};
+  NodeUsage on_devices = gpus_used(1);
+  on_devices.gpu_devices = {{0, {1, 0, 0}}, {1, {0, 5 * GiB, 1}}};
+  usages.push_back(on_devices);
+  std::vector<PodDemand> pods;
+  for (std::int64_t need : {1, 2, 7}) {
+    for (std::optional<std::int64_t> floor : {std::optional<std::int64_t>{}, std::optional<std::int64_t>{32 * GiB},
+                                              std::optional<std::int64_t>{80 * GiB}}) {
+      PodDemand pod = gpu_pod(need, floor);
+      pods.push_back(pod);
+      pod.gpus["amd.com/gpu"] = 1;
+      pods.push_back(pod);
+    }
+  }
+  GpuPlacement verdict_only;
+  verdict_only.verdict_only = true;
+  std::size_t compared = 0;
+  std::set<Verdict> seen;
+  for (const auto& pod : pods) {
+    ASSERT_TRUE(asks_whole_gpus_only(pod));
+    for (const auto& node : nodes) {
+      for (const auto& usage : usages) {
+        const Fit want = check_fit(pod, node, usage, verdict_only);
+        const Fit got = check_whole_gpus(pod, model::gpu_availability(node, usage));
+        ASSERT_EQ(got.verdict, want.verdict) << compared;
+        ASSERT_EQ(got.reason, want.reason) << format_reason(want.reason);
+        seen.insert(got.verdict);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), 3u) << "the table reaches every verdict";
+  PodDemand shares = gpu_pod(1);
+  shares.gpus.clear();
+  shares.gpu_share_bytes = GiB;
+  EXPECT_FALSE(asks_whole_gpus_only(shares));
+  PodDemand with_volume = gpu_pod(1);
+  with_volume.volumes.push_back({});
+  EXPECT_FALSE(asks_whole_gpus_only(with_volume));
+  EXPECT_FALSE(asks_whole_gpus_only(PodDemand{}));
 }
 
 TEST(CheckFit, EveryGpuResourceAtOnce) {

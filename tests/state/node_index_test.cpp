@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <string>
+#include <vector>
+
 #include "extender/state/cluster_state.h"
 
 namespace extender::state {
@@ -60,6 +64,77 @@ TEST(NodeIndex, SnapshotsFindThroughTheirOwnIndex) {
   ASSERT_NE(after.find("b"), nullptr);
   EXPECT_EQ(after.find("b")->supply.name, "b");
   EXPECT_EQ(Snapshot().find("a"), nullptr);
+}
+
+TEST(NodeIndex, LookupsGiveTheNodesPlaceInNameOrder) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("gke-prod-gpu-a100-pool-" + std::to_string((i * 7919) % 1000));
+  const auto m = map_of(names);
+  const NodeIndex index(m);
+  std::uint32_t order = 0;
+  for (const auto& [name, node] : *m) {
+    const NodeIndex::Found found = index.lookup(name);
+    EXPECT_EQ(found.node, node.get()) << name;
+    EXPECT_EQ(found.order, order++) << name;
+    ASSERT_NE(found.summary, nullptr) << name;
+  }
+  const NodeIndex::Found absent = index.lookup("gke-prod-gpu-a100-pool-x");
+  EXPECT_EQ(absent.node, nullptr);
+  EXPECT_EQ(absent.summary, nullptr);
+}
+
+// The summary a filter reads before the NodeState: its GPU figures are the node's placed_gpus, and
+// it never says a pod sees the placed usage alone where the NodeState says otherwise.
+TEST(NodeIndex, SummariesAgreeWithTheirNodes) {
+  ClusterState s;
+  std::vector<model::NodeSupply> nodes;
+  for (int i = 0; i < 40; ++i) {
+    model::NodeSupply n;
+    n.name = "node-" + std::to_string(i);
+    if (i % 4 != 0) {
+      n.gpus["nvidia.com/gpu"] = 8;
+      n.gpu_devices = {"nvidia.com/gpu", 8, 0};
+    }
+    if (i % 5 == 1) n.gpus["amd.com/gpu"] = 2;
+    if (i % 7 == 2) n.problems["nvidia.com/gpu"] = "allocatable \"x\"";
+    nodes.push_back(n);
+  }
+  s.upsert_nodes(nodes);
+  const auto now = Clock::now();
+  for (int i = 0; i < 120; ++i) {
+    Claim c;
+    c.node = "node-" + std::to_string(i % 40);
+    c.allocation.gpus["nvidia.com/gpu"] = 1;
+    if (i % 9 == 0) {
+      s.reserve("uid-" + std::to_string(i), c, std::chrono::seconds(30), now);
+    } else {
+      s.place("uid-" + std::to_string(i), c);
+    }
+  }
+  const Snapshot snap = s.snapshot();
+  std::size_t summarized = 0, placed_only = 0;
+  for (const auto& n : nodes) {
+    const auto [node, order, summary] = snap.lookup(n.name);
+    ASSERT_NE(node, nullptr);
+    EXPECT_EQ(summary->reserved, node->reservations > 0) << n.name;
+    if (summary->gpus_summarized) {
+      ++summarized;
+      ASSERT_EQ(summary->gpus().size(), node->placed_gpus.size()) << n.name;
+      for (std::size_t k = 0; k < node->placed_gpus.size(); ++k) EXPECT_EQ(summary->gpus()[k], node->placed_gpus[k]) << n.name;
+    } else {
+      EXPECT_TRUE(node->placed_gpus.size() > 1 || node->placed_gpus.front().problem) << n.name;
+    }
+    for (int i = 0; i < 200; ++i) {
+      model::PodDemand pod;
+      pod.uid = "uid-" + std::to_string(i);
+      if (summary->sees_placed_only(NodeIndex::claim_bits(pod.uid))) {
+        ++placed_only;
+        EXPECT_TRUE(node->sees_placed_only(pod)) << n.name << " " << pod.uid;
+      }
+    }
+  }
+  EXPECT_GT(summarized, 0u);
+  EXPECT_GT(placed_only, 0u);
 }
 
 }  // namespace

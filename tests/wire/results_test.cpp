@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -53,6 +54,42 @@ TEST(FailedNodes, NameOrderLastReasonWinsAndARepeatedReasonIsKeptOnce) {
   EXPECT_EQ(f.find("n-a"), f.find("n-b"));
   FailedNodes copy = f;
   EXPECT_EQ(copy.at("n-d"), "no GPU");
+}
+
+// Nodes recorded with their place in name order come out as name order would put them, the last
+// reason of a name winning; one node without a place puts them in order by name.
+TEST(FailedNodes, OrderGivenByTheCallerSortsAsTheNames) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 300; ++i) names.push_back("gke-prod-gpu-a100-pool-" + std::to_string((i * 7919) % 1000));
+  std::vector<std::string> sorted_names = names;
+  std::sort(sorted_names.begin(), sorted_names.end());
+  sorted_names.erase(std::unique(sorted_names.begin(), sorted_names.end()), sorted_names.end());
+  auto place = [&](const std::string& n) {
+    return static_cast<std::uint32_t>(std::lower_bound(sorted_names.begin(), sorted_names.end(), n) - sorted_names.begin());
+  };
+  for (bool one_unordered : {false, true}) {
+    FailedNodes by_place;
+    FailedNodes by_name;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const std::string reason = "reason " + std::to_string(i % 3);
+      const std::uint32_t order = one_unordered && i == 150 ? FailedNodes::kUnordered : place(names[i]);
+      by_place.add(names[i], reason, order);
+      by_name.add(names[i], reason);
+    }
+    by_place.add(names[10], "last word", place(names[10]));
+    by_name.add(names[10], "last word");
+    std::vector<std::pair<std::string, std::string>> got, want;
+    for (const auto& [n, why] : by_place.sorted()) got.emplace_back(n, *why);
+    for (const auto& [n, why] : by_name.sorted()) want.emplace_back(n, *why);
+    ASSERT_EQ(want.size(), sorted_names.size());
+    EXPECT_TRUE(std::is_sorted(want.begin(), want.end()));
+    EXPECT_EQ(got, want) << (one_unordered ? "one node without a place" : "every node placed");
+    EXPECT_EQ(by_place.at(names[10]), "last word");
+    FilterResult a, b;
+    a.failed = by_place;
+    b.failed = by_name;
+    EXPECT_EQ(encode_filter_result(a), encode_filter_result(b));
+  }
 }
 
 TEST(EncodeFilterResult, WholeCallError) {
@@ -117,20 +154,20 @@ TEST(AppendJsonString, EscapesAsGoDoes) {
   }
 }
 
-// Every byte value at every offset of a plain run long enough for the word-at-a-time scan: the
+// Every byte value at every offset of a plain run long enough for the block and word scans: the
 // byte is escaped (or written as is) exactly as a lone byte is, and the run around it is untouched.
 TEST(AppendJsonString, EachByteInsideLongPlainRuns) {
   for (int c = 0; c < 256; ++c) {
     std::string alone;
     append_json_string(alone, std::string(1, static_cast<char>(c)));
     const std::string escaped = alone.substr(1, alone.size() - 2);
-    for (std::size_t at = 0; at < 24; ++at) {
-      std::string in(24, 'a');
+    for (std::size_t at = 0; at < 40; ++at) {
+      std::string in(40, 'a');
       in[at] = static_cast<char>(c);
       std::string out;
       append_json_string(out, in);
       std::string expected(1, '"');
-      expected.append(at, 'a').append(escaped).append(23 - at, 'a').push_back('"');
+      expected.append(at, 'a').append(escaped).append(39 - at, 'a').push_back('"');
       ASSERT_EQ(out, expected) << "byte " << c << " at " << at;
     }
   }

@@ -43,6 +43,8 @@ class DraFit {
 
   // Whether the pod asks any resource a DeviceClass backs (else check() is check_fit()).
   bool empty() const { return judges_.empty(); }
+  // Whether `node` gives any of the pod's resources from DRA (else check() is check_fit()).
+  bool serves(const model::NodeSupply& node) const;
   // The pod's resources `node` gets from DRA, in name order.
   std::vector<std::string> dra_resources(const model::NodeSupply& node) const;
   // check_fit with the DRA-served resources judged as above. `pod` is the demand DraFit was built for.

@@ -3,9 +3,11 @@
 // Pure: no I/O, no locks, no JSON. Reasons are values; format_reason gives their text where an
 // answer is made. The texts are short and stable, because the scheduler aggregates identical
 // messages into its FailedScheduling events.
+#include <span>
 #include <string>
 
 #include "extender/model/demand.h"
+#include "extender/model/gpu_availability.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
 #include "extender/policy/gpu_devices.h"
@@ -71,6 +73,12 @@ struct GpuPlacement {
 // already exclude the pod itself. The allocation records the GPU devices chosen by `gpu`.
 Fit check_fit(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
               const GpuPlacement& gpu = {});
+
+// Whether the pod asks whole GPUs and nothing else this daemon manages (no share, no volume).
+bool asks_whole_gpus_only(const model::PodDemand& pod);
+// check_fit's verdict and reason for such a pod, read from the node's GPU availability for the
+// usage in question (model::gpu_availability): the same as check_fit gives with verdict_only.
+Fit check_whole_gpus(const model::PodDemand& pod, std::span<const model::GpuResourceAvailability> gpus);
 
 // Bytes for people, in binary units: "512 MiB", "40 GiB", "79.65 GiB".
 std::string format_bytes(std::int64_t bytes);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "extender/model/demand.h"
+#include "extender/model/gpu_availability.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
 #include "extender/state/node_index.h"
@@ -48,11 +49,16 @@ struct Claim {
 // memory that holds it; the most free memory when none does), so every replica agrees; a guess,
 // which may change as other pods come and go.
 struct NodeState {
+  NodeState() = default;
+  NodeState(const NodeState&) = delete;  // placed_gpus views into supply
+  NodeState& operator=(const NodeState&) = delete;
+
   model::NodeSupply supply;
   std::map<std::string, Claim, std::less<>> claims;  // by uid
   model::NodeUsage placed;                           // the sum of the placed claims
   std::set<std::string, std::less<>> held_volume_claims;  // claims (namespace/name) placed claims hold
   std::size_t reservations = 0;                           // claims that are reservations
+  model::GpuAvailability placed_gpus;                     // model::gpu_availability(supply, placed)
 
   // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
   // without uid's own claim (so evaluating a pod again gives the same answer).
@@ -60,8 +66,11 @@ struct NodeState {
   // The same for a pod, also without the placements of the volume claims it already holds here
   // (the pod's demand places them again, so they count once).
   model::NodeUsage usage_for(const model::PodDemand& pod, Clock::time_point now) const;
-  // As usage_for(), without a copy when nothing needs taking out or adding (no reservation in
-  // flight, nothing of the pod's here): then `placed` itself, else `scratch` filled in.
+  // Whether usage_for(pod, now) is `placed` itself: no reservation in flight, nothing of the pod's
+  // here (then placed_gpus is what the pod sees of the GPUs).
+  bool sees_placed_only(const model::PodDemand& pod) const;
+  // As usage_for(), without a copy when sees_placed_only(pod): then `placed` itself, else
+  // `scratch` filled in.
   const model::NodeUsage& usage_for(const model::PodDemand& pod, Clock::time_point now,
                                     model::NodeUsage& scratch) const;
 };
@@ -78,6 +87,8 @@ class Snapshot {
   Snapshot() : index_(std::make_shared<const NodeIndex>(std::make_shared<const NodeMap>())) {}
   explicit Snapshot(std::shared_ptr<const NodeIndex> index) : index_(std::move(index)) {}
   const NodeState* find(std::string_view node) const;
+  // The node and its place in name order (NodeIndex::lookup).
+  NodeIndex::Found lookup(std::string_view node) const { return index_->lookup(node); }
   const NodeMap& nodes() const { return index_->nodes(); }
 
  private:

@@ -15,13 +15,17 @@ namespace extender::wire {
 // FailedNodes / FailedAndUnresolvableNodes: node names (views into the request) with the reason
 // each failed, recorded in any order and written in name order as Go writes a map, the last
 // reason recorded for a name winning. Reasons are kept once and named by index, so that nodes
-// failing alike (the nodes of one kind mostly do) cost no allocation each.
+// failing alike (the nodes of one kind mostly do) cost no allocation each. A node may come with
+// its place in name order (`order`: any numbering that sorts as the names do, such as its index
+// among a name-sorted list of nodes); while every node recorded has one, the names are put in
+// order by that number instead of by comparing them.
 class FailedNodes {
  public:
+  static constexpr std::uint32_t kUnordered = UINT32_MAX;
   // Records `node` with `reason` and returns the reason's index (the last one's, when equal).
-  std::uint32_t add(std::string_view node, std::string reason);
+  std::uint32_t add(std::string_view node, std::string reason, std::uint32_t order = kUnordered);
   // Records `node` with a reason add() returned.
-  void add_again(std::string_view node, std::uint32_t reason);
+  void add_again(std::string_view node, std::uint32_t reason, std::uint32_t order = kUnordered);
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   // The reason of `node`, the last recorded; null when it did not fail.
@@ -29,12 +33,20 @@ class FailedNodes {
   std::size_t count(std::string_view node) const { return find(node) ? 1 : 0; }
   // The reason of `node`; throws std::out_of_range when it did not fail (as map::at).
   const std::string& at(std::string_view node) const;
-  // Each failed node once, in name order, with its reason.
+  // Each failed node once, in name order, with its reason (a pointer into reasons()).
   std::vector<std::pair<std::string_view, const std::string*>> sorted() const;
+  // The distinct reasons, by index.
+  const std::vector<std::string>& reasons() const { return reasons_; }
 
  private:
-  std::vector<std::pair<std::string_view, std::uint32_t>> entries_;  // name, index into reasons_
+  struct Entry {
+    std::string_view node;
+    std::uint32_t reason = 0;  // index into reasons_
+    std::uint32_t order = kUnordered;
+  };
+  std::vector<Entry> entries_;
   std::vector<std::string> reasons_;
+  bool ordered_ = true;  // every entry has an order
 };
 
 // Node names and objects are views into the request they answer, which must outlive the result.
