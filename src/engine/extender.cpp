@@ -9,17 +9,9 @@
 #include "extender/policy/node_eligibility.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
+#include "filter_pass.h"
 
 namespace extender::engine {
-
-std::string Extender::unknown_node_reason() { return "node is not known to scheduler-extender"; }
-
-namespace {
-
-// What filter asks of each node: the verdict and the reason, no allocation.
-constexpr policy::GpuPlacement kVerdictOnly{policy::PackingStrategy::kBinpack, nullptr, true};
-
-}  // namespace
 
 const char* refusal_name(Refusal r) {
   switch (r) {
@@ -189,58 +181,19 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   }
 
   const auto dra = dra_fit(*demand);
-  const bool whole_gpus_only = policy::asks_whole_gpus_only(*demand);
-  const std::uint64_t uid_bits = state::NodeIndex::claim_bits(demand->uid);
-  const state::Snapshot snap = deps_.state->snapshot();
-  model::NodeUsage scratch;
-  // Reasons formatted already, by map: nodes of a few kinds fail alike, interleaved.
-  using Formatted = std::vector<std::pair<policy::FitReason, std::uint32_t>>;
-  Formatted failed_reasons, unresolvable_reasons;
-  auto record = [&](wire::FailedNodes& into, Formatted& formatted, std::string_view name, std::uint32_t order,
-                    policy::FitReason&& why, const char* note) {
-    constexpr std::size_t kRemembered = 8;
-    auto seen = std::find_if(formatted.begin(), formatted.end(), [&](const auto& f) { return f.first == why; });
-    if (seen != formatted.end()) {
-      into.add_again(name, seen->second, order);
-    } else {
-      const std::uint32_t index = into.add(name, policy::format_reason(why), order);
-      if (formatted.size() < kRemembered) formatted.emplace_back(std::move(why), index);
-    }
-    spdlog::debug("filter {}: node {}: {}{}", answer.summary.pod, name, *into.find(name), note);
-  };
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (deadline && i % 256 == 255 && clock_.now() > *deadline) {
+  FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod);
+  std::vector<std::uint32_t> fitting;
+  constexpr std::size_t kBetweenDeadlineChecks = 256;
+  for (std::size_t begin = 0; begin < names.size(); begin += kBetweenDeadlineChecks) {
+    if (deadline && begin > 0 && clock_.now() > *deadline) {
       r = wire::FilterResult{};
       r.error = "filter took longer than server.request_deadline; no answer rather than a partial one";
       answer.summary.note = r.error;
       return answer;
     }
-    const std::string_view name = names[i];
-    const auto [node, order, summary] = snap.lookup(name);
-    if (!node) {
-      spdlog::debug("filter {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
-      r.failed.add(name, unknown_node_reason());
-      continue;
-    }
-    policy::Fit fit;
-    if (whole_gpus_only && summary->sees_placed_only(uid_bits) && summary->gpus_summarized &&
-        (!dra || !dra->serves(node->supply))) {
-      fit = policy::check_whole_gpus(*demand, summary->gpus());
-    } else {
-      fit = fit_on(dra.get(), *demand, node->supply, node->usage_for(*demand, now, scratch), kVerdictOnly);
-    }
-    switch (fit.verdict) {
-      case policy::Verdict::kFits:
-        pass(i);
-        break;
-      case policy::Verdict::kInsufficient:
-        record(r.failed, failed_reasons, name, order, std::move(fit.reason), "");
-        break;
-      case policy::Verdict::kUnresolvable:
-        record(r.failed_unresolvable, unresolvable_reasons, name, order, std::move(fit.reason), " (unresolvable)");
-        break;
-    }
+    judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
   }
+  for (std::uint32_t i : fitting) pass(i);
   return answer;
 }
 

@@ -4,6 +4,7 @@
 
 #include "extender/engine/extender.h"
 #include "extender/policy/preemption.h"
+#include "filter_pass.h"
 
 namespace extender::engine {
 namespace {
@@ -69,7 +70,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);
     if (!node) {
-      spdlog::debug("preempt {}: node {}: {}", answer.summary.pod, name, unknown_node_reason());
+      spdlog::debug("preempt {}: node {}: {}", answer.summary.pod, name, FilterPass::unknown_node_reason());
       continue;
     }
     std::vector<model::Allocation> freed;

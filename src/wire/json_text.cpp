@@ -59,15 +59,24 @@ size_t plain_prefix(std::string_view s) {
   const __m128i lt = _mm_set1_epi8('<');
   const __m128i gt = _mm_set1_epi8('>');
   const __m128i amp = _mm_set1_epi8('&');
-  for (; i + 16 <= s.size(); i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+  auto flagged_at = [&](size_t at) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + at));
     __m128i flagged = _mm_cmplt_epi8(v, space);
     flagged = _mm_or_si128(flagged, _mm_cmpeq_epi8(v, quote));
     flagged = _mm_or_si128(flagged, _mm_cmpeq_epi8(v, backslash));
     flagged = _mm_or_si128(flagged, _mm_cmpeq_epi8(v, lt));
     flagged = _mm_or_si128(flagged, _mm_cmpeq_epi8(v, gt));
     flagged = _mm_or_si128(flagged, _mm_cmpeq_epi8(v, amp));
-    if (const int mask = _mm_movemask_epi8(flagged)) return i + static_cast<size_t>(__builtin_ctz(mask));
+    return static_cast<unsigned>(_mm_movemask_epi8(flagged));
+  };
+  for (; i + 16 <= s.size(); i += 16) {
+    if (const unsigned mask = flagged_at(i)) return i + static_cast<size_t>(__builtin_ctz(mask));
+  }
+  if (i < s.size() && s.size() >= 16) {
+    // The last 16 bytes, overlapping the block before: bytes already seen are left out of the mask.
+    const size_t last = s.size() - 16;
+    const unsigned mask = flagged_at(last) >> (i - last);
+    return mask ? i + static_cast<size_t>(__builtin_ctz(mask)) : s.size();
   }
 #endif
   constexpr std::uint64_t kOnes = 0x0101010101010101ULL;

@@ -3,11 +3,32 @@
 #include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <utility>
 
 #include "extender/wire/json_text.h"
 
 namespace extender::wire {
 namespace {
+
+// Sorts `items` by key(item), keeping the order of items with equal keys: least significant digit
+// first, 11 bits a pass, as many passes as the largest key needs.
+template <typename Key>
+void radix_sort(std::vector<std::uint32_t>& items, Key key) {
+  constexpr unsigned kBits = 11;
+  constexpr std::uint32_t kDigits = 1u << kBits;
+  std::uint32_t largest = 0;
+  for (std::uint32_t item : items) largest = std::max(largest, key(item));
+  std::vector<std::uint32_t> spare(items.size());
+  std::vector<std::uint32_t> count(kDigits);
+  for (unsigned shift = 0; shift < 32 && (largest >> shift) != 0; shift += kBits) {
+    std::fill(count.begin(), count.end(), 0);
+    for (std::uint32_t item : items) ++count[(key(item) >> shift) & (kDigits - 1)];
+    std::uint32_t at = 0;
+    for (auto& c : count) at += std::exchange(c, at);
+    for (std::uint32_t item : items) spare[count[(key(item) >> shift) & (kDigits - 1)]++] = item;
+    items.swap(spare);
+  }
+}
 
 using SortedFailures = std::vector<std::pair<std::string_view, const std::string*>>;
 
@@ -62,10 +83,7 @@ std::vector<std::pair<std::string_view, const std::string*>> FailedNodes::sorted
   std::vector<std::uint32_t> order(entries_.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   if (ordered_) {
-    std::vector<std::uint64_t> keys(entries_.size());
-    for (std::uint32_t i = 0; i < keys.size(); ++i) keys[i] = std::uint64_t{entries_[i].order} << 32 | i;
-    std::sort(keys.begin(), keys.end());
-    for (std::size_t i = 0; i < keys.size(); ++i) order[i] = static_cast<std::uint32_t>(keys[i]);
+    radix_sort(order, [&](std::uint32_t i) { return entries_[i].order; });
   } else {
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
       const int c = entries_[a].node.compare(entries_[b].node);

@@ -154,21 +154,24 @@ TEST(AppendJsonString, EscapesAsGoDoes) {
   }
 }
 
-// Every byte value at every offset of a plain run long enough for the block and word scans: the
-// byte is escaped (or written as is) exactly as a lone byte is, and the run around it is untouched.
+// Every byte value at every offset of plain runs of the lengths the block, overlapping-tail, word and
+// byte scans each see: the byte is escaped (or written as is) exactly as a lone byte is, and the run
+// around it is untouched.
 TEST(AppendJsonString, EachByteInsideLongPlainRuns) {
   for (int c = 0; c < 256; ++c) {
     std::string alone;
     append_json_string(alone, std::string(1, static_cast<char>(c)));
     const std::string escaped = alone.substr(1, alone.size() - 2);
-    for (std::size_t at = 0; at < 40; ++at) {
-      std::string in(40, 'a');
-      in[at] = static_cast<char>(c);
-      std::string out;
-      append_json_string(out, in);
-      std::string expected(1, '"');
-      expected.append(at, 'a').append(escaped).append(39 - at, 'a').push_back('"');
-      ASSERT_EQ(out, expected) << "byte " << c << " at " << at;
+    for (std::size_t size : {7, 16, 17, 31, 40}) {
+      for (std::size_t at = 0; at < size; ++at) {
+        std::string in(size, 'a');
+        in[at] = static_cast<char>(c);
+        std::string out;
+        append_json_string(out, in);
+        std::string expected(1, '"');
+        expected.append(at, 'a').append(escaped).append(size - 1 - at, 'a').push_back('"');
+        ASSERT_EQ(out, expected) << "byte " << c << " at " << at << " of " << size;
+      }
     }
   }
 }

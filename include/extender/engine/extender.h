@@ -141,7 +141,6 @@ class Extender {
 
  private:
   // Why a candidate node is refused that the cluster state does not have (filter, preempt).
-  static std::string unknown_node_reason();
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   // The DRA view for one request: null when DRA is not served or the pod asks nothing a
   // DeviceClass backs (then policy::check_fit decides alone).

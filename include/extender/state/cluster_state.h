@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,9 @@ class Snapshot {
   const NodeState* find(std::string_view node) const;
   // The node and its place in name order (NodeIndex::lookup).
   NodeIndex::Found lookup(std::string_view node) const { return index_->lookup(node); }
+  void lookup(std::span<const std::string_view> nodes, std::span<NodeIndex::Found> out) const {
+    index_->lookup(nodes, out);
+  }
   const NodeMap& nodes() const { return index_->nodes(); }
 
  private:

@@ -3,12 +3,14 @@
 // once and compares names of equal hash only, where the map's own find compares names all along a
 // tree path (long shared prefixes such as "gke-prod-gpu-a100-pool-" make each compare long).
 // A lookup also gives the node's place in name order (its index in the map), which sorts as the
-// names do without comparing them, and its NodeSummary. Built once per published map, immutable after; keeps the map
-// alive. Thread-safe to share.
+// names do without comparing them, and its NodeSummary. Built once per published map, immutable
+// after; keeps the map alive. Thread-safe to share.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,16 +23,21 @@ namespace extender::state {
 struct NodeState;
 using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
 
-// What filter reads of a node before its NodeState, kept in one array in name order.
+// What filter reads of a node before its NodeState, kept beside the node's place in the index.
 struct NodeSummary {
   std::uint64_t claim_bits = 0;  // NodeIndex::claim_bits() of every claim's uid, or-ed together
-  bool reserved = false;         // a reservation is in flight (usage then depends on the time)
-  // Whether `gpus` is the node's placed_gpus whole: at most one resource, and no problem reported.
+  // The node's placed_gpus when it has one resource and no problem (gpus_summarized; resource
+  // null when it has none): the figures of that resource, the name in the index's own copy.
+  const std::string* resource = nullptr;
+  std::int64_t allocatable = 0;
+  std::int64_t free = 0;
+  std::int64_t memory_bytes = 0;
+  bool has_memory = false;
   bool gpus_summarized = false;
-  std::uint8_t gpu_count = 0;          // 0 or 1, when gpus_summarized
-  model::GpuResourceAvailability gpu;  // its resource a view into the index's own copy of the name
+  bool reserved = false;  // a reservation is in flight (usage then depends on the time)
 
-  std::span<const model::GpuResourceAvailability> gpus() const { return {&gpu, gpu_count}; }
+  // The node's placed_gpus, as filter reads them (gpus_summarized only).
+  std::optional<model::GpuResourceAvailability> gpu() const;
   // Whether a pod without volumes, whose uid has `uid_bits`, surely sees the node's placed usage
   // (NodeState::sees_placed_only); false when it cannot be told from here.
   bool sees_placed_only(std::uint64_t uid_bits) const { return !reserved && (claim_bits & uid_bits) != uid_bits; }
@@ -39,6 +46,8 @@ struct NodeSummary {
 class NodeIndex {
  public:
   explicit NodeIndex(std::shared_ptr<const NodeMap> nodes);
+  NodeIndex(const NodeIndex&) = delete;
+  NodeIndex& operator=(const NodeIndex&) = delete;
   const NodeMap& nodes() const { return *nodes_; }
   struct Found {
     const NodeState* node = nullptr;      // null when the map has no such node
@@ -46,26 +55,38 @@ class NodeIndex {
     const NodeSummary* summary = nullptr;
   };
   Found lookup(std::string_view name) const;
+  // lookup() of each of `names` into `out` (as many), the memory reads of one name overlapped
+  // with those of the next ones: what filter does for every name it is sent.
+  void lookup(std::span<const std::string_view> names, std::span<Found> out) const;
   // The node named `name`; null when the map has none.
   const NodeState* find(std::string_view name) const { return lookup(name).node; }
   // Two bits of a claim's uid, for NodeSummary::claim_bits.
   static std::uint64_t claim_bits(std::string_view uid);
 
  private:
-  NodeSummary summarize(const NodeState& node);  // views its resource into gpu_resources_
-
+  static constexpr std::uint32_t kEmpty = UINT32_MAX;
+  static std::size_t hash_of(std::string_view s);
   struct Slot {
-    std::size_t hash = 0;
+    std::uint32_t hash = 0;  // the name hash's high half
+    std::uint32_t order = kEmpty;
     std::uint32_t name_at = 0;  // the name's bytes in names_
     std::uint32_t name_size = 0;
-    std::uint32_t order = 0;
-    const NodeState* node = nullptr;  // null: an empty slot
   };
+  struct alignas(64) Entry {  // by order: one cache line read per node found
+    const NodeState* node = nullptr;
+    NodeSummary summary;
+  };
+  bool names_match(const Slot& slot, std::string_view name) const {
+    return slot.name_size == name.size() && std::memcmp(names_.data() + slot.name_at, name.data(), name.size()) == 0;
+  }
+  Found found_at(const Slot& slot) const { return {entries_[slot.order].node, slot.order, &entries_[slot.order].summary}; }
+  NodeSummary summarize(const NodeState& node);  // views its resource into gpu_resources_
+
   std::shared_ptr<const NodeMap> nodes_;
   std::string names_;        // every name, back to back (one block to read, not one per name)
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two, at least twice the nodes
-  std::vector<NodeSummary> summaries_;            // by order
-  std::vector<std::unique_ptr<std::string>> gpu_resources_;  // the distinct names the summaries view
+  std::vector<Entry> entries_;
+  std::vector<std::unique_ptr<std::string>> gpu_resources_;  // the distinct names the summaries point to
 };
 
 }  // namespace extender::state
