@@ -88,8 +88,8 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
           } else {
             const bool unresolvable = m->verdict == policy::Verdict::kUnresolvable;
             wire::FailedNodes& into = unresolvable ? r.failed_unresolvable : r.failed;
-            into.add_again(name, m->reason, found.order);
-            log(name, into, unresolvable);
+            into.add_again(found.name, m->reason, found.order);
+            log(found.name, into, unresolvable);
           }
           continue;
         }
@@ -101,12 +101,12 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
           fitting.push_back(static_cast<std::uint32_t>(base + k));
           break;
         case policy::Verdict::kInsufficient:
-          reason = record(r.failed, failed_reasons_, name, found.order, std::move(fit.reason));
-          log(name, r.failed, false);
+          reason = record(r.failed, failed_reasons_, found.name, found.order, std::move(fit.reason));
+          log(found.name, r.failed, false);
           break;
         case policy::Verdict::kUnresolvable:
-          reason = record(r.failed_unresolvable, unresolvable_reasons_, name, found.order, std::move(fit.reason));
-          log(name, r.failed_unresolvable, true);
+          reason = record(r.failed_unresolvable, unresolvable_reasons_, found.name, found.order, std::move(fit.reason));
+          log(found.name, r.failed_unresolvable, true);
           break;
       }
       if (summarized && remembered_.size() < kRemembered) {

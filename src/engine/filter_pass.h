@@ -26,10 +26,12 @@ class FilterPass {
              state::Clock::time_point now, std::string_view pod_for_logs);
 
   // Judges names[begin, end): appends the index of each node that fits to `fitting` and records
-  // the others (unknown names too) in r.failed / r.failed_unresolvable.
+  // the others (unknown names too) in r.failed / r.failed_unresolvable, a known node by the
+  // snapshot's copy of its name (snapshot() must outlive r).
   void judge(std::span<const std::string_view> names, std::size_t begin, std::size_t end,
              std::vector<std::uint32_t>& fitting, wire::FilterResult& r);
 
+  const state::Snapshot& snapshot() const { return snapshot_; }
   static std::string unknown_node_reason();
 
  private:

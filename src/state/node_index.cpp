@@ -110,27 +110,38 @@ NodeIndex::Found NodeIndex::lookup(std::string_view name) const {
 }
 
 void NodeIndex::lookup(std::span<const std::string_view> names, std::span<Found> out) const {
-  constexpr std::size_t kBatch = 32;
+  constexpr std::size_t kBatch = 64;
   const std::size_t mask = slots_.size() - 1;
   std::size_t hashes[kBatch];
-  const Slot* first[kBatch];
+  const Slot* candidate[kBatch];
   for (std::size_t base = 0; base < names.size(); base += kBatch) {
     const std::size_t n = std::min(kBatch, names.size() - base);
     for (std::size_t k = 0; k < n; ++k) {
       hashes[k] = hash_of(names[base + k]);
       __builtin_prefetch(&slots_[hashes[k] & mask]);
     }
+    // The first slot of a matching tag along the probe (nearly always the only one), or none.
     for (std::size_t k = 0; k < n; ++k) {
-      const Slot& slot = slots_[hashes[k] & mask];
-      first[k] = slot.order != kEmpty && slot.hash == static_cast<std::uint32_t>(hashes[k] >> 32) ? &slot : nullptr;
-      if (first[k]) {
-        __builtin_prefetch(names_.data() + slot.name_at);
-        __builtin_prefetch(&entries_[slot.order]);
+      const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
+      candidate[k] = nullptr;
+      for (std::size_t at = hashes[k] & mask; slots_[at].order != kEmpty; at = (at + 1) & mask) {
+        if (slots_[at].hash == tag) {
+          candidate[k] = &slots_[at];
+          __builtin_prefetch(names_.data() + slots_[at].name_at);
+          __builtin_prefetch(&entries_[slots_[at].order]);
+          break;
+        }
       }
     }
     for (std::size_t k = 0; k < n; ++k) {
       const std::string_view name = names[base + k];
-      out[base + k] = first[k] && names_match(*first[k], name) ? found_at(*first[k]) : lookup(name);
+      if (!candidate[k]) {
+        out[base + k] = {};
+      } else if (names_match(*candidate[k], name)) {
+        out[base + k] = found_at(*candidate[k]);
+      } else {
+        out[base + k] = lookup(name);
+      }
     }
   }
 }

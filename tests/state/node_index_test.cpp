@@ -78,6 +78,19 @@ TEST(NodeIndex, LookupsGiveTheNodesPlaceInNameOrder) {
     EXPECT_EQ(found.order, order++) << name;
     ASSERT_NE(found.summary, nullptr) << name;
   }
+  // In batches, as filter looks names up: the same answers, absent names and repeats included.
+  std::vector<std::string_view> asked;
+  for (const auto& n : names) asked.push_back(n);
+  for (int i = 0; i < 150; ++i) asked.push_back(i % 2 ? std::string_view(names[i]) : std::string_view("absent-node"));
+  std::vector<NodeIndex::Found> batch(asked.size());
+  index.lookup(asked, batch);
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    const NodeIndex::Found one = index.lookup(asked[i]);
+    EXPECT_EQ(batch[i].node, one.node) << asked[i];
+    EXPECT_EQ(batch[i].order, one.order) << asked[i];
+    EXPECT_EQ(batch[i].summary, one.summary) << asked[i];
+    EXPECT_EQ(batch[i].name, one.node ? asked[i] : std::string_view()) << "the index's copy of the name";
+  }
   const NodeIndex::Found absent = index.lookup("gke-prod-gpu-a100-pool-x");
   EXPECT_EQ(absent.node, nullptr);
   EXPECT_EQ(absent.summary, nullptr);
@@ -114,14 +127,17 @@ TEST(NodeIndex, SummariesAgreeWithTheirNodes) {
   const Snapshot snap = s.snapshot();
   std::size_t summarized = 0, placed_only = 0;
   for (const auto& n : nodes) {
-    const auto [node, order, summary] = snap.lookup(n.name);
+    const auto [node, order, summary, name] = snap.lookup(n.name);
+    EXPECT_EQ(name, n.name);
     ASSERT_NE(node, nullptr);
     EXPECT_EQ(summary->reserved, node->reservations > 0) << n.name;
     if (summary->gpus_summarized) {
       ++summarized;
       const auto gpu = summary->gpu();
       ASSERT_EQ(gpu.has_value(), !node->placed_gpus.empty()) << n.name;
-      if (gpu) EXPECT_EQ(*gpu, node->placed_gpus.front()) << n.name;
+      if (gpu) {
+        EXPECT_EQ(*gpu, node->placed_gpus.front()) << n.name;
+      }
     } else {
       EXPECT_TRUE(node->placed_gpus.size() > 1 || node->placed_gpus.front().problem) << n.name;
     }

@@ -43,11 +43,13 @@ struct Summary {
 
 // The node names in an answer are views into its request: into the request's body, which the
 // caller keeps while it uses the answer, or into the names the request owns (escaped names, names
-// given by set_node_names), which the answer keeps alive itself (owned_names).
+// given by set_node_names), which the answer keeps alive itself (owned_names). A filter's failed
+// names may also be views into the snapshot's own copy of each name, which it keeps (snapshot).
 struct FilterAnswer {
   wire::FilterResult result;
   Summary summary;
   std::shared_ptr<const std::deque<std::string>> owned_names;
+  std::optional<state::Snapshot> snapshot;
 };
 struct PrioritizeAnswer {
   std::vector<wire::HostScore> scores;

@@ -53,6 +53,7 @@ class NodeIndex {
     const NodeState* node = nullptr;      // null when the map has no such node
     std::uint32_t order = 0;              // the node's index in the map (name order)
     const NodeSummary* summary = nullptr;
+    std::string_view name;                // the index's own copy of the name (names sorted lie together)
   };
   Found lookup(std::string_view name) const;
   // lookup() of each of `names` into `out` (as many), the memory reads of one name overlapped
@@ -79,7 +80,10 @@ class NodeIndex {
   bool names_match(const Slot& slot, std::string_view name) const {
     return slot.name_size == name.size() && std::memcmp(names_.data() + slot.name_at, name.data(), name.size()) == 0;
   }
-  Found found_at(const Slot& slot) const { return {entries_[slot.order].node, slot.order, &entries_[slot.order].summary}; }
+  Found found_at(const Slot& slot) const {
+    const Entry& e = entries_[slot.order];
+    return {e.node, slot.order, &e.summary, std::string_view(names_.data() + slot.name_at, slot.name_size)};
+  }
   NodeSummary summarize(const NodeState& node);  // views its resource into gpu_resources_
 
   std::shared_ptr<const NodeMap> nodes_;
