@@ -3,7 +3,9 @@
 // ExtenderArgs body made by json.Marshal for every call, one request in flight, the answer
 // decoded as an ExtenderFilterResult. It alternates between the given URLs call by call, so that
 // every target sees the same machine, and prints each target's median and 90th percentile of
-// the round trip (send, wait, decode) and whether all targets passed the same nodes.
+// the round trip (send, wait, decode), the median time to the answer's first byte (the server's
+// share: the client's own decoding of a large answer is most of the rest), and whether all
+// targets passed the same nodes.
 //
 // usage: goclient -body ARGS.json -runs N URL [URL ...]
 package main
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"sort"
 	"strings"
@@ -35,9 +38,10 @@ type filterResult struct {
 			} `json:"metadata"`
 		} `json:"items"`
 	} `json:"Nodes"`
-	NodeNames   *[]string         `json:"NodeNames"`
-	FailedNodes map[string]string `json:"FailedNodes"`
-	Error       string            `json:"Error"`
+	NodeNames                  *[]string         `json:"NodeNames"`
+	FailedNodes                map[string]string `json:"FailedNodes"`
+	FailedAndUnresolvableNodes map[string]string `json:"FailedAndUnresolvableNodes"`
+	Error                      string            `json:"Error"`
 }
 
 func (r *filterResult) passed() []string {
@@ -65,34 +69,42 @@ func schedulerClient(timeout time.Duration) *http.Client {
 	return &http.Client{Transport: transport, Timeout: timeout}
 }
 
-func call(client *http.Client, url string, args *extenderArgs) (time.Duration, []string, error) {
+type timing struct {
+	roundTrip time.Duration
+	firstByte time.Duration
+}
+
+func call(client *http.Client, url string, args *extenderArgs) (timing, []string, error) {
+	var t timing
 	out, err := json.Marshal(args)
 	if err != nil {
-		return 0, nil, err
+		return t, nil, err
 	}
 	start := time.Now()
 	req, err := http.NewRequest("POST", url, bytes.NewReader(out))
 	if err != nil {
-		return 0, nil, err
+		return t, nil, err
 	}
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { t.firstByte = time.Since(start) }}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return t, nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
+		return t, nil, fmt.Errorf("%s: HTTP %d", url, resp.StatusCode)
 	}
 	var result filterResult
 	if err := json.NewDecoder(resp.Body).Decode(&result); err != nil {
-		return 0, nil, err
+		return t, nil, err
 	}
-	elapsed := time.Since(start)
+	t.roundTrip = time.Since(start)
 	if result.Error != "" {
-		return 0, nil, fmt.Errorf("%s: %s", url, result.Error)
+		return t, nil, fmt.Errorf("%s: %s", url, result.Error)
 	}
-	return elapsed, result.passed(), nil
+	return t, result.passed(), nil
 }
 
 func percentile(samples []time.Duration, p float64) float64 {
@@ -144,17 +156,19 @@ func main() {
 	}
 	client := schedulerClient(5 * time.Second)
 	samples := make([][]time.Duration, len(urls))
+	firstBytes := make([][]time.Duration, len(urls))
 	answers := make([][]string, len(urls))
 	for i := 0; i < *warmup+*runs; i++ {
 		for u, url := range urls {
-			elapsed, passed, err := call(client, url, &args)
+			t, passed, err := call(client, url, &args)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "goclient:", err)
 				os.Exit(1)
 			}
 			answers[u] = passed
 			if i >= *warmup {
-				samples[u] = append(samples[u], elapsed)
+				samples[u] = append(samples[u], t.roundTrip)
+				firstBytes[u] = append(firstBytes[u], t.firstByte)
 			}
 		}
 	}
@@ -163,8 +177,8 @@ func main() {
 		if strings.Join(answers[u], ",") != strings.Join(answers[0], ",") {
 			same = false
 		}
-		fmt.Printf("go net/http  %-48s median %8.2f ms  p90 %8.2f ms  passed %d\n", urls[u],
-			percentile(samples[u], 0.5), percentile(samples[u], 0.9), len(answers[u]))
+		fmt.Printf("go net/http  %-48s median %8.2f ms  p90 %8.2f ms  first byte median %8.2f ms  passed %d\n", urls[u],
+			percentile(samples[u], 0.5), percentile(samples[u], 0.9), percentile(firstBytes[u], 0.5), len(answers[u]))
 	}
 	if !*compare {
 		return
