@@ -41,8 +41,9 @@ TEST(GpuAvailability, FreeIsWhatIsNotInUseAndNoMoreThanTheDevicesWithNothingOnTh
       {"a share takes its device from whole use", a_share, 7},
       {"more in use than allocatable", over, -3},
   };
+  const NodeSupply node = eight_gpu_node();
   for (const Row& r : rows) {
-    const GpuAvailability got = gpu_availability(eight_gpu_node(), r.usage);
+    const GpuAvailability got = gpu_availability(node, r.usage);
     ASSERT_EQ(got.size(), 1u) << r.name;
     EXPECT_EQ(got[0].resource, "nvidia.com/gpu") << r.name;
     EXPECT_EQ(got[0].allocatable, 8) << r.name;
@@ -74,7 +75,8 @@ TEST(GpuAvailability, EveryResourceOfferedOrReportedOnInNameOrder) {
   EXPECT_EQ(got[3].problem, "allocatable \"x\"");
   EXPECT_EQ(find_gpu_resource(got, "vendor.io/gpu"), &got[3]);
   EXPECT_EQ(find_gpu_resource(got, "intel.com/gpu"), nullptr);
-  EXPECT_TRUE(gpu_availability(NodeSupply{}, u).empty()) << "a node without GPUs";
+  const NodeSupply no_gpus;
+  EXPECT_TRUE(gpu_availability(no_gpus, u).empty()) << "a node without GPUs";
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct GpuResourceAvailability {
 using GpuAvailability = std::vector<GpuResourceAvailability>;
 
 GpuAvailability gpu_availability(const NodeSupply& node, const NodeUsage& usage);
+GpuAvailability gpu_availability(NodeSupply&& node, const NodeUsage& usage) = delete;  // would view a temporary
 
 // The resource's figures among `gpus`; null when the node neither offers it nor reports anything of it.
 const GpuResourceAvailability* find_gpu_resource(std::span<const GpuResourceAvailability> gpus,
