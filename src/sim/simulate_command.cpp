@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "extender/common/usable_cpus.h"
 #include "extender/policy/packing.h"
 #include "extender/sources/inventory.h"
 
@@ -164,7 +165,7 @@ int run_simulate_command(int argc, const char* const* argv, const SimulatorConfi
       }
     };
     const std::size_t threads =
-        std::clamp<std::size_t>(jobs > 0 ? jobs : std::thread::hardware_concurrency(), 1, policies.size());
+        std::clamp<std::size_t>(jobs > 0 ? jobs : usable_cpus(), 1, policies.size());
     std::vector<std::thread> pool;
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
     work();

@@ -8,8 +8,9 @@
 // back delays a light peer by at most the tasks already running, not by its backlog. Tasks of
 // one key start in order of arrival. Heavy tasks (a large body to decode) run on at most
 // `heavy_limit` threads, so that a light task always finds a thread within one light task's time;
-// by default all threads but one, and no more than the machine's cores but one (more heavy tasks
-// at once than cores only share the cores, and leave none to the event loop and light tasks).
+// by default all threads but one, and no more than the process's CPUs but one (usable_cpus(): the
+// cgroup's CPU quota where one is set; more heavy tasks at once than CPUs only share them, and
+// leave none to the event loop and light tasks).
 // The destructor runs every task already posted, then joins. Thread-safe.
 #include <chrono>
 #include <condition_variable>
@@ -23,12 +24,14 @@
 #include <thread>
 #include <vector>
 
+#include "extender/common/usable_cpus.h"
+
 namespace extender::server {
 
 class WorkerPool {
  public:
   explicit WorkerPool(std::size_t threads)
-      : WorkerPool(threads, default_heavy_limit(threads, std::thread::hardware_concurrency())) {}
+      : WorkerPool(threads, default_heavy_limit(threads, usable_cpus())) {}
   WorkerPool(std::size_t threads, std::size_t heavy_limit);
   // min(threads - 1, cores - 1), at least 1 (cores: 0 when unknown counts as 1).
   static std::size_t default_heavy_limit(std::size_t threads, std::size_t cores);
