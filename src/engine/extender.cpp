@@ -194,6 +194,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
   }
   for (std::uint32_t i : fitting) pass(i);
+  r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
 }

@@ -50,14 +50,18 @@ policy::Fit FilterPass::fit_of(const state::NodeIndex::Found& found, bool by_sum
               : policy::check_fit(demand_, node.supply, usage, kVerdictOnly);
 }
 
+wire::FailedNodes::NameFacts FilterPass::facts(const state::NodeIndex::Found& found) const {
+  return {found.order, snapshot_.names_dns_only()};
+}
+
 std::uint32_t FilterPass::record(wire::FailedNodes& into, Formatted& formatted, std::string_view name,
-                                 std::uint32_t order, policy::FitReason&& why) {
+                                 wire::FailedNodes::NameFacts facts, policy::FitReason&& why) {
   auto seen = std::find_if(formatted.begin(), formatted.end(), [&](const auto& f) { return f.first == why; });
   if (seen != formatted.end()) {
-    into.add_again(name, seen->second, order);
+    into.add_again(name, seen->second, facts);
     return seen->second;
   }
-  const std::uint32_t index = into.add(name, policy::format_reason(why), order);
+  const std::uint32_t index = into.add(name, policy::format_reason(why), facts);
   if (formatted.size() < kRemembered) formatted.emplace_back(std::move(why), index);
   return index;
 }
@@ -88,7 +92,7 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
           } else {
             const bool unresolvable = m->verdict == policy::Verdict::kUnresolvable;
             wire::FailedNodes& into = unresolvable ? r.failed_unresolvable : r.failed;
-            into.add_again(found.name, m->reason, found.order);
+            into.add_again(found.name, m->reason, facts(found));
             log(found.name, into, unresolvable);
           }
           continue;
@@ -101,11 +105,11 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
           fitting.push_back(static_cast<std::uint32_t>(base + k));
           break;
         case policy::Verdict::kInsufficient:
-          reason = record(r.failed, failed_reasons_, found.name, found.order, std::move(fit.reason));
+          reason = record(r.failed, failed_reasons_, found.name, facts(found), std::move(fit.reason));
           log(found.name, r.failed, false);
           break;
         case policy::Verdict::kUnresolvable:
-          reason = record(r.failed_unresolvable, unresolvable_reasons_, found.name, found.order, std::move(fit.reason));
+          reason = record(r.failed_unresolvable, unresolvable_reasons_, found.name, facts(found), std::move(fit.reason));
           log(found.name, r.failed_unresolvable, true);
           break;
       }

@@ -32,6 +32,9 @@ class FilterPass {
              std::vector<std::uint32_t>& fitting, wire::FilterResult& r);
 
   const state::Snapshot& snapshot() const { return snapshot_; }
+  // Whether every name judge() can pass needs no JSON escaping (every node's name is of the DNS
+  // alphabet; a passing name is a known node's).
+  bool passing_names_plain() const { return snapshot_.names_dns_only(); }
   static std::string unknown_node_reason();
 
  private:
@@ -52,9 +55,12 @@ class FilterPass {
   bool by_summary(const state::NodeIndex::Found& found) const;
   policy::Fit fit_of(const state::NodeIndex::Found& found, bool by_summary);
   const Remembered* remembered(const state::NodeSummary& summary) const;
+  // What the index tells of a found node's name: its place, and (names of the DNS alphabet) that
+  // it needs no escaping.
+  wire::FailedNodes::NameFacts facts(const state::NodeIndex::Found& found) const;
   // Records a failure of `name` and returns its reason's index in `into`.
-  std::uint32_t record(wire::FailedNodes& into, Formatted& formatted, std::string_view name, std::uint32_t order,
-                       policy::FitReason&& why);
+  std::uint32_t record(wire::FailedNodes& into, Formatted& formatted, std::string_view name,
+                       wire::FailedNodes::NameFacts facts, policy::FitReason&& why);
   void log(std::string_view name, const wire::FailedNodes& into, bool unresolvable) const;
 
   const model::PodDemand& demand_;

@@ -74,6 +74,9 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(no
                   static_cast<std::uint32_t>(name.size())};
     names_ += name;
   }
+  names_dns_only_ = std::all_of(names_.begin(), names_.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
 }
 
 std::uint64_t NodeIndex::claim_bits(std::string_view uid) {

@@ -32,6 +32,13 @@ void radix_sort(std::vector<std::uint32_t>& items, Key key) {
 
 using SortedFailures = std::vector<std::pair<std::string_view, const std::string*>>;
 
+// A name its producer vouched needs no escaping, quoted.
+void append_quoted(std::string& out, std::string_view s) {
+  out.push_back('"');
+  out.append(s);
+  out.push_back('"');
+}
+
 // Each distinct reason is escaped once, however many nodes failed for it.
 void append_failed(std::string& out, const FailedNodes& nodes, const SortedFailures& failed) {
   const std::vector<std::string>& reasons = nodes.reasons();
@@ -41,7 +48,11 @@ void append_failed(std::string& out, const FailedNodes& nodes, const SortedFailu
   for (const auto& [k, v] : failed) {
     if (!first) out.push_back(',');
     first = false;
-    append_json_string(out, k);
+    if (nodes.names_plain()) {
+      append_quoted(out, k);
+    } else {
+      append_json_string(out, k);
+    }
     out.push_back(':');
     std::string& reason = escaped[static_cast<std::size_t>(v - reasons.data())];
     if (reason.empty()) append_json_string(reason, *v);
@@ -52,18 +63,18 @@ void append_failed(std::string& out, const FailedNodes& nodes, const SortedFailu
 
 }  // namespace
 
-std::uint32_t FailedNodes::add(std::string_view node, std::string reason, std::uint32_t order) {
+std::uint32_t FailedNodes::add(std::string_view node, std::string reason, NameFacts facts) {
   if (reasons_.empty() || reasons_.back() != reason) reasons_.push_back(std::move(reason));
   const auto index = static_cast<std::uint32_t>(reasons_.size() - 1);
-  entries_.push_back({node, index, order});
-  ordered_ = ordered_ && order != kUnordered;
+  entries_.push_back({node, index, facts.order});
+  note(facts);
   return index;
 }
 
-void FailedNodes::add_again(std::string_view node, std::uint32_t reason, std::uint32_t order) {
+void FailedNodes::add_again(std::string_view node, std::uint32_t reason, NameFacts facts) {
   if (reason >= reasons_.size()) throw std::out_of_range("no failure reason " + std::to_string(reason));
-  entries_.push_back({node, reason, order});
-  ordered_ = ordered_ && order != kUnordered;
+  entries_.push_back({node, reason, facts.order});
+  note(facts);
 }
 
 const std::string* FailedNodes::find(std::string_view node) const {
@@ -135,7 +146,11 @@ std::string encode_filter_result(const FilterResult& r) {
     for (const auto& n : *r.node_names) {
       if (!first) out.push_back(',');
       first = false;
-      append_json_string(out, n);
+      if (r.node_names_plain) {
+        append_quoted(out, n);
+      } else {
+        append_json_string(out, n);
+      }
     }
     out.push_back(']');
   } else {

@@ -5,6 +5,7 @@
 #include "extender/model/supply.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/request_nodes.h"
+#include "extender/wire/results.h"
 #include "support/engine_harness.h"
 
 namespace extender::engine {
@@ -82,6 +83,16 @@ TEST(Extender, UnknownNamesFailWithAReasonNotAnError) {
   EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"big"}));
   EXPECT_EQ(a.result.failed.at("ghost"), "node is not known to scheduler-extender");
   EXPECT_TRUE(a.result.error.empty());
+}
+
+TEST(Extender, NamesThatNeedEscapingAreEscapedInTheAnswer) {
+  Harness h;
+  auto a = h.ext->filter(args_for(gpu_pod("u1", "4"), {"small", "big", "odd<node>"}));
+  EXPECT_TRUE(a.result.node_names_plain) << "every known node's name is of the DNS alphabet";
+  const std::string json = wire::encode_filter_result(a.result);
+  EXPECT_NE(json.find(R"("odd\u003cnode\u003e":"node is not known to scheduler-extender")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("NodeNames":["big"])"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("small":"nvidia.com/gpu: pod needs 4, node has 2 allocatable")"), std::string::npos) << json;
 }
 
 TEST(Extender, PodsNeedingNothingPassEveryNodeEvenUnknownOnes) {

@@ -41,6 +41,14 @@ TEST(NodeIndex, FindsWhatTheMapFinds) {
   EXPECT_EQ(index.find(std::string_view("gke-prod-gpu-a100-pool-7\0", 25)), nullptr) << "lengths count, not C strings";
 }
 
+TEST(NodeIndex, KnowsWhetherEveryNameIsOfTheDnsAlphabet) {
+  EXPECT_TRUE(NodeIndex(map_of({"gke-prod-gpu-a100-pool-1", "node.example.com", "10-0-0-1"})).names_dns_only());
+  EXPECT_TRUE(NodeIndex(map_of({})).names_dns_only());
+  for (const char* odd : {"Node-A", "a<b", "a\"b", "a_b", "n\xc3\xa9"}) {
+    EXPECT_FALSE(NodeIndex(map_of({"node-a", odd})).names_dns_only()) << odd;
+  }
+}
+
 TEST(NodeIndex, EmptyMapFindsNothing) {
   const NodeIndex index(map_of({}));
   EXPECT_EQ(index.find(""), nullptr);

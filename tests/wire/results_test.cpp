@@ -73,10 +73,10 @@ TEST(FailedNodes, OrderGivenByTheCallerSortsAsTheNames) {
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::string reason = "reason " + std::to_string(i % 3);
       const std::uint32_t order = one_unordered && i == 150 ? FailedNodes::kUnordered : place(names[i]);
-      by_place.add(names[i], reason, order);
+      by_place.add(names[i], reason, {order, false});
       by_name.add(names[i], reason);
     }
-    by_place.add(names[10], "last word", place(names[10]));
+    by_place.add(names[10], "last word", {place(names[10]), false});
     by_name.add(names[10], "last word");
     std::vector<std::pair<std::string, std::string>> got, want;
     for (const auto& [n, why] : by_place.sorted()) got.emplace_back(n, *why);
@@ -90,6 +90,28 @@ TEST(FailedNodes, OrderGivenByTheCallerSortsAsTheNames) {
     b.failed = by_name;
     EXPECT_EQ(encode_filter_result(a), encode_filter_result(b));
   }
+}
+
+// Names their producer vouches for are written as they are, without a scan: the same answer for
+// names that need no escaping.
+TEST(EncodeFilterResult, VouchedPlainNamesAreWrittenAsTheScanWouldWriteThem) {
+  FilterResult scanned, vouched;
+  for (auto* r : {&scanned, &vouched}) {
+    r->node_names = std::vector<std::string_view>{"gpu-a.example", "gpu-b"};
+    r->node_names_plain = r == &vouched;
+    r->failed.add("gpu-c", "no <room>", {2, r == &vouched});
+    r->failed_unresolvable.add("cpu-a", "no GPU", {0, r == &vouched});
+  }
+  EXPECT_TRUE(vouched.failed.names_plain());
+  EXPECT_FALSE(scanned.failed.names_plain());
+  EXPECT_EQ(encode_filter_result(vouched), encode_filter_result(scanned));
+  EXPECT_EQ(encode_filter_result(vouched),
+            R"({"Nodes":null,"NodeNames":["gpu-a.example","gpu-b"],"FailedNodes":{"gpu-c":"no \u003croom\u003e"},)"
+            R"("FailedAndUnresolvableNodes":{"cpu-a":"no GPU"},"Error":""})");
+  FailedNodes mixed;
+  mixed.add("a", "x", {0, true});
+  mixed.add("b<", "x", {1, false});
+  EXPECT_FALSE(mixed.names_plain()) << "one name not vouched for: every name is scanned";
 }
 
 TEST(EncodeFilterResult, WholeCallError) {

@@ -94,6 +94,7 @@ class Snapshot {
     index_->lookup(nodes, out);
   }
   const NodeMap& nodes() const { return index_->nodes(); }
+  bool names_dns_only() const { return index_->names_dns_only(); }
 
  private:
   std::shared_ptr<const NodeIndex> index_;

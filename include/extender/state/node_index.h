@@ -61,6 +61,9 @@ class NodeIndex {
   void lookup(std::span<const std::string_view> names, std::span<Found> out) const;
   // The node named `name`; null when the map has none.
   const NodeState* find(std::string_view name) const { return lookup(name).node; }
+  // Whether every name is made of lowercase letters, digits, '-' and '.' alone, as Kubernetes
+  // node names are (such names need no escaping in JSON).
+  bool names_dns_only() const { return names_dns_only_; }
   // Two bits of a claim's uid, for NodeSummary::claim_bits.
   static std::uint64_t claim_bits(std::string_view uid);
 
@@ -91,6 +94,7 @@ class NodeIndex {
   std::vector<Slot> slots_;  // open addressing, linear probing; a power of two, at least twice the nodes
   std::vector<Entry> entries_;
   std::vector<std::unique_ptr<std::string>> gpu_resources_;  // the distinct names the summaries point to
+  bool names_dns_only_ = true;
 };
 
 }  // namespace extender::state

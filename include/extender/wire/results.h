@@ -16,16 +16,24 @@ namespace extender::wire {
 // each failed, recorded in any order and written in name order as Go writes a map, the last
 // reason recorded for a name winning. Reasons are kept once and named by index, so that nodes
 // failing alike (the nodes of one kind mostly do) cost no allocation each. A node may come with
-// its place in name order (`order`: any numbering that sorts as the names do, such as its index
-// among a name-sorted list of nodes); while every node recorded has one, the names are put in
-// order by that number instead of by comparing them.
+// what the caller knows of its name (NameFacts): its place in name order (any numbering that
+// sorts as the names do, such as its index among a name-sorted list of nodes), and that it needs
+// no JSON escaping. While every node recorded has a place, the names are put in order by it
+// instead of by comparing them; while every one is plain, they are written without a scan.
+struct NameFacts {
+  static constexpr std::uint32_t kUnordered = UINT32_MAX;
+  std::uint32_t order = kUnordered;
+  bool plain = false;  // the caller vouches that the name needs no JSON escaping
+};
+
 class FailedNodes {
  public:
-  static constexpr std::uint32_t kUnordered = UINT32_MAX;
+  using NameFacts = wire::NameFacts;
+  static constexpr std::uint32_t kUnordered = NameFacts::kUnordered;
   // Records `node` with `reason` and returns the reason's index (the last one's, when equal).
-  std::uint32_t add(std::string_view node, std::string reason, std::uint32_t order = kUnordered);
+  std::uint32_t add(std::string_view node, std::string reason, NameFacts facts = {});
   // Records `node` with a reason add() returned.
-  void add_again(std::string_view node, std::uint32_t reason, std::uint32_t order = kUnordered);
+  void add_again(std::string_view node, std::uint32_t reason, NameFacts facts = {});
   std::size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   // The reason of `node`, the last recorded; null when it did not fail.
@@ -37,6 +45,8 @@ class FailedNodes {
   std::vector<std::pair<std::string_view, const std::string*>> sorted() const;
   // The distinct reasons, by index.
   const std::vector<std::string>& reasons() const { return reasons_; }
+  // Whether every node recorded was vouched plain.
+  bool names_plain() const { return plain_; }
 
  private:
   struct Entry {
@@ -44,15 +54,21 @@ class FailedNodes {
     std::uint32_t reason = 0;  // index into reasons_
     std::uint32_t order = kUnordered;
   };
+  void note(NameFacts facts) {
+    ordered_ = ordered_ && facts.order != kUnordered;
+    plain_ = plain_ && facts.plain;
+  }
   std::vector<Entry> entries_;
   std::vector<std::string> reasons_;
   bool ordered_ = true;  // every entry has an order
+  bool plain_ = true;    // every entry was vouched plain
 };
 
 // Node names and objects are views into the request they answer, which must outlive the result.
 struct FilterResult {
   std::optional<std::vector<std::string_view>> node_objects;      // raw node bytes (Nodes form)
   std::optional<std::vector<std::string_view>> node_names;        // NodeNames form
+  bool node_names_plain = false;  // the producer vouches that no name in node_names needs JSON escaping
   FailedNodes failed;                                             // FailedNodes
   FailedNodes failed_unresolvable;                                // FailedAndUnresolvableNodes
   std::string error;
