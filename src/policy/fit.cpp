@@ -4,6 +4,7 @@
 #include "extender/model/quantity.h"
 
 #include <algorithm>
+#include <functional>
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -30,11 +31,12 @@ struct Findings {
   }
 };
 
-using GpuFigures = std::span<const model::GpuResourceAvailability>;
+// A resource's GPU figures on the node being checked (model::GpuResourceAvailability), or none.
+using GpuFigures = std::function<std::optional<model::GpuResourceAvailability>(std::string_view resource)>;
 
-void check_gpus(const PodDemand& pod, GpuFigures gpus, Findings& f) {
+void check_gpus(const PodDemand& pod, const GpuFigures& figures, Findings& f) {
   for (const auto& [resource, need] : pod.gpus) {
-    const model::GpuResourceAvailability* r = model::find_gpu_resource(gpus, resource);
+    const auto r = figures(resource);
     if (r && r->problem) {
       f.fail(Verdict::kUnresolvable, {Kind::kInvalidValue, resource, 0, 0, 0, std::string(*r->problem)});
       continue;
@@ -82,11 +84,11 @@ void check_gpu_share(const PodDemand& pod, const NodeSupply& node, const NodeUsa
   }
 }
 
-void check_gpu_memory(const PodDemand& pod, GpuFigures gpus, Findings& f) {
+void check_gpu_memory(const PodDemand& pod, const GpuFigures& figures, Findings& f) {
   if (!pod.gpu_memory_floor_bytes) return;
   std::int64_t floor = *pod.gpu_memory_floor_bytes;
   for (const auto& [resource, need] : pod.gpus) {
-    const model::GpuResourceAvailability* r = model::find_gpu_resource(gpus, resource);
+    const auto r = figures(resource);
     if (!r || !r->memory_bytes) {
       f.fail(Verdict::kUnresolvable, {Kind::kMemoryFloorUnknown, resource, floor, 0, 0, {}});
     } else if (*r->memory_bytes < floor) {
@@ -239,19 +241,25 @@ bool asks_whole_gpus_only(const PodDemand& pod) {
 }
 
 Fit check_whole_gpus(const PodDemand& pod, std::span<const model::GpuResourceAvailability> gpus) {
+  const GpuFigures figures = [&](std::string_view resource) -> std::optional<model::GpuResourceAvailability> {
+    if (const auto* r = model::find_gpu_resource(gpus, resource)) return *r;
+    return std::nullopt;
+  };
   Findings f;
-  check_gpus(pod, gpus, f);
-  check_gpu_memory(pod, gpus, f);
+  check_gpus(pod, figures, f);
+  check_gpu_memory(pod, figures, f);
   return verdict_of(f);
 }
 
 Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usage, const GpuPlacement& gpu) {
   Findings f;
   Fit fit;
-  const model::GpuAvailability gpus = pod.gpus.empty() ? model::GpuAvailability{} : model::gpu_availability(node, usage);
-  check_gpus(pod, gpus, f);
+  const GpuFigures figures = [&](std::string_view resource) {
+    return model::gpu_resource_availability(node, usage, resource);
+  };
+  check_gpus(pod, figures, f);
   check_gpu_share(pod, node, usage, f);
-  check_gpu_memory(pod, gpus, f);
+  check_gpu_memory(pod, figures, f);
   check_volumes(pod, node, usage, f, fit.allocation.volumes);
   if (f.unresolvable || f.insufficient) return verdict_of(f);
   if (gpu.verdict_only) return {};

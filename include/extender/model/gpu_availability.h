@@ -32,6 +32,11 @@ using GpuAvailability = std::vector<GpuResourceAvailability>;
 GpuAvailability gpu_availability(const NodeSupply& node, const NodeUsage& usage);
 GpuAvailability gpu_availability(NodeSupply&& node, const NodeUsage& usage) = delete;  // would view a temporary
 
+// The figures of one resource, as gpu_availability() gives them, without building the others;
+// nullopt when the node neither offers it nor reports anything of it. `resource` is viewed.
+std::optional<GpuResourceAvailability> gpu_resource_availability(const NodeSupply& node, const NodeUsage& usage,
+                                                                 std::string_view resource);
+
 // The resource's figures among `gpus`; null when the node neither offers it nor reports anything of it.
 const GpuResourceAvailability* find_gpu_resource(std::span<const GpuResourceAvailability> gpus,
                                                  std::string_view resource);
