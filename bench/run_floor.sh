@@ -4,8 +4,10 @@
 # connection, and a Go net/http client made like kube-scheduler's extender client
 # (bench/goclient, built with the Go toolchain `make e2e` uses; never by `make test`).
 # Stages: the Nodes-form /filter of 500 nodes, and the NodeNames form of 5,000 nodes the daemon
-# has seen. Targets alternate so that both see the same machine; medians are printed.
-# usage: bench/run_floor.sh [BUILD_DIR] [RUNS]
+# has seen. Targets alternate so that both see the same machine; medians are printed. With
+# BASELINE=path/to/another/scheduler-extender (another commit's build), that daemon runs beside
+# this one and the NodeNames stage with wrk measures it in the same alternating rounds.
+# usage: [BASELINE=BINARY] bench/run_floor.sh [BUILD_DIR] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -38,7 +40,14 @@ daemon_port=$(port); admin_port=$(port); floor_port=$(port)
 daemon=$!
 "$build/bench/floor_server" "$floor_port" &
 floor=$!
-trap 'kill $daemon $floor 2>/dev/null; wait 2>/dev/null' EXIT
+baseline=
+if [ -n "${BASELINE:-}" ]; then
+  baseline_port=$(port); baseline_admin=$(port)
+  "$BASELINE" --config examples/config.yaml --listen "127.0.0.1:$baseline_port" --admin-listen "127.0.0.1:$baseline_admin" \
+    --log-level warn &
+  baseline=$!
+fi
+trap 'kill $daemon $floor $baseline 2>/dev/null; wait 2>/dev/null' EXIT
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$admin_port/readyz" >/dev/null && break
   sleep 0.1
@@ -69,10 +78,18 @@ curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary "@$data/
 "$build/bench/goclient" -names -compare=false -body "$data/args-5000.json" -runs "$runs" "$daemon_url" "$floor_url"
 
 echo "== NodeNames form, 5,000 nodes the daemon has seen, wrk -t1 -c1, 4 alternating rounds of 5 s each"
-d=(); f=()
+baseline_url="http://127.0.0.1:${baseline_port:-0}/scheduler/filter"
+if [ -n "$baseline" ]; then
+  curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary "@$data/args-5000.json" "$baseline_url"
+fi
+d=(); f=(); b=()
 for _ in 1 2 3 4; do
   d+=("$(wrk_median "$daemon_url" "$data/names-5000.json")"); f+=("$(wrk_median "$floor_url" "$data/names-5000.json")")
+  if [ -n "$baseline" ]; then b+=("$(wrk_median "$baseline_url" "$data/names-5000.json")"); fi
 done
 dm=$(median "${d[@]}"); fm=$(median "${f[@]}")
 printf 'wrk -c1       daemon %8.2f ms  floor %8.2f ms  ratio %.2fx  (rounds: daemon %s; floor %s)\n' \
   "$dm" "$fm" "$(awk -v a="$dm" -v b="$fm" 'BEGIN { print a / b }')" "${d[*]}" "${f[*]}"
+if [ -n "$baseline" ]; then
+  printf 'wrk -c1       baseline %8.2f ms  (%s; rounds: %s)\n' "$(median "${b[@]}")" "$BASELINE" "${b[*]}"
+fi
