@@ -1,6 +1,7 @@
 #include <memory>
 
 #include "extender/engine/extender.h"
+#include "filter_pass.h"
 
 namespace extender::engine {
 
@@ -15,8 +16,8 @@ std::unique_ptr<const policy::DraFit> Extender::dra_fit(const model::PodDemand& 
   return fit;
 }
 
-policy::Fit Extender::fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
-                             const model::NodeUsage& usage, const policy::GpuPlacement& gpu) {
+policy::Fit fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
+                   const model::NodeUsage& usage, const policy::GpuPlacement& gpu) {
   return dra ? dra->check(demand, node, usage, gpu) : policy::check_fit(demand, node, usage, gpu);
 }
 

@@ -45,9 +45,7 @@ policy::Fit FilterPass::fit_of(const state::NodeIndex::Found& found, bool by_sum
     return policy::check_whole_gpus(demand_, gpu ? std::span(&*gpu, 1) : std::span<const model::GpuResourceAvailability>());
   }
   const state::NodeState& node = *found.node;
-  const model::NodeUsage& usage = node.usage_for(demand_, now_, scratch_);
-  return dra_ ? dra_->check(demand_, node.supply, usage, kVerdictOnly)
-              : policy::check_fit(demand_, node.supply, usage, kVerdictOnly);
+  return fit_on(dra_, demand_, node.supply, node.usage_for(demand_, now_, scratch_), kVerdictOnly);
 }
 
 wire::FailedNodes::NameFacts FilterPass::facts(const state::NodeIndex::Found& found) const {

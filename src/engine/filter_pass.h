@@ -20,6 +20,10 @@
 
 namespace extender::engine {
 
+// check_fit, or the DRA judge's check when `dra` is given: how the engine's verbs judge one node.
+policy::Fit fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
+                   const model::NodeUsage& usage, const policy::GpuPlacement& gpu);
+
 class FilterPass {
  public:
   FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot,

@@ -86,7 +86,7 @@ std::uint64_t NodeIndex::claim_bits(std::string_view uid) {
 
 NodeSummary NodeIndex::summarize(const NodeState& node) {
   NodeSummary s;
-  for (const auto& [uid, claim] : node.claims) s.claim_bits |= claim_bits(uid);
+  s.claim_bits = node.claim_bits;
   s.reserved = node.reservations > 0;
   const auto& gpus = node.placed_gpus;
   s.gpus_summarized = gpus.size() <= 1 && (gpus.empty() || !gpus.front().problem);

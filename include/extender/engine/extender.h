@@ -142,14 +142,10 @@ class Extender {
   policy::ShapeMix shape_mix() const;
 
  private:
-  // Why a candidate node is refused that the cluster state does not have (filter, preempt).
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   // The DRA view for one request: null when DRA is not served or the pod asks nothing a
   // DeviceClass backs (then policy::check_fit decides alone).
   std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const;
-  // check_fit, through `dra` when given.
-  static policy::Fit fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
-                            const model::NodeUsage& usage, const policy::GpuPlacement& gpu);
   std::optional<std::string> not_ready() const;
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,

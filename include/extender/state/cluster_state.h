@@ -60,6 +60,7 @@ struct NodeState {
   std::set<std::string, std::less<>> held_volume_claims;  // claims (namespace/name) placed claims hold
   std::size_t reservations = 0;                           // claims that are reservations
   model::GpuAvailability placed_gpus;                     // model::gpu_availability(supply, placed)
+  std::uint64_t claim_bits = 0;                           // NodeIndex::claim_bits() of every claim's uid, or-ed
 
   // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
   // without uid's own claim (so evaluating a pod again gives the same answer).

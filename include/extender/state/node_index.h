@@ -25,7 +25,7 @@ using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::les
 
 // What filter reads of a node before its NodeState, kept beside the node's place in the index.
 struct NodeSummary {
-  std::uint64_t claim_bits = 0;  // NodeIndex::claim_bits() of every claim's uid, or-ed together
+  std::uint64_t claim_bits = 0;  // NodeState::claim_bits
   // The node's placed_gpus when it has one resource and no problem (gpus_summarized; resource
   // null when it has none): the figures of that resource, the name in the index's own copy.
   const std::string* resource = nullptr;
