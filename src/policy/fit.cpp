@@ -4,9 +4,9 @@
 #include "extender/model/quantity.h"
 
 #include <algorithm>
-#include <functional>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <optional>
 
 namespace extender::policy {
