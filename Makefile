@@ -9,10 +9,14 @@ FUZZ_SECONDS ?= 60
 JOBS      ?= 2
 CONFIG    ?= examples/config.yaml
 CMAKE_FLAGS ?=
-# ccache, where installed, keeps rebuilds of unchanged files cheap across build folders.
+# ccache (installed by scripts/install-deps.sh) keeps rebuilds of unchanged files cheap, across
+# build folders and across clones: paths under the checkout are hashed relative to it, and the
+# working directory is not hashed, so a second clone of the same commit compiles nothing again.
 CCACHE := $(shell command -v ccache 2>/dev/null)
 ifneq ($(CCACHE),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 endif
 
 .PHONY: all deps build run test test-asan test-tsan fuzz bench e2e e2e-v1.20 clean

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  g++ make cmake pkg-config
+  g++ make cmake pkg-config ccache
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
   libgtest-dev libgmock-dev libssl-dev zlib1g-dev prometheus-cpp-dev prometheus
   curl python3 python3-yaml ca-certificates
