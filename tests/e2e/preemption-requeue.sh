@@ -31,7 +31,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REQUEUE_MAX_S="${REQUEUE_MAX_S:-75}"
-# The e2e runs current schedulers with the unschedulable-queue flush the README recommends (30s);
+# The e2e runs current schedulers with the unschedulable-queue flush docs/kubernetes.md recommends (30s);
 # v1.20's is fixed at 60s.
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
 SUITE_TAG=e2e-preempt

@@ -14,7 +14,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # kube-scheduler's retry on a pod-delete event can race ahead of the daemon's watch; the pod then
-# waits for the unschedulable queue's flush: 30s, as the README recommends (v1.20: fixed 60s).
+# waits for the unschedulable queue's flush: 30s, as docs/kubernetes.md recommends (v1.20: fixed 60s).
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-30s}"
 SUITE_TAG=e2e
 # shellcheck source=lib/suite.sh
