@@ -12,25 +12,34 @@ CMAKE_FLAGS ?=
 # ccache (installed by scripts/install-deps.sh) keeps rebuilds of unchanged files cheap, across
 # build folders and across clones: paths under the checkout are hashed relative to it, and the
 # working directory is not hashed, so a second clone of the same commit compiles nothing again.
-CCACHE := $(shell command -v ccache 2>/dev/null)
-ifneq ($(CCACHE),)
-CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+# It is looked for when a build folder is configured, after deps may have installed it.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
-endif
+# The tests' precompiled header is cached too (its timestamps and defines are not part of its text).
+export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
+LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The sanitizer builds: -O1 (ASan's and TSan's advice) with line tables only, enough for their
+# stack traces; assertions as in Release.
+SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DEXTENDER_BENCH=OFF
 
-.PHONY: all deps build run test test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
+.PHONY: all deps configure daemon build run test test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
 
-build: deps
-	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) $(CMAKE_FLAGS) >/dev/null
+
+# The daemon alone (what `make run` needs); `build` adds the relay, the tests and the benchmarks.
+daemon: configure
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target scheduler-extender
+
+build: configure
 	@cmake --build $(BUILD_DIR) -j$(JOBS)
 
-run: build
+run: daemon
 	./$(BUILD_DIR)/scheduler-extender --config $(CONFIG)
 
 test: build
@@ -38,7 +47,7 @@ test: build
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
-	@cmake -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_SANITIZE=ON -DEXTENDER_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(ASAN_DIR) $(SANITIZER_FLAGS) -DEXTENDER_SANITIZE=ON $(LAUNCHER) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_DIR) -j$(JOBS)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
@@ -46,7 +55,7 @@ test-asan: deps
 # The same suite built with ThreadSanitizer (the event loop, the decide lanes, the election, the
 # reflectors and the sweeper share state); tests/tsan.supp names what is deliberately not reported.
 test-tsan: deps
-	@cmake -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXTENDER_TSAN=ON -DEXTENDER_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(TSAN_DIR) $(SANITIZER_FLAGS) -DEXTENDER_TSAN=ON $(LAUNCHER) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TSAN_DIR) -j$(JOBS)
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  ctest --test-dir $(TSAN_DIR) --output-on-failure -j$(JOBS)
@@ -56,7 +65,7 @@ test-tsan: deps
 # FUZZ_SECONDS per target.
 fuzz:
 	@scripts/install-deps.sh --fuzz
-	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DEXTENDER_FUZZ=ON $(LAUNCHER) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(FUZZ_DIR) -j$(JOBS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) tests/fuzz/run.sh $(FUZZ_DIR)
 
@@ -74,4 +83,4 @@ bench: build
 	bench/run.sh $(BUILD_DIR)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

@@ -306,7 +306,7 @@ int main(int argc, char** argv) {
   for (const auto& file : files) {
     const std::string body = read_file(file);
     const std::string names = names_form(body);
-    simdjson::padded_string padded(body);
+    wire::PaddedBody padded(body);
     auto args = wire::decode_extender_args(padded);
     if (!args) {
       std::fprintf(stderr, "%s: %s\n", file.c_str(), args.message().c_str());
@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
       std::printf("%-28s %8zu %10.1f | %-34s %10zu %10s\n", label.c_str(), n, static_cast<double>(body.size()) / 1e6,
                   "unchanged nodes: entries rebuilt", rebuilt, rebuilt == 0 ? "ok" : "REBUILT");
     }
-    simdjson::padded_string names_padded(names);
+    wire::PaddedBody names_padded(names);
     auto names_args = wire::decode_extender_args(names_padded);
     if (!names_args) {
       std::fprintf(stderr, "%s (NodeNames form): %s\n", file.c_str(), names_args.message().c_str());

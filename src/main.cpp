@@ -10,6 +10,7 @@
 #include "extender/common/logging.h"
 #include "extender/config/config.h"
 #include "extender/daemon/daemon.h"
+#include "extender/daemon/simulator_config.h"
 #include "extender/sim/simulator.h"
 #include "extender/version.h"
 

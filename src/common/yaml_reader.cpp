@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 namespace extender {
 namespace {
@@ -136,7 +136,7 @@ Status YamlReader::read_quantity(const YAML::Node& map, std::string_view key, st
   YAML::Node v = map[std::string(key)];
   if (!v.IsDefined() || v.IsNull()) return {};
   if (!v.IsScalar()) return error_at(v, join(path, key), "expected a quantity such as 10Gi");
-  auto n = model::parse_count(v.Scalar(), "value");
+  auto n = parse_count(v.Scalar(), "value");
   if (!n) return error_at(v, join(path, key), n.message());
   out = *n;
   return {};

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "extender/common/yaml_reader.h"
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 #include "log_level.h"
 
@@ -107,7 +107,7 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
     if (share["unit"].IsDefined()) {
       std::string unit;
       EXTENDER_TRY(r.read(share, "unit", "gpu.share", unit));
-      auto bytes = model::parse_count("1" + unit, "unit");
+      auto bytes = parse_count("1" + unit, "unit");
       if (!bytes || *bytes <= 0) return r.error_at(share["unit"], "gpu.share.unit", "expected a unit such as Gi, Mi or \"\" (bytes)");
       g.share.unit_bytes = *bytes;
     }
@@ -127,7 +127,7 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
     EXTENDER_TRY(r.read(item, "memory_label", path, rule.memory_label));
     std::string unit = "Mi";
     EXTENDER_TRY(r.read(item, "memory_label_unit", path, unit));
-    auto bytes = model::parse_count("1" + unit, "memory_label_unit");
+    auto bytes = parse_count("1" + unit, "memory_label_unit");
     if (!bytes || *bytes <= 0) {
       return r.error_at(item["memory_label_unit"], path + ".memory_label_unit", "expected a unit such as Mi, Gi, M or \"\" (bytes)");
     }

@@ -326,10 +326,4 @@ int Daemon::admin_port() const { return parts_->separate_admin ? parts_->admin_l
 engine::Extender& Daemon::extender() { return *parts_->extender; }
 state::ClusterState& Daemon::state() { return parts_->state; }
 
-Result<sim::SimulatorConfig> simulator_config(const std::string& file) {
-  auto cfg = file.empty() ? config::parse_config("", "<defaults>") : config::load_config_file(file);
-  if (!cfg) return cfg.error();
-  return sim::SimulatorConfig{cfg->extender_options(), cfg->gpu.resources, cfg->gpu.share};
-}
-
 }  // namespace extender::daemon

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 namespace extender::model {
 namespace {

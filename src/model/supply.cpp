@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 namespace extender::model {
 

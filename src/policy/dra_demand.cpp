@@ -69,7 +69,7 @@ DraJudge::DraJudge(const DraClasses& classes, const model::DraInventory& invento
       if (auto it = single.find(key); it != single.end()) {
         Need& merged = needs_[it->second];
         merged.label += ", " + need.label;
-        merged.choices[0].spec.count = model::saturating_add(merged.choices[0].spec.count, need.choices[0].count);
+        merged.choices[0].spec.count = saturating_add(merged.choices[0].spec.count, need.choices[0].count);
         continue;
       }
       single[key] = needs_.size();

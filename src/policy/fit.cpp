@@ -1,7 +1,7 @@
 #include "extender/policy/fit.h"
 
 #include "extender/model/gpu_availability.h"
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -113,7 +113,7 @@ FitReason pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) 
 bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
                    const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
   std::int64_t need = 0;
-  for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
+  for (const auto* v : volumes) need = saturating_add(need, v->bytes);
   std::stable_sort(volumes.begin(), volumes.end(), [](const auto* a, const auto* b) { return a->bytes > b->bytes; });
   std::vector<std::int64_t> sizes;
   for (const auto* v : volumes) sizes.push_back(v->bytes);
@@ -121,12 +121,12 @@ bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const Vol
   std::vector<std::int64_t> reclaimable(pool.devices.size());
   for (size_t i = 0; i < pool.devices.size(); ++i) {
     free[i] = pool.devices[i].capacity_bytes - usage.device_used(pool.name, pool.devices[i].name);
-    reclaimable[i] = model::saturating_add(free[i], usage.device_freeable_bytes(pool.name, pool.devices[i].name));
+    reclaimable[i] = saturating_add(free[i], usage.device_freeable_bytes(pool.name, pool.devices[i].name));
   }
   const std::int64_t pool_free = pool.capacity_bytes - usage.pool_used(pool.name);
   // Whether evicting other pods (their generic ephemeral volumes) would make room.
   auto freeable = [&] {
-    if (need > model::saturating_add(pool_free, usage.pool_freeable_bytes(pool.name))) return false;
+    if (need > saturating_add(pool_free, usage.pool_freeable_bytes(pool.name))) return false;
     if (pool.devices.empty()) return true;
     const auto if_evicted = model::best_fit_devices(reclaimable, sizes);
     return std::find(if_evicted.begin(), if_evicted.end(), std::nullopt) == if_evicted.end();
@@ -175,7 +175,7 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
     const Pool* pool = node.find_pool(pool_name);
     if (!pool) {
       std::int64_t need = 0;
-      for (const auto* v : volumes) need = model::saturating_add(need, v->bytes);
+      for (const auto* v : volumes) need = saturating_add(need, v->bytes);
       f.fail(Verdict::kUnresolvable, {Kind::kNoSuchPool, pool_name, need, 0, 0, {}});
       continue;
     }

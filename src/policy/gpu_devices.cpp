@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 #include "extender/policy/packing.h"
 
 namespace extender::policy {
@@ -172,7 +172,7 @@ std::int64_t whole_count(const model::PodDemand& pod, const model::NodeSupply& n
 }  // namespace
 
 Result<GpuShape> parse_shape(std::string_view gpus) {
-  auto q = model::Quantity::parse(gpus);
+  auto q = Quantity::parse(gpus);
   if (!q || q->is_negative()) return Error{"expected a number of GPUs such as 1, 8 or 0.5"};
   const std::int64_t milli = q->milli_ceil();
   GpuShape s;

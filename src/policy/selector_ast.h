@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 #include "extender/policy/device_selector.h"
 
 namespace extender::policy {
@@ -29,7 +29,7 @@ struct Value {
   std::int64_t i = 0;
   std::string s;  // kString, the version's text, or kError's message
   Version version;
-  model::Quantity q;
+  Quantity q;
   std::vector<Value> list;
 
   static Value error(std::string message) {

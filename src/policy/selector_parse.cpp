@@ -239,7 +239,7 @@ class Parser {
       expect(")");
       Value v;
       if (tok.text == "quantity") {
-        auto q = model::Quantity::parse(text);
+        auto q = Quantity::parse(text);
         if (!q) return fail("quantity('" + text + "'): " + q.message());
         v.type = Value::Type::kQuantity;
         v.q = *q;

@@ -30,10 +30,10 @@ const char* verb_name(Endpoint e) {
 }
 
 // A decoded request and its decision, which the answer no longer needs (HttpResponse::spent).
-// Both point into the body, or into `padded_copy` when the body lacked simdjson's padding.
+// Both point into the body, or into the padded copy `padded` holds when the body lacked padding.
 template <class Answer>
 struct Spent {
-  std::shared_ptr<const simdjson::padded_string> padded_copy;
+  wire::PaddedBody padded;
   wire::ExtenderArgs args;
   Answer answer;
 };
@@ -141,12 +141,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
       case Endpoint::kFilter:
       case Endpoint::kPrioritize:
       case Endpoint::kPrioritizeUnmanaged: {
-        std::shared_ptr<const simdjson::padded_string> copy;
-        simdjson::padded_string_view padded(request.body.data(), request.body.size(), request.body.capacity());
-        if (request.body.capacity() < request.body.size() + simdjson::SIMDJSON_PADDING) {
-          copy = std::make_shared<const simdjson::padded_string>(request.body);
-          padded = *copy;
-        }
+        const auto padded = wire::PaddedBody::of(request.body);
         wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
         auto args = wire::decode_extender_args(padded, deps_.node_fields, deps_.decode_limits, &failure);
         if (!args && failure == wire::DecodeFailure::kTooLarge) {
@@ -168,7 +163,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
         const auto deadline = started + deps_.request_deadline;
         if (route.endpoint == Endpoint::kFilter) {
           auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
-          spent->padded_copy = copy;
+          spent->padded = padded;
           spent->args = std::move(*args);
           spent->answer = deps_.extender->filter(spent->args, deadline);
           engine::FilterAnswer& a = spent->answer;
@@ -179,7 +174,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           res.spent = std::move(spent);
         } else {
           auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
-          spent->padded_copy = copy;
+          spent->padded = padded;
           spent->args = std::move(*args);
           const auto scope = route.endpoint == Endpoint::kPrioritizeUnmanaged ? engine::PodScope::kUnmanaged
                                                                               : engine::PodScope::kManaged;

@@ -18,7 +18,7 @@ model::ResourceSlice nvidia_gpu_slice(const sources::DraGpus& node) {
     d.name = "gpu-" + std::to_string(i);
     d.attributes[driver + "/type"] = {model::DraAttribute::Kind::kString, 0, false, "gpu"};
     d.attributes[driver + "/index"] = {model::DraAttribute::Kind::kInt, i, false, {}};
-    if (auto memory = model::Quantity::parse(std::to_string(node.memory_bytes)); memory && node.memory_bytes > 0) {
+    if (auto memory = Quantity::parse(std::to_string(node.memory_bytes)); memory && node.memory_bytes > 0) {
       d.capacity[driver + "/memory"] = *memory;
     }
     s.devices.push_back(std::move(d));

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "extender/common/yaml_reader.h"
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 namespace extender::sources {
 namespace {
@@ -104,7 +104,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
     if (rule.memory_label.empty()) continue;
     auto it = node_labels.find(rule.memory_label);
     if (it == node_labels.end()) continue;
-    auto units = model::parse_count(it->second, "label " + rule.memory_label);
+    auto units = parse_count(it->second, "label " + rule.memory_label);
     if (!units || *units > INT64_MAX / rule.memory_label_unit) {
       return r.error_at(labels, path + ".labels." + rule.memory_label, units ? "overflows" : units.message());
     }
@@ -135,7 +135,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   if (n["cpu"].IsDefined()) {
     std::string text;
     EXTENDER_TRY(r.read(n, "cpu", path, text));
-    auto q = model::Quantity::parse(text);
+    auto q = Quantity::parse(text);
     if (!q || q->is_negative()) return r.error_at(n["cpu"], path + ".cpu", "expected a CPU quantity such as 96 or 500m");
     node.cpu_milli = q->milli_ceil();
   }

@@ -106,7 +106,7 @@ Status decode_device(const json& d, const std::string& driver, model::DraDevice&
         EXTENDER_TRY(read_bounded(value, text, item + ".value", limits.value_bytes));
       }
       EXTENDER_TRY(require(text, item + ".value"));
-      auto q = model::Quantity::parse(text);
+      auto q = Quantity::parse(text);
       if (!q) return Error{item + ".value: " + q.message()};
       out.capacity[qualify(it.key(), driver)] = *q;
     }

@@ -1,6 +1,7 @@
 #include "extender/wire/extender_args.h"
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include <algorithm>
 
@@ -354,10 +355,11 @@ bool NodeFieldFilter::keep_annotation(std::string_view key) const {
   return keep_all || (!annotation_prefix.empty() && key.substr(0, annotation_prefix.size()) == annotation_prefix);
 }
 
-Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields,
+Result<ExtenderArgs> decode_extender_args(const PaddedBody& body, const NodeFieldFilter& fields,
                                           const DecodeLimits& limits, DecodeFailure* failure) {
   bool too_large = false;
-  auto result = decode(body, fields, limits, too_large);
+  const simdjson::padded_string_view padded(body.bytes().data(), body.size(), body.size() + kBodyPadding);
+  auto result = decode(padded, fields, limits, too_large);
   if (failure) *failure = too_large ? DecodeFailure::kTooLarge : DecodeFailure::kMalformed;
   return result;
 }

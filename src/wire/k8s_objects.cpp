@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 #include "json_fields.h"
 #include "pod_constraints.h"
 
@@ -190,7 +190,7 @@ Result<Claim> decode_claim(const json& pvc) {
       EXTENDER_TRY(detail::expect_object(resources, "spec.resources"));
       EXTENDER_TRY(read_string_map(field(*resources, "requests"), requests, "spec.resources.requests", true));
       if (auto it = requests.find("storage"); it != requests.end()) {
-        auto bytes = model::parse_count(it->second, "spec.resources.requests.storage");
+        auto bytes = parse_count(it->second, "spec.resources.requests.storage");
         if (!bytes) return bytes.error();
         out.info.bytes = *bytes;
       }

@@ -1,4 +1,5 @@
 #include "extender/daemon/daemon.h"
+#include "extender/daemon/simulator_config.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -253,7 +253,7 @@ TEST(Config, TheNodesFormFieldFilterKeepsWhatThePolicyReads) {
       R"("nvidia.com/gpu.memory":"81920","nvidia.com/gpu.product":"H100","kubernetes.io/hostname":"n1"},)"
       R"("annotations":{"scheduler-extender.io/pool.local":"2Ti","other.io/x":"y"}},)"
       R"("status":{"allocatable":{"nvidia.com/gpu":"8","cpu":"64"}}}]}})";
-  simdjson::padded_string padded(body);
+  wire::PaddedBody padded(body);
   auto args = wire::decode_extender_args(padded, c.node_fields());
   ASSERT_TRUE(args) << args.message();
   const model::Node& n = (*args->nodes)[0].node;

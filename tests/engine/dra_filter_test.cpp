@@ -47,7 +47,7 @@ model::ResourceSlice slice(const std::string& node, int gpus, std::int64_t slice
     d.name = "gpu-" + std::to_string(i);
     d.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString, 0, false, "gpu"};
     d.attributes["gpu.nvidia.com/index"] = {DraAttribute::Kind::kInt, i, false, {}};
-    d.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse("80Gi");
+    d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse("80Gi");
     s.devices.push_back(std::move(d));
   }
   return s;

@@ -1,6 +1,6 @@
 // ExtenderArgs (/filter, /prioritize bodies) in both forms. The first byte picks the node field
 // filter: keep everything, or only a few labels, resources and annotations.
-#include <simdjson.h>
+#include <string_view>
 
 #include <cstdint>
 #include <string>
@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     filter.resources = {"nvidia.com/gpu", "memory"};
     filter.annotation_prefix = "scheduler-extender.io/";
   }
-  simdjson::padded_string body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  extender::wire::PaddedBody body(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
   auto args = extender::wire::decode_extender_args(body, filter);
   if (args) {
     std::size_t total = 0;

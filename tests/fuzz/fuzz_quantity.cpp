@@ -2,13 +2,13 @@
 #include <cstdint>
 #include <string_view>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  auto q = extender::model::Quantity::parse(text);
+  auto q = extender::Quantity::parse(text);
   (void)q.ok();
-  auto n = extender::model::parse_count(text, "nvidia.com/gpu");
+  auto n = extender::parse_count(text, "nvidia.com/gpu");
   (void)n.ok();
   return 0;
 }

@@ -20,7 +20,7 @@ model::DraDevice h100() {
   d.attributes["gpu.nvidia.com/architecture"] = str("Hopper");
   d.attributes["gpu.nvidia.com/driverVersion"] = ver("570.86.15");
   d.attributes["gpu.nvidia.com/migCapable"] = flag(true);
-  d.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse("81559Mi");
+  d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse("81559Mi");
   return d;
 }
 
@@ -29,7 +29,7 @@ model::DraDevice mig() {
   d.name = "gpu-1-mig-9-4-2";
   d.attributes["gpu.nvidia.com/type"] = str("mig");
   d.attributes["gpu.nvidia.com/profile"] = str("3g.40gb");
-  d.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse("40Gi");
+  d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse("40Gi");
   return d;
 }
 

@@ -14,7 +14,7 @@ model::DraDevice device(std::string name, std::string type, std::string memory) 
   model::DraDevice d;
   d.name = std::move(name);
   d.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString, 0, false, std::move(type)};
-  d.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse(memory);
+  d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse(memory);
   return d;
 }
 

@@ -85,7 +85,7 @@ TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
 TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   model::ResourceSlice with_memory = slice("dra4", 4);
   for (std::size_t i = 0; i < with_memory.devices.size(); ++i) {
-    with_memory.devices[i].capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse(i == 2 ? "40Gi" : "80Gi");
+    with_memory.devices[i].capacity["gpu.nvidia.com/memory"] = *Quantity::parse(i == 2 ? "40Gi" : "80Gi");
   }
   model::ResourceSlice without_memory = slice("bare2", 2);
   model::ResourceClaim held;

@@ -15,7 +15,7 @@ model::DraDevice device(const std::string& name, const std::string& type, std::i
   d.name = name;
   d.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString, 0, false, type};
   d.attributes["gpu.nvidia.com/index"] = {DraAttribute::Kind::kInt, index, false, {}};
-  d.capacity["gpu.nvidia.com/memory"] = *model::Quantity::parse("80Gi");
+  d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse("80Gi");
   return d;
 }
 

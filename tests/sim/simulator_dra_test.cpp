@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "extender/config/config.h"
-#include "extender/daemon/daemon.h"
+#include "extender/daemon/simulator_config.h"
 #include "extender/sim/sim_dra.h"
 #include "extender/sim/simulator.h"
 #include "extender/sources/inventory.h"

@@ -56,7 +56,7 @@ TEST(ResourceSlice, DecodesTheNvidiaDriversSlice) {
   EXPECT_EQ(gpu0.attributes.at("gpu.nvidia.com/driverVersion").kind, model::DraAttribute::Kind::kVersion);
   EXPECT_EQ(gpu0.attributes.at("gpu.nvidia.com/driverVersion").text, "570.86.15");
   ASSERT_TRUE(gpu0.attributes.count("resource.kubernetes.io/pcieRoot")) << "qualified names stay as they are";
-  EXPECT_EQ(gpu0.capacity.at("gpu.nvidia.com/memory"), *model::Quantity::parse("81559Mi"));
+  EXPECT_EQ(gpu0.capacity.at("gpu.nvidia.com/memory"), *Quantity::parse("81559Mi"));
   EXPECT_EQ(slice->devices[2].attributes.at("gpu.nvidia.com/type").text, "mig");
 }
 
@@ -72,7 +72,7 @@ TEST(ResourceSlice, DefaultsAndOptionalFields) {
       R"({"SPEC":{"Driver":"d","pool":{"name":"p"},"devices":[{"name":"a","attributes":{"x":null},"capacity":{"m":{"value":4}}}]}})"));
   ASSERT_TRUE(slice) << slice.message();
   EXPECT_TRUE(slice->devices[0].attributes.empty()) << "null is absent";
-  EXPECT_EQ(slice->devices[0].capacity.at("d/m"), *model::Quantity::parse("4"));
+  EXPECT_EQ(slice->devices[0].capacity.at("d/m"), *Quantity::parse("4"));
 }
 
 struct Bad {

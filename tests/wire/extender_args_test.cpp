@@ -10,11 +10,11 @@ namespace {
 using testing::fixture;
 using testing::object_starting_with;
 
-Result<ExtenderArgs> decode(const simdjson::padded_string& body) { return decode_extender_args(body); }
+Result<ExtenderArgs> decode(const wire::PaddedBody& body) { return decode_extender_args(body); }
 
 TEST(ExtenderArgs, DecodesTheCapturedV120NodesBody) {
   const std::string text = fixture("kube-scheduler-v1.20/filter-request.json");
-  simdjson::padded_string body(text);
+  wire::PaddedBody body(text);
   auto args = decode(body);
   ASSERT_TRUE(args) << args.message();
   EXPECT_EQ(args->pod.name, "gpu-pod-1");
@@ -41,7 +41,7 @@ TEST(ExtenderArgs, DecodesTheCapturedV120NodesBody) {
 TEST(ExtenderArgs, DecodesNullTimestampsOfARetriedPod) {
   const std::string text = fixture("kube-scheduler-v1.20/filter-request-retried-pod.json");
   ASSERT_NE(text.find("\"lastProbeTime\":null"), std::string::npos);
-  simdjson::padded_string body(text);
+  wire::PaddedBody body(text);
   auto args = decode(body);
   ASSERT_TRUE(args) << args.message();
   EXPECT_EQ(args->pod.name, "gpu-pod-5");
@@ -49,7 +49,7 @@ TEST(ExtenderArgs, DecodesNullTimestampsOfARetriedPod) {
 }
 
 TEST(ExtenderArgs, DecodesTheProtocolExamples) {
-  simdjson::padded_string names(fixture("protocol-examples/filter-request-names.json"));
+  wire::PaddedBody names(fixture("protocol-examples/filter-request-names.json"));
   auto n = decode(names);
   ASSERT_TRUE(n) << n.message();
   EXPECT_FALSE(n->nodes);
@@ -57,7 +57,7 @@ TEST(ExtenderArgs, DecodesTheProtocolExamples) {
   EXPECT_EQ(n->pod.containers[0].requests.at("nvidia.com/gpu"), "2");
 
   const std::string text = fixture("protocol-examples/filter-request-nodes.json");
-  simdjson::padded_string nodes(text);
+  wire::PaddedBody nodes(text);
   auto d = decode(nodes);
   ASSERT_TRUE(d) << d.message();
   ASSERT_EQ(d->nodes->size(), 2u);
@@ -91,7 +91,7 @@ TEST(ExtenderArgs, ReadsKeysAsGoDoes) {
       {"whitespace everywhere", " {\n \"Pod\" : { \"metadata\" : { \"name\" : \"p\" } } ,\n \"NodeNames\" : [ \"a\" ] }\n ", {"a"}},
   };
   for (const auto& c : cases) {
-    simdjson::padded_string body(std::string(c.body));
+    wire::PaddedBody body(std::string(c.body));
     auto args = decode(body);
     ASSERT_TRUE(args) << c.what << ": " << args.message();
     EXPECT_EQ(args->pod.name, "p") << c.what;
@@ -100,7 +100,7 @@ TEST(ExtenderArgs, ReadsKeysAsGoDoes) {
 }
 
 TEST(ExtenderArgs, UnescapesStrings) {
-  simdjson::padded_string body(std::string(
+  wire::PaddedBody body(std::string(
       R"({"Pod":{"metadata":{"name":"p","annotations":{"note":"a \u0026 b \u003c\u003e \u00e9 \ud83d\ude00"}}},)"
       R"("Nodes":{"items":[{"metadata":{"name":"n\u002d1","labels":{"k\u0026":"v\"q"}}}]}})"));
   auto args = decode(body);
@@ -113,7 +113,7 @@ TEST(ExtenderArgs, UnescapesStrings) {
 }
 
 TEST(ExtenderArgs, QuantitiesMayBeNumbers) {
-  simdjson::padded_string body(std::string(
+  wire::PaddedBody body(std::string(
       R"({"Pod":{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":2}}}]}},)"
       R"("Nodes":{"items":[{"metadata":{"name":"n"},"status":{"allocatable":{"nvidia.com/gpu":8 ,"x":1.5e3}}}]}})"));
   auto args = decode(body);
@@ -124,7 +124,7 @@ TEST(ExtenderArgs, QuantitiesMayBeNumbers) {
 }
 
 TEST(ExtenderArgs, DecodesPodVolumesAndInitContainers) {
-  simdjson::padded_string body(std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"},"spec":{
+  wire::PaddedBody body(std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"},"spec":{
     "initContainers":[{"name":"s","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":"1"}}},{"name":"i"}],
     "containers":[{"name":"c"}],
     "overhead":{"nvidia.com/gpu":"1"},
@@ -185,7 +185,7 @@ TEST(ExtenderArgs, RejectsMalformedBodies) {
       {"a 400-digit number in the Pod", "{\"Pod\":{\"spec\":{\"priority\":" + std::string(400, '9') + "}},\"NodeNames\":[]}", ""},
   };
   for (const auto& c : cases) {
-    simdjson::padded_string body(c.body);
+    wire::PaddedBody body(c.body);
     auto args = decode(body);
     ASSERT_FALSE(args) << c.what;
     EXPECT_NE(args.message().find(c.mentions), std::string::npos) << c.what << ": " << args.message();
@@ -233,7 +233,7 @@ TEST(ExtenderArgs, RefusesTheNodeAfterTheCapInEitherForm) {
       {"4 names, then garbage", R"({"Pod":{},"NodeNames":["a","b","c","d",5]})", false},
   };
   for (const auto& c : cases) {
-    simdjson::padded_string body(c.body);
+    wire::PaddedBody body(c.body);
     DecodeFailure failure = DecodeFailure::kMalformed;
     auto args = decode_extender_args(body, {}, limits, &failure);
     EXPECT_EQ(args.ok(), c.accepted) << c.what;
@@ -248,7 +248,7 @@ TEST(ExtenderArgs, RefusesTheNodeAfterTheCapInEitherForm) {
 
 TEST(ExtenderArgs, RefusesAPodLargerThanTheApiServerStores) {
   const std::string pad(std::size_t{4} << 20, 'x');
-  simdjson::padded_string body(R"({"Pod":{"metadata":{"name":"p","annotations":{"a":")" + pad + R"("}}},"NodeNames":[]})");
+  wire::PaddedBody body(R"({"Pod":{"metadata":{"name":"p","annotations":{"a":")" + pad + R"("}}},"NodeNames":[]})");
   DecodeFailure failure = DecodeFailure::kMalformed;
   auto args = decode_extender_args(body, {}, {}, &failure);
   ASSERT_FALSE(args);
@@ -257,21 +257,21 @@ TEST(ExtenderArgs, RefusesAPodLargerThanTheApiServerStores) {
 }
 
 TEST(ExtenderArgs, MalformedBodiesAreNotCalledTooLarge) {
-  simdjson::padded_string body(std::string(R"({"Pod":{},"NodeNames":[1]})"));
+  wire::PaddedBody body(std::string(R"({"Pod":{},"NodeNames":[1]})"));
   DecodeFailure failure = DecodeFailure::kTooLarge;
   EXPECT_FALSE(decode_extender_args(body, {}, {}, &failure));
   EXPECT_EQ(failure, DecodeFailure::kMalformed);
 }
 
 TEST(ExtenderArgs, NodeNamesAreViewsIntoTheBodyUnlessEscaped) {
-  simdjson::padded_string body(std::string(R"({"Pod":{},"NodeNames":["plain" , "esc\u0061ped","a\"q"]})"));
+  wire::PaddedBody body(std::string(R"({"Pod":{},"NodeNames":["plain" , "esc\u0061ped","a\"q"]})"));
   auto args = decode_extender_args(body);
   ASSERT_TRUE(args) << args.message();
   ASSERT_EQ(args->node_names->size(), 3u);
   const auto names = *args->node_names;
   EXPECT_EQ(names, (std::vector<std::string_view>{"plain", "escaped", "a\"q"}));
-  const char* begin = body.data();
-  const char* end = body.data() + body.size();
+  const char* begin = body.bytes().data();
+  const char* end = body.bytes().data() + body.size();
   EXPECT_TRUE(names[0].data() >= begin && names[0].data() < end) << "a plain name is not copied";
   EXPECT_FALSE(names[1].data() >= begin && names[1].data() < end) << "an escaped name is kept unescaped";
   EXPECT_EQ(args->owned_names->size(), 2u);
@@ -285,7 +285,7 @@ TEST(ExtenderArgs, NodeNamesAreViewsIntoTheBodyUnlessEscaped) {
 TEST(ExtenderArgs, RefusesALargeBodyTooDenseToIndexBeforeIndexingIt) {
   // Over 1 MiB of one-letter names: 8 index bytes for every 4 body bytes.
   std::string dense = names_body((std::size_t{1} << 20) / 4 + 10, "a");
-  simdjson::padded_string body(dense);
+  wire::PaddedBody body(dense);
   DecodeFailure failure = DecodeFailure::kMalformed;
   auto args = decode_extender_args(body, {}, DecodeLimits{std::size_t{1} << 30}, &failure);
   ASSERT_FALSE(args);
@@ -293,14 +293,14 @@ TEST(ExtenderArgs, RefusesALargeBodyTooDenseToIndexBeforeIndexingIt) {
   EXPECT_NE(args.message().find("tokens"), std::string::npos) << args.message();
 
   // Names of 8 letters and node objects as kube-scheduler sends them are within it.
-  simdjson::padded_string names(names_body((std::size_t{2} << 20) / 11, "node-abc"));
+  wire::PaddedBody names(names_body((std::size_t{2} << 20) / 11, "node-abc"));
   EXPECT_TRUE(decode_extender_args(names, {}, DecodeLimits{std::size_t{1} << 30}));
   const std::string example = testing::fixture("protocol-examples/filter-request-nodes.json");
   const std::string node = testing::object_starting_with(example, "{\"metadata\":{\"name\":\"gpu-node-a\"");
   std::string many = R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"items":[)" + node;
   while (many.size() < (std::size_t{2} << 20)) many += "," + node;
   many += "]}}";
-  simdjson::padded_string nodes(many);
+  wire::PaddedBody nodes(many);
   auto decoded = decode_extender_args(nodes);
   ASSERT_TRUE(decoded) << decoded.message();
   EXPECT_GT(decoded->nodes->size(), 500u);

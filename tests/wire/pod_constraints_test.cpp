@@ -109,7 +109,7 @@ TEST(PodConstraints, MalformedFieldsAreErrorsNamingTheirPath) {
 }
 
 TEST(PodConstraints, RequestBodiesCarryThem) {
-  simdjson::padded_string body(std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"},"spec":{
+  wire::PaddedBody body(std::string(R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u"},"spec":{
     "containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":"1"}}}],
     "nodeSelector":{"team":"a"},
     "tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}},"NodeNames":["n"]})"));
@@ -127,7 +127,7 @@ TEST(PodConstraints, ANodeDecodedWithSomeLabelsDroppedSaysSo) {
   NodeFieldFilter gpu_labels_only;
   gpu_labels_only.keep_all = false;
   gpu_labels_only.labels = {"nvidia.com/gpu.memory"};
-  simdjson::padded_string body(text);
+  wire::PaddedBody body(text);
   auto filtered = decode_extender_args(body, gpu_labels_only);
   ASSERT_TRUE(filtered) << filtered.message();
   EXPECT_FALSE((*filtered->nodes)[0].node.labels_complete) << "team was dropped";

@@ -12,7 +12,6 @@
 #include "extender/common/result.h"
 #include "extender/config/config.h"
 #include "extender/engine/extender.h"
-#include "extender/sim/simulator.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::daemon {
@@ -40,8 +39,5 @@ class Daemon {
   explicit Daemon(std::unique_ptr<Parts> parts);
   std::unique_ptr<Parts> parts_;
 };
-
-// The settings `scheduler-extender simulate` runs with, from a config file ("" for the defaults).
-Result<sim::SimulatorConfig> simulator_config(const std::string& file);
 
 }  // namespace extender::daemon

@@ -23,7 +23,6 @@
 #include "extender/engine/ports.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/fit.h"
-#include "extender/sources/request_nodes.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
 #include "extender/wire/extender_args.h"
@@ -96,7 +95,7 @@ struct ExtenderDeps {
   state::ClusterState* state = nullptr;
   state::DemandCache* demands = nullptr;
   // Standalone: remembers request nodes. Null in kubernetes mode (the watch is the only source).
-  sources::RequestNodes* request_nodes = nullptr;
+  NodeSink* request_nodes = nullptr;
   // Makes a placement official: kube::ApiBinder (kubernetes mode) or sources::LocalBinder
   // (standalone). Required.
   Binder* binder = nullptr;

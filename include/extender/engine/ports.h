@@ -1,16 +1,19 @@
 #pragma once
 // What the engine asks of the world around it besides the cluster state: the pods the cluster
 // has (kubernetes mode), the claims and storage classes demand computation reads, the GPUs
-// Dynamic Resource Allocation offers, and whether this process may decide at all.
+// Dynamic Resource Allocation offers, where the nodes of `Nodes` requests go (standalone), and
+// whether this process may decide at all.
 // Implementations must be thread-safe: the engine calls them from every worker at once.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "extender/model/demand.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
+#include "extender/model/node.h"
 #include "extender/model/pod.h"
 #include "extender/policy/dra_demand.h"
 
@@ -50,6 +53,14 @@ class DraSource {
   // snapshot built when a DeviceClass changes, not per call; the caller may keep it. Never null
   // (no classes: an empty one).
   virtual std::shared_ptr<const policy::DraClasses> dra_classes() const = 0;
+};
+
+// Standalone: takes the nodes carried in `Nodes` requests (sources::RequestNodes).
+class NodeSink {
+ public:
+  virtual ~NodeSink() = default;
+  // Upserts the nodes; returns how many were left out (a cap reached).
+  virtual std::size_t observe(std::span<const model::Node* const> nodes) = 0;
 };
 
 // Whether this process may decide. Asked before every verb and again just before a bind is

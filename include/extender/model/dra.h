@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 namespace extender::model {
 

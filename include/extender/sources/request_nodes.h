@@ -12,20 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "extender/engine/ports.h"
 #include "extender/model/node.h"
 #include "extender/model/supply.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sources {
 
-class RequestNodes {
+class RequestNodes final : public engine::NodeSink {
  public:
   RequestNodes(state::ClusterState& state, const std::vector<model::NodeSupply>& inventory, model::SupplyRules rules,
                std::size_t max_nodes);
 
   // Upserts the nodes (unchanged ones publish nothing). Returns how many were left out because
   // the cap was reached.
-  std::size_t observe(std::span<const model::Node* const> nodes);
+  std::size_t observe(std::span<const model::Node* const> nodes) override;
 
  private:
   state::ClusterState& state_;

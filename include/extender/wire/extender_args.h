@@ -14,11 +14,10 @@
 #include <string_view>
 #include <vector>
 
-#include <simdjson.h>
-
 #include "extender/common/result.h"
 #include "extender/model/node.h"
 #include "extender/model/pod.h"
+#include "extender/wire/padded_body.h"
 
 namespace extender::wire {
 
@@ -65,10 +64,10 @@ struct DecodeLimits {
 // dense to index within its size; the daemon declines it rather than calling it malformed.
 enum class DecodeFailure { kMalformed, kTooLarge };
 
-// Decodes a request body, which must be followed by simdjson::SIMDJSON_PADDING readable bytes.
+// Decodes a request body.
 // `body` must outlive the result (NodeItem::raw and node_names point into it). On error the
 // message says where, and `failure` (when given) says which kind.
-Result<ExtenderArgs> decode_extender_args(simdjson::padded_string_view body, const NodeFieldFilter& fields = {},
+Result<ExtenderArgs> decode_extender_args(const PaddedBody& body, const NodeFieldFilter& fields = {},
                                           const DecodeLimits& limits = {}, DecodeFailure* failure = nullptr);
 
 // The maximum nesting accepted in any request body.

@@ -9,7 +9,7 @@
 
 #include "extender/common/result.h"
 
-namespace extender::model {
+namespace extender {
 
 class Quantity {
  public:
@@ -42,4 +42,4 @@ Result<std::int64_t> parse_count(std::string_view text, std::string_view what);
 // a + b, clamped to the int64 range (hostile inputs may ask for absurd amounts).
 std::int64_t saturating_add(std::int64_t a, std::int64_t b);
 
-}  // namespace extender::model
+}  // namespace extender

@@ -1,10 +1,10 @@
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-namespace extender::model {
+namespace extender {
 namespace {
 
 struct Case {
@@ -92,4 +92,4 @@ TEST(SaturatingAdd, ClampsInsteadOfOverflowing) {
 }
 
 }  // namespace
-}  // namespace extender::model
+}  // namespace extender

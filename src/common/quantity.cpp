@@ -1,9 +1,9 @@
-#include "extender/model/quantity.h"
+#include "extender/common/quantity.h"
 
 #include <cctype>
 #include <limits>
 
-namespace extender::model {
+namespace extender {
 namespace {
 
 constexpr __int128 kNanosPerUnit = 1'000'000'000;
@@ -163,4 +163,4 @@ Result<std::int64_t> parse_count(std::string_view text, std::string_view what) {
   return q->units_ceil();
 }
 
-}  // namespace extender::model
+}  // namespace extender
