@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 
 namespace {
 

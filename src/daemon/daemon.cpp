@@ -10,7 +10,7 @@
 #include "extender/common/yaml_reader.h"
 #include "extender/daemon/sweeper.h"
 #include "extender/kube/api_client.h"
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 #include "extender/kube/credentials.h"
 #include "extender/kube/leader_election.h"
 #include "extender/kube/leader_label.h"

@@ -10,6 +10,7 @@
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
 #include "filter_pass.h"
+#include "node_fit.h"
 
 namespace extender::engine {
 

@@ -17,12 +17,9 @@
 #include "extender/policy/fit.h"
 #include "extender/state/cluster_state.h"
 #include "extender/wire/results.h"
+#include "node_fit.h"
 
 namespace extender::engine {
-
-// check_fit, or the DRA judge's check when `dra` is given: how the engine's verbs judge one node.
-policy::Fit fit_on(const policy::DraFit* dra, const model::PodDemand& demand, const model::NodeSupply& node,
-                   const model::NodeUsage& usage, const policy::GpuPlacement& gpu);
 
 class FilterPass {
  public:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 
 namespace extender::sim {
 

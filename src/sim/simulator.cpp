@@ -4,7 +4,7 @@
 
 #include "extender/engine/extender.h"
 #include "extender/policy/dra_fit.h"
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 #include "extender/policy/packing.h"
 #include "extender/sim/best_fit.h"
 #include "extender/sim/sim_dra.h"

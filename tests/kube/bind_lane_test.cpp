@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "extender/engine/extender.h"
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/state/demand_cache.h"

@@ -8,7 +8,7 @@
 #include <barrier>
 
 #include "extender/engine/extender.h"
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 #include "extender/state/demand_cache.h"
 #include "extender/wire/k8s_objects.h"
 #include "kube/cluster_harness.h"

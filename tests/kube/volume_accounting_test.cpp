@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/engine/extender.h"
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 #include "extender/state/demand_cache.h"
 #include "kube/cluster_harness.h"
 

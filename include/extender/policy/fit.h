@@ -10,7 +10,7 @@
 #include "extender/model/gpu_availability.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 
 namespace extender::policy {
 

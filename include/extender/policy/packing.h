@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "extender/model/demand.h"
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 #include "extender/policy/score.h"
 
 namespace extender::policy {

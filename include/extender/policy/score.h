@@ -11,7 +11,7 @@
 #include "extender/model/demand.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 
 namespace extender::policy {
 

@@ -1,4 +1,4 @@
-#include "extender/policy/gpu_devices.h"
+#include "extender/policy/gpu_placement.h"
 
 #include <gtest/gtest.h>
 

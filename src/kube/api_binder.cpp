@@ -1,4 +1,4 @@
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 
 #include <spdlog/spdlog.h>
 

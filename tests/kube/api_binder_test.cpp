@@ -1,7 +1,7 @@
 // ApiBinder against a fake binding endpoint: what it POSTs, which answers are success (201, 409
 // "already assigned" to the same node), which are errors, what is retried (transport errors,
 // 429, 5xx) and that it answers within its deadline however the server behaves.
-#include "extender/kube/binder.h"
+#include "extender/kube/api_binder.h"
 
 #include <gtest/gtest.h>
 

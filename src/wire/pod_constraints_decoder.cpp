@@ -1,4 +1,4 @@
-#include "pod_constraints.h"
+#include "pod_constraints_decoder.h"
 
 #include "json_fields.h"
 

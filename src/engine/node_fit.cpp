@@ -1,7 +1,8 @@
+#include "node_fit.h"
+
 #include <memory>
 
 #include "extender/engine/extender.h"
-#include "filter_pass.h"
 
 namespace extender::engine {
 
