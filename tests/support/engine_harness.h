@@ -25,7 +25,7 @@
 
 namespace extender::testing {
 
-// A pod "pod-UID" in namespace "ml" whose one container requests `gpus` nvidia.com/gpu.
+// A pod "pod-UID" in namespace "ml" whose one container requests `gpus` nvidia.com/gpu (none: null).
 inline model::Pod gpu_pod(const std::string& uid, const char* gpus) {
   model::Pod p;
   p.uid = uid;
@@ -33,7 +33,7 @@ inline model::Pod gpu_pod(const std::string& uid, const char* gpus) {
   p.namespace_name = "ml";
   model::Container c;
   c.name = "main";
-  c.requests["nvidia.com/gpu"] = gpus;
+  if (gpus) c.requests["nvidia.com/gpu"] = gpus;
   p.containers.push_back(c);
   return p;
 }
