@@ -7,7 +7,11 @@
 //  - gzip-held: four gzip bodies that inflate to 128 MiB each, their last bytes withheld;
 //  - unread-answers: 40 clients that ask for 16 MiB answers and never read them;
 //  - strangers: 8 addresses repeating a 16 KiB gzip /filter that inflates to 16 MiB;
-//  - split-head: a head whose bare "\n\n" ends one segment, its next line the next segment.
+//  - split-head: a head whose bare "\n\n" ends one segment, its next line the next segment;
+//  - lying-size: six connections from three addresses repeat a 20-byte gzip body whose size
+//    field claims 51.2 MiB, two more repeat 52 KB of deflate junk (1032 times that if believed);
+//  - medium-body: 8 addresses repeat a ~200 KB gzip NodeNames /filter that decodes to ~900 KB
+//    (90,000 names), just under the size that makes a request heavy.
 // Prints, per scenario, the real client's calls, failures (any answer but 200 or no answer),
 // median, p99 and worst latency. Exits 1 when the real client saw a failure (latencies are
 // reported, never judged here).
@@ -166,6 +170,57 @@ void split_head(int port, const std::atomic<bool>& stop) {
   }
 }
 
+// `connections` keep-alive clients, each from its own address of `addresses`, repeating one
+// coded /filter body until `stop`.
+void repeat_coded(int port, const std::atomic<bool>& stop, const std::string& wire, const char* coding,
+                  int connections, int addresses, int first_address) {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < connections; ++i) {
+    threads.emplace_back([&, i] {
+      const std::string source = "127.0.0." + std::to_string(first_address + i % addresses);
+      httplib::Client c("127.0.0.1", port);
+      c.set_interface(source);
+      c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);
+      c.set_read_timeout(30s);
+      httplib::Headers headers{{"Content-Encoding", coding}};
+      while (!stop) c.Post("/scheduler/filter", headers, wire, "application/json");
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+void lying_size(int port, const std::atomic<bool>& stop) {
+  std::string liar = gzip("");
+  const std::uint32_t claimed = 51u << 20 | 200u << 10;
+  for (int i = 0; i < 4; ++i) liar[liar.size() - 4 + i] = static_cast<char>((claimed >> (8 * i)) & 0xff);
+  const std::string junk(52'000, 'j');
+  std::thread deflate([&] { repeat_coded(port, stop, junk, "deflate", 2, 1, 20); });
+  repeat_coded(port, stop, liar, "gzip", 6, 3, 10);
+  deflate.join();
+}
+
+// A NodeNames /filter of `names` names of about 10 bytes whose gzip is about 2 bytes a name.
+std::string names_body(int names) {
+  std::string body =
+      R"({"Pod":{"metadata":{"name":"p","namespace":"default","uid":"00000000-0000-4000-8000-000000000002"},)"
+      R"("spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":[)";
+  std::uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < names; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    if (i) body += ',';
+    body += "\"n" + std::to_string(x % 1000000) + "\"";
+  }
+  return body + "]}";
+}
+
+void medium_body(int port, const std::atomic<bool>& stop) {
+  static const std::string wire = gzip(names_body(90'000));
+  repeat_coded(port, stop, wire, "gzip", 8, 8, 30);
+}
+
 bool run(const char* name, const Attack& attack, int seconds, const std::string& real_body) {
   DaemonProcess d({}, kConfig);
   std::atomic<bool> stop{false};
@@ -206,7 +261,8 @@ int main(int argc, char** argv) {
   const std::string real_body = read_file(std::string(EXTENDER_FIXTURES_DIR) + "/protocol-examples/filter-request-nodes.json");
   const std::pair<const char*, Attack> scenarios[] = {
       {"lockout", lockout}, {"gzip-held", gzip_held}, {"unread-answers", unread_answers},
-      {"strangers", strangers}, {"split-head", split_head}};
+      {"strangers", strangers}, {"split-head", split_head}, {"lying-size", lying_size},
+      {"medium-body", medium_body}};
   bool ok = true;
   std::printf("the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario\n",
               seconds);

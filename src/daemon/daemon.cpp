@@ -190,16 +190,20 @@ std::vector<std::string> gpu_resource_names(const config::Config& cfg) {
 
 }  // namespace
 
+constexpr std::size_t kMaxFilteredNames = std::size_t{4} << 20;
+
 struct Daemon::Parts {
   Parts(const config::Config& c, Feed f)
       : cfg(c),
         demands(static_cast<std::size_t>(c.state.demand_cache_size), c.state.demand_cache_ttl),
+        verdicts(kMaxFilteredNames, c.state.demand_cache_ttl),
         feed(std::move(f)),
         metrics(gpu_resource_names(c)) {}
 
   config::Config cfg;
   state::ClusterState state;
   state::DemandCache demands;
+  state::FilterVerdicts verdicts;  // what passed /filter, for /bind: at most 4M names (32 MiB)
   Feed feed;
   std::unique_ptr<Election> election;
   std::unique_ptr<DaemonGate> gate;
@@ -280,6 +284,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
   engine::ExtenderDeps deps;
   deps.state = &parts->state;
   deps.demands = &parts->demands;
+  deps.verdicts = &parts->verdicts;
   deps.request_nodes = parts->feed.request_nodes.get();
   deps.binder = parts->feed.binder();
   deps.pods = parts->feed.cluster.get();

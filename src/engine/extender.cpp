@@ -24,6 +24,7 @@ const char* refusal_name(Refusal r) {
     case Refusal::kNothingManaged: return "nothing_managed";
     case Refusal::kNameMismatch: return "name_mismatch";
     case Refusal::kNodeIneligible: return "node_ineligible";
+    case Refusal::kNotFiltered: return "not_filtered";
     case Refusal::kCount: break;
   }
   return "?";
@@ -195,6 +196,12 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
   }
   for (std::uint32_t i : fitting) pass(i);
+  if (deps_.verdicts) {
+    std::vector<std::string_view> passed;
+    passed.reserve(fitting.size());
+    for (std::uint32_t i : fitting) passed.push_back(names[i]);
+    deps_.verdicts->record(demand->uid, passed, now);
+  }
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
@@ -268,6 +275,23 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   return answer;
 }
 
+std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const {
+  if (!deps_.verdicts) return std::nullopt;
+  const std::string pod = args.pod_namespace + "/" + args.pod_name;
+  switch (deps_.verdicts->verdict(args.pod_uid, args.node, now)) {
+    case state::FilterVerdicts::Verdict::kPassed:
+      return std::nullopt;
+    case state::FilterVerdicts::Verdict::kNotPassed:
+      return "node " + args.node + " did not pass /filter for pod " + pod +
+             " (kube-scheduler did not send it, or scheduler-extender's filter failed it); a bind lands only where "
+             "both passed";
+    case state::FilterVerdicts::Verdict::kNotFiltered:
+      break;
+  }
+  return "pod " + pod + " (uid " + args.pod_uid + ") was not filtered by scheduler-extender recently; a bind lands "
+         "only on a node that passed /filter (configure filterVerb with bindVerb)";
+}
+
 BindAnswer Extender::bind(const wire::BindingArgs& args) {
   const Deadline binder_deadline = std::chrono::steady_clock::now() + bind_timeout_;
   BindAnswer answer;
@@ -313,6 +337,10 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     answer.refusal = Refusal::kNothingManaged;
     return fail("pod " + answer.summary.pod + " needs no GPU and no managed volume; scheduler-extender does not bind it "
                 "(list the GPU resources in the scheduler's managedResources)");
+  }
+  if (auto why = not_filtered(args, now)) {
+    answer.refusal = Refusal::kNotFiltered;
+    return fail(*why);
   }
   std::vector<std::pair<std::string, std::string>> claim_devices;
   std::optional<GpuShareAssignment> share;

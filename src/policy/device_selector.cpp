@@ -1,9 +1,36 @@
 #include "extender/policy/device_selector.h"
 
+#include <algorithm>
+
 #include "selector_ast.h"
 
 namespace extender::policy {
 namespace selector {
+
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Semver 2.0 (11.4): identifier by identifier; numeric ones numerically (no leading zeros, so
+// the longer is the larger) and below alphanumeric ones, which compare in ASCII order; a shorter
+// list that is a prefix of the other is lower.
+int compare_pre_releases(std::string_view a, std::string_view b) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
+  for (;;) {
+    if (a.empty() || b.empty()) return cmp(!a.empty(), !b.empty());
+    const std::string_view x = a.substr(0, a.find('.'));
+    const std::string_view y = b.substr(0, b.find('.'));
+    const bool xn = all_digits(x), yn = all_digits(y);
+    int c = xn != yn ? (xn ? -1 : 1) : xn ? (x.size() != y.size() ? cmp(x.size(), y.size()) : cmp(x, y)) : cmp(x, y);
+    if (c) return c;
+    a.remove_prefix(std::min(a.size(), x.size() + 1));
+    b.remove_prefix(std::min(b.size(), y.size() + 1));
+  }
+}
+
+}  // namespace
 
 int compare_versions(const Version& a, const Version& b) {
   auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
@@ -11,7 +38,7 @@ int compare_versions(const Version& a, const Version& b) {
   if (int c = cmp(a.minor, b.minor)) return c;
   if (int c = cmp(a.patch, b.patch)) return c;
   if (a.pre.empty() != b.pre.empty()) return a.pre.empty() ? 1 : -1;
-  return cmp(a.pre, b.pre);
+  return compare_pre_releases(a.pre, b.pre);
 }
 
 const char* type_name(Value::Type t) {
@@ -132,6 +159,11 @@ Value eval(const Node& n, const Context& ctx) {
       Value r = eval(*n.kids[1], ctx);
       if (r.is_error()) return r;
       auto c = compare(l, r);
+      const bool ordering = n.key != "==" && n.key != "!=";
+      if (ordering && (l.type == Value::Type::kQuantity || l.type == Value::Type::kVersion)) {
+        return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " +
+                            type_name(r.type) + " (use compareTo, isLessThan or isGreaterThan)");
+      }
       if (!c) return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));
       if (n.key == "==") return Value::boolean(*c == 0);
       if (n.key == "!=") return Value::boolean(*c != 0);

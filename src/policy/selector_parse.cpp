@@ -273,6 +273,27 @@ class Parser {
 
 }  // namespace
 
+namespace {
+
+// Semver 2.0's dot-separated identifiers: non-empty, [0-9A-Za-z-]; in a pre-release, a numeric
+// one has no leading zero.
+bool dot_identifiers(std::string_view text, bool pre_release) {
+  for (;;) {
+    const std::string_view id = text.substr(0, text.find('.'));
+    if (id.empty()) return false;
+    bool numeric = true;
+    for (char c : id) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+      numeric = numeric && std::isdigit(static_cast<unsigned char>(c));
+    }
+    if (pre_release && numeric && id.size() > 1 && id[0] == '0') return false;
+    if (id.size() == text.size()) return true;
+    text.remove_prefix(id.size() + 1);
+  }
+}
+
+}  // namespace
+
 std::optional<Version> parse_version(std::string_view text) {
   Version v;
   std::int64_t* parts[] = {&v.major, &v.minor, &v.patch};
@@ -294,10 +315,10 @@ std::optional<Version> parse_version(std::string_view text) {
   if (at < text.size() && text[at] == '-') {
     const std::size_t end = text.find('+', at);
     v.pre = std::string(text.substr(at + 1, end == std::string_view::npos ? std::string_view::npos : end - at - 1));
-    if (v.pre.empty()) return std::nullopt;
+    if (!dot_identifiers(v.pre, true)) return std::nullopt;
     at = end == std::string_view::npos ? text.size() : end;
   }
-  if (at < text.size() && (text[at] != '+' || at + 1 == text.size())) return std::nullopt;
+  if (at < text.size() && (text[at] != '+' || !dot_identifiers(text.substr(at + 1), false))) return std::nullopt;
   return v;
 }
 

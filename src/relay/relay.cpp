@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -14,6 +15,7 @@
 
 #include "extender/common/logging.h"
 #include "extender/common/yaml_reader.h"
+#include "extender/server/listener.h"
 
 namespace extender::relay {
 namespace {
@@ -21,6 +23,8 @@ namespace {
 constexpr std::string_view kVerbSuffix = "/prioritize-unmanaged";
 // Longer paths are answered 404 before any pattern matching.
 constexpr std::size_t kMaxPath = 1024;
+// A body under this that the daemon answers 503 says the daemon is out of room or not ready.
+constexpr std::size_t kSmallBody = std::size_t{1} << 20;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -159,10 +163,11 @@ std::string usage_text() {
          "A loopback relay, run beside kube-scheduler, for the every-pod extender entry\n"
          "(prioritizeVerb: prioritize-unmanaged, ignorable: true): it forwards\n"
          "POST <path>/prioritize-unmanaged to the daemon behind a circuit breaker. After a failed\n"
-         "call (timeout, connect error, HTTP 5xx) every call is answered 503 at once for --open-for,\n"
-         "then one call probes the daemon; its success closes the breaker. An unreachable daemon\n"
-         "then costs a pod nothing instead of the entry's httpTimeout. GET /healthz answers 200;\n"
-         "anything else 404.\n"
+         "call (timeout, connect error, HTTP 500, 502, 504, or 503 to a body under 1 MiB) every\n"
+         "call is answered 503 at once for --open-for, then one call probes the daemon; its\n"
+         "success closes the breaker. An unreachable daemon then costs a pod nothing instead of the\n"
+         "entry's httpTimeout. Bodies with a Content-Encoding are refused 415. GET /healthz\n"
+         "answers 200; anything else 404.\n"
          "\n"
          "  --listen 127.0.0.1:PORT    where to listen (default 127.0.0.1:8890; loopback only)\n"
          "  --upstream URL             the daemon: http(s)://HOST:PORT[/PATH]; the request's path\n"
@@ -243,10 +248,54 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   return cli;
 }
 
+namespace {
+
+// Whether an upstream answer says the daemon is down or failing, for the breaker: no answer
+// (connect error, timeout, broken connection), 500, 502, 504, and 503 to a small request. A 503
+// to a large body may be that body's own size against the daemon's body budget, and a 4xx
+// (413 over a limit, 400 malformed) is the request's fault: neither opens the breaker for every
+// other call.
+bool upstream_failed(const httplib::Result& r, std::size_t body_bytes) {
+  if (!r) return true;
+  const int status = r->status;
+  if (status == 503) return body_bytes < kSmallBody;
+  return status == 500 || status == 502 || status == 504;
+}
+
+server::HttpResponse text_answer(int status, std::string text) {
+  server::HttpResponse res;
+  res.status = status;
+  res.body = std::move(text);
+  res.content_type = "text/plain";
+  return res;
+}
+
+server::ListenerOptions listener_options_of(const RelayOptions& o) {
+  server::ListenerOptions l;
+  l.name = "relay";
+  l.threads = static_cast<std::int64_t>(o.threads);
+  l.bind_threads = 1;
+  l.light_threads = 1;
+  l.max_body_bytes = static_cast<std::int64_t>(o.max_body_bytes);
+  l.header_timeout = o.header_timeout;
+  l.read_timeout = o.body_timeout;
+  l.write_timeout = o.body_timeout;
+  l.max_connections = static_cast<std::int64_t>(o.max_connections);
+  l.max_connections_per_peer = static_cast<std::int64_t>(o.max_connections_per_peer);
+  l.max_buffered_bytes = static_cast<std::int64_t>(std::max(o.max_body_bytes * 4, std::size_t{64} << 20));
+  l.decode_content = false;
+  l.lane_of = [](std::string_view method, std::string_view path) {
+    return method == "POST" && forwardable_path(path) ? server::Lane::kDecide : server::Lane::kInline;
+  };
+  return l;
+}
+
+}  // namespace
+
 struct Relay::Impl {
   RelayOptions options;
   UpstreamUrl upstream;
-  httplib::Server server;
+  std::unique_ptr<server::Listener> listener;
   int port = 0;
   std::thread thread;
 
@@ -279,7 +328,9 @@ struct Relay::Impl {
     c->set_read_timeout(s, us);
     c->set_write_timeout(s, us);
     c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);
     c->set_follow_location(false);
+    c->set_decompress(false);
 #ifdef CPPHTTPLIB_OPENSSL_SUPPORT
     if (upstream.scheme == "https") {
       if (!options.ca_file.empty()) c->set_ca_cert_path(options.ca_file);
@@ -313,74 +364,69 @@ struct Relay::Impl {
     }
   }
 
-  void forward(const httplib::Request& req, httplib::Response& res) {
+  server::HttpResponse handle(const server::HttpRequest& req) {
+    if (req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")) return text_answer(200, "ok\n");
+    if (req.method != "POST" || !forwardable_path(req.path)) {
+      return text_answer(404, "relay: not found (only POST .../prioritize-unmanaged and GET /healthz)\n");
+    }
+    if (!req.content_coding.empty()) {
+      return text_answer(415, "relay: Content-Encoding " + req.content_coding +
+                                  " is not accepted; send the body as is (the relay inflates nothing)\n");
+    }
     Breaker::Ticket ticket;
     {
       std::lock_guard lock(breaker_mu);
       ticket = breaker.admit(std::chrono::steady_clock::now());
     }
-    if (!ticket.admitted) {
-      res.status = 503;
-      res.set_content("relay: upstream unavailable (circuit open)\n", "text/plain");
-      return;
-    }
+    if (!ticket.admitted) return text_answer(503, "relay: upstream unavailable (circuit open)\n");
     if (ticket.probe) spdlog::info("circuit half-open: one call goes to upstream {}", upstream.scheme_host_port());
     bool reported = false;
     try {
-      forward_admitted(req, res, ticket, reported);
-    } catch (...) {
+      return forward_admitted(req, ticket, reported);
+    } catch (const std::exception& e) {
       // The admitted call must be reported, or a probe would hold the breaker half-open forever.
       if (!reported) {
         std::lock_guard lock(breaker_mu);
         breaker.report(ticket, false, std::chrono::steady_clock::now());
       }
-      throw;
+      spdlog::error("relay: {}", e.what());
+      return text_answer(503, "relay: internal error\n");
     }
   }
 
-  void forward_admitted(const httplib::Request& req, httplib::Response& res, const Breaker::Ticket& ticket,
-                        bool& reported) {
-    std::string content_type = req.get_header_value("Content-Type");
+  server::HttpResponse forward_admitted(const server::HttpRequest& req, const Breaker::Ticket& ticket,
+                                        bool& reported) {
+    std::string content_type = req.content_type;
     if (content_type.empty() || content_type.size() > 256) content_type = "application/json";
     const std::string path = upstream.path + req.path;
+    const std::string_view body(req.body);
     bool reused = false;
     auto client = take_client(true, reused);
     const auto sent = std::chrono::steady_clock::now();
-    httplib::Result r = client->Post(path.c_str(), req.body, content_type.c_str());
+    httplib::Result r = client->Post(path, body.data(), body.size(), content_type);
     // A kept-alive connection the daemon closed while idle fails at once: one more try on a new
     // connection (never after a failure that took half the timeout, so no call waits much longer).
     if (!r && reused && std::chrono::steady_clock::now() - sent < options.upstream_timeout / 2) {
       client = take_client(false, reused);
-      r = client->Post(path.c_str(), req.body, content_type.c_str());
+      r = client->Post(path, body.data(), body.size(), content_type);
     }
-
-    bool success = false;
-    std::string why;
-    if (!r) {
-      why = describe(r.error());
-    } else if (r->status >= 500) {
-      why = "HTTP " + std::to_string(r->status);
-    } else {
-      success = true;
-    }
+    const bool failed = upstream_failed(r, body.size());
+    const std::string why = !r ? describe(r.error()) : "HTTP " + std::to_string(r->status);
     Breaker::Transition t;
     {
       std::lock_guard lock(breaker_mu);
-      t = breaker.report(ticket, success, std::chrono::steady_clock::now());
+      t = breaker.report(ticket, !failed, std::chrono::steady_clock::now());
       reported = true;
     }
     log_transition(t, why);
-
-    if (!r) {
-      res.status = 503;
-      res.set_content("relay: upstream " + why + "\n", "text/plain");
-      return;  // the client's connection may be in any state: dropped with it
-    }
-    std::string upstream_type = r->get_header_value("Content-Type");
-    if (upstream_type.empty()) upstream_type = "application/json";
+    if (!r) return text_answer(503, "relay: upstream " + why + "\n");
+    server::HttpResponse res;
     res.status = r->status;
-    res.set_content(std::move(r->body), upstream_type.c_str());
+    res.content_type = r->get_header_value("Content-Type");
+    if (res.content_type.empty() || res.content_type.size() > 256) res.content_type = "application/json";
+    res.body = std::move(r->body);
     give_back(std::move(client));
+    return res;
   }
 };
 
@@ -415,42 +461,10 @@ Result<std::unique_ptr<Relay>> Relay::create(const RelayOptions& options) {
     impl->upstream = *up;
     impl->breaker = Breaker(options.breaker);
     Impl* self = impl.get();
-    auto& srv = impl->server;
-    srv.set_payload_max_length(options.max_body_bytes);
-    srv.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-      if (req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")) {
-        res.status = 200;
-        res.set_content("ok\n", "text/plain");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      if (req.method == "POST" && forwardable_path(req.path)) return httplib::Server::HandlerResponse::Unhandled;
-      res.status = 404;
-      res.set_content("relay: not found (only POST .../prioritize-unmanaged and GET /healthz)\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    });
-    // Paths reaching here passed forwardable_path (bounded, plain characters).
-    srv.Post(".*", [self](const httplib::Request& req, httplib::Response& res) {
-      try {
-        self->forward(req, res);
-      } catch (const std::exception& e) {
-        spdlog::error("relay: {}", e.what());
-        res.status = 503;
-        res.set_content("relay: internal error\n", "text/plain");
-      }
-    });
-    srv.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-      if (res.body.empty()) res.set_content("relay: HTTP " + std::to_string(res.status) + "\n", "text/plain");
-    });
-    if (listen->port == 0) {
-      impl->port = srv.bind_to_any_port(listen->host);
-      if (impl->port < 0) return Error{"cannot listen on " + listen->host + ": " + std::strerror(errno)};
-    } else {
-      if (!srv.bind_to_port(listen->host, listen->port)) {
-        return Error{"cannot listen on " + listen->host + ":" + std::to_string(listen->port) + ": " +
-                     std::strerror(errno)};
-      }
-      impl->port = listen->port;
-    }
+    impl->listener = std::make_unique<server::Listener>(
+        listener_options_of(options), [self](const server::HttpRequest& req) { return self->handle(req); });
+    if (auto st = impl->listener->bind(listen->host, listen->port); !st) return st.error();
+    impl->port = impl->listener->port();
     return std::unique_ptr<Relay>(new Relay(std::move(impl)));
   } catch (const std::exception& e) {
     return Error{std::string("relay: ") + e.what()};
@@ -460,17 +474,12 @@ Result<std::unique_ptr<Relay>> Relay::create(const RelayOptions& options) {
 int Relay::port() const { return impl_->port; }
 
 void Relay::start() {
-  impl_->thread = std::thread([impl = impl_.get()] { impl->server.listen_after_bind(); });
-  // stop() before the server runs would not stop it.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!impl_->server.is_running() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  impl_->thread = std::thread([impl = impl_.get()] { impl->listener->serve(); });
 }
 
 void Relay::stop() {
-  if (!impl_) return;
-  impl_->server.stop();
+  if (!impl_ || !impl_->listener) return;
+  impl_->listener->stop();
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 

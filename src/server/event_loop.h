@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/server/body_budget.h"
 #include "extender/server/body_pool.h"
 #include "extender/server/deadline_queue.h"
 #include "extender/server/http_connection.h"
@@ -57,7 +58,12 @@ struct Listener::Loop {
   using Clock = event_loop::Clock;
   using Session = event_loop::Session;
 
-  Loop(const ListenerOptions& o, const Dispatch& d) : options(o), dispatch(d) {}
+  Loop(const ListenerOptions& o, const Dispatch& d)
+      : options(o),
+        dispatch(d),
+        budget(static_cast<std::size_t>(o.max_buffered_bytes),
+               BodyBudget::share_for(static_cast<std::size_t>(o.max_buffered_bytes),
+                                     static_cast<std::size_t>(o.max_body_bytes + o.max_header_bytes))) {}
   ~Loop() {
     sessions.clear();
     for (int fd : {listen_fd, epoll_fd, wake_fd, reserve_fd}) {
@@ -81,11 +87,12 @@ struct Listener::Loop {
   std::vector<std::uint64_t> to_reap;    // closed this iteration, destroyed at its end
   DeadlineQueue timers;
   std::unordered_map<std::string, int> per_peer;
-  std::size_t buffered = 0;
-  std::unordered_map<std::string, std::size_t> peer_buffered;  // of `buffered`, by peer address
+  BodyBudget budget;  // shared with the lanes, which charge the bodies they inflate
   std::unique_ptr<Lanes> lanes;
   Clock::time_point last_refusal_log{};
   std::uint64_t refused_since_log = 0;
+  Clock::time_point last_budget_log{};
+  std::uint64_t budget_refused_since_log = 0;
 
   std::mutex done_mu;
   std::vector<std::pair<std::uint64_t, HttpResponse>> done;
@@ -122,6 +129,13 @@ struct Listener::Loop {
     ++refused_since_log;
     if (now - last_refusal_log < std::chrono::seconds(1)) return false;
     last_refusal_log = now;
+    return true;
+  }
+  // Counts a request refused for the body budget; true at most once a second, when it is to be logged.
+  bool log_budget_refusal(Clock::time_point now) {
+    ++budget_refused_since_log;
+    if (now - last_budget_log < std::chrono::seconds(1)) return false;
+    last_budget_log = now;
     return true;
   }
   void wake() {

@@ -113,7 +113,7 @@ void HttpConnection::on_bytes(std::string_view data, TimePoint now) {
       req.path = head.target.substr(0, head.target.find('?'));
       req.body = parser_.take_body();
       req.content_coding = head.content_coding;
-      req.decoded_bound = parser_.decoded_bound();
+      if (const std::string* type = head.header("content-type")) req.content_type = *type;
       req.remote = peer_.remote();
       req.peer_ip = peer_.ip;
       req.peer_loopback = peer_.loopback;

@@ -15,17 +15,6 @@
 
 namespace extender::server {
 using namespace event_loop;
-namespace {
-
-// What a request's bytes count against max_buffered_bytes: the body and what decoding it may build
-// (wire::decode_extender_args stays within 1.5 times the body), at most the whole budget so that
-// one request of max_body_bytes is served when nothing else is held.
-std::size_t charge(std::size_t held, std::int64_t budget) {
-  return std::min(held * 5 / 2, static_cast<std::size_t>(budget));
-}
-
-}  // namespace
-
 ListenerOptions listener_options(const ServerOptions& s, std::string name) {
   ListenerOptions o;
   static_cast<ServerOptions&>(o) = s;
@@ -74,7 +63,8 @@ void Listener::serve() {
   const auto threads = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(1, n)); };
   l.lanes = std::make_unique<Lanes>(options_.name, threads(options_.light_threads), threads(options_.threads),
                                     threads(options_.bind_threads),
-                                    static_cast<std::size_t>(options_.max_body_bytes), &l.bodies);
+                                    static_cast<std::size_t>(options_.max_body_bytes), &l.bodies, &l.budget,
+                                    options_.decode_content);
   l.run();
   l.sessions.clear();
   l.lanes.reset();
@@ -227,29 +217,23 @@ bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point 
 }
 
 bool Listener::Loop::admit(Session& s, std::size_t held_bytes) {
-  const std::size_t held = charge(held_bytes, options.max_buffered_bytes);
-  const auto budget = static_cast<std::size_t>(options.max_buffered_bytes);
-  const std::size_t share = std::max(budget / 2, charge(static_cast<std::size_t>(options.max_body_bytes), options.max_buffered_bytes));
+  const std::size_t held = budget.charge_for(held_bytes);
   const std::string& ip = s.http.peer().ip;
-  const auto peer_held = [&] {
-    auto it = peer_buffered.find(ip);
-    return it == peer_buffered.end() ? std::size_t{0} : it->second;
-  };
-  const auto over_share = [&] { return held > s.accounted && peer_held() - s.accounted + held > share; };
-  const auto over = [&] { return held > s.accounted && buffered - s.accounted + held > budget; };
   const auto now = Clock::now();
-  while (over_share() && evict_oldest(&ip, now, true, &s)) {
-  }
-  while (!over_share() && over() && evict_oldest(nullptr, now, true, &s)) {
-  }
-  if (over_share() || over()) {
-    spdlog::warn("{} listener: request bodies held in memory would pass {}; 503 to {}", options.name,
-                 over_share() ? "one peer's share of server.max_buffered_bytes" : "server.max_buffered_bytes",
-                 s.http.peer().remote());
+  for (;;) {
+    const BodyBudget::Fit fit = budget.set(ip, s.accounted, held);
+    if (fit == BodyBudget::Fit::kFits) return true;
+    if (evict_oldest(fit == BodyBudget::Fit::kOverShare ? &ip : nullptr, now, true, &s)) continue;
+    if (log_budget_refusal(now)) {
+      spdlog::warn("{} listener: request bodies held in memory would pass {}; 503 to {} ({} refusal(s) in the last "
+                   "second)",
+                   options.name,
+                   fit == BodyBudget::Fit::kOverShare ? "one peer's share of server.max_buffered_bytes"
+                                                      : "server.max_buffered_bytes",
+                   s.http.peer().remote(), std::exchange(budget_refused_since_log, 0));
+    }
     return false;
   }
-  account(s, held);
-  return true;
 }
 
 void Listener::Loop::close(Session& s) {
@@ -270,13 +254,7 @@ void Listener::Loop::reap() {
 }
 
 void Listener::Loop::account(Session& s, std::size_t bytes) {
-  if (bytes == s.accounted) return;
-  buffered -= s.accounted;
-  auto it = peer_buffered.try_emplace(s.http.peer().ip, 0).first;
-  it->second = it->second - s.accounted + bytes;
-  s.accounted = bytes;
-  buffered += bytes;
-  if (it->second == 0) peer_buffered.erase(it);
+  budget.force(s.http.peer().ip, s.accounted, bytes);
 }
 
 void Listener::Loop::schedule(Session& s) {

@@ -91,7 +91,6 @@ void RequestParser::reset() {
   wire_received_ = 0;
   error_status_ = 0;
   error_.clear();
-  decoded_bound_ = 0;
   chunk_ = Chunk::kSize;
   chunk_line_.clear();
   chunk_left_ = 0;
@@ -346,12 +345,9 @@ bool RequestParser::append_body(std::string_view wire) {
 }
 
 void RequestParser::complete() {
-  if (!head_.content_coding.empty()) {
-    decoded_bound_ = decoded_size_bound(head_.content_coding, body_, limits_.max_body_bytes);
-    if (decoded_bound_ > limits_.max_body_bytes && head_.content_coding == "gzip") {
-      fail(413, decoded_too_large(limits_.max_body_bytes));
-      return;
-    }
+  if (size_field_over(head_.content_coding, body_, limits_.max_body_bytes)) {
+    fail(413, decoded_too_large(limits_.max_body_bytes));
+    return;
   }
   state_ = State::kComplete;
 }

@@ -25,22 +25,27 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::post(const std::string& key, std::function<void()> task, bool heavy) {
+void WorkerPool::post_work(const std::string& key, std::function<void()> task, std::size_t work) {
   {
     std::lock_guard lock(mu_);
-    callers_[key].tasks.push_back({seq_++, std::move(task), heavy});
+    callers_[key].tasks.push_back({seq_++, std::move(task), work});
     ++queued_;
   }
   cv_.notify_one();
 }
 
+bool WorkerPool::may_start(std::size_t work) const {
+  if (work < kWeighedWork) return true;
+  if (heavy_running_ >= heavy_limit_) return false;
+  return work_running_ == 0 || work_running_ + work <= heavy_limit_ * kHeavyWork;
+}
+
 WorkerPool::Callers::iterator WorkerPool::next_caller() {
   auto best = callers_.end();
   Nanos best_tag = 0;
-  const bool heavy_may_start = heavy_running_ < heavy_limit_;
   for (auto it = callers_.begin(); it != callers_.end(); ++it) {
     const Caller& c = it->second;
-    if (c.tasks.empty() || (c.tasks.front().heavy && !heavy_may_start)) continue;
+    if (c.tasks.empty() || !may_start(c.tasks.front().work)) continue;
     const Nanos tag = std::max(c.tag, virtual_time_);
     if (best == callers_.end() || c.running < best->second.running ||
         (c.running == best->second.running &&
@@ -72,12 +77,16 @@ void WorkerPool::run() {
     const Nanos start_tag = std::max(caller.tag, virtual_time_);
     virtual_time_ = start_tag;
     caller.tag = start_tag + caller.last_cost;
-    const bool heavy = caller.tasks.front().heavy;
+    const std::size_t work = caller.tasks.front().work;
+    const bool heavy = work >= kWeighedWork;
     std::function<void()> task = std::move(caller.tasks.front().task);
     caller.tasks.pop_front();
     --queued_;
     ++caller.running;
-    if (heavy) ++heavy_running_;
+    if (heavy) {
+      ++heavy_running_;
+      work_running_ += work;
+    }
     const std::string key = it->first;
     forget_settled_callers();
     lock.unlock();
@@ -92,6 +101,7 @@ void WorkerPool::run() {
     done.tag = std::max(done.tag, start_tag + cost);
     if (heavy) {
       --heavy_running_;
+      work_running_ -= work;
       cv_.notify_all();
     }
   }

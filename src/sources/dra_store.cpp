@@ -69,6 +69,15 @@ class DraSink : public kube::ReflectorSink {
   std::map<std::string, T> listed_;
 };
 
+// Whether two versions of a claim (null: absent) allocate the same devices: the inventory reads
+// nothing else of a claim, so an event that changes neither is no change to it.
+bool same_allocation(const model::ResourceClaim* a, const model::ResourceClaim* b) {
+  static const std::vector<model::DeviceResult> kNone;
+  const auto& x = a && a->allocated ? a->results : kNone;
+  const auto& y = b && b->allocated ? b->results : kNone;
+  return x == y && (a && a->allocated) == (b && b->allocated);
+}
+
 }  // namespace
 
 template <class T>
@@ -93,12 +102,18 @@ void DraStore::replace(std::map<std::string, T> DraStore::*objects, std::map<std
 template <class T>
 void DraStore::upsert(std::map<std::string, T> DraStore::*objects, const std::string& key, std::optional<T> object) {
   std::lock_guard lock(mu_);
-  if (object) {
-    (this->*objects)[key] = std::move(*object);
-  } else {
-    (this->*objects).erase(key);
+  auto& map = this->*objects;
+  bool moved = true;
+  if constexpr (std::is_same_v<T, model::ResourceClaim>) {
+    auto it = map.find(key);
+    moved = !same_allocation(it == map.end() ? nullptr : &it->second, object ? &*object : nullptr);
   }
-  changed<T>();
+  if (object) {
+    map[key] = std::move(*object);
+  } else {
+    map.erase(key);
+  }
+  if (moved) changed<T>();
 }
 
 std::unique_ptr<kube::ReflectorSink> DraStore::slice_sink() {
@@ -117,13 +132,15 @@ std::shared_ptr<const model::DraInventory> DraStore::inventory() const {
   std::uint64_t version = 0;
   {
     std::lock_guard lock(mu_);
-    if (built_ && built_version_ == version_) return built_;
+    if (built_ && (built_version_ == version_ || building_)) return built_;
+    building_ = true;
     version = version_;
     for (const auto& [key, s] : slices_) slices.push_back(s);
     for (const auto& [key, c] : claims_) claims.push_back(c);
   }
   auto built = std::make_shared<const model::DraInventory>(model::build_dra_inventory(slices, claims, rules_));
   std::lock_guard lock(mu_);
+  building_ = false;
   if (built_version_ == UINT64_MAX || version > built_version_) {
     built_ = built;
     built_version_ = version;

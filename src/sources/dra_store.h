@@ -1,7 +1,9 @@
 #pragma once
 // DraStore (private to sources): the ResourceSlices, ResourceClaims and DeviceClasses the DRA
 // reflectors deliver, decoded (objects that cannot be read are logged and dropped); the inventory
-// built from the slices and claims, rebuilt on the first read after one of them changed; the
+// built from the slices and claims, rebuilt on the first read after what it reads changed (a
+// slice, or a claim's allocation: an event that changes neither, such as an unallocated claim
+// updated, costs no rebuild; one rebuild at a time, reads meanwhile take the previous one); the
 // classes compiled (policy::DraClasses) as each DeviceClass list or event arrives. Both are
 // immutable shared snapshots. Thread-safe: the sinks write from the reflector threads while
 // lookups read from any thread.
@@ -52,6 +54,7 @@ class DraStore {
   std::uint64_t version_ = 0;  // of the slices and claims
   mutable std::uint64_t built_version_ = UINT64_MAX;
   mutable std::shared_ptr<const model::DraInventory> built_;
+  mutable bool building_ = false;  // a verb is rebuilding built_; the others take built_ meanwhile
 };
 
 }  // namespace extender::sources

@@ -266,6 +266,36 @@ TEST(BodyBudget, ARequestCountsTwoAndAHalfTimesItsBody) {
   EXPECT_NE(response.find("too many request bodies"), std::string::npos) << response.substr(0, 300);
 }
 
+TEST(BodyBudget, AGzipBodyThatDecodesToTheLimitIsServedOnAnIdleDaemonAndALyingSizeFieldCostsNothing) {
+  DaemonProcess d({}, "server:\n  max_body_bytes: 8Mi\n  max_buffered_bytes: 24Mi\nadmin:\n  listen: 127.0.0.1:0\n");
+  std::string json = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]})";
+  json.insert(1, std::string((std::size_t{8} << 20) - json.size(), ' '));
+  const std::string at_limit = gzip(json);
+  RawConnection conn(d.port());
+  conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                std::to_string(at_limit.size()) + "\r\n\r\n" + at_limit);
+  std::string answer = conn.read_response(10s);
+  EXPECT_EQ(status_of(answer), 200) << answer.substr(0, 300);
+
+  // Six bodies of 20 bytes whose size fields claim 7.9 MiB each, from one address: charged for
+  // the bytes they are, they leave room for a real body, and each is answered 400 (corrupt).
+  std::string liar = gzip("");
+  const std::uint32_t claimed = (std::uint32_t{79} << 20) / 10;
+  for (int i = 0; i < 4; ++i) liar[liar.size() - 4 + i] = static_cast<char>((claimed >> (8 * i)) & 0xff);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 6; ++i) {
+    held.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.2"));
+    held.back()->send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                          std::to_string(liar.size()) + "\r\n\r\n" + liar);
+  }
+  RawConnection real(d.port());
+  real.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                std::to_string(at_limit.size()) + "\r\n\r\n" + at_limit);
+  answer = real.read_response(10s);
+  EXPECT_EQ(status_of(answer), 200) << answer.substr(0, 300);
+  for (auto& c : held) EXPECT_EQ(status_of(c->read_response(5s)), 400) << "a size field that lies is a corrupt body";
+}
+
 TEST_F(Protocol, ChunkedBodiesWithinTheLimitAreRead) {
   RawConnection conn(daemon_->port());
   const std::string body = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b"]})";

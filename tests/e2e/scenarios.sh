@@ -169,19 +169,28 @@ parked_pod other-gpu tenant-scheduler 1
 parked_pod parked-cpu parked 0
 parked_pod parked-gpu parked 1
 parked_pod parked-selective parked 1 "nodeSelector: {team: a}"
-bind_via_daemon() {  # POD PORT: prints the answer body
+parked_pod parked-unfiltered parked 1
+bind_unfiltered() {  # POD PORT: binds to gpu-a without a /filter first; prints the answer body
   local uid
   uid="$(K get pod "$1" -o jsonpath='{.metadata.uid}')"
   curl -s -XPOST "http://127.0.0.1:$2/scheduler/bind" \
     -d "{\"PodName\":\"$1\",\"PodNamespace\":\"default\",\"PodUID\":\"$uid\",\"Node\":\"gpu-a\"}"
 }
+bind_via_daemon() {  # POD PORT: /filter with gpu-a, as kube-scheduler sends it the nodes its filters passed, then /bind there
+  curl -s -o /dev/null -XPOST "http://127.0.0.1:$2/scheduler/filter" \
+    -d "{\"Pod\":$(K get pod "$1" -o json),\"NodeNames\":[\"gpu-a\"]}"
+  bind_unfiltered "$1" "$2"
+}
 answer="$(bind_via_daemon other-gpu "$DAEMON_PORT")"
 [[ "$answer" == *"not in kubernetes.scheduler_names"* ]] || fail "binding another scheduler's pod: $answer"
 answer="$(bind_via_daemon parked-cpu "$DAEMON_PORT")"
 [[ "$answer" == *"needs no GPU and no managed volume"* ]] || fail "binding a pod that needs nothing managed: $answer"
+answer="$(bind_unfiltered parked-unfiltered "$DAEMON_PORT")"
+[[ "$answer" == *"was not filtered by scheduler-extender recently"* ]] || fail "binding a pod never filtered: $answer"
 answer="$(bind_via_daemon parked-selective "$DAEMON_PORT")"
 [[ "$answer" == *"nodeSelector team=a: node has no label team"* ]] || fail "binding a pod to a node its nodeSelector does not match: $answer"
-[[ -z "$(node_of other-gpu)" && -z "$(node_of parked-cpu)" && -z "$(node_of parked-selective)" ]] || fail "a refused pod was bound"
+[[ -z "$(node_of other-gpu)" && -z "$(node_of parked-cpu)" && -z "$(node_of parked-selective)" && -z "$(node_of parked-unfiltered)" ]] ||
+  fail "a refused pod was bound"
 code="$(curl -s -o /dev/null -w '%{http_code}' -XPOST "http://127.0.0.1:$DAEMON_ADMIN/scheduler/bind" -d '{}')"
 [[ "$code" == 404 ]] || fail "the admin listener answered a verb with $code"
 answer="$(bind_via_daemon parked-gpu "$DAEMON_PORT")"
@@ -196,6 +205,8 @@ grep -q 'scheduler_extender_refusals_total{reason="other_scheduler",verb="bind"}
   fail "the refusal is not counted: $(refusals)"
 grep -q 'scheduler_extender_refusals_total{reason="node_ineligible",verb="bind"} 1' <<<"$metrics" ||
   fail "the node_ineligible refusal is not counted: $(refusals)"
+grep -q 'scheduler_extender_refusals_total{reason="not_filtered",verb="bind"} 1' <<<"$metrics" ||
+  fail "the not_filtered refusal is not counted: $(refusals)"
 grep -q "refused (other_scheduler)" "$DAEMON_LOG" || fail "the refusal is not logged"
 uid="$(K get pod parked-selective -o jsonpath='{.metadata.uid}')"
 answer="$(curl -s -XPOST "http://127.0.0.1:$DAEMON_PORT/scheduler/bind" \

@@ -23,17 +23,7 @@ struct Harness : testing::EngineHarness {
   }
 };
 
-model::Pod gpu_pod(const std::string& uid, const char* gpus) {
-  model::Pod p;
-  p.uid = uid;
-  p.name = "pod-" + uid;
-  p.namespace_name = "ml";
-  model::Container c;
-  c.name = "main";
-  c.requests["nvidia.com/gpu"] = gpus;
-  p.containers.push_back(c);
-  return p;
-}
+using testing::gpu_pod;
 
 void filter(Harness& h, const model::Pod& p) {
   wire::ExtenderArgs a;

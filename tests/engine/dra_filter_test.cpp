@@ -77,17 +77,7 @@ model::DeviceClass gpu_class(std::string extended_resource = "nvidia.com/gpu") {
   return {"gpu.nvidia.com", {kGpuClass}, std::move(extended_resource)};
 }
 
-model::Pod gpu_pod(const std::string& uid, const char* gpus) {
-  model::Pod p;
-  p.uid = uid;
-  p.name = "pod-" + uid;
-  p.namespace_name = "ml";
-  model::Container c;
-  c.name = "main";
-  c.requests["nvidia.com/gpu"] = gpus;
-  p.containers.push_back(c);
-  return p;
-}
+using testing::gpu_pod;
 
 wire::ExtenderArgs args_for(model::Pod pod) {
   wire::ExtenderArgs a;

@@ -35,14 +35,7 @@ struct Harness : testing::EngineHarness {
 };
 
 model::Pod gpu_pod(const std::string& uid, const char* gpus, const char* memory = nullptr) {
-  model::Pod p;
-  p.uid = uid;
-  p.name = "pod-" + uid;
-  p.namespace_name = "ml";
-  model::Container c;
-  c.name = "main";
-  if (gpus) c.requests["nvidia.com/gpu"] = gpus;
-  p.containers.push_back(c);
+  model::Pod p = testing::gpu_pod(uid, gpus);
   if (memory) p.annotations["scheduler-extender.io/gpu-memory"] = memory;
   return p;
 }

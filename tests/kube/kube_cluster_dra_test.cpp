@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "kube/cluster_harness.h"
 #include "kube/fake_dra.h"
 
@@ -170,6 +172,37 @@ TEST(KubeClusterDra, ARoleWithoutDraRightsLeavesDraOut) {
   EXPECT_TRUE(h.cluster->dra_inventory()->nodes.empty());
   EXPECT_EQ(static_cast<const engine::DraSource&>(*h.cluster).dra_snapshot(), nullptr) << "DRA left out: no view";
   EXPECT_EQ(h.server.requests("GET", kind_path(Kind::kResourceSlices)).size(), 1u);
+}
+
+}  // namespace
+}  // namespace extender::sources
+
+namespace extender::sources {
+namespace {
+
+TEST(KubeClusterDra, AClaimEventThatChangesNoAllocationCostsNoRebuild) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("dra-1", 0));
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 4));
+  h.fake.put(Kind::kDeviceClasses, device_class_object());
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_served() && h.cluster->dra_inventory()->node("dra-1"); }));
+  const auto before = h.cluster->dra_inventory();
+  // Any namespace user can update an unallocated claim: 30 updates, no allocation.
+  for (int i = 1; i <= 30; ++i) h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "churn", "c-churn", i));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(h.cluster->dra_inventory(), before) << "an unallocated claim's updates rebuilt the inventory";
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "churn", "c-churn", 1, "dra-1", {"gpu-1"}));
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_inventory()->node("dra-1")->allocated_gpus() == 1; }));
+  EXPECT_NE(h.cluster->dra_inventory(), before);
+  const auto allocated = h.cluster->dra_inventory();
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "other", "c-other", 2));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(h.cluster->dra_inventory(), allocated) << "another unallocated claim";
+  h.fake.remove(Kind::kResourceClaims, "ml/churn");
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_inventory()->node("dra-1")->allocated_gpus() == 0; }))
+      << "deleting an allocated claim frees its device";
 }
 
 }  // namespace

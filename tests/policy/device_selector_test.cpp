@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace extender::policy {
 namespace {
 
@@ -52,8 +55,11 @@ TEST(DeviceSelector, EvaluatesTheSubset) {
       {"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) > 0", M::kNoMatch, M::kNoMatch},
       {"device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('40Gi'))", M::kMatch, M::kNoMatch},
       {"device.capacity['gpu.nvidia.com'].memory.isLessThan(quantity('80Gi'))", M::kMatch, M::kMatch},
-      {"device.capacity['gpu.nvidia.com'].memory >= quantity('80Gi')", M::kNoMatch, M::kNoMatch},
-      {"device.capacity['gpu.nvidia.com'].memory <= quantity('40Gi')", M::kNoMatch, M::kMatch},
+      // Kubernetes' CEL has no ordering operators on quantities or versions: its methods only.
+      {"device.capacity['gpu.nvidia.com'].memory >= quantity('80Gi')", M::kError, M::kError},
+      {"device.capacity['gpu.nvidia.com'].memory <= quantity('40Gi')", M::kError, M::kError},
+      {"device.capacity['gpu.nvidia.com'].memory == quantity('40Gi')", M::kNoMatch, M::kMatch},
+      {"device.capacity['gpu.nvidia.com'].memory != quantity('40960Mi')", M::kMatch, M::kNoMatch},
       // Attribute comparisons on ints, strings, bools, versions.
       {"device.attributes['gpu.nvidia.com'].index < 2", M::kMatch, M::kError},
       {"device.attributes['gpu.nvidia.com'].index >= -1", M::kMatch, M::kError},
@@ -163,6 +169,76 @@ TEST(DeviceSelector, VersionsCompareAsSemver) {
   EXPECT_EQ(at_least("550.54"), MatchKind::kUnsupported);
   d.attributes["gpu.nvidia.com/driverVersion"] = ver("not-a-version");
   EXPECT_EQ(at_least("1.0.0"), MatchKind::kError);
+}
+
+TEST(DeviceSelector, OrderingOperatorsOnQuantitiesAndVersionsAreNoSuchOverloadAsInKubernetes) {
+  model::DraDevice d;
+  d.attributes["gpu.nvidia.com/driverVersion"] = ver("550.54.15");
+  d.capacity["gpu.nvidia.com/memory"] = *Quantity::parse("40Gi");
+  struct Row {
+    std::string expression;
+    MatchKind kind;
+  };
+  const std::string mem = "device.capacity['gpu.nvidia.com'].memory";
+  const std::string drv = "device.attributes['gpu.nvidia.com'].driverVersion";
+  const std::vector<Row> rows = {
+      {mem + " < quantity('80Gi')", MatchKind::kError},
+      {mem + " <= quantity('80Gi')", MatchKind::kError},
+      {mem + " > quantity('1Gi')", MatchKind::kError},
+      {mem + " >= quantity('1Gi')", MatchKind::kError},
+      {"quantity('1') < quantity('2')", MatchKind::kError},
+      {mem + " == quantity('40960Mi')", MatchKind::kMatch},
+      {mem + ".isLessThan(quantity('80Gi'))", MatchKind::kMatch},
+      {mem + ".compareTo(quantity('40960Mi')) == 0", MatchKind::kMatch},
+      {drv + " >= semver('1.0.0')", MatchKind::kError},
+      {drv + " < semver('999.0.0')", MatchKind::kError},
+      {drv + " == semver('550.54.15')", MatchKind::kMatch},
+      {drv + ".isGreaterThan(semver('550.9.0'))", MatchKind::kMatch},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(DeviceSelector::parse(r.expression).evaluate("gpu.nvidia.com", d).kind, r.kind) << r.expression;
+  }
+}
+
+TEST(DeviceSelector, PreReleasesOrderAsSemver2) {
+  auto order = [](const std::string& a, const std::string& b) {
+    model::DraDevice d;
+    d.attributes["x.example.com/v"] = ver(a);
+    const auto is = [&](const char* method) {
+      return DeviceSelector::parse("device.attributes['x.example.com'].v." + std::string(method) + "(semver('" + b + "'))")
+          .evaluate("x.example.com", d)
+          .kind;
+    };
+    if (is("isLessThan") == MatchKind::kMatch) return -1;
+    if (is("isGreaterThan") == MatchKind::kMatch) return 1;
+    if (is("isLessThan") == MatchKind::kNoMatch) return 0;
+    return 9;  // not comparable (an invalid version)
+  };
+  struct Row {
+    std::string a, b;
+    int order;
+  };
+  const std::vector<Row> rows = {
+      {"1.0.0-rc.9", "1.0.0-rc.10", -1},  // numeric identifiers numerically
+      {"1.0.0-alpha", "1.0.0-alpha.1", -1},
+      {"1.0.0-alpha.1", "1.0.0-alpha.beta", -1},  // numeric below alphanumeric
+      {"1.0.0-alpha.beta", "1.0.0-beta", -1},
+      {"1.0.0-beta", "1.0.0-beta.2", -1},
+      {"1.0.0-beta.2", "1.0.0-beta.11", -1},
+      {"1.0.0-beta.11", "1.0.0-rc.1", -1},
+      {"1.0.0-rc.1", "1.0.0", -1},
+      {"1.0.0-RC.1", "1.0.0-rc.1", -1},  // ASCII order
+      {"1.0.0-rc.1+build.5", "1.0.0-rc.1", 0},  // build metadata does not order
+      {"2.0.0-1a", "2.0.0-2", 1},                // "1a" is alphanumeric
+      {"1.0.0-rc.01", "1.0.0-rc.1", 9},          // a leading zero is no version
+      {"1.0.0-rc..1", "1.0.0-rc.1", 9},
+      {"1.0.0+", "1.0.0", 9},
+      {"1.0.0-rc_1", "1.0.0", 9},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(order(r.a, r.b), r.order) << r.a << " vs " << r.b;
+    if (r.order == -1 || r.order == 1) EXPECT_EQ(order(r.b, r.a), -r.order) << r.b << " vs " << r.a;
+  }
 }
 
 }  // namespace

@@ -513,3 +513,153 @@ TEST_F(RelayTls, NoClientCertificateWhereOneIsRequiredIsAFailure) {
 
 }  // namespace
 }  // namespace extender::relay
+
+namespace extender::relay {
+namespace {
+
+// A raw loopback connection to `port`, its reads bounded by `wait`.
+class Raw {
+ public:
+  Raw(int port, std::chrono::milliseconds wait = 3000ms) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    timeval tv{static_cast<time_t>(wait.count() / 1000), static_cast<suseconds_t>(wait.count() % 1000 * 1000)};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~Raw() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  bool send(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+  // What arrives until the peer closes or `wait` passes without a byte.
+  std::string read_all() {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return out;
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+int status_of(const std::string& answer) {
+  return answer.size() > 12 && answer.rfind("HTTP/1.", 0) == 0 ? std::atoi(answer.c_str() + 9) : 0;
+}
+
+TEST(RelayAttacks, ACompressedBodyIsRefused415AndNothingIsInflatedOrForwarded) {
+  std::atomic<int> calls{0};
+  Upstream up([&](httplib::Server& s) {
+    s.Post(kPath, [&](const httplib::Request&, httplib::Response& res) {
+      ++calls;
+      res.set_content("up", "text/plain");
+    });
+  });
+  auto relay = start_relay(up.url(), 2s, 60s, 1 << 20);
+  ASSERT_TRUE(relay);
+  // 1 MiB of zeros in gzip: about 1 KiB on the wire, a thousand times that once inflated.
+  const std::string bomb = std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) + std::string(1000, '\0');
+  for (const char* coding : {"gzip", "deflate", "x-gzip"}) {
+    Raw c(relay->port());
+    ASSERT_TRUE(c.connected());
+    c.send(std::string("POST ") + kPath + " HTTP/1.1\r\nHost: r\r\nContent-Encoding: " + coding +
+           "\r\nConnection: close\r\nContent-Length: " + std::to_string(bomb.size()) + "\r\n\r\n" + bomb);
+    EXPECT_EQ(status_of(c.read_all()), 415) << coding;
+  }
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(post(*relay, kPath, "{}").status, 200);
+}
+
+TEST(RelayAttacks, AChunkedBodyIsCountedAgainstTheLimitAsItArrives) {
+  std::atomic<int> calls{0};
+  Upstream up([&](httplib::Server& s) {
+    s.Post(kPath, [&](const httplib::Request&, httplib::Response& res) {
+      ++calls;
+      res.set_content("up", "text/plain");
+    });
+  });
+  auto relay = start_relay(up.url(), 2s, 60s, 64 << 10);
+  ASSERT_TRUE(relay);
+  Raw c(relay->port());
+  ASSERT_TRUE(c.connected());
+  c.send(std::string("POST ") + kPath + " HTTP/1.1\r\nHost: r\r\nTransfer-Encoding: chunked\r\n\r\n");
+  const std::string chunk = "4000\r\n" + std::string(0x4000, 'x') + "\r\n";
+  bool refused_early = false;
+  for (int i = 0; i < 64 && !refused_early; ++i) refused_early = !c.send(chunk);
+  EXPECT_EQ(status_of(c.read_all()), 413) << "the limit holds for chunked bodies, without the last chunk sent";
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(RelayAttacks, TricklingHeadsHoldNeitherTheWorkersNorTheConnectionsAndMissTheirDeadline) {
+  Upstream up([](httplib::Server& s) {
+    s.Post(kPath, [](const httplib::Request&, httplib::Response& res) { res.set_content("up", "text/plain"); });
+  });
+  RelayOptions options;
+  options.listen_port = 0;
+  options.upstream = up.url();
+  options.header_timeout = 500ms;
+  options.max_connections_per_peer = 16;
+  auto made = Relay::create(options);
+  ASSERT_TRUE(made.ok()) << made.message();
+  auto& relay = *made;
+  relay->start();
+  std::vector<std::unique_ptr<Raw>> tricklers;
+  for (int i = 0; i < 40; ++i) {
+    tricklers.push_back(std::make_unique<Raw>(relay->port(), 2000ms));
+    tricklers.back()->send("P");
+  }
+  for (int i = 0; i < 5; ++i) {
+    const auto a = post(*relay, kPath, "{}");
+    EXPECT_EQ(a.status, 200) << "call " << i;
+    EXPECT_LT(a.took, 400ms) << "call " << i;
+  }
+  Raw late(relay->port(), 2000ms);
+  late.send("POST " + std::string(kPath) + " HTTP/1.1\r\n");
+  const auto start = Clock::now();
+  const std::string answer = late.read_all();
+  EXPECT_EQ(status_of(answer), 408) << answer;
+  EXPECT_LT(Clock::now() - start, 1500ms) << "the head deadline";
+}
+
+TEST(RelayAttacks, TheBreakerOpensOnTheDaemonFailingNotOnOneRequestsSize) {
+  Upstream up([](httplib::Server& s) {
+    s.Post(kPath, [](const httplib::Request& req, httplib::Response& res) {
+      // The daemon's answers to a body of its own making: over a limit, or past the budget.
+      res.status = req.body.size() >= (std::size_t{2} << 20) ? 503 : req.body == "big" ? 413 : 200;
+      res.set_content("x", "text/plain");
+    });
+    s.Post("/down/prioritize-unmanaged", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 503;
+      res.set_content("not ready", "text/plain");
+    });
+  });
+  auto relay = start_relay(up.url(), 2s, 60s);
+  ASSERT_TRUE(relay);
+  struct Row {
+    std::string path, body;
+    int status;
+    BreakerState after;
+  };
+  const std::vector<Row> rows = {
+      {kPath, "big", 413, BreakerState::kClosed},
+      {kPath, std::string(std::size_t{3} << 20, 'x'), 503, BreakerState::kClosed},
+      {kPath, std::string(std::size_t{3} << 20, 'x'), 503, BreakerState::kClosed},
+      {kPath, "{}", 200, BreakerState::kClosed},
+      {"/down/prioritize-unmanaged", "{}", 503, BreakerState::kOpen},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(post(*relay, r.path, r.body).status, r.status) << r.path << " " << r.body.size();
+    EXPECT_EQ(relay->breaker_state(), r.after) << r.path << " " << r.body.size();
+  }
+}
+
+}  // namespace
+}  // namespace extender::relay

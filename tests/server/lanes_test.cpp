@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <stdexcept>
@@ -104,6 +105,92 @@ TEST(Lanes, ACodedBodyIsDecodedOnTheWorkerAndOneThatCannotBeIsAnsweredWithoutThe
     }
   }
   EXPECT_EQ(handled, 2);
+}
+
+}  // namespace
+}  // namespace extender::server
+
+namespace extender::server {
+namespace {
+
+TEST(Lanes, WhatIsInflatedIsChargedToItsPeerWhileItIsHandledAndAPeerPastItsShareIs503) {
+  BodyPool pool;
+  BodyBudget budget(std::size_t{8} << 20, std::size_t{4} << 20);
+  std::mutex mu;
+  std::vector<std::pair<std::string, int>> answers;
+  std::size_t seen_while_handled = 0;
+  const Dispatch dispatch = [&](const HttpRequest& r) -> HttpResponse {
+    seen_while_handled = budget.used_by(r.peer_ip);
+    return HttpResponse{};
+  };
+  const std::string small = extender::testing::gzip(std::string(100 << 10, 'a'));
+  const std::string big = extender::testing::gzip(std::string(3 << 20, 'a'));
+  {
+    Lanes lanes("test", 1, 1, 1, std::size_t{64} << 20, &pool, &budget);
+    for (const auto& [peer, wire] : {std::pair{"10.0.0.1", small}, std::pair{"10.0.0.2", big}}) {
+      HttpRequest r;
+      r.path = "/filter";
+      r.peer_ip = peer;
+      r.body = wire;
+      r.content_coding = "gzip";
+      lanes.serve(Lane::kDecide, dispatch, std::move(r), [&, p = std::string(peer)](HttpResponse res) {
+        std::lock_guard lock(mu);
+        answers.emplace_back(p, res.status);
+      });
+    }
+  }
+  ASSERT_EQ(answers.size(), 2u);
+  for (const auto& [peer, status] : answers) {
+    EXPECT_EQ(status, peer == "10.0.0.1" ? 200 : 503) << peer;
+  }
+  EXPECT_GE(seen_while_handled, std::size_t{100} << 10) << "the inflated bytes are charged while the handler runs";
+  EXPECT_LT(seen_while_handled, std::size_t{1} << 20) << "charged for what was inflated, not for the limit";
+  EXPECT_EQ(budget.used(), 0u) << "released once answered";
+}
+
+}  // namespace
+}  // namespace extender::server
+
+namespace extender::server {
+namespace {
+
+TEST(Lanes, ACodedBodyIsWeighedByWhatItMayDecodeTo) {
+  BodyPool pool;
+  std::atomic<int> running{0};
+  std::atomic<int> most{0};
+  std::atomic<int> answered{0};
+  const Dispatch dispatch = [&](const HttpRequest&) -> HttpResponse {
+    const int now = ++running;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    --running;
+    return HttpResponse{};
+  };
+  // 900 KB of names in a few KB of gzip: light as sent, medium once decoded.
+  std::string names = "{\"NodeNames\":[";
+  while (names.size() < (900 << 10)) names += "\"node-name\",";
+  names += "\"n\"]}";
+  const std::string wire = extender::testing::gzip(names);
+  ASSERT_LT(wire.size(), WorkerPool::kWeighedWork);
+  {
+    Lanes lanes("test", 1, 8, 1, std::size_t{64} << 20, &pool);
+    for (int i = 0; i < 6; ++i) {
+      HttpRequest r;
+      r.path = "/filter";
+      r.peer_ip = "10.0.0." + std::to_string(i);
+      r.body = wire;
+      r.content_coding = "gzip";
+      lanes.serve(Lane::kDecide, dispatch, std::move(r), [&](HttpResponse res) {
+        EXPECT_EQ(res.status, 200);
+        ++answered;
+      });
+    }
+  }
+  EXPECT_EQ(answered, 6);
+  EXPECT_LE(most.load(), static_cast<int>(WorkerPool::default_heavy_limit(8, usable_cpus())))
+      << "medium decoded bodies ran on more threads than the weighed ones may take";
 }
 
 }  // namespace

@@ -172,3 +172,37 @@ TEST(RequestParser, WhatFollowsARequestIsLeftForTheNext) {
 
 }  // namespace
 }  // namespace extender::server
+
+namespace extender::server {
+namespace {
+
+// A gzip body whose size field says `isize` whatever it holds.
+std::string lying_size(std::string zipped, std::uint32_t isize) {
+  for (int i = 0; i < 4; ++i) zipped[zipped.size() - 4 + i] = static_cast<char>((isize >> (8 * i)) & 0xff);
+  return zipped;
+}
+
+TEST(RequestParser, ACompleteCodedBodyHoldsItsWireBytesNotWhatItsSizeFieldClaims) {
+  ParseLimits limits;
+  limits.max_body_bytes = std::size_t{64} << 20;
+  struct Row {
+    const char* name;
+    std::string coding, body;
+  };
+  const std::vector<Row> rows = {
+      {"gzip claiming 51.2 MiB", "gzip", lying_size(gzip("{}"), 51u << 20 | 200u << 10)},
+      {"deflate junk (1032 times its size if believed)", "deflate", std::string(52 << 10, 'j')},
+      {"plain", "identity", std::string(100, 'x')},
+  };
+  for (const Row& r : rows) {
+    const std::string head = "POST /f HTTP/1.1\r\nContent-Encoding: " + r.coding +
+                             "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n";
+    RequestParser p(limits);
+    p.feed(head + r.body);
+    ASSERT_EQ(p.state(), RequestParser::State::kComplete) << r.name << ": " << p.error();
+    EXPECT_LE(p.held_bytes(), head.size() + r.body.size()) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace extender::server

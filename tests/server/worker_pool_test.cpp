@@ -133,3 +133,48 @@ TEST(WorkerPool, OneThreadRunsHeavyTasksToo) {
 
 }  // namespace
 }  // namespace extender::server
+
+namespace extender::server {
+namespace {
+
+TEST(WorkerPool, WorkIsWeighedByItsSizeSoManyMediumTasksCannotTakeEveryThread) {
+  struct Row {
+    const char* name;
+    std::size_t heavy_limit;
+    std::size_t work;   // of each of 7 strangers' tasks
+    int at_once;        // how many of them run together
+  };
+  const std::vector<Row> rows = {
+      {"900 KB each, one MiB of room: one at a time", 1, 900 << 10, 1},
+      {"900 KB each, three MiB of room: three", 3, 900 << 10, 3},
+      {"1.5 MiB each, four threads and four MiB of room: two", 4, 3 << 19, 2},
+      {"300 KB each, four threads and four MiB of room: four", 4, 300 << 10, 4},
+      {"a large one runs alone", 3, 8 << 20, 1},
+      {"small ones are not weighed", 1, 16 << 10, 7},
+  };
+  for (const Row& r : rows) {
+    std::promise<void> release;
+    std::shared_future<void> gate = release.get_future().share();
+    std::atomic<int> started{0};
+    std::promise<void> light_ran;
+    auto light_done = light_ran.get_future();
+    {
+      WorkerPool pool(8, r.heavy_limit);
+      for (int i = 0; i < 7; ++i) {
+        pool.post_work("stranger-" + std::to_string(i), [&] {
+          ++started;
+          gate.wait();
+        }, r.work);
+      }
+      std::this_thread::sleep_for(50ms);
+      EXPECT_EQ(started, r.at_once) << r.name;
+      pool.post("scheduler", [&] { light_ran.set_value(); });
+      EXPECT_EQ(light_done.wait_for(2s), std::future_status::ready) << r.name << ": a light task found no thread";
+      release.set_value();
+    }
+    EXPECT_EQ(started, 7) << r.name;
+  }
+}
+
+}  // namespace
+}  // namespace extender::server

@@ -25,6 +25,19 @@
 
 namespace extender::testing {
 
+// A pod "pod-UID" in namespace "ml" whose one container requests `gpus` nvidia.com/gpu (none: null).
+inline model::Pod gpu_pod(const std::string& uid, const char* gpus) {
+  model::Pod p;
+  p.uid = uid;
+  p.name = "pod-" + uid;
+  p.namespace_name = "ml";
+  model::Container c;
+  c.name = "main";
+  if (gpus) c.requests["nvidia.com/gpu"] = gpus;
+  p.containers.push_back(c);
+  return p;
+}
+
 // Pending pods by uid; `fetch` (when set) answers for the others.
 class FakePods final : public engine::PodSource {
  public:

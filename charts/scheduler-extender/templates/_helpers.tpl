@@ -385,6 +385,9 @@ percentageOfNodesToScore: {{ int64 $ss.percentageOfNodesToScore }}
 {{- end }}
 profiles:
   - schedulerName: {{ $ss.schedulerName }}
+{{- if and $ext.bindVerb (not $ext.filterVerb) }}
+{{- fail "extender.bindVerb needs extender.filterVerb: the daemon binds a pod only to a node that passed its /filter" -}}
+{{- end }}
 extenders:
   - urlPrefix: {{ include "scheduler-extender.extenderURL" . | quote }}
     {{- with $ext.filterVerb }}

@@ -25,6 +25,7 @@
 #include "extender/policy/fit.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
+#include "extender/state/filter_verdicts.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/results.h"
 #include "extender/wire/verb_args.h"
@@ -65,6 +66,7 @@ enum class Refusal {
   kNothingManaged,    // needs no GPU and no managed volume
   kNameMismatch,      // the uid belongs to a pod of another namespace or name
   kNodeIneligible,    // not a node kube-scheduler could place the pod on (policy/node_eligibility.h)
+  kNotFiltered,       // the node did not pass /filter for this pod recently (state/filter_verdicts.h)
   kCount,
 };
 const char* refusal_name(Refusal r);
@@ -111,6 +113,9 @@ struct ExtenderDeps {
   const Gate* gate = nullptr;
   // Null: the process's steady clock.
   const Clock* clock = nullptr;
+  // /filter records the nodes that passed for each pod; /bind refuses a node that is not among
+  // them (kube-scheduler sent it and the daemon's filter passed it). Null: not checked.
+  state::FilterVerdicts* verdicts = nullptr;
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
@@ -120,7 +125,8 @@ struct ExtenderDeps {
 // and carry that namespace and name. In both modes /bind then places the pod only on a node
 // kube-scheduler could have chosen for it (its nodeSelector, required node affinity, taints,
 // cordon, and free cpu, memory and pods; policy/node_eligibility.h), checked under the node's
-// lock before capacity is reserved. Anything else is refused with a reason (BindAnswer::refusal).
+// lock before capacity is reserved, and, with `verdicts`, only on a node that passed the pod's
+// latest /filter: one kube-scheduler sent, so one that passed all of its own filters. Anything else is refused with a reason (BindAnswer::refusal).
 class Extender {
  public:
   Extender(ExtenderOptions options, ExtenderDeps deps);
@@ -146,6 +152,8 @@ class Extender {
   // DeviceClass backs (then policy::check_fit decides alone).
   std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const;
   std::optional<std::string> not_ready() const;
+  // Why /bind may not place on args.node: it did not pass the pod's latest /filter (with verdicts).
+  std::optional<std::string> not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const;
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                     Refusal& refusal) const;

@@ -29,9 +29,10 @@ struct HttpRequest {
   std::string path;      // without the query
   std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
   // "gzip" or "deflate" while the body is still as sent: Lanes decodes it before the handler
-  // runs (content_decoding.h), so handlers always see "". decoded_bound: the most it decodes to.
+  // runs (content_decoding.h), so handlers always see "" (unless the listener keeps codings:
+  // ListenerOptions::decode_content).
   std::string content_coding;
-  std::size_t decoded_bound = 0;
+  std::string content_type;  // as sent, "" when absent
   std::string remote;    // address:port, for logs
   std::string peer_ip;
   bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1

@@ -42,10 +42,14 @@
 namespace extender::server {
 
 // A listener's settings: the server's options, a name for logs ("scheduler" or "admin") and the
-// lane of each request (unset: every request on kDecide). TLS when tls.cert_file is set.
+// lane of each request (unset: every request on kDecide), whether coded bodies are decoded.
+// TLS when tls.cert_file is set.
 struct ListenerOptions : ServerOptions {
   std::string name;
   LaneOf lane_of;
+  // false: a coded body reaches the handler as sent, content_coding set (a relay that must not
+  // inflate refuses it or passes it on).
+  bool decode_content = true;
 };
 
 // The listener options of a server's options (scheduler listener, or a small admin one).

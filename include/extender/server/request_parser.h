@@ -80,11 +80,9 @@ class RequestParser {
   const std::string& error() const { return error_; }
   // Body bytes received as sent, for rates and deadlines.
   std::uint64_t wire_received() const { return wire_received_; }
-  // Bytes held for this request: head and body so far, and once a coded body is complete, what
-  // decoding it may build (decoded_bound()).
-  std::size_t held_bytes() const { return head_buf_.size() + body_.size() + decoded_bound_; }
-  // A complete coded body: the most it decodes to (decoded_size_bound); else 0.
-  std::size_t decoded_bound() const { return decoded_bound_; }
+  // Bytes held for this request: head and body so far, as sent (a coded body's decoding is
+  // charged by the worker that inflates it, as it grows).
+  std::size_t held_bytes() const { return head_buf_.size() + body_.size(); }
   // The body as sent (kComplete), with kBodyPadding bytes of spare capacity.
   std::string take_body();
   // Ready for the next request on the same connection.
@@ -113,7 +111,6 @@ class RequestParser {
   std::uint64_t wire_received_ = 0;
   int error_status_ = 0;
   std::string error_;
-  std::size_t decoded_bound_ = 0;
   enum class Chunk { kSize, kData, kDataEnd, kTrailer };
   Chunk chunk_ = Chunk::kSize;
   std::string chunk_line_;
