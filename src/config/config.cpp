@@ -142,8 +142,12 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
 
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
-                                       "pool_annotation_prefix"}));
+                                       "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
+                                       "capacity_settle"}));
   if (!n.IsDefined() || n.IsNull()) return {};
+  EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
+  EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
+  EXTENDER_TRY(read_positive_duration(r, n, "capacity_settle", "storage", s.capacity_settle));
   EXTENDER_TRY(r.read(n, "default_class", "storage", s.default_class));
   EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
   EXTENDER_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
@@ -400,6 +404,9 @@ engine::ExtenderOptions Config::extender_options() const {
 sources::KubeClusterOptions Config::kube_cluster_options() const {
   sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
   options.dra.drivers = kubernetes.dra.drivers;
+  options.capacity.enabled = storage.capacity_tracking;
+  options.capacity.classes = storage.capacity_classes;
+  options.capacity.rule.settle = storage.capacity_settle;
   return options;
 }
 

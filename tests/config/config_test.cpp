@@ -93,6 +93,8 @@ gpu:
 storage:
   classes: {fast: nvme, slow: hdd}
   default_claim_size: 1Gi
+  capacity_classes: [topolvm-provisioner]
+  capacity_settle: 90s
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread}
 logging: {level: debug, format: json}
 )", "test");
@@ -112,6 +114,9 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->gpu.resources[0].memory_label_unit, std::int64_t{1} << 30);
   EXPECT_EQ(c->gpu.resources[1].memory_label, "amd.com/gpu.memory");
   EXPECT_EQ(c->storage.classes.at("slow"), "hdd");
+  EXPECT_TRUE(c->storage.capacity_tracking) << "on by default";
+  EXPECT_EQ(c->kube_cluster_options().capacity.classes, std::vector<std::string>{"topolvm-provisioner"});
+  EXPECT_EQ(c->kube_cluster_options().capacity.rule.settle, std::chrono::milliseconds(90'000));
   EXPECT_EQ(c->scoring.volume_balance_weight, 3);
   EXPECT_EQ(c->scoring.gpu_packing_weight, 0);
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
@@ -159,6 +164,8 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"logging:\n  level: loud\n", "logging.level"},
       {"logging:\n  format: xml\n", "expected text or json"},
       {"storage:\n  classes: [a]\n", "storage.classes"},
+      {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
+      {"storage:\n  capacity_tracking: maybe\n", "storage.capacity_tracking"},
       {"- a\n- b\n", "expected a mapping"},
       {"server: [\n", "not valid YAML"},
       {"kubernetes:\n  bind_timeout: 0s\n", "must be longer than 0"},
