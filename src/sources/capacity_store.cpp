@@ -14,6 +14,11 @@ using Clock = policy::CapacityClock;
 
 std::string claim_key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
 
+constexpr std::string_view kTopolvmPrefix = "capacity.topolvm.io/";
+constexpr std::string_view kTopolvmDriver = "topolvm.io";
+constexpr std::string_view kTopolvmDeviceClass = "topolvm.io/device-class";
+constexpr std::string_view kTopolvmDefaultDeviceClass = "00default";
+
 class DriverSink : public kube::ReflectorSink {
  public:
   explicit DriverSink(CapacityStore& store) : store_(store) {}
@@ -120,26 +125,51 @@ void CapacityStore::record(const wire::Claim& pvc, Clock::time_point now) {
   r.claim = pvc;
 }
 
-void CapacityStore::nodes_listed(std::map<std::string, model::StringMap> labels) {
+NodeFacts node_facts(const model::Node& node) {
+  NodeFacts facts;
+  facts.labels = node.labels;
+  for (auto it = node.annotations.lower_bound(kTopolvmPrefix); it != node.annotations.end(); ++it) {
+    if (it->first.compare(0, kTopolvmPrefix.size(), kTopolvmPrefix) != 0) break;
+    if (it->first.size() > kTopolvmPrefix.size()) facts.topolvm[it->first.substr(kTopolvmPrefix.size())] = it->second;
+  }
+  return facts;
+}
+
+void CapacityStore::nodes_listed(std::map<std::string, NodeFacts> nodes) {
   std::lock_guard lock(mu_);
-  nodes_.clear();
-  for (auto& [name, l] : labels) nodes_.emplace(name, std::move(l));
+  std::map<std::string, NodeEntry, std::less<>> next;
+  for (auto& [name, facts] : nodes) {
+    NodeEntry entry{std::move(facts), {}};
+    // A value that changed while no watch ran changed at a time not known: no change is counted.
+    if (auto it = nodes_.find(name); it != nodes_.end()) entry.topolvm_changed = it->second.topolvm_changed;
+    next.emplace(name, std::move(entry));
+  }
+  nodes_ = std::move(next);
   selection_dirty_ = true;
   publish(Clock::now());
 }
 
-void CapacityStore::node_changed(const std::string& name, std::optional<model::StringMap> labels) {
+void CapacityStore::node_changed(const std::string& name, std::optional<NodeFacts> facts) {
   std::lock_guard lock(mu_);
+  const auto now = Clock::now();
   auto it = nodes_.find(name);
-  if (!labels) {
+  if (!facts) {
     if (it == nodes_.end()) return;
     nodes_.erase(it);
+    selection_dirty_ = true;
+  } else if (it == nodes_.end()) {
+    nodes_.emplace(name, NodeEntry{std::move(*facts), {}});
+    selection_dirty_ = true;
   } else {
-    if (it != nodes_.end() && it->second == *labels) return;
-    nodes_.insert_or_assign(name, std::move(*labels));
+    if (it->second.facts == *facts) return;
+    for (const auto& [device_class, value] : facts->topolvm) {
+      auto was = it->second.facts.topolvm.find(device_class);
+      if (was == it->second.facts.topolvm.end() || was->second != value) it->second.topolvm_changed[device_class] = now;
+    }
+    if (it->second.facts.labels != facts->labels) selection_dirty_ = true;
+    it->second.facts = std::move(*facts);
   }
-  selection_dirty_ = true;
-  publish(Clock::now());
+  publish(now);
 }
 
 void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
@@ -257,7 +287,7 @@ void CapacityStore::reclassify() {
         continue;
       }
       auto driver = drivers_.find(sc.provisioner);
-      if (driver != drivers_.end() && driver->second) (*next)[name] = name;
+      if ((driver != drivers_.end() && driver->second) || sc.provisioner == kTopolvmDriver) (*next)[name] = name;
     }
   }
   if (*next != *class_pools_) {
@@ -284,8 +314,8 @@ void CapacityStore::select() {
   for (const auto& [key, p] : published_) {
     const std::string& cls = p.object.storage_class;
     if (!class_pools_->count(cls) || !p.object.topology) continue;
-    for (const auto& [node, labels] : nodes_) {
-      if (policy::topology_selects(p.object.topology, labels)) selection_[{node, cls}].push_back(key);
+    for (const auto& [node, entry] : nodes_) {
+      if (policy::topology_selects(p.object.topology, entry.facts.labels)) selection_[{node, cls}].push_back(key);
     }
   }
   selection_dirty_ = false;
@@ -318,10 +348,52 @@ void CapacityStore::publish(Clock::time_point now) {
                      chosen->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + chosen->object.key, a.published};
     accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
     pools[node].push_back(std::move(pool));
-    if (a.next_change && (!next_change_ || *a.next_change < *next_change_)) next_change_ = a.next_change;
+  }
+  for (const auto& [cls, pool_name] : *class_pools_) {
+    if (!topolvm_device_class(cls)) continue;
+    for (const auto& [node, entry] : nodes_) {
+      if (selection_.count({node, cls})) continue;
+      auto it = claims.find({node, cls});
+      annotation_pool(node, entry, cls, it == claims.end() ? std::vector<policy::CapacityClaim>{} : std::move(it->second),
+                      now, pools, accounts);
+    }
+  }
+  for (const auto& a : accounts) {
+    if (a.account.next_change && (!next_change_ || *a.account.next_change < *next_change_)) next_change_ = a.account.next_change;
   }
   state_.set_derived_pools(std::move(pools));
   accounts_ = std::move(accounts);
+}
+
+std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view cls) const {
+  auto sc = classes_.find(cls);
+  if (sc == classes_.end() || sc->second.provisioner != kTopolvmDriver) return std::nullopt;
+  auto param = sc->second.parameters.find(kTopolvmDeviceClass);
+  return param == sc->second.parameters.end() || param->second.empty() ? std::string(kTopolvmDefaultDeviceClass)
+                                                                        : param->second;
+}
+
+void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
+                                    std::vector<policy::CapacityClaim> claims, Clock::time_point now,
+                                    std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
+                                    std::vector<PoolAccount>& accounts) {
+  const std::string device_class = *topolvm_device_class(cls);
+  auto value = entry.facts.topolvm.find(device_class);
+  if (value == entry.facts.topolvm.end()) return;
+  const std::string key = std::string(kTopolvmPrefix) + device_class;
+  auto bytes = model::parse_count(value->second, "annotation " + key);
+  if (!bytes) {
+    spdlog::warn("node {}: {}; no pool for class {} there", node, bytes.message(), cls);
+    return;
+  }
+  auto changed = entry.topolvm_changed.find(device_class);
+  const policy::PublishedCapacity published{
+      *bytes, changed == entry.topolvm_changed.end() ? std::nullopt : std::optional(changed->second)};
+  const policy::CapacityAccount a = policy::account(published, claims, now, options_.rule);
+  model::Pool pool{class_pools_->at(cls), model::saturating_add(a.published, a.reflected), {}, 0, "annotation " + key,
+                   a.published};
+  accounts.push_back({node, cls, pool.name, pool.source, a, 0});
+  pools[node].push_back(std::move(pool));
 }
 
 std::shared_ptr<const ClassPools> CapacityStore::class_pools() const {

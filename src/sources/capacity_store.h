@@ -7,7 +7,10 @@
 // (the largest figure when several do), sized by the accounting rule of
 // policy/capacity_accounting.h, with maximumVolumeSize as the largest one volume may be.
 // Fed by its own sinks (CSIDrivers, CSIStorageCapacities) and by KubeCluster's node, class and
-// claim sinks; it places every claim of a managed class that has a selected node in the state
+// claim sinks. A TopoLVM class (provisioner topolvm.io) is managed as well, and on a node no
+// CSIStorageCapacity selects its pool is TopoLVM's node annotation capacity.topolvm.io/<device
+// class> (the class's topolvm.io/device-class parameter, 00default without one), by the same
+// rule (a change of the annotation seen by the node watch is a change of the figure). It places every claim of a managed class that has a selected node in the state
 // ("volume" claims), and publishes the pools (ClusterState::set_derived_pools) after each change
 // and from tick() when a claim settles. Thread-safe; its lock is taken before the state's.
 #include <algorithm>
@@ -32,6 +35,15 @@ namespace extender::sources {
 
 using ClassPools = std::map<std::string, std::string, std::less<>>;  // storage class -> pool
 
+// What the store reads of a Node: its labels (for nodeTopology) and TopoLVM's free space per
+// device class (annotations capacity.topolvm.io/<device class>, bytes).
+struct NodeFacts {
+  model::StringMap labels;
+  model::StringMap topolvm;  // device class -> the annotation's value
+  bool operator==(const NodeFacts&) const = default;
+};
+NodeFacts node_facts(const model::Node& node);
+
 class CapacityStore {
  public:
   CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options);
@@ -40,8 +52,8 @@ class CapacityStore {
   std::unique_ptr<kube::ReflectorSink> capacity_sink();
 
   // From the other sinks: a full list, or one object (nullopt: deleted).
-  void nodes_listed(std::map<std::string, model::StringMap> labels);
-  void node_changed(const std::string& name, std::optional<model::StringMap> labels);
+  void nodes_listed(std::map<std::string, NodeFacts> nodes);
+  void node_changed(const std::string& name, std::optional<NodeFacts> facts);
   void classes_listed(std::vector<wire::StorageClass> classes);
   void class_changed(const std::string& name, std::optional<wire::StorageClass> sc);
   void claims_listed(std::vector<wire::Claim> claims);
@@ -81,7 +93,18 @@ class CapacityStore {
   model::DemandRules rules_;
   CapacityOptions options_;
   mutable std::mutex mu_;
-  std::map<std::string, model::StringMap, std::less<>> nodes_;
+  struct NodeEntry {
+    NodeFacts facts;
+    std::map<std::string, policy::CapacityClock::time_point, std::less<>> topolvm_changed;  // by device class
+  };
+  std::map<std::string, NodeEntry, std::less<>> nodes_;
+  // A managed class's TopoLVM device class, or nullopt when it is no TopoLVM class.
+  std::optional<std::string> topolvm_device_class(std::string_view cls) const;
+  // The pool a node's TopoLVM annotation gives a class, when no CSIStorageCapacity selects it.
+  void annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
+                       std::vector<policy::CapacityClaim> claims, policy::CapacityClock::time_point now,
+                       std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
+                       std::vector<PoolAccount>& accounts);
   std::map<std::string, wire::StorageClass, std::less<>> classes_;
   std::map<std::string, bool, std::less<>> drivers_;
   std::map<std::string, Published, std::less<>> published_;  // by namespace/name

@@ -42,11 +42,11 @@ class NodeSink : public kube::ReflectorSink {
 
   void begin_list() override {
     listed_.clear();
-    labels_.clear();
+    facts_.clear();
   }
   void list_item(const json& object) override {
     if (auto node = decode(object)) {
-      labels_[node->name] = node->labels;
+      facts_[node->name] = node_facts(*node);
       listed_.push_back(model::supply_from_node(*node, rules_));
     }
   }
@@ -54,8 +54,8 @@ class NodeSink : public kube::ReflectorSink {
     spdlog::info("nodes: {} listed", listed_.size());
     state_.replace_nodes(std::move(listed_));
     listed_.clear();
-    capacity_.nodes_listed(std::move(labels_));
-    labels_.clear();
+    capacity_.nodes_listed(std::move(facts_));
+    facts_.clear();
   }
   void event(std::string_view type, const json& object) override {
     auto node = decode(object);
@@ -65,7 +65,7 @@ class NodeSink : public kube::ReflectorSink {
       capacity_.node_changed(node->name, std::nullopt);
     } else {
       state_.upsert_nodes({model::supply_from_node(*node, rules_)});
-      capacity_.node_changed(node->name, node->labels);
+      capacity_.node_changed(node->name, node_facts(*node));
     }
   }
 
@@ -83,7 +83,7 @@ class NodeSink : public kube::ReflectorSink {
   model::SupplyRules rules_;
   CapacityStore& capacity_;
   std::vector<model::NodeSupply> listed_;
-  std::map<std::string, model::StringMap> labels_;
+  std::map<std::string, NodeFacts> facts_;
 };
 
 class PodSink : public kube::ReflectorSink {

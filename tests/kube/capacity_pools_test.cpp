@@ -27,8 +27,9 @@ using kube::testing::node_object;
 using kube::testing::pod_object;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
-constexpr const char* kTopology = "topology.topolvm.io/node";
-constexpr const char* kClass = "topolvm-provisioner";
+constexpr const char* kTopology = "openebs.io/nodename";
+constexpr const char* kClass = "openebs-lvmpv";
+constexpr const char* kDriver = "local.csi.openebs.io";
 
 json with_claims(json pod, const std::vector<std::string>& claims) {
   json volumes = json::array();
@@ -56,9 +57,9 @@ class CapacityPools : public ::testing::Test {
       : h_([settle](config::Config& c) { c.storage.capacity_settle = settle; }) {}
 
   void cluster(const std::map<std::string, std::string>& nodes) {
-    h_.fake.put(Kind::kCsiDrivers, csi_driver_object("topolvm.io", true));
+    h_.fake.put(Kind::kCsiDrivers, csi_driver_object(kDriver, true));
     h_.fake.put(Kind::kCsiDrivers, csi_driver_object("nfs.csi.k8s.io", false));
-    h_.fake.put(Kind::kClasses, csi_class_object(kClass, "topolvm.io"));
+    h_.fake.put(Kind::kClasses, csi_class_object(kClass, kDriver));
     h_.fake.put(Kind::kClasses, csi_class_object("nfs", "nfs.csi.k8s.io"));
     for (const auto& [node, size] : nodes) {
       h_.fake.put(Kind::kNodes, node_object(node, 8, {}, {{kTopology, node}}));
@@ -131,7 +132,7 @@ TEST_F(CapacityPools, AClassWhoseDriverPublishesCapacityIsManagedWithoutConfigur
   EXPECT_EQ(pool("n2")->max_volume_bytes, 20 * kGiB);
   h_.fake.remove(Kind::kCapacities, "kube-system/csisc-n2");
   EXPECT_TRUE(eventually([&] { return pool("n2") == nullptr; }));
-  h_.fake.put(Kind::kCsiDrivers, csi_driver_object("topolvm.io", false));
+  h_.fake.put(Kind::kCsiDrivers, csi_driver_object(kDriver, false));
   EXPECT_TRUE(eventually([&] { return pool("n1") == nullptr; })) << "the driver stopped publishing";
 }
 
@@ -150,7 +151,7 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
   start();
   FilterAnswer a = filter("a", {"n1", "n2"});
   EXPECT_EQ(a.result.node_names, std::vector<std::string_view>{"n1"});
-  EXPECT_EQ(a.result.failed_unresolvable.at("n2"), "pool topolvm-provisioner: pod needs 80 GiB, node has 60 GiB free of 60 GiB")
+  EXPECT_EQ(a.result.failed_unresolvable.at("n2"), "pool openebs-lvmpv: pod needs 80 GiB, node has 60 GiB free of 60 GiB")
       << "each 40 GiB claim fits alone, the two together do not";
   // VolumeBinding's PreBind selects the node for both claims.
   h_.fake.put(Kind::kClaims, claim("a-0", "40Gi", "n1"));
@@ -158,11 +159,11 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
   ASSERT_TRUE(free_becomes("n1", 20 * kGiB));
   FilterAnswer b = filter("b", {"n1"});
   EXPECT_EQ(b.result.failed_unresolvable.at("n1"),
-            "pool topolvm-provisioner: pod needs 80 GiB, node has 20 GiB free of 100 GiB")
+            "pool openebs-lvmpv: pod needs 80 GiB, node has 20 GiB free of 100 GiB")
       << "the published figure has not moved yet; the daemon's own accounting has";
   FilterAnswer huge = filter("huge", {"n1"});
   EXPECT_EQ(huge.result.failed_unresolvable.at("n1"),
-            "pool topolvm-provisioner: volume huge-0 needs 60 GiB, the node's largest volume is 50 GiB");
+            "pool openebs-lvmpv: volume huge-0 needs 60 GiB, the node's largest volume is 50 GiB");
 }
 
 TEST_F(CapacityPools, AClaimIsSubtractedUntilAFigureObservedAfterItsVolumeAppeared) {
@@ -203,6 +204,49 @@ TEST_F(CapacityPools, WithoutRightsToReadCapacityClassesAreManagedByConfiguratio
   start();
   EXPECT_EQ(pool("n1"), nullptr);
   EXPECT_TRUE(h_.server.requests("GET", kind_path(Kind::kCsiDrivers)).empty()) << "nothing of it is watched";
+}
+
+json topolvm_class(const std::string& name, const std::string& device_class) {
+  json sc = csi_class_object(name, "topolvm.io");
+  if (!device_class.empty()) sc["parameters"] = {{"topolvm.io/device-class", device_class}};
+  return sc;
+}
+
+json topolvm_node(const std::string& name, const std::map<std::string, std::int64_t>& gib_by_device_class) {
+  std::map<std::string, std::string> annotations;
+  for (const auto& [dc, gib] : gib_by_device_class) annotations["capacity.topolvm.io/" + dc] = std::to_string(gib * kGiB);
+  return node_object(name, 8, annotations, {{kTopology, name}});
+}
+
+TEST_F(CapacityPools, TopoLvmsNodeAnnotationIsAPoolWhereNoObjectSelectsTheNode) {
+  h_.fake.put(Kind::kClasses, topolvm_class("ssd", "ssd"));
+  h_.fake.put(Kind::kClasses, topolvm_class("lvm", ""));
+  h_.fake.put(Kind::kNodes, topolvm_node("t1", {{"ssd", 100}, {"00default", 50}}));
+  h_.fake.put(Kind::kNodes, topolvm_node("t2", {{"ssd", 70}}));
+  h_.fake.put(Kind::kCapacities, capacity_object("csisc-ssd-t2", "ssd", kTopology, "t2", "30Gi"));
+  h_.fake.put(Kind::kClaims, claim_object("ml", "s-0", "pvc-s-0", "ssd", "40Gi", "t1"));
+  start();
+  auto pool_of = [&](const std::string& node, const std::string& cls) -> const model::Pool* {
+    snap_ = h_.state.snapshot();
+    return snap_.find(node) ? snap_.find(node)->supply.find_pool(cls) : nullptr;
+  };
+  ASSERT_TRUE(eventually([&] { return pool_of("t1", "ssd") && pool_of("t1", "lvm") && pool_of("t2", "ssd"); }));
+  EXPECT_EQ(pool_of("t1", "ssd")->source, "annotation capacity.topolvm.io/ssd");
+  EXPECT_EQ(pool_of("t1", "ssd")->published_bytes, 100 * kGiB);
+  EXPECT_EQ(pool_of("t1", "lvm")->published_bytes, 50 * kGiB) << "no device-class parameter: TopoLVM's default";
+  EXPECT_EQ(pool_of("t2", "ssd")->source, "CSIStorageCapacity kube-system/csisc-ssd-t2") << "an object that selects the node wins";
+  EXPECT_EQ(pool_of("t2", "lvm"), nullptr);
+  EXPECT_EQ(pool_of("t1", "ssd")->capacity_bytes, 100 * kGiB) << "s-0 has no volume yet: subtracted";
+
+  h_.fake.put(Kind::kClaims, claim_object("ml", "s-0", "pvc-s-0", "ssd", "40Gi", "t1"));
+  json bound = claim_object("ml", "s-0", "pvc-s-0", "ssd", "40Gi", "t1");
+  bound["spec"]["volumeName"] = "pv-s-0";
+  h_.fake.put(Kind::kClaims, bound);
+  h_.fake.put(Kind::kClaims, claim_object("other", "marker", "pvc-marker", "nfs", "1Gi"));
+  ASSERT_TRUE(eventually([&] { return h_.cluster->claim("other", "marker").has_value(); }));
+  h_.fake.put(Kind::kNodes, topolvm_node("t1", {{"ssd", 60}, {"00default", 50}}));
+  ASSERT_TRUE(eventually([&] { return pool_of("t1", "ssd") && pool_of("t1", "ssd")->published_bytes == 60 * kGiB; }));
+  EXPECT_EQ(pool_of("t1", "ssd")->capacity_bytes, 100 * kGiB) << "the new annotation counts s-0: 60 published + 40 reflected";
 }
 
 class CapacityPoolsAfterRestart : public CapacityPools {
