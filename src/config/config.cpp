@@ -169,11 +169,19 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
   EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing",
-                                            "fragmentation_window", "fragmentation_prior"}));
+                                            "fragmentation_window", "fragmentation_prior", "capacity_weight",
+                                            "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(read_at_least(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
   EXTENDER_TRY(read_at_least(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
-  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
+  EXTENDER_TRY(read_at_least(r, n, "capacity_weight", "scoring", s.capacity_weight, 0));
+  std::string preference = s.capacity_more_free ? "more_free" : "less_free";
+  EXTENDER_TRY(r.read(n, "capacity_preference", "scoring", preference));
+  if (preference != "more_free" && preference != "less_free") {
+    return r.error_at(n["capacity_preference"], "scoring.capacity_preference", "expected more_free or less_free");
+  }
+  s.capacity_more_free = preference == "more_free";
+  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000 || s.capacity_weight > 1'000'000) {
     return r.error_at(n, "scoring", "weights must be at most 1000000");
   }
   std::string packing = policy::packing_name(s.packing);

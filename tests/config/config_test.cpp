@@ -95,7 +95,8 @@ storage:
   default_claim_size: 1Gi
   capacity_classes: [topolvm-provisioner]
   capacity_settle: 90s
-scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread}
+scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
+          capacity_preference: less_free}
 logging: {level: debug, format: json}
 )", "test");
   ASSERT_TRUE(c) << c.message();
@@ -119,6 +120,8 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->kube_cluster_options().capacity.rule.settle, std::chrono::milliseconds(90'000));
   EXPECT_EQ(c->scoring.volume_balance_weight, 3);
   EXPECT_EQ(c->scoring.gpu_packing_weight, 0);
+  EXPECT_EQ(c->scoring.capacity_weight, 2);
+  EXPECT_FALSE(c->scoring.capacity_more_free);
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
   EXPECT_EQ(c->logging.format, "json");
   model::DemandRules rules = c->demand_rules();
@@ -157,6 +160,7 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  tls: {cert_file: /a}\n", "cert_file and key_file go together"},
       {"mode: cluster\n", "mode: expected standalone or kubernetes"},
       {"scoring:\n  gpu_packing: tight\n", "expected binpack, spread or fragmentation"},
+      {"scoring:\n  capacity_preference: most\n", "expected more_free or less_free"},
       {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
       {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},

@@ -148,6 +148,9 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
                                          name == "huge" ? std::vector<std::string>{"huge-0"}
                                                         : std::vector<std::string>{name + "-0", name + "-1"}));
   }
+  h_.fake.put(Kind::kClaims, claim("small-0", "10Gi"));
+  h_.fake.put(Kind::kPods, with_claims(pod_object("ml", "small", "uid-small", 0), {"small-0"}));
+  h_.cfg.scoring.volume_balance_weight = 0;  // capacity alone ranks
   start();
   FilterAnswer a = filter("a", {"n1", "n2"});
   EXPECT_EQ(a.result.node_names, std::vector<std::string_view>{"n1"});
@@ -161,6 +164,13 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
   EXPECT_EQ(b.result.failed_unresolvable.at("n1"),
             "pool openebs-lvmpv: pod needs 80 GiB, node has 20 GiB free of 100 GiB")
       << "the published figure has not moved yet; the daemon's own accounting has";
+  wire::ExtenderArgs ranking;
+  ranking.pod = *h_.cluster->pending_pod("uid-small");
+  ranking.set_node_names({"n1", "n2"});
+  PrioritizeAnswer ranked = ext_->prioritize(ranking);
+  ASSERT_EQ(ranked.scores.size(), 2u);
+  EXPECT_LT(ranked.scores[0].score, ranked.scores[1].score)
+      << "n1 publishes more free space than n2, but the daemon has 80 GiB selected there: a 10 GiB claim ranks n2 first";
   FilterAnswer huge = filter("huge", {"n1"});
   EXPECT_EQ(huge.result.failed_unresolvable.at("n1"),
             "pool openebs-lvmpv: volume huge-0 needs 60 GiB, the node's largest volume is 50 GiB");
