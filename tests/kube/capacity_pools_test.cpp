@@ -72,10 +72,7 @@ class CapacityPools : public ::testing::Test {
     ext_ = h_.extender(demands_, binder_);
   }
   FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
-    wire::ExtenderArgs args;
-    args.pod = *h_.cluster->pending_pod("uid-" + pod);
-    args.set_node_names(std::move(nodes));
-    return ext_->filter(args);
+    return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
   }
   const model::Pool* pool(const std::string& node) {
     snap_ = h_.state.snapshot();
