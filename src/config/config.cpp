@@ -142,8 +142,12 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
 
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
-                                       "pool_annotation_prefix"}));
+                                       "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
+                                       "capacity_settle"}));
   if (!n.IsDefined() || n.IsNull()) return {};
+  EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
+  EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
+  EXTENDER_TRY(read_positive_duration(r, n, "capacity_settle", "storage", s.capacity_settle));
   EXTENDER_TRY(r.read(n, "default_class", "storage", s.default_class));
   EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
   EXTENDER_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
@@ -165,11 +169,19 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
   EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing",
-                                            "fragmentation_window", "fragmentation_prior"}));
+                                            "fragmentation_window", "fragmentation_prior", "capacity_weight",
+                                            "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(read_at_least(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
   EXTENDER_TRY(read_at_least(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
-  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000) {
+  EXTENDER_TRY(read_at_least(r, n, "capacity_weight", "scoring", s.capacity_weight, 0));
+  std::string preference = s.capacity_more_free ? "more_free" : "less_free";
+  EXTENDER_TRY(r.read(n, "capacity_preference", "scoring", preference));
+  if (preference != "more_free" && preference != "less_free") {
+    return r.error_at(n["capacity_preference"], "scoring.capacity_preference", "expected more_free or less_free");
+  }
+  s.capacity_more_free = preference == "more_free";
+  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000 || s.capacity_weight > 1'000'000) {
     return r.error_at(n, "scoring", "weights must be at most 1000000");
   }
   std::string packing = policy::packing_name(s.packing);
@@ -400,6 +412,9 @@ engine::ExtenderOptions Config::extender_options() const {
 sources::KubeClusterOptions Config::kube_cluster_options() const {
   sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
   options.dra.drivers = kubernetes.dra.drivers;
+  options.capacity.enabled = storage.capacity_tracking;
+  options.capacity.classes = storage.capacity_classes;
+  options.capacity.rule.settle = storage.capacity_settle;
   return options;
 }
 

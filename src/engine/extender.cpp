@@ -116,9 +116,11 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
   model::DemandRules with_cluster_default;
   model::ClaimLookup claims;
   if (deps_.claims) {
-    if (demand_rules_.default_class.empty()) {
+    auto capacity_pools = pod.volumes.empty() ? nullptr : deps_.claims->capacity_class_pools();
+    if (demand_rules_.default_class.empty() || (capacity_pools && !capacity_pools->empty())) {
       with_cluster_default = demand_rules_;
-      with_cluster_default.default_class = deps_.claims->default_storage_class();
+      if (demand_rules_.default_class.empty()) with_cluster_default.default_class = deps_.claims->default_storage_class();
+      if (capacity_pools) with_cluster_default.pool_by_class.insert(capacity_pools->begin(), capacity_pools->end());
       rules = &with_cluster_default;
     }
     claims = [source = deps_.claims](const std::string& ns, const std::string& name) { return source->claim(ns, name); };

@@ -113,7 +113,13 @@ FitReason pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) 
 bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
                    const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
   std::int64_t need = 0;
-  for (const auto* v : volumes) need = saturating_add(need, v->bytes);
+  for (const auto* v : volumes) {
+    if (pool.max_volume_bytes > 0 && v->bytes > pool.max_volume_bytes) {
+      f.fail(Verdict::kUnresolvable, {Kind::kVolumeTooLarge, pool.name, v->bytes, pool.max_volume_bytes, 0, v->volume});
+      return false;
+    }
+    need = saturating_add(need, v->bytes);
+  }
   std::stable_sort(volumes.begin(), volumes.end(), [](const auto* a, const auto* b) { return a->bytes > b->bytes; });
   std::vector<std::int64_t> sizes;
   for (const auto* v : volumes) sizes.push_back(v->bytes);
@@ -231,6 +237,9 @@ std::string format_reason(const FitReason& r) {
              " on one device, largest free device has " + format_bytes(r.have);
     case Kind::kVolumeHeldElsewhere: return "volume " + s + ": its claim is held on node " + r.detail;
     case Kind::kNoSuchPool: return "pool " + s + ": pod needs " + format_bytes(r.need) + ", node has no such pool";
+    case Kind::kVolumeTooLarge:
+      return "pool " + s + ": volume " + r.detail + " needs " + format_bytes(r.need) + ", the node's largest volume is " +
+             format_bytes(r.have);
     case Kind::kDraTooFewDevices: return r.detail;
   }
   return {};

@@ -32,27 +32,6 @@ bool has_value(const NodeSelectorRequirement& r, std::string_view value) {
   return std::find(r.values.begin(), r.values.end(), value) != r.values.end();
 }
 
-// A label requirement as labels.Requirement reads it. An invalid one (kube-scheduler drops its
-// whole term) holds for no node.
-bool label_requirement_holds(const NodeSelectorRequirement& r, const model::StringMap& labels) {
-  auto label = labels.find(r.key);
-  const bool present = label != labels.end();
-  if (r.op == "In" || r.op == "NotIn") {
-    if (r.values.empty()) return false;
-    const bool in = present && has_value(r, label->second);
-    return r.op == "In" ? in : !in;
-  }
-  if (r.op == "Exists" || r.op == "DoesNotExist") {
-    if (!r.values.empty()) return false;
-    return r.op == "Exists" ? present : !present;
-  }
-  if (r.op != "Gt" && r.op != "Lt") return false;
-  auto bound = r.values.size() == 1 ? parse_int(r.values[0]) : std::nullopt;
-  auto value = present ? parse_int(label->second) : std::nullopt;
-  if (!bound || !value) return false;
-  return r.op == "Gt" ? *value > *bound : *value < *bound;
-}
-
 // A field requirement: In or NotIn with one value, on metadata.name (other fields read as empty).
 bool field_requirement_holds(const NodeSelectorRequirement& r, const model::NodeSupply& node) {
   if ((r.op != "In" && r.op != "NotIn") || r.values.size() != 1) return false;
@@ -74,6 +53,28 @@ std::int64_t free_of(std::int64_t allocatable, std::int64_t used) {
 }
 
 }  // namespace
+
+// A label requirement as labels.Requirement reads it. An invalid one (kube-scheduler drops its
+// whole term) holds for no node.
+bool label_requirement_holds(const model::NodeSelectorRequirement& r, const model::StringMap& labels) {
+  auto label = labels.find(r.key);
+  const bool present = label != labels.end();
+  if (r.op == "In" || r.op == "NotIn") {
+    if (r.values.empty()) return false;
+    const bool in = present && has_value(r, label->second);
+    return r.op == "In" ? in : !in;
+  }
+  if (r.op == "Exists" || r.op == "DoesNotExist") {
+    if (!r.values.empty()) return false;
+    return r.op == "Exists" ? present : !present;
+  }
+  if (r.op != "Gt" && r.op != "Lt") return false;
+  auto bound = r.values.size() == 1 ? parse_int(r.values[0]) : std::nullopt;
+  auto value = present ? parse_int(label->second) : std::nullopt;
+  if (!bound || !value) return false;
+  return r.op == "Gt" ? *value > *bound : *value < *bound;
+}
+
 
 bool tolerates(const model::Toleration& toleration, const model::Taint& taint) {
   if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;

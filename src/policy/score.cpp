@@ -1,8 +1,10 @@
 #include "extender/policy/score.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
+#include "extender/common/quantity.h"
 #include "extender/policy/packing.h"
 
 namespace extender::policy {
@@ -48,6 +50,27 @@ std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candi
   raw.reserve(candidates.size());
   for (const auto& c : candidates) raw.push_back({clamp_value(c.usage.volumes), 1});
   return min_max_normalise(raw, /*higher_is_better=*/false);
+}
+
+std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                          bool more_free) {
+  std::map<std::string_view, std::int64_t, std::less<>> need;
+  for (const auto& v : pod.volumes) need[v.pool] = saturating_add(need[v.pool], v.bytes);
+  std::vector<Ratio> raw;
+  raw.reserve(candidates.size());
+  for (const auto& c : candidates) {
+    __int128 free = 0;
+    __int128 capacity = 0;
+    for (const auto& [pool_name, bytes] : need) {
+      const model::Pool* pool = c.node->find_pool(pool_name);
+      if (!pool) continue;
+      capacity += std::max<std::int64_t>(pool->capacity_bytes, 0);
+      free += std::max<std::int64_t>(pool->capacity_bytes - c.usage.pool_used(pool_name) - bytes, 0);
+    }
+    // The fraction in 2^-20 steps: byte counts themselves would overflow the exact comparisons.
+    raw.push_back({capacity > 0 ? (free << 20) / capacity : 0, 1});
+  }
+  return min_max_normalise(raw, more_free);
 }
 
 namespace {
@@ -159,6 +182,20 @@ std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::s
   return packing_policy(strategy).score(pod, candidates, mix);
 }
 
+namespace {
+
+bool in_published_pool(const model::PodDemand& pod, std::span<const Candidate> candidates) {
+  for (const auto& c : candidates) {
+    for (const auto& v : pod.volumes) {
+      const model::Pool* pool = c.node->find_pool(v.pool);
+      if (pool && !pool->source.empty()) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                            const ScoringRules& rules, const ShapeMix& mix) {
   struct Applied {
@@ -168,6 +205,9 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
   std::vector<Applied> applied;
   if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
     applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
+  }
+  if (!pod.volumes.empty() && rules.capacity_weight > 0 && in_published_pool(pod, candidates)) {
+    applied.push_back({rules.capacity_weight, capacity_scores(pod, candidates, rules.capacity_more_free)});
   }
   const bool packs = pod.needs_gpu() || packing_policy(rules.packing).ranks_every_pod;
   if (packs && rules.gpu_packing_weight > 0) {

@@ -84,6 +84,17 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
   ordered_json pools = ordered_json::array();
   for (const auto& p : s.pools) {
     ordered_json pj = space_json(p.name, p.capacity_bytes, usage.pool_used(p.name));
+    pj["source"] = p.source.empty() ? "hand-written" : p.source;
+    if (!p.source.empty()) {
+      // A published pool: its size is the figure plus the claims it already reflects, so what is
+      // subtracted from the figure is the rest of the used space.
+      const std::int64_t reflected = p.capacity_bytes - p.published_bytes;
+      pj["published"] = policy::format_bytes(p.published_bytes);
+      pj["published_bytes"] = p.published_bytes;
+      pj["subtracted_bytes"] = usage.pool_used(p.name) - reflected;
+      pj["reflected_bytes"] = reflected;
+    }
+    if (p.max_volume_bytes > 0) pj["max_volume_bytes"] = p.max_volume_bytes;
     if (!p.devices.empty()) {
       ordered_json devices = ordered_json::array();
       for (const auto& d : p.devices) {

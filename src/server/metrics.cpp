@@ -135,6 +135,15 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
                             "Bytes of a node's storage pool held by placed volumes.");
     auto pool_reserved = family("scheduler_extender_node_pool_reserved_bytes",
                                 "Bytes of a node's storage pool held by binds in flight.");
+    auto pool_free = family("scheduler_extender_node_pool_free_bytes",
+                            "Free bytes of a node's storage pool as placement decides: capacity less placed volumes "
+                            "and binds in flight.");
+    auto pool_published = family("scheduler_extender_node_pool_published_bytes",
+                                 "The free space a storage driver publishes for a node's pool, by source "
+                                 "(CSIStorageCapacity, annotation); hand-written pools have none.");
+    auto pool_subtracted = family("scheduler_extender_node_pool_subtracted_bytes",
+                                  "Bytes of claims on a published pool that its figure does not reflect yet "
+                                  "(docs/storage.md), binds in flight included.");
     auto overcommitted = family("scheduler_extender_overcommitted_nodes",
                                 "Nodes now holding more than they offer (see the error log), by kind.");
     std::size_t placed_n = 0;
@@ -169,6 +178,14 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
         gauge(pool_capacity, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes));
         gauge(pool_used, {{"node", name}, {"pool", pool.name}}, static_cast<double>(node->placed.pool_used(pool.name)));
         gauge(pool_reserved, {{"node", name}, {"pool", pool.name}}, static_cast<double>(held.pool_used(pool.name)));
+        const std::int64_t in_use = node->placed.pool_used(pool.name) + held.pool_used(pool.name);
+        gauge(pool_free, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes - in_use));
+        if (pool.source.empty()) continue;
+        const std::string source = pool.source.substr(0, pool.source.find(' '));
+        gauge(pool_published, {{"node", name}, {"pool", pool.name}, {"source", source}},
+              static_cast<double>(pool.published_bytes));
+        const std::int64_t reflected = pool.capacity_bytes - pool.published_bytes;
+        gauge(pool_subtracted, {{"node", name}, {"pool", pool.name}}, static_cast<double>(in_use - reflected));
       }
       bool kinds[2] = {false, false};
       for (const auto& o : state::find_overcommit(*node)) kinds[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1] = true;
@@ -182,7 +199,7 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
     gauge(overcommitted, {{"kind", "gpu"}}, static_cast<double>(over[0]));
     gauge(overcommitted, {{"kind", "pool"}}, static_cast<double>(over[1]));
     for (auto* f : {&count, &claims, &in_flight, &allocatable, &used, &reserved, &pool_capacity, &pool_used,
-                    &pool_reserved, &overcommitted}) {
+                    &pool_reserved, &pool_free, &pool_published, &pool_subtracted, &overcommitted}) {
       out.push_back(std::move(*f));
     }
   }

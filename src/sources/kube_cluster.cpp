@@ -12,6 +12,8 @@
 #include "extender/model/supply.h"
 #include "extender/wire/dra_objects.h"
 #include "extender/wire/k8s_objects.h"
+#include "extender/wire/storage_objects.h"
+#include "capacity_store.h"
 #include "dra_store.h"
 
 namespace extender::sources {
@@ -35,24 +37,35 @@ std::string uid_of(const json& object) {
 
 class NodeSink : public kube::ReflectorSink {
  public:
-  NodeSink(state::ClusterState& state, model::SupplyRules rules) : state_(state), rules_(std::move(rules)) {}
+  NodeSink(state::ClusterState& state, model::SupplyRules rules, CapacityStore& capacity)
+      : state_(state), rules_(std::move(rules)), capacity_(capacity) {}
 
-  void begin_list() override { listed_.clear(); }
+  void begin_list() override {
+    listed_.clear();
+    facts_.clear();
+  }
   void list_item(const json& object) override {
-    if (auto node = decode(object)) listed_.push_back(model::supply_from_node(*node, rules_));
+    if (auto node = decode(object)) {
+      facts_[node->name] = node_facts(*node);
+      listed_.push_back(model::supply_from_node(*node, rules_));
+    }
   }
   void end_list() override {
     spdlog::info("nodes: {} listed", listed_.size());
     state_.replace_nodes(std::move(listed_));
     listed_.clear();
+    capacity_.nodes_listed(std::move(facts_));
+    facts_.clear();
   }
   void event(std::string_view type, const json& object) override {
     auto node = decode(object);
     if (!node) return;
     if (type == "DELETED") {
       state_.remove_node(node->name);
+      capacity_.node_changed(node->name, std::nullopt);
     } else {
       state_.upsert_nodes({model::supply_from_node(*node, rules_)});
+      capacity_.node_changed(node->name, node_facts(*node));
     }
   }
 
@@ -68,7 +81,9 @@ class NodeSink : public kube::ReflectorSink {
 
   state::ClusterState& state_;
   model::SupplyRules rules_;
+  CapacityStore& capacity_;
   std::vector<model::NodeSupply> listed_;
+  std::map<std::string, NodeFacts> facts_;
 };
 
 class PodSink : public kube::ReflectorSink {
@@ -200,23 +215,21 @@ class PodSink : public kube::ReflectorSink {
 
 class ClaimSink : public kube::ReflectorSink {
  public:
-  ClaimSink(state::ClusterState& state, KubeCluster::Lookups& lookups, model::DemandRules rules)
-      : state_(state), lookups_(lookups), rules_(std::move(rules)) {}
+  ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity) : lookups_(lookups), capacity_(capacity) {}
 
   void begin_list() override {
-    placed_.clear();
+    listed_.clear();
     infos_.clear();
   }
   void list_item(const json& object) override {
     auto pvc = decode(object);
     if (!pvc) return;
     infos_[pvc->namespace_name + "/" + pvc->name] = info_of(*pvc);
-    if (auto claim = claim_of(*pvc)) placed_.emplace_back(key(*pvc), std::move(*claim));
+    listed_.push_back(std::move(*pvc));
   }
   void end_list() override {
-    spdlog::info("persistentvolumeclaims: {} listed, {} holding node-local space", infos_.size(), placed_.size());
-    state_.replace_placements("volume", std::move(placed_));
-    placed_.clear();
+    capacity_.claims_listed(std::move(listed_));
+    listed_.clear();
     std::lock_guard lock(lookups_.mu);
     lookups_.claims = std::move(infos_);
     infos_.clear();
@@ -225,26 +238,18 @@ class ClaimSink : public kube::ReflectorSink {
     auto pvc = decode(object);
     if (!pvc) return;
     const std::string name = pvc->namespace_name + "/" + pvc->name;
-    if (type == "DELETED") {
-      state_.drop(key(*pvc));
-      std::lock_guard lock(lookups_.mu);
-      lookups_.claims.erase(name);
-      return;
-    }
     {
       std::lock_guard lock(lookups_.mu);
-      lookups_.claims[name] = info_of(*pvc);
+      if (type == "DELETED") {
+        lookups_.claims.erase(name);
+      } else {
+        lookups_.claims[name] = info_of(*pvc);
+      }
     }
-    if (auto claim = claim_of(*pvc)) {
-      state_.place(key(*pvc), std::move(*claim));
-    } else {
-      state_.drop(key(*pvc));
-    }
+    capacity_.claim_changed(*pvc, type == "DELETED");
   }
 
  private:
-  static std::string key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
-
   static std::optional<wire::Claim> decode(const json& object) {
     auto pvc = wire::decode_claim(object);
     if (!pvc || pvc->uid.empty()) {
@@ -261,54 +266,57 @@ class ClaimSink : public kube::ReflectorSink {
     return info;
   }
 
-  // A claim of a managed class whose node is chosen holds its size in that node's pool.
-  std::optional<state::Claim> claim_of(const wire::Claim& pvc) const {
-    if (pvc.selected_node.empty()) return std::nullopt;
-    const std::string& cls = pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
-    auto pool = rules_.pool_by_class.find(cls);
-    if (pool == rules_.pool_by_class.end()) return std::nullopt;
-    state::Claim claim;
-    claim.owner = pvc.namespace_name + "/" + pvc.name;
-    claim.source = "volume";
-    claim.node = pvc.selected_node;
-    claim.allocation.volumes.push_back({claim.owner, pool->second, pvc.device, pvc.info.bytes, claim.owner, pvc.owner_pod_uid});
-    return claim;
-  }
-
-  state::ClusterState& state_;
   KubeCluster::Lookups& lookups_;
-  model::DemandRules rules_;
-  std::vector<std::pair<std::string, state::Claim>> placed_;
+  CapacityStore& capacity_;
+  std::vector<wire::Claim> listed_;
   std::map<std::string, model::ClaimInfo, std::less<>> infos_;
 };
 
 class ClassSink : public kube::ReflectorSink {
  public:
-  explicit ClassSink(KubeCluster::Lookups& lookups) : lookups_(lookups) {}
+  ClassSink(KubeCluster::Lookups& lookups, CapacityStore& capacity) : lookups_(lookups), capacity_(capacity) {}
 
   void begin_list() override { listed_.clear(); }
   void list_item(const json& object) override {
-    if (auto sc = wire::decode_storage_class(object); sc && !sc->name.empty()) listed_[sc->name] = sc->is_default;
+    if (auto sc = decode(object)) listed_.push_back(std::move(*sc));
   }
   void end_list() override {
-    std::lock_guard lock(lookups_.mu);
-    lookups_.default_classes = std::move(listed_);
+    {
+      std::lock_guard lock(lookups_.mu);
+      lookups_.default_classes.clear();
+      for (const auto& sc : listed_) lookups_.default_classes[sc.name] = sc.is_default;
+    }
+    capacity_.classes_listed(std::move(listed_));
     listed_.clear();
   }
   void event(std::string_view type, const json& object) override {
-    auto sc = wire::decode_storage_class(object);
-    if (!sc || sc->name.empty()) return;
-    std::lock_guard lock(lookups_.mu);
-    if (type == "DELETED") {
-      lookups_.default_classes.erase(sc->name);
-    } else {
-      lookups_.default_classes[sc->name] = sc->is_default;
+    auto sc = decode(object);
+    if (!sc) return;
+    {
+      std::lock_guard lock(lookups_.mu);
+      if (type == "DELETED") {
+        lookups_.default_classes.erase(sc->name);
+      } else {
+        lookups_.default_classes[sc->name] = sc->is_default;
+      }
     }
+    const std::string name = sc->name;
+    capacity_.class_changed(name, type == "DELETED" ? std::nullopt : std::move(sc));
   }
 
  private:
+  static std::optional<wire::StorageClass> decode(const json& object) {
+    auto sc = wire::decode_storage_class(object);
+    if (!sc || sc->name.empty()) {
+      spdlog::warn("storageclasses: skipping an object that cannot be read: {}", sc ? "no name" : sc.message());
+      return std::nullopt;
+    }
+    return std::move(*sc);
+  }
+
   KubeCluster::Lookups& lookups_;
-  std::map<std::string, bool, std::less<>> listed_;
+  CapacityStore& capacity_;
+  std::vector<wire::StorageClass> listed_;
 };
 
 kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resource, std::string path,
@@ -322,6 +330,7 @@ kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resour
 }
 
 constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
+constexpr const char* kCapacitiesPath = "/apis/storage.k8s.io/v1/csistoragecapacities";
 
 void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
   const auto now = std::chrono::steady_clock::now();
@@ -347,6 +356,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
       lookups_(std::make_unique<Lookups>()),
+      capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
       dra_(std::make_unique<DraStore>(options.dra)) {
   const model::DemandRules& rules = options.demand;
   const WatchOptions& watch = options.watch;
@@ -354,79 +364,126 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
     reflectors_.push_back(std::make_unique<kube::Reflector>(client, std::move(options), *sink));
     sinks_.push_back(std::move(sink));
   };
-  add(std::make_unique<NodeSink>(state, options.supply), options_for(watch, "nodes", "/api/v1/nodes"));
+  add(std::make_unique<NodeSink>(state, options.supply, *capacity_), options_for(watch, "nodes", "/api/v1/nodes"));
   // As kube-scheduler's own pod informer: finished pods hold nothing.
   add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources, rules.share),
       options_for(watch, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
-  add(std::make_unique<ClaimSink>(state, *lookups_, rules),
+  add(std::make_unique<ClaimSink>(*lookups_, *capacity_),
       options_for(watch, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
-  add(std::make_unique<ClassSink>(*lookups_), options_for(watch, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
-  auto add_dra = [&](std::unique_ptr<kube::ReflectorSink> sink, const std::string& resource) {
-    dra_reflectors_.push_back(std::make_unique<kube::Reflector>(
-        client, options_for(watch, resource, "/apis/resource.k8s.io/v1/" + resource), *sink));
+  add(std::make_unique<ClassSink>(*lookups_, *capacity_),
+      options_for(watch, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
+  auto add_optional = [&](OptionalKinds& kinds, std::unique_ptr<kube::ReflectorSink> sink, const std::string& resource,
+                          const std::string& path) {
+    kinds.reflectors.push_back(std::make_unique<kube::Reflector>(client, options_for(watch, resource, path), *sink));
     sinks_.push_back(std::move(sink));
   };
-  add_dra(dra_->slice_sink(), "resourceslices");
-  add_dra(dra_->claim_sink(), "resourceclaims");
-  add_dra(dra_->class_sink(), "deviceclasses");
+  dra_kinds_.probe_path = std::string(kResourceSlicesPath) + "?limit=1";
+  dra_kinds_.name = "resource.k8s.io/v1";
+  dra_kinds_.absent_404 =
+      "the API server does not serve resource.k8s.io/v1: DRA ResourceSlices, ResourceClaims and DeviceClasses are not watched";
+  dra_kinds_.absent_403 =
+      "not permitted to list resource.k8s.io/v1 resourceslices: DRA is not watched until the daemon's role may get, list and "
+      "watch resourceslices, resourceclaims and deviceclasses (and the daemon restarts)";
+  add_optional(dra_kinds_, dra_->slice_sink(), "resourceslices", kResourceSlicesPath);
+  add_optional(dra_kinds_, dra_->claim_sink(), "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims");
+  add_optional(dra_kinds_, dra_->class_sink(), "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses");
+  capacity_kinds_.probe_path = std::string(kCapacitiesPath) + "?limit=1";
+  capacity_kinds_.name = "storage.k8s.io/v1 csistoragecapacities";
+  capacity_kinds_.absent_404 =
+      "the API server does not serve storage.k8s.io/v1 csistoragecapacities (Kubernetes before v1.24): storage classes are "
+      "managed by storage.classes only";
+  capacity_kinds_.absent_403 =
+      "not permitted to list storage.k8s.io/v1 csistoragecapacities: the capacity CSI drivers publish is not read until the "
+      "daemon's role may get, list and watch csidrivers and csistoragecapacities (and the daemon restarts)";
+  if (options.capacity.enabled) {
+    add_optional(capacity_kinds_, capacity_->driver_sink(), "csidrivers", "/apis/storage.k8s.io/v1/csidrivers");
+    add_optional(capacity_kinds_, capacity_->capacity_sink(), "csistoragecapacities", kCapacitiesPath);
+  } else {
+    capacity_kinds_.state = kAbsent;
+  }
 }
 
 KubeCluster::~KubeCluster() { stop(); }
 
 void KubeCluster::start() {
   for (auto& r : reflectors_) threads_.emplace_back([reflector = r.get()] { reflector->run(); });
-  dra_probe_ = std::thread([this] { probe_dra(); });
+  dra_kinds_.probe = std::thread([this] { probe(dra_kinds_); });
+  if (capacity_kinds_.state == kProbing) capacity_kinds_.probe = std::thread([this] { probe(capacity_kinds_); });
+  capacity_tick_ = std::thread([this] {
+    std::unique_lock lock(optional_mu_);
+    while (!stopping_) {
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      if (stopping_) return;
+      lock.unlock();
+      capacity_->tick(policy::CapacityClock::now());
+      lock.lock();
+    }
+  });
 }
 
 void KubeCluster::stop() {
   {
-    std::lock_guard lock(dra_mu_);
+    std::lock_guard lock(optional_mu_);
     stopping_ = true;
   }
-  dra_wake_.notify_all();
+  wake_.notify_all();
   for (auto& r : reflectors_) r->stop();
-  for (auto& r : dra_reflectors_) r->stop();
+  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+    for (auto& r : kinds->reflectors) r->stop();
+  }
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
-  if (dra_probe_.joinable()) dra_probe_.join();
-  std::vector<std::thread> dra_threads;
-  {
-    std::lock_guard lock(dra_mu_);
-    dra_threads = std::move(dra_threads_);
+  if (capacity_tick_.joinable()) capacity_tick_.join();
+  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+    if (kinds->probe.joinable()) kinds->probe.join();
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(optional_mu_);
+      threads = std::move(kinds->threads);
+    }
+    for (auto& t : threads) t.join();
   }
-  for (auto& t : dra_threads) t.join();
 }
 
-void KubeCluster::probe_dra() {
+void KubeCluster::probe(OptionalKinds& kinds) {
   std::chrono::milliseconds backoff{500};
   for (;;) {
-    auto reply = client_.get(std::string(kResourceSlicesPath) + "?limit=1", std::chrono::seconds(10));
+    auto reply = client_.get(kinds.probe_path, std::chrono::seconds(10));
     if (reply && reply->status == 404) {
-      dra_state_ = kDraAbsent;
-      spdlog::info("the API server does not serve resource.k8s.io/v1: DRA ResourceSlices, ResourceClaims and DeviceClasses "
-                   "are not watched");
+      kinds.state = kAbsent;
+      spdlog::info("{}", kinds.absent_404);
       return;
     }
     if (reply && reply->status == 403) {
-      dra_state_ = kDraAbsent;
-      spdlog::warn("not permitted to list resource.k8s.io/v1 resourceslices: DRA is not watched until the daemon's role may "
-                   "get, list and watch resourceslices, resourceclaims and deviceclasses (and the daemon restarts)");
+      kinds.state = kAbsent;
+      spdlog::warn("{}", kinds.absent_403);
       return;
     }
-    std::unique_lock lock(dra_mu_);
+    std::unique_lock lock(optional_mu_);
     if (stopping_) return;
     if (reply && reply->status == 200) {
-      dra_state_ = kDraServed;
-      for (auto& r : dra_reflectors_) dra_threads_.emplace_back([reflector = r.get()] { reflector->run(); });
+      kinds.state = kServed;
+      for (auto& r : kinds.reflectors) kinds.threads.emplace_back([reflector = r.get()] { reflector->run(); });
       return;
     }
-    dra_probe_error_ = reply ? "HTTP " + std::to_string(reply->status) : reply.message();
-    spdlog::warn("resource.k8s.io/v1: cannot tell whether the API server serves it: {}; retrying", dra_probe_error_);
-    dra_wake_.wait_for(lock, backoff, [this] { return stopping_; });
+    kinds.probe_error = reply ? "HTTP " + std::to_string(reply->status) : reply.message();
+    spdlog::warn("{}: cannot tell whether the API server serves it: {}; retrying", kinds.name, kinds.probe_error);
+    wake_.wait_for(lock, backoff, [this] { return stopping_; });
     if (stopping_) return;
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(30));
+  }
+}
+
+void KubeCluster::ready_reasons(const OptionalKinds& kinds, std::string& reasons) const {
+  if (kinds.state == kServed) {
+    for (const auto& r : kinds.reflectors) add_reason(reasons, *r, stale_after_);
+  } else if (kinds.state == kProbing) {
+    if (!reasons.empty()) reasons += "; ";
+    reasons += kinds.name + " not probed yet";
+    std::lock_guard lock(optional_mu_);
+    if (!kinds.probe_error.empty()) reasons += " (" + kinds.probe_error + ")";
   }
 }
 
@@ -443,14 +500,8 @@ std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
   for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);
-  if (dra_state_ == kDraServed) {
-    for (const auto& r : dra_reflectors_) add_reason(reasons, *r, stale_after_);
-  } else if (dra_state_ == kDraProbing) {
-    if (!reasons.empty()) reasons += "; ";
-    reasons += "resource.k8s.io/v1 not probed yet";
-    std::lock_guard lock(dra_mu_);
-    if (!dra_probe_error_.empty()) reasons += " (" + dra_probe_error_ + ")";
-  }
+  ready_reasons(dra_kinds_, reasons);
+  ready_reasons(capacity_kinds_, reasons);
   if (reasons.empty()) return std::nullopt;
   return reasons;
 }
@@ -481,11 +532,18 @@ std::string KubeCluster::default_storage_class() const {
   return {};
 }
 
+std::shared_ptr<const std::map<std::string, std::string, std::less<>>> KubeCluster::capacity_class_pools() const {
+  return capacity_->class_pools();
+}
+
+std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->accounts(); }
+
 std::vector<std::pair<std::string, kube::ReflectorStatus>> KubeCluster::watch_status() const {
   std::vector<std::pair<std::string, kube::ReflectorStatus>> out;
   for (const auto& r : reflectors_) out.emplace_back(r->resource(), r->status());
-  if (dra_state_ == kDraServed) {
-    for (const auto& r : dra_reflectors_) out.emplace_back(r->resource(), r->status());
+  for (const OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+    if (kinds->state != kServed) continue;
+    for (const auto& r : kinds->reflectors) out.emplace_back(r->resource(), r->status());
   }
   return out;
 }

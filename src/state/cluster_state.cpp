@@ -144,6 +144,11 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     }
     auto entry = std::make_shared<NodeState>();
     entry->supply = supply->second;
+    if (auto derived = derived_pools_.find(name); derived != derived_pools_.end()) {
+      for (const auto& pool : derived->second) {
+        if (!entry->supply.find_pool(pool.name)) entry->supply.pools.push_back(pool);
+      }
+    }
     if (auto uids = claims_by_node_.find(name); uids != claims_by_node_.end()) {
       for (const auto& uid : uids->second) entry->claims.emplace(uid, claims_.find(uid)->second);
       resolve_devices(*entry);
@@ -204,6 +209,20 @@ void ClusterState::remove_node(std::string_view name) {
   if (it == supply_.end()) return;
   supply_.erase(it);
   publish({std::string(name)});
+}
+
+void ClusterState::set_derived_pools(std::map<std::string, std::vector<model::Pool>, std::less<>> by_node) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  for (const auto& [name, pools] : by_node) {
+    auto it = derived_pools_.find(name);
+    if (it == derived_pools_.end() || it->second != pools) touched.insert(name);
+  }
+  for (const auto& [name, pools] : derived_pools_) {
+    if (!by_node.count(name)) touched.insert(name);
+  }
+  derived_pools_ = std::move(by_node);
+  publish(touched);
 }
 
 void ClusterState::set_claim(std::string uid, Claim claim, std::set<std::string, std::less<>>& touched) {

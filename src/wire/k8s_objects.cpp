@@ -199,19 +199,4 @@ Result<Claim> decode_claim(const json& pvc) {
   return out;
 }
 
-Result<StorageClass> decode_storage_class(const json& sc) {
-  StorageClass out;
-  EXTENDER_TRY(detail::expect_object(&sc, "StorageClass"));
-  if (const json* meta = field(sc, "metadata")) {
-    EXTENDER_TRY(detail::expect_object(meta, "metadata"));
-    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "metadata.name"));
-    model::StringMap annotations;
-    EXTENDER_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
-    for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
-      if (auto it = annotations.find(key); it != annotations.end() && it->second == "true") out.is_default = true;
-    }
-  }
-  return out;
-}
-
 }  // namespace extender::wire

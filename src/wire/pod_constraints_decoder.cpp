@@ -31,17 +31,6 @@ Status read_strings(const json* v, std::vector<std::string>& out, std::string_vi
   return {};
 }
 
-Status read_requirements(const json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path) {
-  return for_each_object(v, path, [&](const json& item, const std::string& p) -> Status {
-    model::NodeSelectorRequirement r;
-    EXTENDER_TRY(read_string(field(item, "key"), r.key, p + ".key"));
-    EXTENDER_TRY(read_string(field(item, "operator"), r.op, p + ".operator"));
-    EXTENDER_TRY(read_strings(field(item, "values"), r.values, p + ".values"));
-    out.push_back(std::move(r));
-    return {};
-  });
-}
-
 Status read_required_affinity(const json& spec, model::PodConstraints& out) {
   const json* affinity = field(spec, "affinity");
   EXTENDER_TRY(expect_object(affinity, "Pod.spec.affinity"));
@@ -76,6 +65,17 @@ Status read_tolerations(const json* v, std::vector<model::Toleration>& out) {
 }
 
 }  // namespace
+
+Status read_requirements(const json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path) {
+  return for_each_object(v, path, [&](const json& item, const std::string& p) -> Status {
+    model::NodeSelectorRequirement r;
+    EXTENDER_TRY(read_string(field(item, "key"), r.key, p + ".key"));
+    EXTENDER_TRY(read_string(field(item, "operator"), r.op, p + ".operator"));
+    EXTENDER_TRY(read_strings(field(item, "values"), r.values, p + ".values"));
+    out.push_back(std::move(r));
+    return {};
+  });
+}
 
 Status decode_pod_constraints(const json& spec, model::PodConstraints& out) {
   EXTENDER_TRY(read_string_map(field(spec, "nodeSelector"), out.node_selector, "Pod.spec.nodeSelector"));

@@ -10,5 +10,7 @@
 namespace extender::wire::detail {
 
 Status decode_pod_constraints(const nlohmann::json& spec, model::PodConstraints& out);
+// A list of requirements ({key, operator, values}), appended to out.
+Status read_requirements(const nlohmann::json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path);
 
 }  // namespace extender::wire::detail

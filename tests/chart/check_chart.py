@@ -294,7 +294,7 @@ NARROW_RBAC = {
     ("storage.k8s.io", "storageclasses", "watch", ()),
 } | {("resource.k8s.io", r, v, ()) for r in ("resourceslices", "resourceclaims", "deviceclasses")
      for v in ("get", "list", "watch")}
-CSI_RBAC = {("storage.k8s.io", "csistoragecapacities", v, ()) for v in ("get", "list", "watch")}
+CSI_RBAC = {("storage.k8s.io", r, v, ()) for r in ("csidrivers", "csistoragecapacities") for v in ("get", "list", "watch")}
 
 
 def daemon_config(docs):
@@ -439,7 +439,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
-         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
+         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csidrivers, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],
@@ -694,7 +694,9 @@ def step_render():
         dcfg = daemon_config(docs)
         C.eq((dcfg["logging"]["format"], dcfg["server"]["path_prefix"]), ("json", "/ext/"), "config values reach the daemon's file")
         C.eq(rule_triples(find(docs, "ClusterRole", FULLNAME)["rules"]), NARROW_RBAC,
-             "rbac.csiStorageCapacity=false drops csistoragecapacities")
+             "rbac.csiStorageCapacity=false drops csidrivers and csistoragecapacities")
+        C.eq(dcfg.get("storage", {}).get("capacity_tracking"), False,
+             "rbac.csiStorageCapacity=false turns the daemon's capacity tracking off (it could not watch)")
         C.eq(container(find(docs, "Deployment", FULLNAME))["image"],
              "ghcr.io/scheduler-extender/scheduler-extender:0.2.0", "image.tag overrides appVersion")
 

@@ -93,7 +93,10 @@ gpu:
 storage:
   classes: {fast: nvme, slow: hdd}
   default_claim_size: 1Gi
-scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread}
+  capacity_classes: [topolvm-provisioner]
+  capacity_settle: 90s
+scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
+          capacity_preference: less_free}
 logging: {level: debug, format: json}
 )", "test");
   ASSERT_TRUE(c) << c.message();
@@ -112,8 +115,13 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->gpu.resources[0].memory_label_unit, std::int64_t{1} << 30);
   EXPECT_EQ(c->gpu.resources[1].memory_label, "amd.com/gpu.memory");
   EXPECT_EQ(c->storage.classes.at("slow"), "hdd");
+  EXPECT_TRUE(c->storage.capacity_tracking) << "on by default";
+  EXPECT_EQ(c->kube_cluster_options().capacity.classes, std::vector<std::string>{"topolvm-provisioner"});
+  EXPECT_EQ(c->kube_cluster_options().capacity.rule.settle, std::chrono::milliseconds(90'000));
   EXPECT_EQ(c->scoring.volume_balance_weight, 3);
   EXPECT_EQ(c->scoring.gpu_packing_weight, 0);
+  EXPECT_EQ(c->scoring.capacity_weight, 2);
+  EXPECT_FALSE(c->scoring.capacity_more_free);
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
   EXPECT_EQ(c->logging.format, "json");
   model::DemandRules rules = c->demand_rules();
@@ -152,6 +160,7 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"server:\n  tls: {cert_file: /a}\n", "cert_file and key_file go together"},
       {"mode: cluster\n", "mode: expected standalone or kubernetes"},
       {"scoring:\n  gpu_packing: tight\n", "expected binpack, spread or fragmentation"},
+      {"scoring:\n  capacity_preference: most\n", "expected more_free or less_free"},
       {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
       {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},
@@ -159,6 +168,8 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"logging:\n  level: loud\n", "logging.level"},
       {"logging:\n  format: xml\n", "expected text or json"},
       {"storage:\n  classes: [a]\n", "storage.classes"},
+      {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
+      {"storage:\n  capacity_tracking: maybe\n", "storage.capacity_tracking"},
       {"- a\n- b\n", "expected a mapping"},
       {"server: [\n", "not valid YAML"},
       {"kubernetes:\n  bind_timeout: 0s\n", "must be longer than 0"},

@@ -5,6 +5,7 @@
 
 #include "extender/kube/watch_event.h"
 #include "extender/wire/k8s_objects.h"
+#include "extender/wire/storage_objects.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -19,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)extender::wire::decode_pod(event->object).ok();
       (void)extender::wire::decode_claim(event->object).ok();
       (void)extender::wire::decode_storage_class(event->object).ok();
+      (void)extender::wire::decode_csi_driver(event->object).ok();
+      (void)extender::wire::decode_storage_capacity(event->object).ok();
     }
     start = nl + 1;
   }

@@ -68,6 +68,15 @@ class ClusterHarness {
   std::unique_ptr<sources::KubeCluster> cluster;
 };
 
+// /filter, as kube-scheduler sends it, for the pending pod "uid-<pod>" the watch has delivered.
+inline engine::FilterAnswer filter_pending(engine::Extender& ext, const sources::KubeCluster& cluster,
+                                           const std::string& pod, std::vector<std::string> nodes) {
+  wire::ExtenderArgs args;
+  args.pod = *cluster.pending_pod("uid-" + pod);
+  args.set_node_names(std::move(nodes));
+  return ext.filter(args);
+}
+
 // "100Gi" / "2Ti" / "512Mi" (what these tests use) in bytes.
 inline std::int64_t test_bytes(const std::string& q) {
   const std::int64_t n = std::stoll(q.substr(0, q.size() - 2));

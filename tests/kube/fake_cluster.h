@@ -1,7 +1,7 @@
 #pragma once
 // FakeCluster: a small emulation of the API server's storage over FakeApiServer, for the tests
 // that run KubeCluster and the binder end to end. Nodes, pods, persistentvolumeclaims and
-// storageclasses are kept as JSON objects; every write takes the next resourceVersion (one
+// storageclasses (and storage.k8s.io/v1's csidrivers and csistoragecapacities) are kept as JSON objects; every write takes the next resourceVersion (one
 // counter for all kinds, as etcd's revision) and becomes an event in that kind's history. Lists
 // are paged (limit/continue) from a snapshot; watches replay the history after their
 // resourceVersion and then follow live writes. Faults on request: cut every open watch of a kind,
@@ -22,8 +22,9 @@
 
 namespace extender::kube::testing {
 
-enum class Kind { kNodes = 0, kPods, kClaims, kClasses, kResourceSlices, kResourceClaims, kDeviceClasses };
-inline constexpr std::size_t kKindCount = 7;
+enum class Kind { kNodes = 0, kPods, kClaims, kClasses, kResourceSlices, kResourceClaims, kDeviceClasses, kCsiDrivers,
+                  kCapacities };
+inline constexpr std::size_t kKindCount = 9;
 inline constexpr Kind kDraKinds[] = {Kind::kResourceSlices, Kind::kResourceClaims, Kind::kDeviceClasses};
 inline constexpr const char* kDraGroupPath = "/apis/resource.k8s.io/v1";
 
@@ -38,6 +39,8 @@ inline const char* kind_path(Kind k) {
     case Kind::kResourceSlices: return "/apis/resource.k8s.io/v1/resourceslices";
     case Kind::kResourceClaims: return "/apis/resource.k8s.io/v1/resourceclaims";
     case Kind::kDeviceClasses: return "/apis/resource.k8s.io/v1/deviceclasses";
+    case Kind::kCsiDrivers: return "/apis/storage.k8s.io/v1/csidrivers";
+    case Kind::kCapacities: return "/apis/storage.k8s.io/v1/csistoragecapacities";
   }
   return "";
 }
@@ -70,7 +73,7 @@ class FakeCluster {
 
   explicit FakeCluster(FakeApiServer& server) : server_(server) {
     for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses, Kind::kResourceSlices, Kind::kResourceClaims,
-                   Kind::kDeviceClasses}) {
+                   Kind::kDeviceClasses, Kind::kCsiDrivers, Kind::kCapacities}) {
       server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
     }
     server_.route("GET", kDraGroupPath, [this](const httplib::Request&, httplib::Response& res) { discovery(res); });
@@ -476,6 +479,33 @@ inline json storage_class_object(const std::string& name, bool is_default) {
           {"volumeBindingMode", "WaitForFirstConsumer"}};
   if (is_default) sc["metadata"]["annotations"] = {{"storageclass.kubernetes.io/is-default-class", "true"}};
   return sc;
+}
+
+inline json csi_driver_object(const std::string& name, bool storage_capacity) {
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "CSIDriver"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"storageCapacity", storage_capacity}, {"attachRequired", false}}}};
+}
+
+// A StorageClass provisioned by a CSI driver (WaitForFirstConsumer, as local storage is).
+inline json csi_class_object(const std::string& name, const std::string& driver) {
+  json sc = storage_class_object(name, false);
+  sc["provisioner"] = driver;
+  return sc;
+}
+
+// What external-provisioner publishes for one node: topology.<driver>/node=<node>.
+inline json capacity_object(const std::string& name, const std::string& cls, const std::string& topology_key,
+                            const std::string& node, const std::string& capacity, const std::string& max_volume = {}) {
+  json c{{"apiVersion", "storage.k8s.io/v1"},
+         {"kind", "CSIStorageCapacity"},
+         {"metadata", {{"name", name}, {"namespace", "kube-system"}}},
+         {"storageClassName", cls},
+         {"nodeTopology", {{"matchLabels", {{topology_key, node}}}}},
+         {"capacity", capacity}};
+  if (!max_volume.empty()) c["maximumVolumeSize"] = max_volume;
+  return c;
 }
 
 }  // namespace extender::kube::testing

@@ -53,10 +53,7 @@ class VolumeAccounting : public ::testing::Test {
     ext_ = h_.extender(demands_, binder_);
   }
   FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
-    wire::ExtenderArgs args;
-    args.pod = *h_.cluster->pending_pod("uid-" + pod);
-    args.set_node_names(std::move(nodes));
-    return ext_->filter(args);
+    return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
   }
   std::int64_t pool_used(const std::string& node) {
     return h_.state.snapshot().find(node)->usage_excluding("", state::Clock::now()).pool_used("local");

@@ -241,6 +241,17 @@ TEST(CheckFit, VolumesAcrossPools) {
   EXPECT_EQ(format_reason(small.reason), "pool nvme: pod needs 512 MiB, node has 256 MiB free of 256 MiB");
 }
 
+TEST(CheckFit, APoolsLargestVolumeLimitsEachVolume) {
+  Pool published{"topolvm", 500 * GiB, {}};
+  published.max_volume_bytes = 100 * GiB;
+  NodeSupply node = pool_node({published});
+  Fit fits = check_fit(volume_pod({{"topolvm", 100 * GiB}, {"topolvm", 100 * GiB}}), node, {});
+  EXPECT_EQ(fits.verdict, Verdict::kFits) << "two volumes at the limit fit, the pool holds both";
+  Fit too_large = check_fit(volume_pod({{"topolvm", 101 * GiB}}), node, {});
+  EXPECT_EQ(too_large.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(format_reason(too_large.reason).substr(0, 54), "pool topolvm: volume v0 needs 101 GiB, the node's larg");
+}
+
 TEST(CheckFit, DevicesBestFit) {
   Pool pool{"nvme", 0, {{"d0", 1000 * GiB}, {"d1", 300 * GiB}, {"d2", 600 * GiB}}};
   pool.capacity_bytes = 1900 * GiB;

@@ -127,6 +127,61 @@ TEST(ScoreCandidates, CombinesWithWeights) {
   EXPECT_TRUE(score_candidates(pod(1, 1), f.candidates, all_off).empty());
 }
 
+struct CapacityCase {
+  const char* what;
+  std::vector<std::pair<std::int64_t, std::int64_t>> pools;  // per node: capacity, used (0 capacity: no pool)
+  std::int64_t need;
+  bool more_free;
+  Scores expected;
+};
+
+TEST(CapacityScoring, FreeSpaceLeftAfterPlacementRanksByPreference) {
+  const CapacityCase cases[] = {
+      {"more free ranks higher", {{100, 0}, {100, 50}, {100, 90}}, 10, true, {10, 4, 0}},
+      {"packing: less free ranks higher", {{100, 0}, {100, 50}, {100, 90}}, 10, false, {0, 6, 10}},
+      {"a fraction of each pool, not bytes (490 of 1000 free < 90 of 100)", {{1000, 500}, {100, 0}}, 10, true, {0, 10}},
+      {"a node without the pool has none free", {{0, 0}, {100, 0}}, 10, true, {0, 10}},
+      {"terabytes do not overflow", {{std::int64_t{1} << 50, 0}, {std::int64_t{1} << 50, std::int64_t{1} << 49}}, 1, true,
+       {10, 0}},
+  };
+  for (const auto& c : cases) {
+    std::vector<NodeSupply> nodes(c.pools.size());
+    std::vector<Candidate> candidates;
+    for (std::size_t i = 0; i < c.pools.size(); ++i) {
+      if (c.pools[i].first > 0) nodes[i].pools.push_back({"lvm", c.pools[i].first, {}, 0, "CSIStorageCapacity x", 0});
+      NodeUsage u;
+      Allocation a;
+      a.volumes.push_back({"held", "lvm", "", c.pools[i].second, "", ""});
+      u.add(a);
+      candidates.push_back({&nodes[i], u});
+    }
+    PodDemand p;
+    p.volumes.push_back({"v", "lvm", "lvm", c.need, false, "", false, ""});
+    EXPECT_EQ(capacity_scores(p, candidates, c.more_free), c.expected) << c.what;
+  }
+}
+
+TEST(CapacityScoring, AppliesToPodsWithVolumesInPublishedPoolsOnly) {
+  NodeSupply a, b;
+  a.pools.push_back({"lvm", 100, {}, 0, "CSIStorageCapacity x", 100});
+  b.pools.push_back({"lvm", 100, {}, 0, "CSIStorageCapacity y", 100});
+  NodeUsage used;
+  Allocation held;
+  held.volumes.push_back({"held", "lvm", "", 60, "", ""});
+  used.add(held);
+  std::vector<Candidate> candidates{{&a, used}, {&b, NodeUsage{}}};
+  PodDemand p;
+  p.volumes.push_back({"v", "lvm", "lvm", 10, false, "", false, ""});
+  ScoringRules rules;
+  rules.volume_balance_weight = 0;
+  EXPECT_EQ(score_candidates(p, candidates, rules), (Scores{0, 10})) << "b has more free";
+  rules.capacity_more_free = false;
+  EXPECT_EQ(score_candidates(p, candidates, rules), (Scores{10, 0}));
+  a.pools[0].source.clear();
+  b.pools[0].source.clear();
+  EXPECT_TRUE(score_candidates(p, candidates, rules).empty()) << "hand-written pools keep today's volume balance alone";
+}
+
 TEST(ScoreCandidates, DeterministicAndInRange) {
   Fixture f({{8, 1, 3}, {4, 2, 9}, {16, 15, 1}, {2, 0, 0}, {8, 7, 5}});
   ScoringRules rules{2, 3, PackingStrategy::kBinpack};

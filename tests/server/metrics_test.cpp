@@ -73,6 +73,29 @@ TEST(Metrics, EventCountersKeepTheirNamesAndEverySeriesExistsFromTheStart) {
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_overcommit_episodes_total{kind="pool"} 1)"));
 }
 
+TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
+  state::ClusterState s;
+  model::NodeSupply a = node("a", 0);
+  s.upsert_nodes({a});
+  // Published 60, one 40 claim already reflected in it (size 100), a 30 claim not yet.
+  s.set_derived_pools({{"a", {model::Pool{"lvm", 100, {}, 0, "CSIStorageCapacity kube-system/c", 60}}}});
+  for (const auto& [uid, bytes] : std::vector<std::pair<std::string, std::int64_t>>{{"v1", 40}, {"v2", 30}}) {
+    state::Claim c;
+    c.owner = "ml/" + uid;
+    c.source = "volume";
+    c.node = "a";
+    c.allocation.volumes.push_back({uid, "lvm", "", bytes, "ml/" + uid, ""});
+    s.place(uid, c);
+  }
+  Metrics m;
+  state::Snapshot snap = s.snapshot();
+  std::string text = m.render(ScrapeView{&snap, state::Clock::now(), 0, {}, std::nullopt});
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="lvm",source="CSIStorageCapacity"} 60)"))
+      << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_subtracted_bytes{node="a",pool="lvm"} 30)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_free_bytes{node="a",pool="lvm"} 30)"));
+}
+
 TEST(Metrics, PerNodeSeriesFollowTheNodesTheDaemonKnows) {
   state::ClusterState s;
   model::NodeSupply a = node("a", 8);
@@ -97,6 +120,7 @@ TEST(Metrics, PerNodeSeriesFollowTheNodesTheDaemonKnows) {
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_reserved{node="b",resource="nvidia.com/gpu"} 0)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_capacity_bytes{node="a",pool="fast"} 1000)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_used_bytes{node="a",pool="fast"} 0)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_free_bytes{node="a",pool="fast"} 1000)"));
   EXPECT_TRUE(has_line(text, "scheduler_extender_demand_cache_entries 7"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_overcommitted_nodes{kind="gpu"} 0)"));
   EXPECT_EQ(count_prefix(text, "scheduler_extender_watch_"), 0u) << "no watches outside Kubernetes mode";

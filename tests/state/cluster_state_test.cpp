@@ -65,6 +65,30 @@ TEST(ClusterState, UpsertingAnUnchangedNodeKeepsTheEntry) {
   (void)first;
 }
 
+TEST(ClusterState, DerivedPoolsJoinTheNodesOwnUnlessItNamesThemItself) {
+  ClusterState s;
+  model::NodeSupply a = node("a", 0);
+  a.pools.push_back({"local", 100, {}});
+  s.upsert_nodes({a, node("b", 0)});
+  s.set_derived_pools({{"a", {{"local", 5, {}}, {"topolvm", 50, {}}}}, {"b", {{"topolvm", 70, {}}}}, {"gone", {{"x", 1, {}}}}});
+  Snapshot snap = s.snapshot();
+  ASSERT_EQ(snap.find("a")->supply.pools.size(), 2u);
+  EXPECT_EQ(snap.find("a")->supply.find_pool("local")->capacity_bytes, 100) << "the node's own pool wins";
+  EXPECT_EQ(snap.find("a")->supply.find_pool("topolvm")->capacity_bytes, 50);
+  EXPECT_EQ(snap.find("b")->supply.find_pool("topolvm")->capacity_bytes, 70);
+  EXPECT_EQ(snap.find("gone"), nullptr) << "pools alone make no node";
+
+  const NodeState* b_before = snap.find("b");
+  s.set_derived_pools({{"a", {{"topolvm", 40, {}}}}, {"b", {{"topolvm", 70, {}}}}});
+  snap = s.snapshot();
+  EXPECT_EQ(snap.find("b"), b_before) << "unchanged pools publish nothing";
+  EXPECT_EQ(snap.find("a")->supply.find_pool("topolvm")->capacity_bytes, 40);
+  s.upsert_nodes({node("b", 2)});
+  EXPECT_EQ(s.snapshot().find("b")->supply.find_pool("topolvm")->capacity_bytes, 70) << "kept across node updates";
+  s.set_derived_pools({});
+  EXPECT_EQ(s.snapshot().find("a")->supply.find_pool("topolvm"), nullptr);
+}
+
 TEST(ClusterState, UsageExcludesThePodItselfAndExpiredReservations) {
   ClusterState s;
   s.upsert_nodes({node("a", 8)});

@@ -340,6 +340,11 @@ The daemon's configuration file
 {{- end -}}
 {{- $_ := set $kube "scheduler_names" $names -}}
 {{- $_ := set $cfg "kubernetes" $kube -}}
+{{- if not .Values.rbac.csiStorageCapacity -}}
+{{- $storage := $cfg.storage | default dict -}}
+{{- $_ := set $storage "capacity_tracking" false -}}
+{{- $_ := set $cfg "storage" $storage -}}
+{{- end -}}
 {{- $ha := $cfg.ha | default dict -}}
 {{- $_ := set $ha "lease_name" (include "scheduler-extender.leaseName" .) -}}
 {{- $_ := set $cfg "ha" $ha -}}

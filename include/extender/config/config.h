@@ -58,6 +58,13 @@ struct StorageConfig {
   std::string default_pool = "local";
   std::int64_t default_claim_bytes = std::int64_t{10} << 30;
   std::string pool_annotation_prefix = "scheduler-extender.io/pool.";
+  // Classes whose CSI driver publishes capacity (CSIStorageCapacity) are managed without an entry
+  // in `classes` (kubernetes mode): all of them, or only capacity_classes when it names some.
+  bool capacity_tracking = true;
+  std::vector<std::string> capacity_classes;
+  // How long after a claim's volume appeared the published figure is taken to reflect it when no
+  // change was seen (at least the driver's poll interval; see policy/capacity_accounting.h).
+  milliseconds capacity_settle{120'000};
 };
 
 struct StateConfig : engine::ReservationOptions {

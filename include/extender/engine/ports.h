@@ -38,6 +38,11 @@ class ClaimSource {
   virtual std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const = 0;
   // The StorageClass marked default in the cluster, or empty.
   virtual std::string default_storage_class() const = 0;
+  // Classes managed without configuration (their driver publishes capacity) -> their pool; null
+  // or empty when none.
+  virtual std::shared_ptr<const std::map<std::string, std::string, std::less<>>> capacity_class_pools() const {
+    return nullptr;
+  }
 };
 
 // Dynamic Resource Allocation (resource.k8s.io/v1) as the watches have it (kubernetes mode).

@@ -24,6 +24,12 @@ struct Pool {
   std::string name;
   std::int64_t capacity_bytes = 0;
   std::vector<Device> devices;             // empty: the pool is one free-form space
+  std::int64_t max_volume_bytes = 0;       // the largest one volume may be (a driver's maximumVolumeSize); 0: no limit
+  // Where the size comes from: empty for hand-written pools (annotation, inventory), else the
+  // published object ("CSIStorageCapacity <namespace/name>"), whose figure is `published_bytes`
+  // (capacity_bytes is that plus the claims the figure already reflects).
+  std::string source;
+  std::int64_t published_bytes = 0;
   bool operator==(const Pool&) const = default;
 };
 

@@ -37,6 +37,7 @@ struct FitReason {
     kVolumeNoDevice,        // subject: the pool; detail: the volume; need; have: the largest free device
     kVolumeHeldElsewhere,   // subject: the volume; detail: the node that holds its claim
     kNoSuchPool,            // subject: the pool; need
+    kVolumeTooLarge,        // subject: the pool; detail: the volume; need; have: the pool's largest volume
     kDraTooFewDevices,      // subject: the resource; detail: the DRA judge's reason, whole (policy/dra_fit.h)
   };
   Kind kind = Kind::kNone;

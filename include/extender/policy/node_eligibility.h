@@ -46,6 +46,9 @@ std::string insufficient_resources(const model::PodDemand& pod, const model::Nod
 
 // Whether one toleration tolerates one taint (Kubernetes' Toleration.ToleratesTaint).
 bool tolerates(const model::Toleration& toleration, const model::Taint& taint);
+// Whether one requirement holds on these labels, as labels.Requirement reads it (an invalid one
+// holds for no labels).
+bool label_requirement_holds(const model::NodeSelectorRequirement& r, const model::StringMap& labels);
 // Whether the node meets one term: all its expressions on labels and fields, and not empty.
 bool term_matches(const model::NodeSelectorTerm& term, const model::NodeSupply& node);
 

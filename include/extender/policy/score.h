@@ -28,6 +28,12 @@ struct ScoringRules {
   std::int64_t fragmentation_window = 100;
   ShapeMix fragmentation_prior = {{{1, 0, 0}, 4}, {{2, 0, 0}, 1}, {{4, 0, 0}, 1}, {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
+  // Storage capacity (as KEP-4049's StorageCapacityScoring, on this daemon's own accounting):
+  // applies to pods with volumes in a pool a storage driver publishes (docs/storage.md) on some
+  // candidate; 0 turns it off. more_free: the node with the most free space left in the pod's
+  // pools ranks highest (a burst spreads); false: the least (packs).
+  std::int64_t capacity_weight = 1;
+  bool capacity_more_free = true;
 };
 
 struct Candidate {
@@ -42,6 +48,11 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
 
 // Volume balance alone: fewer managed volumes (placed + reserved) ranks higher.
 std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candidates);
+// Storage capacity alone: raw = the free bytes left in the pod's pools after placing its volumes,
+// over those pools' capacity (a pool the node lacks counts as none free); higher ranks higher
+// when `more_free`, lower otherwise.
+std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                          bool more_free);
 // GPU packing alone. binpack and spread: raw = (used + demand) / allocatable over the pod's GPU
 // resources, counted in device memory when the node has devices and the pod asks a share or
 // whole GPUs of them (a share holds its bytes of a device, a whole GPU all of it, so a node's

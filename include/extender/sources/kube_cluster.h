@@ -12,6 +12,8 @@
 // 404 (a server older than v1.34) or 403 (a role without DRA rights) that is logged once and DRA
 // is left out, not counted as "not ready" (a restart looks again). Only the slices of the drivers
 // options.dra names are read (kubernetes.dra.drivers; default NVIDIA's).
+// CSIStorageCapacity (storage.k8s.io/v1 since v1.24) is probed likewise: on an older server or
+// without the rights, classes are managed by configuration only.
 // The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
 #include <atomic>
@@ -33,10 +35,23 @@
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
 #include "extender/model/pod.h"
+#include "extender/policy/capacity_accounting.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sources {
+
+class CapacityStore;
+
+// One pool on one node whose size a storage driver publishes, as decided (for /debug).
+struct PoolAccount {
+  std::string node;
+  std::string storage_class;
+  std::string pool;
+  std::string source;  // "CSIStorageCapacity <namespace/name>"
+  policy::CapacityAccount account;
+  std::int64_t max_volume_bytes = 0;  // 0: no limit
+};
 
 class DraStore;
 
@@ -62,12 +77,16 @@ class KubeCluster final : public engine::PodSource,
   std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override;
   // The StorageClass marked default in the cluster, or empty.
   std::string default_storage_class() const override;
+  // The classes managed from the capacity their CSI driver publishes, and their pools.
+  std::shared_ptr<const std::map<std::string, std::string, std::less<>>> capacity_class_pools() const override;
+  // Each such pool on each node, with its accounting.
+  std::vector<PoolAccount> pool_accounts() const;
   // Each reflector's resource and status (for /metrics: synced, down since when, lists).
   std::vector<std::pair<std::string, kube::ReflectorStatus>> watch_status() const;
 
   // DRA: whether the API server serves resource.k8s.io/v1 (false while unknown and when it does
   // not), the inventory of the watched slices and claims (rebuilt after changes), the classes.
-  bool dra_served() const { return dra_state_ == kDraServed; }
+  bool dra_served() const { return dra_kinds_.state == kServed; }
   std::shared_ptr<const model::DraInventory> dra_inventory() const;
   std::vector<model::DeviceClass> device_classes() const;
   // The engine's view: dra_inventory() while the group is served, else null; device_classes(),
@@ -83,21 +102,35 @@ class KubeCluster final : public engine::PodSource,
   std::chrono::milliseconds stale_after_;
   std::chrono::milliseconds fetch_timeout_;
   std::unique_ptr<Lookups> lookups_;
+  std::unique_ptr<CapacityStore> capacity_;
+  std::thread capacity_tick_;  // publishes when a claim settles (policy/capacity_accounting.h)
   std::vector<std::unique_ptr<kube::ReflectorSink>> sinks_;
   std::vector<std::unique_ptr<kube::Reflector>> reflectors_;
   std::vector<std::thread> threads_;
 
-  enum DraState { kDraProbing, kDraAbsent, kDraServed };
-  void probe_dra();
+  // Kinds watched only where the API server serves them and the role may read them: probed with
+  // a list of one item; 404 (an older server) or 403 (a role without the rights) leaves them
+  // out, logged once; other answers are retried with backoff, and not ready meanwhile.
+  enum GroupState { kProbing, kAbsent, kServed };
+  struct OptionalKinds {
+    std::string probe_path;
+    std::string name;          // for readiness and logs
+    std::string absent_404;    // logged (info) when the server does not serve them
+    std::string absent_403;    // logged (warn) when the role may not read them
+    std::vector<std::unique_ptr<kube::Reflector>> reflectors;
+    std::atomic<int> state{kProbing};
+    std::thread probe;
+    std::string probe_error;           // guarded by optional_mu_
+    std::vector<std::thread> threads;  // guarded by optional_mu_
+  };
+  void probe(OptionalKinds& kinds);
+  void ready_reasons(const OptionalKinds& kinds, std::string& reasons) const;
   std::unique_ptr<DraStore> dra_;
-  std::vector<std::unique_ptr<kube::Reflector>> dra_reflectors_;
-  std::atomic<int> dra_state_{kDraProbing};
-  std::thread dra_probe_;
-  mutable std::mutex dra_mu_;  // guards the three below
-  std::condition_variable dra_wake_;
+  OptionalKinds dra_kinds_;
+  OptionalKinds capacity_kinds_;
+  mutable std::mutex optional_mu_;  // guards stopping_ and the kinds' marked fields
+  std::condition_variable wake_;
   bool stopping_ = false;
-  std::string dra_probe_error_;
-  std::vector<std::thread> dra_threads_;
 };
 
 }  // namespace extender::sources

@@ -3,10 +3,13 @@
 // under kubernetes.* (the DRA drivers: kubernetes.dra.drivers) and fills the rest from its gpu and
 // storage sections. A value type.
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "extender/model/demand.h"
 #include "extender/model/dra_inventory.h"
 #include "extender/model/supply.h"
+#include "extender/policy/capacity_accounting.h"
 
 namespace extender::sources {
 
@@ -15,12 +18,20 @@ struct WatchOptions {
   std::chrono::milliseconds stale_after{60'000};    // not ready while a watch has been down this long
 };
 
+// Pools from the capacity CSI drivers publish (CSIStorageCapacity, capacity_store.h).
+struct CapacityOptions {
+  bool enabled = true;               // watch CSIDrivers and CSIStorageCapacities
+  std::vector<std::string> classes;  // the classes to manage so; empty: every class whose driver publishes
+  policy::CapacityRule rule;         // when a claim's volume counts as reflected
+};
+
 struct KubeClusterOptions {
   model::DemandRules demand;  // which pods and claims hold what
   model::SupplyRules supply;  // what nodes offer
   WatchOptions watch;
   std::chrono::milliseconds fetch_timeout{2'000};  // a pod read from the API server (fetch_pod)
   model::DraRules dra;  // which drivers' ResourceSlices offer GPUs, and how their devices read
+  CapacityOptions capacity;
 };
 
 }  // namespace extender::sources

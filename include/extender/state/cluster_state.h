@@ -110,6 +110,10 @@ class ClusterState {
   // Replaces the whole node set (a relist); nodes not listed are removed.
   void replace_nodes(std::vector<model::NodeSupply> nodes);
   void remove_node(std::string_view name);
+  // Pools that come from elsewhere than the node object (a storage driver's published capacity),
+  // by node: added to the node's own pools, except where the node already has a pool of that
+  // name. Replaces the whole set; nodes whose pools did not change publish nothing.
+  void set_derived_pools(std::map<std::string, std::vector<model::Pool>, std::less<>> by_node);
 
   // Claims, one per uid: placing or reserving replaces whatever uid held before. Placing a claim
   // equal to the one held publishes nothing.
@@ -138,6 +142,7 @@ class ClusterState {
 
   mutable std::mutex write_mu_;  // guards everything below and serialises publishers
   std::map<std::string, model::NodeSupply, std::less<>> supply_;
+  std::map<std::string, std::vector<model::Pool>, std::less<>> derived_pools_;
   std::map<std::string, Claim, std::less<>> claims_;
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> claims_by_node_;
 

@@ -30,11 +30,5 @@ Result<Claim> decode_claim(const nlohmann::json& pvc);
 // The claim annotation that records which device of a pool holds the claim's volume.
 inline constexpr const char* kDeviceAnnotation = "scheduler-extender.io/device";
 
-// A StorageClass: its name and whether it is the cluster default.
-struct StorageClass {
-  std::string name;
-  bool is_default = false;
-};
-Result<StorageClass> decode_storage_class(const nlohmann::json& sc);
 
 }  // namespace extender::wire

@@ -488,7 +488,7 @@ EOF
     "$EXTENDER_USER list nodes" "$EXTENDER_USER watch pods" "$EXTENDER_USER create pods/binding" \
     "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER list storageclasses storage.k8s.io" \
     "$EXTENDER_USER patch pods" "$EXTENDER_USER patch persistentvolumeclaims" \
-    "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" \
+    "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" "$EXTENDER_USER watch csidrivers storage.k8s.io" \
     "$EXTENDER_USER update leases coordination.k8s.io" \
     "$SCHEDULER_USER create pods/binding" "$SCHEDULER_USER watch nodes" \
     "$SCHEDULER_USER list persistentvolumeclaims" "$SCHEDULER_USER list csinodes storage.k8s.io"; do

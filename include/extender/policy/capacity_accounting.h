@@ -1,0 +1,72 @@
+#pragma once
+// The accounting rule for pools whose free space a storage driver publishes (CSIStorageCapacity).
+// The published figure is the driver's free space as of its last update. A claim placed on the
+// node (reserved by a bind here, or seen selected there with volume.kubernetes.io/selected-node)
+// whose volume the figure cannot yet reflect is subtracted from it; one the figure already
+// reflects is not, so nothing is subtracted twice.
+//
+// "Already reflected" is known from what the daemon observed, never from the driver's word:
+// - a claim without a volume (in flight, selected, provisioning) is never reflected;
+// - a claim whose volume the daemon saw appear (the claim bound to a PersistentVolume) at time V is
+//   reflected once the daemon observes a change of the published figure strictly after V (the
+//   provisioner creates the volume before the PersistentVolume, so a figure computed after V
+//   counts it), or once `settle` has passed since V: external-provisioner re-reads the capacity at
+//   least every poll interval and writes it when it changed, so after a poll that started after
+//   the volume existed, either a change was observed or the figure already counted the volume.
+// A figure republished before provisioning finished is observed before V and so reflects nothing
+// that is subtracted; a slow provisioner keeps its claim without a volume, and so subtracted.
+// After a restart (or on a standby that just started) volumes are first seen in the list, at
+// that moment: each is subtracted until a later change or `settle` (over-counting, never under).
+// Pure; thread-safe.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "extender/model/pod_constraints.h"
+
+namespace extender::policy {
+
+using CapacityClock = std::chrono::steady_clock;
+
+struct CapacityRule {
+  // At least the driver's poll interval (external-provisioner --capacity-poll-interval, 1m by
+  // default) plus the time its write takes to reach the daemon.
+  std::chrono::milliseconds settle{120'000};
+};
+
+struct CapacityClaim {
+  std::string id;          // namespace/name, for people
+  std::int64_t bytes = 0;  // its requested size
+  std::optional<CapacityClock::time_point> volume_seen;  // when its volume was seen, if it has one
+};
+
+struct PublishedCapacity {
+  std::int64_t bytes = 0;
+  // The last change of the figure the daemon saw happen (a watch event); nullopt when the figure
+  // has only been listed (it may predate anything).
+  std::optional<CapacityClock::time_point> changed;
+};
+
+bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, CapacityClock::time_point now,
+               const CapacityRule& rule);
+
+struct CapacityAccount {
+  std::int64_t published = 0;
+  std::int64_t subtracted = 0;  // claims the figure cannot reflect yet
+  std::int64_t reflected = 0;   // claims it already reflects
+  std::int64_t free = 0;        // published - subtracted (negative when over-committed)
+  // When a subtracted claim settles (the account changes with no event), if one will.
+  std::optional<CapacityClock::time_point> next_change;
+};
+
+CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims,
+                        CapacityClock::time_point now, const CapacityRule& rule);
+
+// A CSIStorageCapacity's nodeTopology: nullopt selects no node (the field absent), an empty list
+// every node, else the nodes whose labels meet every requirement (matchLabels as In).
+bool topology_selects(const std::optional<std::vector<model::NodeSelectorRequirement>>& topology,
+                      const model::StringMap& labels);
+
+}  // namespace extender::policy

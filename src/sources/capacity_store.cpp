@@ -1,0 +1,409 @@
+#include "capacity_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "extender/common/quantity.h"
+
+namespace extender::sources {
+namespace {
+
+using nlohmann::json;
+using Clock = policy::CapacityClock;
+
+std::string claim_key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
+
+constexpr std::string_view kTopolvmPrefix = "capacity.topolvm.io/";
+constexpr std::string_view kTopolvmDriver = "topolvm.io";
+constexpr std::string_view kTopolvmDeviceClass = "topolvm.io/device-class";
+constexpr std::string_view kTopolvmDefaultDeviceClass = "00default";
+
+class DriverSink : public kube::ReflectorSink {
+ public:
+  explicit DriverSink(CapacityStore& store) : store_(store) {}
+  void begin_list() override { listed_.clear(); }
+  void list_item(const json& object) override {
+    if (auto d = decode(object)) listed_[d->name] = d->storage_capacity;
+  }
+  void end_list() override {
+    spdlog::info("csidrivers: {} listed", listed_.size());
+    store_.drivers_listed(std::move(listed_));
+    listed_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    auto d = decode(object);
+    if (!d) return;
+    store_.driver_changed(d->name, type == "DELETED" ? std::nullopt : std::optional(d->storage_capacity));
+  }
+
+ private:
+  static std::optional<wire::CsiDriver> decode(const json& object) {
+    auto d = wire::decode_csi_driver(object);
+    if (!d || d->name.empty()) {
+      spdlog::warn("csidrivers: skipping an object that cannot be read: {}", d ? "no name" : d.message());
+      return std::nullopt;
+    }
+    return std::move(*d);
+  }
+  CapacityStore& store_;
+  std::map<std::string, bool> listed_;
+};
+
+class PublishedSink : public kube::ReflectorSink {
+ public:
+  explicit PublishedSink(CapacityStore& store) : store_(store) {}
+  void begin_list() override { listed_.clear(); }
+  void list_item(const json& object) override {
+    if (auto c = decode(object)) listed_.push_back(std::move(*c));
+  }
+  void end_list() override {
+    spdlog::info("csistoragecapacities: {} listed", listed_.size());
+    store_.capacities_listed(std::move(listed_));
+    listed_.clear();
+  }
+  void event(std::string_view type, const json& object) override {
+    auto c = decode(object);
+    if (!c) return;
+    const std::string key = c->key;
+    store_.capacity_changed(key, type == "DELETED" ? std::nullopt : std::move(c));
+  }
+
+ private:
+  static std::optional<wire::StorageCapacity> decode(const json& object) {
+    auto c = wire::decode_storage_capacity(object);
+    if (!c || c->key == "/") {
+      spdlog::warn("csistoragecapacities: skipping an object that cannot be read: {}", c ? "no name" : c.message());
+      return std::nullopt;
+    }
+    return std::move(*c);
+  }
+  CapacityStore& store_;
+  std::vector<wire::StorageCapacity> listed_;
+};
+
+}  // namespace
+
+CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options)
+    : state_(state), rules_(std::move(rules)), options_(std::move(options)) {}
+
+std::unique_ptr<kube::ReflectorSink> CapacityStore::driver_sink() { return std::make_unique<DriverSink>(*this); }
+std::unique_ptr<kube::ReflectorSink> CapacityStore::capacity_sink() { return std::make_unique<PublishedSink>(*this); }
+
+std::string CapacityStore::pool_of(std::string_view cls) const {
+  if (auto it = rules_.pool_by_class.find(cls); it != rules_.pool_by_class.end()) return it->second;
+  if (auto it = class_pools_->find(cls); it != class_pools_->end()) return it->second;
+  return {};
+}
+
+std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) const {
+  if (pvc.selected_node.empty()) return std::nullopt;
+  const std::string& cls = pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
+  const std::string pool = pool_of(cls);
+  if (pool.empty()) return std::nullopt;
+  state::Claim claim;
+  claim.owner = pvc.namespace_name + "/" + pvc.name;
+  claim.source = "volume";
+  claim.node = pvc.selected_node;
+  claim.allocation.volumes.push_back({claim.owner, pool, pvc.device, pvc.info.bytes, claim.owner, pvc.owner_pod_uid});
+  return claim;
+}
+
+void CapacityStore::record(const wire::Claim& pvc, Clock::time_point now) {
+  if (pvc.selected_node.empty()) {
+    claims_.erase(pvc.uid);
+    return;
+  }
+  Recorded& r = claims_[pvc.uid];
+  // A volume is seen once: the first observation of the claim bound to one.
+  const bool has_volume = pvc.info.bound;
+  if (!has_volume) {
+    r.volume_seen.reset();
+  } else if (!r.volume_seen || !r.claim.info.bound) {
+    r.volume_seen = now;
+  }
+  r.claim = pvc;
+}
+
+NodeFacts node_facts(const model::Node& node) {
+  NodeFacts facts;
+  facts.labels = node.labels;
+  for (auto it = node.annotations.lower_bound(kTopolvmPrefix); it != node.annotations.end(); ++it) {
+    if (it->first.compare(0, kTopolvmPrefix.size(), kTopolvmPrefix) != 0) break;
+    if (it->first.size() > kTopolvmPrefix.size()) facts.topolvm[it->first.substr(kTopolvmPrefix.size())] = it->second;
+  }
+  return facts;
+}
+
+void CapacityStore::nodes_listed(std::map<std::string, NodeFacts> nodes) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, NodeEntry, std::less<>> next;
+  for (auto& [name, facts] : nodes) {
+    NodeEntry entry{std::move(facts), {}};
+    // A value that changed while no watch ran changed at a time not known: no change is counted.
+    if (auto it = nodes_.find(name); it != nodes_.end()) entry.topolvm_changed = it->second.topolvm_changed;
+    next.emplace(name, std::move(entry));
+  }
+  nodes_ = std::move(next);
+  selection_dirty_ = true;
+  publish(Clock::now());
+}
+
+void CapacityStore::node_changed(const std::string& name, std::optional<NodeFacts> facts) {
+  std::lock_guard lock(mu_);
+  const auto now = Clock::now();
+  auto it = nodes_.find(name);
+  if (!facts) {
+    if (it == nodes_.end()) return;
+    nodes_.erase(it);
+    selection_dirty_ = true;
+  } else if (it == nodes_.end()) {
+    nodes_.emplace(name, NodeEntry{std::move(*facts), {}});
+    selection_dirty_ = true;
+  } else {
+    if (it->second.facts == *facts) return;
+    for (const auto& [device_class, value] : facts->topolvm) {
+      auto was = it->second.facts.topolvm.find(device_class);
+      if (was == it->second.facts.topolvm.end() || was->second != value) it->second.topolvm_changed[device_class] = now;
+    }
+    if (it->second.facts.labels != facts->labels) selection_dirty_ = true;
+    it->second.facts = std::move(*facts);
+  }
+  publish(now);
+}
+
+void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
+  std::lock_guard lock(mu_);
+  classes_.clear();
+  for (auto& c : classes) {
+    std::string name = c.name;
+    classes_.insert_or_assign(std::move(name), std::move(c));
+  }
+  reclassify();
+}
+
+void CapacityStore::class_changed(const std::string& name, std::optional<wire::StorageClass> sc) {
+  std::lock_guard lock(mu_);
+  if (sc) {
+    classes_.insert_or_assign(name, std::move(*sc));
+  } else {
+    classes_.erase(name);
+  }
+  reclassify();
+}
+
+void CapacityStore::drivers_listed(std::map<std::string, bool> drivers) {
+  std::lock_guard lock(mu_);
+  drivers_.clear();
+  for (auto& [name, tracks] : drivers) drivers_.emplace(name, tracks);
+  reclassify();
+}
+
+void CapacityStore::driver_changed(const std::string& name, std::optional<bool> storage_capacity) {
+  std::lock_guard lock(mu_);
+  if (storage_capacity) {
+    drivers_.insert_or_assign(name, *storage_capacity);
+  } else {
+    drivers_.erase(name);
+  }
+  reclassify();
+}
+
+void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
+  std::lock_guard lock(mu_);
+  const auto now = Clock::now();
+  std::map<std::string, Recorded, std::less<>> before = std::move(claims_);
+  claims_.clear();
+  std::vector<std::pair<std::string, state::Claim>> placed;
+  for (const auto& pvc : claims) {
+    if (auto it = before.find(pvc.uid); it != before.end()) claims_.insert(before.extract(it));
+    record(pvc, now);
+    if (auto claim = placement_of(pvc)) placed.emplace_back(claim_key(pvc), std::move(*claim));
+  }
+  spdlog::info("persistentvolumeclaims: {} listed, {} holding node-local space", claims.size(), placed.size());
+  state_.replace_placements("volume", std::move(placed));
+  publish(now);
+}
+
+void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
+  std::lock_guard lock(mu_);
+  if (deleted) {
+    claims_.erase(pvc.uid);
+    state_.drop(claim_key(pvc));
+  } else {
+    record(pvc, Clock::now());
+    if (auto claim = placement_of(pvc)) {
+      state_.place(claim_key(pvc), std::move(*claim));
+    } else {
+      state_.drop(claim_key(pvc));
+    }
+  }
+  publish(Clock::now());
+}
+
+void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, Published, std::less<>> next;
+  for (auto& o : objects) {
+    std::string key = o.key;
+    Published p{std::move(o), std::nullopt};
+    // A figure that changed while no watch ran changed at a time not known: not counted as a change.
+    if (auto it = published_.find(key); it != published_.end()) p.changed = it->second.changed;
+    next.insert_or_assign(std::move(key), std::move(p));
+  }
+  published_ = std::move(next);
+  selection_dirty_ = true;
+  publish(Clock::now());
+}
+
+void CapacityStore::capacity_changed(const std::string& key, std::optional<wire::StorageCapacity> object) {
+  std::lock_guard lock(mu_);
+  const auto now = Clock::now();
+  if (!object) {
+    selection_dirty_ = published_.erase(key) > 0 || selection_dirty_;
+  } else {
+    auto it = published_.find(key);
+    if (it == published_.end()) {
+      published_.insert_or_assign(key, Published{std::move(*object), now});
+      selection_dirty_ = true;
+    } else {
+      if (it->second.object.capacity_bytes != object->capacity_bytes) it->second.changed = now;
+      if (it->second.object.topology != object->topology || it->second.object.storage_class != object->storage_class) {
+        selection_dirty_ = true;
+      }
+      it->second.object = std::move(*object);
+    }
+  }
+  publish(now);
+}
+
+void CapacityStore::reclassify() {
+  auto next = std::make_shared<ClassPools>();
+  if (options_.enabled) {
+    for (const auto& [name, sc] : classes_) {
+      if (rules_.pool_by_class.count(name)) continue;
+      if (!options_.classes.empty() &&
+          std::find(options_.classes.begin(), options_.classes.end(), name) == options_.classes.end()) {
+        continue;
+      }
+      auto driver = drivers_.find(sc.provisioner);
+      if ((driver != drivers_.end() && driver->second) || sc.provisioner == kTopolvmDriver) (*next)[name] = name;
+    }
+  }
+  if (*next != *class_pools_) {
+    class_pools_ = std::move(next);
+    selection_dirty_ = true;
+    for (const auto& [uid, r] : claims_) {
+      if (auto claim = placement_of(r.claim)) {
+        state_.place(claim_key(r.claim), std::move(*claim));
+      } else {
+        state_.drop(claim_key(r.claim));
+      }
+    }
+  }
+  publish(Clock::now());
+}
+
+void CapacityStore::tick(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (next_change_ && now >= *next_change_) publish(now);
+}
+
+void CapacityStore::select() {
+  selection_.clear();
+  for (const auto& [key, p] : published_) {
+    const std::string& cls = p.object.storage_class;
+    if (!class_pools_->count(cls) || !p.object.topology) continue;
+    for (const auto& [node, entry] : nodes_) {
+      if (policy::topology_selects(p.object.topology, entry.facts.labels)) selection_[{node, cls}].push_back(key);
+    }
+  }
+  selection_dirty_ = false;
+}
+
+void CapacityStore::publish(Clock::time_point now) {
+  if (selection_dirty_) select();
+  std::map<std::pair<std::string, std::string>, std::vector<policy::CapacityClaim>> claims;
+  for (const auto& [uid, r] : claims_) {
+    const std::string& cls = r.claim.info.storage_class.empty() ? rules_.default_class : r.claim.info.storage_class;
+    if (!class_pools_->count(cls)) continue;
+    claims[{r.claim.selected_node, cls}].push_back(
+        {r.claim.namespace_name + "/" + r.claim.name, r.claim.info.bytes, r.volume_seen});
+  }
+  std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
+  std::vector<PoolAccount> accounts;
+  next_change_.reset();
+  for (const auto& [where, keys] : selection_) {
+    const Published* chosen = nullptr;
+    for (const auto& key : keys) {
+      const Published& p = published_.at(key);
+      if (!chosen || p.object.capacity_bytes.value_or(0) > chosen->object.capacity_bytes.value_or(0)) chosen = &p;
+    }
+    const auto& [node, cls] = where;
+    const policy::PublishedCapacity published{chosen->object.capacity_bytes.value_or(0), chosen->changed};
+    auto it = claims.find(where);
+    const policy::CapacityAccount a =
+        policy::account(published, it == claims.end() ? std::vector<policy::CapacityClaim>{} : it->second, now, options_.rule);
+    model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {},
+                     chosen->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + chosen->object.key, a.published};
+    accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
+    pools[node].push_back(std::move(pool));
+  }
+  for (const auto& [cls, pool_name] : *class_pools_) {
+    if (!topolvm_device_class(cls)) continue;
+    for (const auto& [node, entry] : nodes_) {
+      if (selection_.count({node, cls})) continue;
+      auto it = claims.find({node, cls});
+      annotation_pool(node, entry, cls, it == claims.end() ? std::vector<policy::CapacityClaim>{} : std::move(it->second),
+                      now, pools, accounts);
+    }
+  }
+  for (const auto& a : accounts) {
+    if (a.account.next_change && (!next_change_ || *a.account.next_change < *next_change_)) next_change_ = a.account.next_change;
+  }
+  state_.set_derived_pools(std::move(pools));
+  accounts_ = std::move(accounts);
+}
+
+std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view cls) const {
+  auto sc = classes_.find(cls);
+  if (sc == classes_.end() || sc->second.provisioner != kTopolvmDriver) return std::nullopt;
+  auto param = sc->second.parameters.find(kTopolvmDeviceClass);
+  return param == sc->second.parameters.end() || param->second.empty() ? std::string(kTopolvmDefaultDeviceClass)
+                                                                        : param->second;
+}
+
+void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
+                                    std::vector<policy::CapacityClaim> claims, Clock::time_point now,
+                                    std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
+                                    std::vector<PoolAccount>& accounts) {
+  const std::string device_class = *topolvm_device_class(cls);
+  auto value = entry.facts.topolvm.find(device_class);
+  if (value == entry.facts.topolvm.end()) return;
+  const std::string key = std::string(kTopolvmPrefix) + device_class;
+  auto bytes = parse_count(value->second, "annotation " + key);
+  if (!bytes) {
+    spdlog::warn("node {}: {}; no pool for class {} there", node, bytes.message(), cls);
+    return;
+  }
+  auto changed = entry.topolvm_changed.find(device_class);
+  const policy::PublishedCapacity published{
+      *bytes, changed == entry.topolvm_changed.end() ? std::nullopt : std::optional(changed->second)};
+  const policy::CapacityAccount a = policy::account(published, claims, now, options_.rule);
+  model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {}, 0, "annotation " + key,
+                   a.published};
+  accounts.push_back({node, cls, pool.name, pool.source, a, 0});
+  pools[node].push_back(std::move(pool));
+}
+
+std::shared_ptr<const ClassPools> CapacityStore::class_pools() const {
+  std::lock_guard lock(mu_);
+  return class_pools_;
+}
+
+std::vector<PoolAccount> CapacityStore::accounts() const {
+  std::lock_guard lock(mu_);
+  return accounts_;
+}
+
+}  // namespace extender::sources
