@@ -4,7 +4,7 @@
 
 #include "extender/common/quantity.h"
 #include "json_fields.h"
-#include "pod_constraints.h"
+#include "pod_constraints_decoder.h"
 
 namespace extender::wire {
 namespace {
