@@ -337,7 +337,7 @@ TEST(Budgets, OnePeerHoldsNoMoreThanItsShareOfTheBodyBudget) {
   ASSERT_TRUE(first.send_all(post_head(std::uint64_t{2} << 20) + part));
   RawConnection second(d.port(), "127.0.0.2");
   second.send_all(post_head(std::uint64_t{2} << 20) + part);
-  EXPECT_EQ(status_of(second.read_until_closed(500ms)), 503) << "one peer held more than its share of the body budget";
+  EXPECT_EQ(status_of(second.read_until_closed(5s)), 503) << "one peer held more than its share of the body budget";
   httplib::Client c("127.0.0.1", d.port());
   c.set_read_timeout(10s);
   auto r = c.Post("/scheduler/filter", big_body(std::size_t{3} << 19), "application/json");
