@@ -143,11 +143,12 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
                                        "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
-                                       "capacity_settle"}));
+                                       "capacity_settle", "placement_wait"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
   EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
   EXTENDER_TRY(read_positive_duration(r, n, "capacity_settle", "storage", s.capacity_settle));
+  EXTENDER_TRY(read_positive_duration(r, n, "placement_wait", "storage", s.placement_wait));
   EXTENDER_TRY(r.read(n, "default_class", "storage", s.default_class));
   EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
   EXTENDER_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
@@ -406,7 +407,9 @@ wire::NodeFieldFilter Config::node_fields() const {
 }
 
 engine::ExtenderOptions Config::extender_options() const {
-  return {demand_rules(), scoring, state, kubernetes};
+  engine::ExtenderOptions options{demand_rules(), scoring, state, kubernetes};
+  options.placement_wait = storage.placement_wait;
+  return options;
 }
 
 sources::KubeClusterOptions Config::kube_cluster_options() const {

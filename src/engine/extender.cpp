@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <span>
+#include <thread>
 
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
@@ -38,7 +40,8 @@ Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
       scheduler_names_(std::move(options.bind.scheduler_names)),
       deps_(std::move(deps)),
       clock_(deps_.clock ? *deps_.clock : steady_clock()),
-      shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior) {}
+      shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior),
+      unseen_(options.placement_wait) {}
 
 void Extender::remember(const model::PodDemand& demand, state::Clock::time_point now) {
   const bool known = deps_.demands->find(demand.uid, now).has_value();
@@ -136,7 +139,57 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
   return demand;
 }
 
-FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline) {
+namespace {
+
+void pass_node(const wire::ExtenderArgs& args, std::span<const std::string_view> names, std::size_t i,
+               FilterAnswer& answer) {
+  if (args.nodes) {
+    answer.result.node_objects->push_back((*args.nodes)[i].raw);
+  } else {
+    answer.result.node_names->emplace_back(names[i]);
+  }
+  ++answer.summary.nodes_out;
+}
+
+// The claims of a pod's volumes that still need a placement ("namespace/name").
+std::vector<std::string> unplaced_claims(const model::PodDemand& demand) {
+  std::vector<std::string> claims;
+  for (const auto& v : demand.volumes) {
+    if (!v.claim.empty() && v.held_on.empty()) claims.push_back(v.claim);
+  }
+  return claims;
+}
+
+}  // namespace
+
+bool Extender::in_scope(const model::PodDemand& demand, PodScope scope) {
+  return scope == PodScope::kManaged ? !demand.needs_nothing() : !demand.needs_gpu();
+}
+
+void Extender::await_unseen_placements(const model::PodDemand& demand,
+                                       std::optional<state::Clock::time_point> deadline) {
+  if (!deps_.claims) return;
+  auto placed = [this](const std::string& claim) {
+    const auto slash = claim.find('/');
+    if (slash == std::string::npos) return true;
+    auto info = deps_.claims->claim(claim.substr(0, slash), claim.substr(slash + 1));
+    return !info || info->bound || !info->node.empty();
+  };
+  const auto start = clock_.now();
+  const auto until = unseen_.wait_until(demand.uid, placed, start);
+  if (until <= start) return;
+  constexpr auto kPoll = std::chrono::milliseconds(2);
+  auto limit = std::chrono::steady_clock::now() + (until - start);
+  if (deadline) limit = std::min(limit, *deadline - kPoll);
+  while (std::chrono::steady_clock::now() < limit) {
+    std::this_thread::sleep_for(kPoll);
+    const auto now = clock_.now();
+    if (unseen_.wait_until(demand.uid, placed, now) <= now) return;
+  }
+}
+
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
+                              PodScope scope) {
   FilterAnswer answer;
   answer.owned_names = args.owned_names;
   wire::FilterResult& r = answer.result;
@@ -150,14 +203,6 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   } else {
     r.node_names.emplace();
   }
-  auto pass = [&](std::size_t i) {
-    if (nodes_form) {
-      r.node_objects->push_back((*args.nodes)[i].raw);
-    } else {
-      r.node_names->emplace_back(names[i]);
-    }
-    ++answer.summary.nodes_out;
-  };
 
   auto demand = demand_of(args.pod);
   if (!demand) {
@@ -165,9 +210,9 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     answer.summary.note = r.error;
     return answer;
   }
-  if (demand->needs_nothing()) {
-    for (std::size_t i = 0; i < names.size(); ++i) pass(i);
-    answer.summary.note = "pod needs nothing managed";
+  if (!in_scope(*demand, scope)) {
+    for (std::size_t i = 0; i < names.size(); ++i) pass_node(args, names, i, answer);
+    answer.summary.note = demand->needs_nothing() ? "pod needs nothing managed" : "pod needs a GPU: left to /filter";
     return answer;
   }
   if (auto why = not_ready()) {
@@ -175,6 +220,8 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     answer.summary.note = r.error;
     return answer;
   }
+  auto claims = unplaced_claims(*demand);
+  if (!claims.empty()) await_unseen_placements(*demand, deadline);
   const auto now = clock_.now();
   remember(*demand, now);
   if (nodes_form && deps_.request_nodes) {
@@ -197,16 +244,21 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
     }
     judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
   }
-  for (std::uint32_t i : fitting) pass(i);
-  if (deps_.verdicts) {
-    std::vector<std::string_view> passed;
-    passed.reserve(fitting.size());
-    for (std::uint32_t i : fitting) passed.push_back(names[i]);
-    deps_.verdicts->record(demand->uid, passed, now);
-  }
+  for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
+  if (!fitting.empty()) unseen_.record(demand->uid, std::move(claims), clock_.now());
+  record_verdict(*demand, names, fitting, now);
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
+}
+
+void Extender::record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
+                              const std::vector<std::uint32_t>& passed, state::Clock::time_point now) {
+  if (!deps_.verdicts) return;
+  std::vector<std::string_view> passed_names;
+  passed_names.reserve(passed.size());
+  for (std::uint32_t i : passed) passed_names.push_back(names[i]);
+  deps_.verdicts->record(demand.uid, passed_names, now);
 }
 
 PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
@@ -223,8 +275,8 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     answer.summary.note = demand.message();
     return answer;
   }
-  if (demand->needs_nothing() != (scope == PodScope::kUnmanaged)) {
-    answer.summary.note = scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs something managed";
+  if (!in_scope(*demand, scope)) {
+    answer.summary.note = scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs a GPU: left to /prioritize";
     return answer;
   }
   if (auto why = not_ready()) {

@@ -20,7 +20,7 @@
 namespace extender::relay {
 namespace {
 
-constexpr std::string_view kVerbSuffix = "/prioritize-unmanaged";
+constexpr std::string_view kVerbSuffixes[] = {"/filter-unmanaged", "/prioritize-unmanaged"};
 // Longer paths are answered 404 before any pattern matching.
 constexpr std::size_t kMaxPath = 1024;
 // A body under this that the daemon answers 503 says the daemon is out of room or not ready.
@@ -34,11 +34,13 @@ std::string lower(std::string_view s) {
 
 bool readable(const std::string& path) { return std::ifstream(path).good(); }
 
-// A path the relay forwards: ends with the verb, plain characters only (nothing that could need
+// A path the relay forwards: ends with one of the verbs, plain characters only (nothing that could need
 // escaping on the way upstream).
 bool forwardable_path(std::string_view path) {
   if (path.size() > kMaxPath || path.empty() || path.front() != '/') return false;
-  if (path.size() < kVerbSuffix.size() || path.substr(path.size() - kVerbSuffix.size()) != kVerbSuffix) return false;
+  if (std::none_of(std::begin(kVerbSuffixes), std::end(kVerbSuffixes), [&](std::string_view v) { return path.ends_with(v); })) {
+    return false;
+  }
   for (unsigned char c : path) {
     const bool ok = std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~';
     if (!ok) return false;
@@ -161,8 +163,9 @@ std::string usage_text() {
   return "usage: scheduler-extender-relay --upstream URL [--listen 127.0.0.1:PORT] [flags]\n"
          "\n"
          "A loopback relay, run beside kube-scheduler, for the every-pod extender entry\n"
-         "(prioritizeVerb: prioritize-unmanaged, ignorable: true): it forwards\n"
-         "POST <path>/prioritize-unmanaged to the daemon behind a circuit breaker. After a failed\n"
+         "(filterVerb: filter-unmanaged, prioritizeVerb: prioritize-unmanaged, ignorable: true): it\n"
+         "forwards POST <path>/filter-unmanaged and <path>/prioritize-unmanaged to the daemon behind\n"
+         "a circuit breaker. After a failed\n"
          "call (timeout, connect error, HTTP 500, 502, 504, or 503 to a body under 1 MiB) every\n"
          "call is answered 503 at once for --open-for, then one call probes the daemon; its\n"
          "success closes the breaker. An unreachable daemon then costs a pod nothing instead of the\n"
@@ -367,7 +370,7 @@ struct Relay::Impl {
   server::HttpResponse handle(const server::HttpRequest& req) {
     if (req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")) return text_answer(200, "ok\n");
     if (req.method != "POST" || !forwardable_path(req.path)) {
-      return text_answer(404, "relay: not found (only POST .../prioritize-unmanaged and GET /healthz)\n");
+      return text_answer(404, "relay: not found (only POST .../filter-unmanaged, .../prioritize-unmanaged and GET /healthz)\n");
     }
     if (!req.content_coding.empty()) {
       return text_answer(415, "relay: Content-Encoding " + req.content_coding +

@@ -24,6 +24,7 @@ const char* verb_name(Endpoint e) {
     case Endpoint::kFilter: return "filter";
     case Endpoint::kPrioritize: return "prioritize";
     case Endpoint::kPrioritizeUnmanaged: return "prioritize-unmanaged";
+    case Endpoint::kFilterUnmanaged: return "filter-unmanaged";
     case Endpoint::kBind: return "bind";
     default: return "preempt";
   }
@@ -43,10 +44,13 @@ Verb metric_verb(Endpoint e) {
     case Endpoint::kFilter: return Verb::kFilter;
     case Endpoint::kPrioritize: return Verb::kPrioritize;
     case Endpoint::kPrioritizeUnmanaged: return Verb::kPrioritizeUnmanaged;
+    case Endpoint::kFilterUnmanaged: return Verb::kFilterUnmanaged;
     case Endpoint::kBind: return Verb::kBind;
     default: return Verb::kPreempt;
   }
 }
+
+bool is_filter(Endpoint e) { return e == Endpoint::kFilter || e == Endpoint::kFilterUnmanaged; }
 
 }  // namespace
 
@@ -70,6 +74,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
     case Endpoint::kPrioritizeUnmanaged:
+    case Endpoint::kFilterUnmanaged:
     case Endpoint::kBind:
     case Endpoint::kPreempt:
       return verb(rt, request);
@@ -109,6 +114,7 @@ Lane Api::lane_of(std::string_view method, std::string_view path) const {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
     case Endpoint::kPrioritizeUnmanaged:
+    case Endpoint::kFilterUnmanaged:
     case Endpoint::kPreempt:
       return Lane::kDecide;
     case Endpoint::kBind:
@@ -140,14 +146,15 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
     switch (route.endpoint) {
       case Endpoint::kFilter:
       case Endpoint::kPrioritize:
-      case Endpoint::kPrioritizeUnmanaged: {
+      case Endpoint::kPrioritizeUnmanaged:
+      case Endpoint::kFilterUnmanaged: {
         const auto padded = wire::PaddedBody::of(request.body);
         wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
         auto args = wire::decode_extender_args(padded, deps_.node_fields, deps_.decode_limits, &failure);
         if (!args && failure == wire::DecodeFailure::kTooLarge) {
           outcome = Outcome::kRejected;
           declined = args.message();
-          if (route.endpoint == Endpoint::kFilter) {
+          if (is_filter(route.endpoint)) {
             wire::FilterResult r;
             r.error = "scheduler-extender declines the request: " + declined;
             res = json(200, wire::encode_filter_result(r));
@@ -161,11 +168,14 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           break;
         }
         const auto deadline = started + deps_.request_deadline;
-        if (route.endpoint == Endpoint::kFilter) {
+        const auto scope = route.endpoint == Endpoint::kPrioritizeUnmanaged || route.endpoint == Endpoint::kFilterUnmanaged
+                               ? engine::PodScope::kUnmanaged
+                               : engine::PodScope::kManaged;
+        if (is_filter(route.endpoint)) {
           auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
           spent->padded = padded;
           spent->args = std::move(*args);
-          spent->answer = deps_.extender->filter(spent->args, deadline);
+          spent->answer = deps_.extender->filter(spent->args, deadline, scope);
           engine::FilterAnswer& a = spent->answer;
           summary = std::move(a.summary);
           if (!a.result.error.empty()) outcome = Outcome::kError;
@@ -176,8 +186,6 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
           auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
           spent->padded = padded;
           spent->args = std::move(*args);
-          const auto scope = route.endpoint == Endpoint::kPrioritizeUnmanaged ? engine::PodScope::kUnmanaged
-                                                                              : engine::PodScope::kManaged;
           spent->answer = deps_.extender->prioritize(spent->args, deadline, scope);
           engine::PrioritizeAnswer& a = spent->answer;
           summary = std::move(a.summary);

@@ -15,7 +15,7 @@
 namespace extender::server {
 namespace {
 
-constexpr const char* kVerbNames[] = {"filter", "prioritize", "bind", "preempt", "prioritize_unmanaged"};
+constexpr const char* kVerbNames[] = {"filter", "prioritize", "bind", "preempt", "prioritize_unmanaged", "filter_unmanaged"};
 constexpr const char* kOutcomeNames[] = {"ok", "rejected", "error"};
 constexpr const char* kVerdictNames[] = {"passed", "failed", "unresolvable"};
 

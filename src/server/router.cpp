@@ -16,6 +16,7 @@ struct Fixed {
 constexpr Fixed kFixed[] = {
     {"/filter", "POST", Endpoint::kFilter, Role::kVerb, true},
     {"/prioritize", "POST", Endpoint::kPrioritize, Role::kVerb, true},
+    {"/filter-unmanaged", "POST", Endpoint::kFilterUnmanaged, Role::kVerb, true},
     {"/prioritize-unmanaged", "POST", Endpoint::kPrioritizeUnmanaged, Role::kVerb, true},
     {"/bind", "POST", Endpoint::kBind, Role::kVerb, true},
     {"/preempt", "POST", Endpoint::kPreempt, Role::kVerb, true},

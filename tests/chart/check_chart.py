@@ -452,7 +452,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] PodDisruptionBudget: maxUnavailable 1 (no minAvailable) over every replica")
 
 
-def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False, relay=True):
+def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=True, relay=True):
     cfg = scheduler_config(docs)
     if not C.ok(cfg is not None, f"[{kv}] second scheduler ConfigMap rendered"):
         return
@@ -488,12 +488,13 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False, r
     if every_pod and len(cfg["extenders"]) == 2:
         second = dict(cfg["extenders"][1])
         second_tls = (second.pop("tlsConfig", None), second.pop("enableHTTPS", None))
-        want_second = {"urlPrefix": want_ext["urlPrefix"], "prioritizeVerb": "prioritize-unmanaged", "weight": 10,
+        want_second = {"urlPrefix": want_ext["urlPrefix"], "filterVerb": "filter-unmanaged",
+                       "prioritizeVerb": "prioritize-unmanaged", "weight": 10,
                        "nodeCacheCapable": True, "httpTimeout": "200ms", "ignorable": True}
         if relay:
             want_second["urlPrefix"] = "http://127.0.0.1:8890/scheduler"
             C.eq(second_tls, (None, None), f"[{kv}] every-pod entry: plain HTTP to the relay on loopback")
-            C.eq(second, want_second, f"[{kv}] every-pod entry: prioritize-unmanaged only, through the relay "
+            C.eq(second, want_second, f"[{kv}] every-pod entry: filter-unmanaged and prioritize-unmanaged, through the relay "
                  "http://127.0.0.1:8890/scheduler, ignorable, 200ms")
             daemon_c = container(find(docs, "Deployment", FULLNAME), "scheduler-extender")
             if C.ok(relay_c is not None, f"[{kv}] relay sidecar in the scheduler's pod"):
@@ -513,7 +514,7 @@ def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=False, r
         else:
             C.eq(second_tls, (tls_config, enable_https), f"[{kv}] every-pod entry: the same TLS settings as the first")
             C.eq(second, want_second,
-                 f"[{kv}] every-pod entry: prioritize-unmanaged only, no managedResources, same urlPrefix and weight, "
+                 f"[{kv}] every-pod entry: filter-unmanaged and prioritize-unmanaged, no managedResources, same urlPrefix and weight, "
                  "ignorable, 200ms")
     if not (every_pod and relay):
         C.ok(relay_c is None, f"[{kv}] no relay sidecar")
@@ -618,10 +619,10 @@ def step_render():
     docs = render("1.20.2", "second scheduler without TLS", sets=["secondScheduler.enabled=true"])
     if docs:
         check_second_scheduler(docs, "1.20.2/http", "v1beta1", "v1.20.2", tls=False)
-    docs = render("1.31.0", "second scheduler without TLS, every-pod entry",
-                  sets=["secondScheduler.enabled=true", "extender.everyPod.enabled=true"])
+    docs = render("1.31.0", "second scheduler without TLS, without the every-pod entry",
+                  sets=["secondScheduler.enabled=true", "extender.everyPod.enabled=false"])
     if docs:
-        check_second_scheduler(docs, "1.31.0/http", "v1", "v1.31.0", tls=False, every_pod=True)
+        check_second_scheduler(docs, "1.31.0/http", "v1", "v1.31.0", tls=False, every_pod=False)
     docs = render("1.31.0", "second scheduler, every-pod entry without the relay",
                   values_files=[nondefault], sets=["extender.everyPod.enabled=true", "extender.everyPod.relay.enabled=false"])
     if docs:
@@ -676,7 +677,8 @@ def step_render():
 
     # Other values reach the rendering.
     docs = render("1.31.0", "custom values", sets=[
-        "secondScheduler.enabled=true", "extender.managedResources=null", "extender.weight=5",
+        "secondScheduler.enabled=true", "extender.managedResources=null", "extender.everyPod.enabled=false",
+        "extender.weight=5",
         "extender.ignorable=true", "secondScheduler.schedulerName=ml-scheduler",
         "secondScheduler.percentageOfNodesToScore=100", "config.server.path_prefix=/ext/",
         "config.logging.format=json", "rbac.csiStorageCapacity=false", "image.tag=0.2.0",
@@ -724,6 +726,8 @@ def step_render():
         (["secondScheduler.enabled=true", "extender.weight=0", "extender.prioritizeVerb=", "extender.everyPod.enabled=true"],
          [], "everyPod", "weight 0 with the every-pod entry"),
         (["extender.everyPod.httpTimeout=fast"], [], "httpTimeout", "an every-pod httpTimeout that is no duration"),
+        (["secondScheduler.enabled=true", "extender.managedResources=null"], [], "everyPod.enabled needs extender.managedResources",
+         "the every-pod entry with a first entry that already sees every pod"),
         (["secondScheduler.configApiVersion=v2"], [], "configApiVersion", "unknown configApiVersion"),
         (["networkPolicy.enabled=true"], [], "would lock it out",
          "a NetworkPolicy that would lock the cluster's host-network scheduler out"),
@@ -993,6 +997,13 @@ def step_deploy():
         C.ok(got.pop("urlPrefix", "").startswith("http://") and want.pop("urlPrefix"),
              "scheduler-config/default-scheduler.yaml: http urlPrefix")
         C.eq(got, want, "scheduler-config/default-scheduler.yaml: same extender entry as the chart (but urlPrefix)")
+        want_every = dict(chart_cfg["extenders"][1]) if len(chart_cfg["extenders"]) > 1 else {}
+        got_every = dict(default["extenders"][1]) if len(default["extenders"]) > 1 else {}
+        want_every.pop("urlPrefix", None)
+        C.ok(got_every.pop("urlPrefix", "").startswith("http://"), "scheduler-config/default-scheduler.yaml: "
+             "an every-pod entry, as the chart's default")
+        C.eq(got_every, want_every, "scheduler-config/default-scheduler.yaml: the every-pod entry is the chart's "
+             "(but urlPrefix)")
     C.eq((default["apiVersion"], default["kind"], default["clientConnection"]["kubeconfig"], default["profiles"]),
          ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration", "/etc/kubernetes/scheduler.conf",
           [{"schedulerName": "default-scheduler"}]),

@@ -227,6 +227,9 @@ TEST(Relay, PassesBodyTypeAndStatusThrough) {
     s.Post(kPath, [](const httplib::Request& req, httplib::Response& res) {
       res.set_content("echo:" + req.body + "|" + req.get_header_value("Content-Type"), "application/json");
     });
+    s.Post("/scheduler/filter-unmanaged", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content("filtered:" + req.body, "application/json");
+    });
     s.Post("/scheduler/bad/prioritize-unmanaged", [](const httplib::Request&, httplib::Response& res) {
       res.status = 400;
       res.set_content("no", "text/plain");
@@ -238,6 +241,8 @@ TEST(Relay, PassesBodyTypeAndStatusThrough) {
   EXPECT_EQ(a.status, 200);
   EXPECT_EQ(a.body, R"(echo:{"Pod":{}}|application/json; charset=utf-8)");
   EXPECT_EQ(a.content_type, "application/json");
+  EXPECT_EQ(post(*relay, "/scheduler/filter-unmanaged", "{}").body, "filtered:{}")
+      << "the every-pod entry's filter goes through the relay too";
 
   // A 4xx is the daemon answering: passed back, and the breaker stays closed.
   auto b = post(*relay, "/scheduler/bad/prioritize-unmanaged", "{}");
@@ -355,7 +360,8 @@ TEST(Relay, OtherPathsAre404AndHealthzIs200) {
   auto health = client.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  for (const char* path : {"/scheduler/filter", "/scheduler/bind", "/", "/prioritize-unmanaged/x", "/healthz"}) {
+  for (const char* path : {"/scheduler/filter", "/scheduler/bind", "/", "/prioritize-unmanaged/x", "/healthz",
+                           "/scheduler/filter-unmanaged/x", "/scheduler/xfilter-unmanagedx"}) {
     SCOPED_TRACE(path);
     EXPECT_EQ(post(*relay, path, "{}").status, 404);
   }

@@ -119,7 +119,7 @@ std::string pod_body(const std::string& uid, const std::string& requests, const 
          R"(,"limits":)" + requests + R"(}}]}},"Nodes":null,"NodeNames":)" + nodes + "}";
 }
 
-TEST(Api, PrioritizeUnmanagedRanksOnlyThePodsThatNeedNothingManaged) {
+TEST(Api, TheEveryPodVerbsDecideOnlyThePodsWithoutGpus) {
   Harness h;
   h.cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
   auto inv = sources::parse_inventory(R"(
@@ -150,6 +150,13 @@ nodes:
       << "a GPU pod is scored by the managed entry only, never twice";
   EXPECT_NE(h.metrics.render({}).find(R"(requests_total{outcome="ok",verb="prioritize_unmanaged"} 2)"), std::string::npos)
       << "the two calls of the every-pod verb counted under their own label";
+
+  res = api.handle(request("POST", "/scheduler/filter-unmanaged", gpu));
+  EXPECT_EQ(res.status, 200);
+  EXPECT_NE(res.body.find(R"("NodeNames":["gpu","plain"])"), std::string::npos)
+      << "a GPU pod passes the every-pod entry's filter untouched (the managed entry filters it): " << res.body;
+  EXPECT_NE(h.metrics.render({}).find(R"(requests_total{outcome="ok",verb="filter_unmanaged"} 1)"), std::string::npos)
+      << "the every-pod filter counted under its own label";
 }
 
 }  // namespace

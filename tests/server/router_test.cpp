@@ -23,6 +23,8 @@ TEST(Router, Table) {
       {"POST", "/prioritize", 200, Endpoint::kPrioritize, ""},
       {"POST", "/scheduler/prioritize-unmanaged", 200, Endpoint::kPrioritizeUnmanaged, ""},
       {"GET", "/scheduler/prioritize-unmanaged", 405, std::nullopt, ""},
+      {"POST", "/scheduler/filter-unmanaged", 200, Endpoint::kFilterUnmanaged, ""},
+      {"GET", "/scheduler/filter-unmanaged", 405, std::nullopt, ""},
       {"POST", "/scheduler/bind", 200, Endpoint::kBind, ""},
       {"POST", "/scheduler/preempt", 200, Endpoint::kPreempt, ""},
       {"GET", "/filter", 405, std::nullopt, ""},

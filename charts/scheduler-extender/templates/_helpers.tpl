@@ -390,6 +390,9 @@ percentageOfNodesToScore: {{ int64 $ss.percentageOfNodesToScore }}
 {{- end }}
 profiles:
   - schedulerName: {{ $ss.schedulerName }}
+{{- if and (include "scheduler-extender.everyPod" .) (not $ext.managedResources) }}
+{{- fail "extender.everyPod.enabled needs extender.managedResources: without them the first entry already sees every pod" -}}
+{{- end }}
 {{- if and $ext.bindVerb (not $ext.filterVerb) }}
 {{- fail "extender.bindVerb needs extender.filterVerb: the daemon binds a pod only to a node that passed its /filter" -}}
 {{- end }}
@@ -429,6 +432,7 @@ extenders:
   {{- else }}
   - urlPrefix: {{ include "scheduler-extender.extenderURL" . | quote }}
   {{- end }}
+    filterVerb: filter-unmanaged
     prioritizeVerb: prioritize-unmanaged
     weight: {{ int64 $ext.weight }}
     nodeCacheCapable: {{ $ext.nodeCacheCapable }}

@@ -65,6 +65,9 @@ struct StorageConfig {
   // How long after a claim's volume appeared the published figure is taken to reflect it when no
   // change was seen (at least the driver's poll interval; see policy/capacity_accounting.h).
   milliseconds capacity_settle{120'000};
+  // How long a filter waits, at most, for kube-scheduler's placement of the previous pod with
+  // claims to place to show on its claims (engine::ExtenderOptions::placement_wait).
+  milliseconds placement_wait{500};
 };
 
 struct StateConfig : engine::ReservationOptions {

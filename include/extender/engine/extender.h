@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
 #include "extender/state/filter_verdicts.h"
+#include "extender/state/unseen_placements.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/results.h"
 #include "extender/wire/verb_args.h"
@@ -85,11 +87,14 @@ struct PreemptAnswer {
   Summary summary;
 };
 
-// Which pods prioritize scores: those that need a managed resource (the extender entry with
-// managedResources), or those that need nothing managed (a second entry without
-// managedResources, which the scheduler calls for every pod: the first entry scores the others).
-// The packing policy ranks the latter too, so that the CPU and memory they take are placed with
-// the GPU shapes in mind.
+// Which pods filter and prioritize decide. kManaged (/filter, /prioritize; the entry with
+// managedResources, which kube-scheduler calls for pods that request a GPU resource): pods that
+// need a GPU, a GPU share or a managed volume. kUnmanaged (/filter-unmanaged,
+// /prioritize-unmanaged; the every-pod entry, without managedResources, which kube-scheduler calls
+// for every pod): the pods the first entry does not see, those that need no GPU: pods that need
+// only managed volumes are filtered and scored, pods that need nothing managed are scored (the
+// packing policy places their CPU and memory with the GPU shapes in mind) and pass every node.
+// Pods out of a verb's scope pass every node at once and get no scores.
 enum class PodScope { kManaged, kUnmanaged };
 
 // What the engine works with; it owns none of it, and each outlives the engine.
@@ -132,7 +137,10 @@ class Extender {
   Extender(ExtenderOptions options, ExtenderDeps deps);
 
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
-  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {});
+  // A pod with claims still to be placed first waits, briefly, for the earlier such pods' placements
+  // to show on their claims (state/unseen_placements.h).
+  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
+                      PodScope scope = PodScope::kManaged);
   PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
                               PodScope scope = PodScope::kManaged);
   BindAnswer bind(const wire::BindingArgs& args);
@@ -148,6 +156,11 @@ class Extender {
 
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
+  static bool in_scope(const model::PodDemand& demand, PodScope scope);
+  void await_unseen_placements(const model::PodDemand& demand, std::optional<state::Clock::time_point> deadline);
+  // Records the nodes that passed (FilterVerdicts).
+  void record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
+                      const std::vector<std::uint32_t>& passed, state::Clock::time_point now);
   // The DRA view for one request: null when DRA is not served or the pod asks nothing a
   // DeviceClass backs (then policy::check_fit decides alone).
   std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const;
@@ -174,6 +187,7 @@ class Extender {
                                                      const model::Allocation& allocation) const;
   mutable std::mutex shapes_mu_;
   policy::ShapeWindow shapes_;
+  state::UnseenPlacements unseen_;
 };
 
 }  // namespace extender::engine

@@ -26,6 +26,9 @@ struct ExtenderOptions {
   policy::ScoringRules scoring;
   ReservationOptions reservations;
   BindOptions bind;
+  // How long a pod with claims still to be placed waits, at most, in /filter for the placement of
+  // an earlier such pod to show on its claims (state/unseen_placements.h).
+  std::chrono::milliseconds placement_wait{500};
 };
 
 }  // namespace extender::engine

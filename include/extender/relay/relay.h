@@ -1,6 +1,6 @@
 #pragma once
 // Relay: a loopback HTTP server, run beside kube-scheduler, that forwards the every-pod entry's
-// `POST .../prioritize-unmanaged` to the daemon behind a circuit breaker (breaker.h). While the
+// `POST .../filter-unmanaged` and `.../prioritize-unmanaged` to the daemon behind a circuit breaker (breaker.h). While the
 // daemon is down or failing (no answer within the upstream timeout, connect error, 500, 502,
 // 504, or 503 to a body under a MiB) the breaker is open and each call is answered 503 at once,
 // which an `ignorable` extender entry skips, instead of costing every pod the entry's httpTimeout

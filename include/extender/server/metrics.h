@@ -30,7 +30,7 @@ struct MetricFamily;
 
 namespace extender::server {
 
-enum class Verb { kFilter, kPrioritize, kBind, kPreempt, kPrioritizeUnmanaged, kCount };
+enum class Verb { kFilter, kPrioritize, kBind, kPreempt, kPrioritizeUnmanaged, kFilterUnmanaged, kCount };
 enum class Outcome { kOk, kRejected, kError, kCount };  // rejected: 4xx; error: Error field set
 
 // One reflector of Kubernetes mode as a scrape sees it.

@@ -11,7 +11,8 @@ namespace extender::server {
 enum class Endpoint {
   kFilter,
   kPrioritize,
-  kPrioritizeUnmanaged,  // prioritize for pods that need nothing managed (the every-pod entry)
+  kFilterUnmanaged,      // filter and prioritize for the pods the managed entry does not see:
+  kPrioritizeUnmanaged,  // those that need no GPU (the every-pod entry; engine::PodScope)
   kBind,
   kPreempt,
   kHealthz,

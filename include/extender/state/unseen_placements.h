@@ -1,0 +1,49 @@
+#pragma once
+// UnseenPlacements: pods with claims still to be placed that passed the daemon's filter. Where
+// kube-scheduler put such a pod shows first on its claims: VolumeBinding writes
+// volume.kubernetes.io/selected-node at the start of its PreBind, some milliseconds after the
+// choice, and provisioning starts then, before any extender's /bind is called (and for a pod that
+// needs no GPU, kube-scheduler binds it itself). The next such pod's filter waits for the earlier
+// ones to show (kube-scheduler schedules one pod at a time, so that is one pod, rarely two), at
+// most `wait` past the earlier pod's filter, so that a burst is counted pod by pod instead of
+// being decided on the same free space. Bounded: at most `capacity` pods are kept
+// (the oldest forgotten first). Thread-safe; the caller waits, this class never sleeps.
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+
+namespace extender::state {
+
+class UnseenPlacements {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Whether the claim "namespace/name" shows a placement (a selected node, or bound).
+  using Placed = std::function<bool(const std::string& claim)>;
+
+  UnseenPlacements(Clock::duration wait, std::size_t capacity = 64) : wait_(wait), capacity_(capacity) {}
+
+  // Pod `uid` passed a filter at `now` with these claims, none placed yet (replacing what it had).
+  void record(const std::string& uid, std::vector<std::string> claims, Clock::time_point now);
+  // Forgets the pods other than `uid` whose claims all show a placement or whose wait has passed
+  // by `now`, and returns when the latest wait of the rest ends (`now` or earlier: none to wait for).
+  Clock::time_point wait_until(const std::string& uid, const Placed& placed, Clock::time_point now);
+  std::size_t size() const;
+
+ private:
+  struct Entry {
+    std::string uid;
+    std::vector<std::string> claims;
+    Clock::time_point filtered;
+  };
+  const Clock::duration wait_;
+  const std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::deque<Entry> entries_;
+};
+
+}  // namespace extender::state

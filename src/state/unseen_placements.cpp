@@ -1,0 +1,32 @@
+#include "extender/state/unseen_placements.h"
+
+#include <algorithm>
+
+namespace extender::state {
+
+void UnseenPlacements::record(const std::string& uid, std::vector<std::string> claims, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::erase_if(entries_, [&](const Entry& e) { return e.uid == uid; });
+  if (claims.empty() || capacity_ == 0) return;
+  while (entries_.size() >= capacity_) entries_.pop_front();
+  entries_.push_back({uid, std::move(claims), now});
+}
+
+UnseenPlacements::Clock::time_point UnseenPlacements::wait_until(const std::string& uid, const Placed& placed, Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::erase_if(entries_, [&](const Entry& e) {
+    return e.filtered + wait_ <= now || std::all_of(e.claims.begin(), e.claims.end(), placed);
+  });
+  Clock::time_point until = now;
+  for (const Entry& e : entries_) {
+    if (e.uid != uid) until = std::max(until, e.filtered + wait_);
+  }
+  return until;
+}
+
+std::size_t UnseenPlacements::size() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
+}  // namespace extender::state

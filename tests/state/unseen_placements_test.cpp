@@ -1,0 +1,73 @@
+#include "extender/state/unseen_placements.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace extender::state {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = UnseenPlacements::Clock;
+
+TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds) {
+  const Clock::time_point t0{};
+  struct Case {
+    const char* name;
+    std::set<std::string> placed;  // claims that show a placement
+    Clock::duration since;          // how long after the filter `wait_until` is asked
+    const char* asking;             // the pod asking
+    Clock::duration want_wait;      // from the time asked; 0: no wait
+  };
+  const Case cases[] = {
+      {"nothing placed: wait out the rest of the earlier pod's wait", {}, 100ms, "u2", 400ms},
+      {"one claim of two placed: still wait", {"ml/a-0"}, 100ms, "u2", 400ms},
+      {"both claims placed: no wait", {"ml/a-0", "ml/a-1"}, 100ms, "u2", 0ms},
+      {"the wait has passed: no wait", {}, 500ms, "u2", 0ms},
+      {"a pod never waits for itself", {}, 100ms, "u1", 0ms},
+  };
+  for (const Case& c : cases) {
+    UnseenPlacements unseen(500ms);
+    unseen.record("u1", {"ml/a-0", "ml/a-1"}, t0);
+    const auto asked = t0 + c.since;
+    const auto until = unseen.wait_until(c.asking, [&](const std::string& claim) { return c.placed.count(claim) > 0; },
+                                         asked);
+    EXPECT_EQ(until - asked, c.want_wait) << c.name;
+  }
+}
+
+TEST(UnseenPlacements, ForgetsWhatIsPlacedOrExpiredAndKeepsTheRest) {
+  const Clock::time_point t0{};
+  UnseenPlacements unseen(500ms);
+  unseen.record("u1", {"ml/one"}, t0);
+  unseen.record("u2", {"ml/two"}, t0 + 100ms);
+  unseen.record("u3", {"ml/three"}, t0 + 200ms);
+  const auto until = unseen.wait_until("u9", [](const std::string& c) { return c == "ml/two"; }, t0 + 550ms);
+  EXPECT_EQ(until, t0 + 700ms) << "u1 expired, u2 placed, u3 waited for until its own end";
+  EXPECT_EQ(unseen.size(), 1u);
+}
+
+TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
+  const Clock::time_point t0{};
+  UnseenPlacements unseen(500ms);
+  unseen.record("u1", {"ml/one"}, t0);
+  unseen.record("u1", {"ml/one"}, t0 + 300ms);
+  EXPECT_EQ(unseen.size(), 1u);
+  EXPECT_EQ(unseen.wait_until("u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 800ms);
+  unseen.record("u1", {}, t0 + 400ms);
+  EXPECT_EQ(unseen.size(), 0u);
+}
+
+TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {
+  const Clock::time_point t0{};
+  UnseenPlacements unseen(500ms, 2);
+  unseen.record("u1", {"ml/one"}, t0 + 300ms);
+  unseen.record("u2", {"ml/two"}, t0);
+  unseen.record("u3", {"ml/three"}, t0);
+  EXPECT_EQ(unseen.size(), 2u);
+  EXPECT_EQ(unseen.wait_until("u9", [](const std::string&) { return false; }, t0 + 100ms), t0 + 500ms)
+      << "u1, recorded first, was forgotten first";
+}
+
+}  // namespace
+}  // namespace extender::state
