@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "extender/sources/local_binder.h"
+#include "gpu_pod.h"
 #include "kube/cluster_harness.h"
 #include "kube/fake_dra.h"
 
@@ -113,15 +114,7 @@ int main(int argc, char** argv) {
   deps.dra = h.cluster.get();
   deps.gate = h.cluster.get();
   engine::Extender ext(h.cfg.extender_options(), deps);
-  wire::ExtenderArgs args;
-  args.pod.uid = "bench-pod";
-  args.pod.name = "bench";
-  args.pod.namespace_name = "ml";
-  model::Container container;
-  container.name = "main";
-  container.requests["nvidia.com/gpu"] = "1";
-  args.pod.containers.push_back(container);
-  args.set_node_names(names);
+  const wire::ExtenderArgs args = bench::gpu_pod_args("1", names);
   const auto passed = ext.filter(args).result.node_names->size();
   std::printf("%d DRA nodes, %zu pass the filter, %d s per phase\n", nodes, passed, seconds);
   for (int clients : {1, 4}) {

@@ -22,6 +22,7 @@
 #include "extender/sim/sim_dra.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/local_binder.h"
+#include "gpu_pod.h"
 
 namespace {
 
@@ -116,17 +117,9 @@ void run(const Cluster& c, int nodes, int runs) {
   deps.dra = &dra;
   engine::Extender ext(cfg.extender_options(), deps);
 
-  wire::ExtenderArgs args;
-  args.pod.uid = "bench-pod";
-  args.pod.name = "bench";
-  args.pod.namespace_name = "ml";
-  model::Container container;
-  container.name = "main";
-  container.requests["nvidia.com/gpu"] = "2";
-  args.pod.containers.push_back(container);
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i) names.push_back((c.half_dra && i % 2 == 1 ? "dra-" : "dp-") + std::to_string(i));
-  args.set_node_names(names);
+  const wire::ExtenderArgs args = bench::gpu_pod_args("2", names);
 
   std::size_t passed = 0;
   const Stats filter = time_runs(runs, [&] { passed = ext.filter(args).result.node_names->size(); });

@@ -12,13 +12,6 @@ struct PoolSlices {
   std::vector<const ResourceSlice*> current;
 };
 
-std::string device_id(std::string_view driver, std::string_view pool, std::string_view device) {
-  std::string id;
-  id.reserve(driver.size() + pool.size() + device.size() + 2);
-  id.append(driver).append("/").append(pool).append("/").append(device);
-  return id;
-}
-
 // Why the pool cannot be counted, or empty.
 std::string incomplete(const PoolSlices& p) {
   std::int64_t expected = 0;
@@ -110,11 +103,23 @@ std::int64_t NodeDra::allocated_gpus() const {
 
 const NodeDra* DraInventory::node(std::string_view name) const {
   auto it = nodes.find(name);
-  return it == nodes.end() ? nullptr : &it->second;
+  return it == nodes.end() ? nullptr : it->second.get();
 }
 
-DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const std::vector<ResourceClaim>& claims,
-                                 const DraRules& rules) {
+bool DraInventory::operator==(const DraInventory& other) const {
+  return unmatched_results == other.unmatched_results &&
+         std::equal(nodes.begin(), nodes.end(), other.nodes.begin(), other.nodes.end(),
+                    [](const auto& a, const auto& b) { return a.first == b.first && *a.second == *b.second; });
+}
+
+std::string dra_device_id(std::string_view driver, std::string_view pool, std::string_view device) {
+  std::string id;
+  id.reserve(driver.size() + pool.size() + device.size() + 2);
+  id.append(driver).append("/").append(pool).append("/").append(device);
+  return id;
+}
+
+std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices, const DraRules& rules) {
   const std::set<std::string, std::less<>> drivers(rules.drivers.begin(), rules.drivers.end());
   std::map<std::tuple<std::string, std::string, std::string>, PoolSlices> pools;  // node, driver, pool
   for (const ResourceSlice& s : slices) {
@@ -126,12 +131,10 @@ DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const
     }
     if (s.pool_generation == p.generation) p.current.push_back(&s);
   }
-
-  DraInventory inv;
-  std::map<std::string, std::pair<NodeDra*, std::size_t>, std::less<>> by_id;  // device id -> node, index
+  std::map<std::string, NodeDra, std::less<>> nodes;
   for (const auto& [key, p] : pools) {
     const auto& [node_name, driver, pool] = key;
-    NodeDra& node = inv.nodes[node_name];
+    NodeDra& node = nodes[node_name];
     if (std::string why = incomplete(p); !why.empty()) {
       node.incomplete_pools.push_back(driver + "/" + pool + ": " + why);
       continue;
@@ -144,37 +147,42 @@ DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const
       }
     }
   }
-  for (auto& [name, node] : inv.nodes) {
+  for (auto& [name, node] : nodes) {
     std::sort(node.gpus.begin(), node.gpus.end(), [](const DraNodeDevice& a, const DraNodeDevice& b) {
       return std::tie(a.index, a.device.name) < std::tie(b.index, b.device.name);
     });
     std::sort(node.partitions.begin(), node.partitions.end(),
               [](const DraNodeDevice& a, const DraNodeDevice& b) { return a.device.name < b.device.name; });
     node.selector_key = selector_key(node);
-    for (std::size_t i = 0; i < node.gpus.size(); ++i) {
-      const DraNodeDevice& g = node.gpus[i];
-      by_id[device_id(g.driver, g.pool, g.device.name)] = {&node, i};
-    }
-    for (std::size_t i = 0; i < node.partitions.size(); ++i) {
-      const DraNodeDevice& g = node.partitions[i];
-      by_id[device_id(g.driver, g.pool, g.device.name)] = {&node, node.gpus.size() + i};
+  }
+  return nodes;
+}
+
+DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const std::vector<ResourceClaim>& claims,
+                                 const DraRules& rules) {
+  const std::set<std::string, std::less<>> drivers(rules.drivers.begin(), rules.drivers.end());
+  auto nodes = dra_nodes_of(slices, rules);
+  std::map<std::string, DraNodeDevice*, std::less<>> by_id;
+  for (auto& [name, node] : nodes) {
+    for (auto* list : {&node.gpus, &node.partitions}) {
+      for (DraNodeDevice& d : *list) by_id[dra_device_id(d.driver, d.pool, d.device.name)] = &d;
     }
   }
-
+  DraInventory inv;
   for (const ResourceClaim& claim : claims) {
     if (!claim.allocated) continue;
     for (const DeviceResult& r : claim.results) {
       if (r.admin_access || !drivers.count(r.driver)) continue;
-      const std::string id = device_id(r.driver, r.pool, r.device);
+      const std::string id = dra_device_id(r.driver, r.pool, r.device);
       auto it = by_id.find(id);
       if (it == by_id.end()) {
         inv.unmatched_results.push_back(claim.namespace_name + "/" + claim.name + ": " + id);
         continue;
       }
-      auto [node, i] = it->second;
-      (i < node->gpus.size() ? node->gpus[i] : node->partitions[i - node->gpus.size()]).allocated = true;
+      it->second->allocated = true;
     }
   }
+  for (auto& [name, node] : nodes) inv.nodes.emplace(name, std::make_shared<const NodeDra>(std::move(node)));
   return inv;
 }
 

@@ -98,7 +98,7 @@ DraJudge::DraJudge(const DraClasses& classes, const model::DraInventory& invento
       bool any = false;
       for (const auto& [name, node] : inventory.nodes) {
         std::string why;
-        if (auto m = matching(c, node, why); !m || *m > 0) {
+        if (auto m = matching(c, *node, why); !m || *m > 0) {
           any = true;
           break;
         }

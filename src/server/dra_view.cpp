@@ -55,7 +55,8 @@ std::string render_dra(const model::DraInventory* inventory, const std::vector<m
   std::map<std::string, std::vector<state::MixedGpuSources>, std::less<>> mixed;
   for (auto& m : state::find_mixed_gpu_sources(snapshot, *inventory)) mixed[m.node].push_back(std::move(m));
   ordered_json nodes = ordered_json::array();
-  for (const auto& [name, node] : inventory->nodes) {
+  for (const auto& [name, entry] : inventory->nodes) {
+    const model::NodeDra& node = *entry;
     ordered_json n = {{"name", name}, {"gpus", node.gpus.size()}, {"allocated", node.allocated_gpus()}};
     ordered_json gpus = ordered_json::array();
     for (const auto& d : node.gpus) gpus.push_back(device_json(d, true));

@@ -68,7 +68,9 @@ Result<std::vector<std::int64_t>> SimDra::allocate(std::string_view node, std::i
   }
   if (inventory_.use_count() > 1) inventory_ = std::make_shared<model::DraInventory>(*inventory_);
   std::vector<std::int64_t> taken;
-  for (auto& gpu : inventory_->nodes.find(node)->second.gpus) {
+  auto copy = std::make_shared<model::NodeDra>(*held);
+  inventory_->nodes.find(node)->second = copy;
+  for (auto& gpu : copy->gpus) {
     if (static_cast<std::int64_t>(taken.size()) == count) break;
     if (gpu.allocated) continue;
     gpu.allocated = true;

@@ -113,7 +113,21 @@ void DraStore::upsert(std::map<std::string, T> DraStore::*objects, const std::st
   } else {
     map.erase(key);
   }
-  if (moved) changed<T>();
+  if constexpr (std::is_same_v<T, model::ResourceClaim>) {
+    if (moved) claim_moved(key);
+  } else {
+    changed<T>();
+  }
+}
+
+void DraStore::claim_moved(const std::string& key) {
+  if (!live_current()) {
+    pending_.insert(key);
+    return;
+  }
+  auto it = claims_.find(key);
+  live_->set_claim(key, it == claims_.end() ? nullptr : &it->second);
+  published_ = live_->inventory();
 }
 
 std::unique_ptr<kube::ReflectorSink> DraStore::slice_sink() {
@@ -127,25 +141,34 @@ std::unique_ptr<kube::ReflectorSink> DraStore::class_sink() {
 }
 
 std::shared_ptr<const model::DraInventory> DraStore::inventory() const {
+  std::unique_lock build(build_mu_, std::defer_lock);
+  {
+    std::lock_guard lock(mu_);
+    if (published_ && (live_current() || !build.try_lock())) return published_;
+  }
+  if (!build.owns_lock()) build.lock();
   std::vector<model::ResourceSlice> slices;
-  std::vector<model::ResourceClaim> claims;
+  std::map<std::string, model::ResourceClaim> claims;
   std::uint64_t version = 0;
   {
     std::lock_guard lock(mu_);
-    if (built_ && (built_version_ == version_ || building_)) return built_;
-    building_ = true;
+    if (published_ && live_current()) return published_;
     version = version_;
     for (const auto& [key, s] : slices_) slices.push_back(s);
-    for (const auto& [key, c] : claims_) claims.push_back(c);
+    claims = claims_;
+    pending_.clear();
   }
-  auto built = std::make_shared<const model::DraInventory>(model::build_dra_inventory(slices, claims, rules_));
+  auto live = std::make_unique<model::LiveDraInventory>(slices, claims, rules_);
   std::lock_guard lock(mu_);
-  building_ = false;
-  if (built_version_ == UINT64_MAX || version > built_version_) {
-    built_ = built;
-    built_version_ = version;
+  for (const std::string& key : pending_) {
+    auto it = claims_.find(key);
+    live->set_claim(key, it == claims_.end() ? nullptr : &it->second);
   }
-  return built;
+  pending_.clear();
+  live_ = std::move(live);
+  live_version_ = version;
+  published_ = live_->inventory();
+  return published_;
 }
 
 std::shared_ptr<const policy::DraClasses> DraStore::compiled_classes() const {

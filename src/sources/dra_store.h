@@ -1,10 +1,14 @@
 #pragma once
 // DraStore (private to sources): the ResourceSlices, ResourceClaims and DeviceClasses the DRA
 // reflectors deliver, decoded (objects that cannot be read are logged and dropped); the inventory
-// built from the slices and claims, rebuilt on the first read after what it reads changed (a
-// slice, or a claim's allocation: an event that changes neither, such as an unallocated claim
-// updated, costs no rebuild; one rebuild at a time, reads meanwhile take the previous one); the
-// classes compiled (policy::DraClasses) as each DeviceClass list or event arrives. Both are
+// of the slices and claims (model::LiveDraInventory):
+// - a change of a claim's allocation is applied as it arrives: only the nodes of the devices it
+//   allocates or releases are copied, the next inventory shares every other node; a claim event
+//   that changes no allocation (an unallocated claim updated) changes nothing;
+// - a slice event or a new list of claims makes it rebuilt whole, on the first read after (one
+//   rebuild at a time; reads meanwhile take the previous inventory; the claims changed during the
+//   rebuild are applied to it before it is published);
+// the classes compiled (policy::DraClasses) as each DeviceClass list or event arrives. Both are
 // immutable shared snapshots. Thread-safe: the sinks write from the reflector threads while
 // lookups read from any thread.
 #include <cstdint>
@@ -12,12 +16,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "extender/kube/reflector.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
+#include "extender/model/live_dra_inventory.h"
 #include "extender/policy/dra_demand.h"
 
 namespace extender::sources {
@@ -51,10 +57,16 @@ class DraStore {
   // Called with mu_ held after the objects of kind T changed.
   template <class T>
   void changed();
-  std::uint64_t version_ = 0;  // of the slices and claims
-  mutable std::uint64_t built_version_ = UINT64_MAX;
-  mutable std::shared_ptr<const model::DraInventory> built_;
-  mutable bool building_ = false;  // a verb is rebuilding built_; the others take built_ meanwhile
+  // Called with mu_ held after the claim of `key` changed its allocation.
+  void claim_moved(const std::string& key);
+  bool live_current() const { return live_ && live_version_ == version_; }
+
+  std::uint64_t version_ = 0;  // bumped when the inventory must be rebuilt whole
+  mutable std::mutex build_mu_;  // held by the one rebuild at a time, taken before mu_
+  mutable std::unique_ptr<model::LiveDraInventory> live_;
+  mutable std::uint64_t live_version_ = 0;
+  mutable std::shared_ptr<const model::DraInventory> published_;  // what reads take; null before the first build
+  mutable std::set<std::string> pending_;  // claims moved while live_ was not current, since the last rebuild began
 };
 
 }  // namespace extender::sources

@@ -6,7 +6,8 @@ namespace extender::state {
 
 std::vector<MixedGpuSources> find_mixed_gpu_sources(const Snapshot& snapshot, const model::DraInventory& dra) {
   std::vector<MixedGpuSources> out;
-  for (const auto& [name, node_dra] : dra.nodes) {
+  for (const auto& [name, entry] : dra.nodes) {
+    const model::NodeDra& node_dra = *entry;
     if (node_dra.gpus.empty()) continue;
     const NodeState* node = snapshot.find(name);
     if (!node) continue;

@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto need = policy::need_for_extended_resource(compiled, c.extended_resource_name, 1)) {
       std::vector<policy::DraNeed> needs{std::move(*need)};
       const policy::DraJudge judge(compiled, inventory, std::move(needs));
-      for (const auto& [name, node] : inventory.nodes) (void)judge.judge(node).fits;
+      for (const auto& [name, node] : inventory.nodes) (void)judge.judge(*node).fits;
     }
   }
   return 0;

@@ -205,5 +205,36 @@ TEST(KubeClusterDra, AClaimEventThatChangesNoAllocationCostsNoRebuild) {
       << "deleting an allocated claim frees its device";
 }
 
+TEST(KubeClusterDra, AnAllocationCopiesOnlyItsNodeAndSurvivesARebuild) {
+  ClusterHarness h;
+  for (const char* n : {"dra-1", "dra-2"}) {
+    h.fake.put(Kind::kNodes, node_object(n, 0));
+    h.fake.put(Kind::kResourceSlices, resource_slice_object(n, 4));
+  }
+  h.fake.put(Kind::kDeviceClasses, device_class_object());
+  h.start();
+  ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_served() && h.cluster->dra_inventory()->nodes.size() == 2; }));
+  const auto before = h.cluster->dra_inventory();
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "a", "c-a", 1, "dra-1", {"gpu-1"}));
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_inventory()->node("dra-1")->allocated_gpus() == 1; }));
+  const auto after = h.cluster->dra_inventory();
+  EXPECT_EQ(after->nodes.at("dra-2"), before->nodes.at("dra-2")) << "a node the claim does not touch is shared";
+  EXPECT_EQ(before->node("dra-1")->allocated_gpus(), 0) << "a snapshot already read never changes";
+
+  // A slice event makes the next read rebuild; claims that move meanwhile still count.
+  h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-2", 8, "81559Mi", 2));
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "b", "c-b", 1, "dra-2", {"gpu-6"}));
+  h.fake.remove(Kind::kResourceClaims, "ml/a");
+  ASSERT_TRUE(eventually([&] {
+    auto now = h.cluster->dra_inventory();
+    return now->node("dra-2")->gpus.size() == 8 && now->node("dra-2")->allocated_gpus() == 1 &&
+           now->node("dra-1")->allocated_gpus() == 0;
+  }));
+  h.fake.put(Kind::kResourceClaims, resource_claim_object("ml", "b", "c-b", 1, "dra-2", {"gpu-7"}));
+  ASSERT_TRUE(eventually([&] { return h.cluster->dra_inventory()->node("dra-2")->gpus[7].allocated; }));
+  EXPECT_FALSE(h.cluster->dra_inventory()->node("dra-2")->gpus[6].allocated);
+}
+
 }  // namespace
 }  // namespace extender::sources

@@ -14,9 +14,12 @@
 // - Usage: each allocated, non-admin-access result (driver, pool, device) marks its device
 //   allocated once, however many results or consumers name it; adminAccess results hold nothing.
 //   Terminating claims still hold their devices. Results naming no counted device are listed.
+// Each node's entry is immutable and shared: an inventory updated claim by claim
+// (model/live_dra_inventory.h) copies only the nodes whose devices changed.
 // Pure: no I/O, no locks, no JSON. A value type; thread-safe once built.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,13 +61,20 @@ struct NodeDra {
 };
 
 struct DraInventory {
-  std::map<std::string, NodeDra, std::less<>> nodes;  // by node name
-  std::vector<std::string> unmatched_results;          // "<ns>/<claim>: <driver>/<pool>/<device>"
+  std::map<std::string, std::shared_ptr<const NodeDra>, std::less<>> nodes;  // by node name; never null
+  std::vector<std::string> unmatched_results;  // "<ns>/<claim>: <driver>/<pool>/<device>"
 
   const NodeDra* node(std::string_view name) const;
+  // Equal nodes (by content, not by sharing) and unmatched results.
+  bool operator==(const DraInventory& other) const;
 };
 
 DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const std::vector<ResourceClaim>& claims,
                                  const DraRules& rules = {});
+
+// The nodes the slices give (the rules above), with no device allocated.
+std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices, const DraRules& rules);
+// "<driver>/<pool>/<device>": how a claim's result names a device.
+std::string dra_device_id(std::string_view driver, std::string_view pool, std::string_view device);
 
 }  // namespace extender::model
