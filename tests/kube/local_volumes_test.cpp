@@ -1,0 +1,165 @@
+// Local PersistentVolumes (as local-static-provisioner publishes them) in kubernetes mode against
+// the fake API server: a no-provisioner WaitForFirstConsumer class with local volumes is managed
+// without configuration, each claim takes one whole volume as VolumeBinding matches, a pod in
+// flight holds its volumes, and a claim bound to a local volume holds it and pins its pod.
+#include <gtest/gtest.h>
+
+#include "extender/engine/extender.h"
+#include "extender/kube/api_binder.h"
+#include "extender/server/debug_view.h"
+#include "extender/state/demand_cache.h"
+#include "kube/cluster_harness.h"
+
+namespace extender::engine {
+namespace {
+
+using kube::testing::claim_object;
+using kube::testing::ClusterHarness;
+using kube::testing::eventually;
+using kube::testing::json;
+using kube::testing::Kind;
+using kube::testing::node_object;
+using kube::testing::pod_object;
+using kube::testing::storage_class_object;
+
+constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+constexpr const char* kClass = "fast-disks";
+constexpr const char* kHostname = "kubernetes.io/hostname";
+
+json local_pv(const std::string& name, const std::string& node, const std::string& size, const std::string& claim = {}) {
+  json pv{{"apiVersion", "v1"},
+          {"kind", "PersistentVolume"},
+          {"metadata", {{"name", name}, {"labels", {{kHostname, node}}}}},
+          {"spec",
+           {{"accessModes", {"ReadWriteOnce"}},
+            {"capacity", {{"storage", size}}},
+            {"local", {{"path", "/mnt/fast-disks/" + name}}},
+            {"nodeAffinity",
+             {{"required",
+               {{"nodeSelectorTerms",
+                 {{{"matchExpressions", {{{"key", kHostname}, {"operator", "In"}, {"values", {node}}}}}}}}}}}}},
+            {"persistentVolumeReclaimPolicy", "Delete"},
+            {"storageClassName", kClass},
+            {"volumeMode", "Filesystem"}}},
+          {"status", {{"phase", claim.empty() ? "Available" : "Bound"}}}};
+  if (!claim.empty()) {
+    pv["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"}, {"namespace", "ml"}, {"name", claim}};
+  }
+  return pv;
+}
+
+json claim(const std::string& name, const std::string& volume = {}) {
+  json pvc = claim_object("ml", name, "pvc-" + name, kClass, "40Gi");
+  if (!volume.empty()) {
+    pvc["spec"]["volumeName"] = volume;
+    pvc["status"]["phase"] = "Bound";
+  }
+  return pvc;
+}
+
+json pod_with_claims(const std::string& name, const std::vector<std::string>& claims) {
+  json pod = pod_object("ml", name, "uid-" + name, 0);
+  json volumes = json::array();
+  for (const auto& c : claims) volumes.push_back({{"name", c}, {"persistentVolumeClaim", {{"claimName", c}}}});
+  pod["spec"]["volumes"] = volumes;
+  return pod;
+}
+
+class LocalVolumes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    h_.fake.put(Kind::kClasses, storage_class_object(kClass, false));
+    for (const char* node : {"n1", "n2"}) h_.fake.put(Kind::kNodes, node_object(node, 0, {}, {{kHostname, node}}));
+    for (const char* pv : {"pv-1a", "pv-1b", "pv-1c"}) h_.fake.put(Kind::kVolumes, local_pv(pv, "n1", "100Gi"));
+    for (const char* pod : {"a", "b"}) {
+      const std::string p = pod;
+      h_.fake.put(Kind::kClaims, claim(p + "-0"));
+      h_.fake.put(Kind::kClaims, claim(p + "-1"));
+      h_.fake.put(Kind::kPods, pod_with_claims(p, {p + "-0", p + "-1"}));
+    }
+  }
+  void start() {
+    h_.start();
+    ASSERT_TRUE(h_.wait_ready());
+    ext_ = h_.extender(demands_, binder_);
+  }
+  FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
+    return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
+  }
+  const model::Pool* pool(const std::string& node) {
+    snap_ = h_.state.snapshot();
+    const state::NodeState* n = snap_.find(node);
+    return n ? n->supply.find_pool(kClass) : nullptr;
+  }
+
+  ClusterHarness h_;
+  state::Snapshot snap_;
+  state::DemandCache demands_{1000, std::chrono::minutes(5)};
+  kube::ApiBinder binder_{*h_.client};
+  std::unique_ptr<Extender> ext_;
+};
+
+TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
+  h_.fake.put(Kind::kVolumes, local_pv("pv-2a", "n2", "100Gi"));
+  start();
+  ASSERT_TRUE(eventually([&] { return pool("n1") && pool("n1")->devices.size() == 3 && pool("n2"); }));
+  EXPECT_TRUE(pool("n1")->whole_devices);
+  EXPECT_EQ(pool("n1")->capacity_bytes, 300 * kGiB);
+
+  FilterAnswer a = filter("a", {"n1", "n2"});
+  EXPECT_EQ(a.result.node_names, std::vector<std::string_view>{"n1"});
+  EXPECT_EQ(a.result.failed_unresolvable.at("n2"),
+            "pool fast-disks: volume a-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 0 free of 1")
+      << "two claims never take the one volume";
+  BindAnswer bound = ext_->bind({"a", "ml", "uid-a", "n1"});
+  ASSERT_EQ(bound.error, "");
+
+  FilterAnswer b = filter("b", {"n1"});
+  EXPECT_TRUE(b.result.node_names.empty()) << "a, in flight, holds two of the three volumes";
+  EXPECT_EQ(b.result.failed_unresolvable.at("n1"),
+            "pool fast-disks: volume b-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 3");
+
+  // VolumeBinding binds a's claims to two volumes (not necessarily the daemon's choice).
+  h_.fake.put(Kind::kVolumes, local_pv("pv-1b", "n1", "100Gi", "a-0"));
+  h_.fake.put(Kind::kVolumes, local_pv("pv-1c", "n1", "100Gi", "a-1"));
+  h_.fake.put(Kind::kClaims, claim("a-0", "pv-1b"));
+  h_.fake.put(Kind::kClaims, claim("a-1", "pv-1c"));
+  ASSERT_TRUE(eventually([&] { return h_.state.claim_of("pv/pv-1c").has_value(); }));
+  const auto usage = h_.state.snapshot().find("n1")->usage_excluding("", state::Clock::now());
+  EXPECT_EQ(usage.pool_used(kClass), 200 * kGiB) << "the bound volumes and a's reservation are counted once";
+  EXPECT_EQ(filter("b", {"n1"}).result.node_names.size(), 0u);
+
+  const json view = json::parse(server::render_node(*h_.state.snapshot().find("n1"), state::Clock::now()));
+  ASSERT_EQ(view["pools"].size(), 1u);
+  EXPECT_EQ(view["pools"][0]["source"], "local PVs");
+  EXPECT_EQ(view["pools"][0]["devices"].size(), 3u);
+}
+
+TEST_F(LocalVolumes, AClaimBoundToALocalVolumeHoldsItAndPinsItsPod) {
+  h_.fake.put(Kind::kVolumes, local_pv("pv-2a", "n2", "100Gi", "c-0"));
+  h_.fake.put(Kind::kVolumes, local_pv("pv-2b", "n2", "100Gi"));
+  h_.fake.put(Kind::kClaims, claim("c-0", "pv-2a"));
+  h_.fake.put(Kind::kClaims, claim("c-1"));
+  h_.fake.put(Kind::kPods, pod_with_claims("c", {"c-0", "c-1"}));
+  start();
+  ASSERT_TRUE(eventually([&] { return pool("n2") && h_.state.claim_of("pv/pv-2a").has_value(); }));
+  EXPECT_EQ(h_.cluster->claim("ml", "c-0")->node, "n2");
+  FilterAnswer c = filter("c", {"n1", "n2"});
+  EXPECT_EQ(c.result.node_names, std::vector<std::string_view>{"n2"})
+      << (c.result.failed_unresolvable.count("n2") ? c.result.failed_unresolvable.at("n2") : "");
+  EXPECT_NE(c.result.failed_unresolvable.at("n1").find("n2"), std::string::npos) << "held on n2";
+  FilterAnswer a = filter("a", {"n2"});
+  EXPECT_TRUE(a.result.node_names.empty()) << "pv-2a is c-0's: one free volume is left for two claims";
+}
+
+TEST_F(LocalVolumes, AClassNamedInTheConfigurationStaysHandWritten) {
+  h_.cfg.storage.classes[kClass] = "nvme";
+  start();
+  EXPECT_TRUE(eventually([&] { return h_.cluster->capacity_class_pools() != nullptr; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(pool("n1"), nullptr);
+  EXPECT_EQ(h_.cluster->capacity_class_pools()->count(kClass), 0u);
+}
+
+}  // namespace
+}  // namespace extender::engine
