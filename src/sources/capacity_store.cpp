@@ -71,6 +71,16 @@ constexpr std::string_view kNoProvisioner = "kubernetes.io/no-provisioner";
 constexpr std::string_view kLocalSource = "local PVs";
 constexpr const char* kLocalPlacement = "local volume";
 
+// Replaces `out` with the objects by name.
+template <class Map, class Object>
+void fill_by_name(Map& out, std::vector<Object> objects) {
+  out.clear();
+  for (auto& o : objects) {
+    std::string name = o.name;
+    out.insert_or_assign(std::move(name), std::move(o));
+  }
+}
+
 }  // namespace
 
 CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options)
@@ -187,11 +197,7 @@ void CapacityStore::node_changed(const std::string& name, std::optional<NodeFact
 
 void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
   std::lock_guard lock(mu_);
-  classes_.clear();
-  for (auto& c : classes) {
-    std::string name = c.name;
-    classes_.insert_or_assign(std::move(name), std::move(c));
-  }
+  fill_by_name(classes_, std::move(classes));
   reclassify();
 }
 
@@ -330,11 +336,7 @@ void CapacityStore::reclassify() {
 
 void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes) {
   std::lock_guard lock(mu_);
-  volumes_.clear();
-  for (auto& v : volumes) {
-    std::string name = v.name;
-    volumes_.insert_or_assign(std::move(name), std::move(v));
-  }
+  fill_by_name(volumes_, std::move(volumes));
   spdlog::info("persistentvolumes: {} local of {}", std::count_if(volumes_.begin(), volumes_.end(), [](const auto& v) {
                  return policy::local_volume_counted(v.second);
                }), volumes_.size());

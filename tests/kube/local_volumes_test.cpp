@@ -4,11 +4,9 @@
 // flight holds its volumes, and a claim bound to a local volume holds it and pins its pod.
 #include <gtest/gtest.h>
 
-#include "extender/engine/extender.h"
-#include "extender/kube/api_binder.h"
 #include "extender/server/debug_view.h"
-#include "extender/state/demand_cache.h"
 #include "kube/cluster_harness.h"
+#include "kube/engine_fixture.h"
 
 namespace extender::engine {
 namespace {
@@ -60,7 +58,7 @@ json pod_with_claims(const std::string& name, const std::vector<std::string>& cl
   return pod;
 }
 
-class LocalVolumes : public ::testing::Test {
+class LocalVolumes : public kube::testing::EngineFixture {
  protected:
   void SetUp() override {
     h_.fake.put(Kind::kClasses, storage_class_object(kClass, false));
@@ -73,25 +71,7 @@ class LocalVolumes : public ::testing::Test {
       h_.fake.put(Kind::kPods, pod_with_claims(p, {p + "-0", p + "-1"}));
     }
   }
-  void start() {
-    h_.start();
-    ASSERT_TRUE(h_.wait_ready());
-    ext_ = h_.extender(demands_, binder_);
-  }
-  FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
-    return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
-  }
-  const model::Pool* pool(const std::string& node) {
-    snap_ = h_.state.snapshot();
-    const state::NodeState* n = snap_.find(node);
-    return n ? n->supply.find_pool(kClass) : nullptr;
-  }
-
-  ClusterHarness h_;
-  state::Snapshot snap_;
-  state::DemandCache demands_{1000, std::chrono::minutes(5)};
-  kube::ApiBinder binder_{*h_.client};
-  std::unique_ptr<Extender> ext_;
+  const model::Pool* pool(const std::string& node) { return pool_of(node, kClass); }
 };
 
 TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
