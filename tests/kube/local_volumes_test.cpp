@@ -11,14 +11,7 @@
 namespace extender::engine {
 namespace {
 
-using kube::testing::claim_object;
-using kube::testing::ClusterHarness;
-using kube::testing::eventually;
-using kube::testing::json;
-using kube::testing::Kind;
-using kube::testing::node_object;
-using kube::testing::pod_object;
-using kube::testing::storage_class_object;
+using namespace kube::testing;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 constexpr const char* kClass = "fast-disks";
@@ -58,7 +51,7 @@ json pod_with_claims(const std::string& name, const std::vector<std::string>& cl
   return pod;
 }
 
-class LocalVolumes : public kube::testing::EngineFixture {
+class LocalVolumes : public EngineFixture {
  protected:
   void SetUp() override {
     h_.fake.put(Kind::kClasses, storage_class_object(kClass, false));
@@ -87,8 +80,8 @@ TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
             "pool fast-disks: volume a-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 1")
       << "two claims never take the one volume";
   // The API server takes a's Binding; the watch has not reported the pod bound yet: a is in flight.
-  h_.fake.set_binding_hook([](const kube::testing::BindingRequest&) -> std::optional<kube::testing::BindingReply> {
-    return kube::testing::BindingReply{201, json::object()};
+  h_.fake.set_binding_hook([](const BindingRequest&) -> std::optional<BindingReply> {
+    return BindingReply{201, json::object()};
   });
   BindAnswer bound = ext_->bind({"a", "ml", "uid-a", "n1"});
   ASSERT_EQ(bound.error, "");
