@@ -391,14 +391,22 @@ void CapacityStore::locate_volumes() {
   volumes_dirty_ = true;
 }
 
+const model::PersistentVolume* CapacityStore::located(std::string_view name) const {
+  auto it = volumes_.find(name);
+  if (it == volumes_.end() || !class_pools_->count(it->second.storage_class)) return nullptr;
+  return &it->second;
+}
+
 void CapacityStore::local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
                                 std::vector<PoolAccount>& accounts) const {
   std::map<std::pair<std::string, std::string>, model::Pool> by_place;
   std::map<std::pair<std::string, std::string>, std::int64_t> taken;
   for (const auto& [name, node] : volume_node_) {
-    const model::PersistentVolume& pv = volumes_.at(name);
+    const model::PersistentVolume* found = located(name);
+    if (!found) continue;
+    const model::PersistentVolume& pv = *found;
     model::Pool& pool = by_place[{node, pv.storage_class}];
-    pool.name = class_pools_->at(pv.storage_class);
+    pool.name = class_pools_->find(pv.storage_class)->second;
     pool.source = std::string(kLocalSource);
     pool.whole_devices = true;
     pool.capacity_bytes = saturating_add(pool.capacity_bytes, pv.bytes);
@@ -419,14 +427,15 @@ void CapacityStore::local_pools(std::map<std::string, std::vector<model::Pool>, 
 void CapacityStore::place_volumes() {
   std::vector<std::pair<std::string, state::Claim>> placed;
   for (const auto& [name, node] : volume_node_) {
-    const model::PersistentVolume& pv = volumes_.at(name);
-    if (pv.claim.empty()) continue;
+    const model::PersistentVolume* pv = located(name);
+    if (!pv || pv->claim.empty()) continue;
     state::Claim claim;
-    claim.owner = pv.claim;
+    claim.owner = pv->claim;
     claim.source = kLocalPlacement;
     claim.node = node;
-    claim.allocation.volumes.push_back({pv.claim, class_pools_->at(pv.storage_class), pv.name, pv.bytes, pv.claim, {}});
-    placed.emplace_back("pv/" + pv.name, std::move(claim));
+    claim.allocation.volumes.push_back(
+        {pv->claim, class_pools_->find(pv->storage_class)->second, pv->name, pv->bytes, pv->claim, {}});
+    placed.emplace_back("pv/" + pv->name, std::move(claim));
   }
   state_.replace_placements(kLocalPlacement, std::move(placed));
   volumes_dirty_ = false;

@@ -107,6 +107,8 @@ class CapacityStore {
   void locate_volume(const model::PersistentVolume& pv);
   void local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools, std::vector<PoolAccount>& accounts) const;
   void place_volumes();
+  // A located volume, if it is still known and its class still managed (else null).
+  const model::PersistentVolume* located(std::string_view name) const;
 
   state::ClusterState& state_;
   model::DemandRules rules_;
