@@ -9,6 +9,12 @@
 namespace extender::model {
 namespace {
 
+void claim_details(const ClaimInfo& info, VolumeDemand& v) {
+  v.access_modes = info.access_modes;
+  v.block = info.block;
+  v.bound_volume = info.volume;
+}
+
 using Parse = Result<std::int64_t> (*)(std::string_view text, std::string_view what);
 
 Result<std::int64_t> parse_milli(std::string_view text, std::string_view what) {
@@ -114,11 +120,12 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       }
       if (info && info->bound) bytes = info->bytes;
       d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
-                           info && info->bound ? info->node : std::string()});
+                           info && info->bound ? info->node : std::string(), 0, false, {}});
+      if (info) claim_details(*info, d.volumes.back());
     } else if (v.kind == PodVolume::Kind::kClaim) {
       const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
       if (!claims) {
-        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, ""});
+        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}});
         continue;
       }
       auto info = claims(pod.namespace_name, v.claim_name);
@@ -127,7 +134,9 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       auto pool = rules.pool_by_class.find(cls);
       if (pool == rules.pool_by_class.end()) continue;
       if (info->bound && info->node.empty()) continue;  // bound to a volume: not counted here
-      d.volumes.push_back({v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : ""});
+      d.volumes.push_back(
+          {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {}});
+      claim_details(*info, d.volumes.back());
     }
   }
   if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;

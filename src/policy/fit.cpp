@@ -2,6 +2,7 @@
 
 #include "extender/model/gpu_availability.h"
 #include "extender/common/quantity.h"
+#include "extender/policy/local_volumes.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -107,11 +108,40 @@ FitReason pool_shortage(const Pool& pool, std::int64_t need, std::int64_t free) 
   return {Kind::kPoolShort, pool.name, need, std::max<std::int64_t>(free, 0), pool.capacity_bytes, {}};
 }
 
+// Places the volumes bound for a pool of local PersistentVolumes, each on one whole volume.
+bool place_on_local_volumes(const PodDemand& pod, const Pool& pool, const std::vector<const VolumeDemand*>& volumes,
+                            const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
+  std::vector<LocalVolumeOffer> offers;
+  offers.reserve(pool.devices.size());
+  std::int64_t free_count = 0;
+  for (const auto& d : pool.devices) {
+    offers.push_back({d.name, {}, d.capacity_bytes, d.access_modes, d.block, usage.device_used(pool.name, d.name) <= 0});
+    free_count += offers.back().free;
+  }
+  std::vector<LocalVolumeAsk> asks;
+  asks.reserve(volumes.size());
+  for (const auto* v : volumes) asks.push_back({{}, v->bytes, v->access_modes, v->block, v->bound_volume});
+  const auto chosen = match_local_volumes(asks, offers);
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    if (chosen[k]) continue;
+    f.fail(Verdict::kUnresolvable, {Kind::kNoLocalVolume, pool.name, volumes[k]->bytes, free_count,
+                                    static_cast<std::int64_t>(pool.devices.size()), volumes[k]->volume});
+    return false;
+  }
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    const VolumeDemand& v = *volumes[k];
+    const model::Device& d = pool.devices[*chosen[k]];
+    out.push_back({v.volume, pool.name, d.name, d.capacity_bytes, v.claim, v.ephemeral ? pod.uid : std::string()});
+  }
+  return true;
+}
+
 // Places the volumes bound for one pool; returns false (with a finding) when they do not fit. A
 // shortage that evicting other pods' generic ephemeral volumes would cover is kInsufficient
 // (preemption may help); any other is kUnresolvable (evicting a pod frees no persistent volume).
 bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
                    const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
+  if (pool.whole_devices) return place_on_local_volumes(pod, pool, volumes, usage, out, f);
   std::int64_t need = 0;
   for (const auto* v : volumes) {
     if (pool.max_volume_bytes > 0 && v->bytes > pool.max_volume_bytes) {
@@ -240,6 +270,9 @@ std::string format_reason(const FitReason& r) {
     case Kind::kVolumeTooLarge:
       return "pool " + s + ": volume " + r.detail + " needs " + format_bytes(r.need) + ", the node's largest volume is " +
              format_bytes(r.have);
+    case Kind::kNoLocalVolume:
+      return "pool " + s + ": volume " + r.detail + " needs a free local PersistentVolume of " + format_bytes(r.need) +
+             " with its access modes, node has " + std::to_string(r.have) + " free of " + std::to_string(r.total);
     case Kind::kDraTooFewDevices: return r.detail;
   }
   return {};

@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 #include "extender/common/quantity.h"
+#include "extender/policy/local_volumes.h"
 
 namespace extender::sources {
 namespace {
@@ -19,76 +22,96 @@ constexpr std::string_view kTopolvmDriver = "topolvm.io";
 constexpr std::string_view kTopolvmDeviceClass = "topolvm.io/device-class";
 constexpr std::string_view kTopolvmDefaultDeviceClass = "00default";
 
-class DriverSink : public kube::ReflectorSink {
+// A list and watch of one kind of object: each decoded, listed as a whole, changed by key.
+template <class Object>
+class ObjectSink : public kube::ReflectorSink {
  public:
-  explicit DriverSink(CapacityStore& store) : store_(store) {}
+  struct Hooks {
+    const char* resource;
+    Result<Object> (*decode)(const json&);
+    std::string (*key)(const Object&);  // empty: the object cannot be told apart
+    std::function<void(std::vector<Object>)> listed;
+    std::function<void(const std::string&, std::optional<Object>)> changed;
+  };
+  explicit ObjectSink(Hooks hooks) : hooks_(std::move(hooks)) {}
   void begin_list() override { listed_.clear(); }
   void list_item(const json& object) override {
-    if (auto d = decode(object)) listed_[d->name] = d->storage_capacity;
+    if (auto o = decode(object)) listed_.push_back(std::move(*o));
   }
   void end_list() override {
-    spdlog::info("csidrivers: {} listed", listed_.size());
-    store_.drivers_listed(std::move(listed_));
+    spdlog::info("{}: {} listed", hooks_.resource, listed_.size());
+    hooks_.listed(std::move(listed_));
     listed_.clear();
   }
   void event(std::string_view type, const json& object) override {
-    auto d = decode(object);
-    if (!d) return;
-    store_.driver_changed(d->name, type == "DELETED" ? std::nullopt : std::optional(d->storage_capacity));
+    auto o = decode(object);
+    if (!o) return;
+    const std::string key = hooks_.key(*o);
+    hooks_.changed(key, type == "DELETED" ? std::nullopt : std::move(o));
   }
 
  private:
-  static std::optional<wire::CsiDriver> decode(const json& object) {
-    auto d = wire::decode_csi_driver(object);
-    if (!d || d->name.empty()) {
-      spdlog::warn("csidrivers: skipping an object that cannot be read: {}", d ? "no name" : d.message());
+  std::optional<Object> decode(const json& object) const {
+    auto o = hooks_.decode(object);
+    if (!o || hooks_.key(*o).empty()) {
+      spdlog::warn("{}: skipping an object that cannot be read: {}", hooks_.resource, o ? "no name" : o.message());
       return std::nullopt;
     }
-    return std::move(*d);
+    return std::move(*o);
   }
-  CapacityStore& store_;
-  std::map<std::string, bool> listed_;
+  Hooks hooks_;
+  std::vector<Object> listed_;
 };
 
-class PublishedSink : public kube::ReflectorSink {
- public:
-  explicit PublishedSink(CapacityStore& store) : store_(store) {}
-  void begin_list() override { listed_.clear(); }
-  void list_item(const json& object) override {
-    if (auto c = decode(object)) listed_.push_back(std::move(*c));
-  }
-  void end_list() override {
-    spdlog::info("csistoragecapacities: {} listed", listed_.size());
-    store_.capacities_listed(std::move(listed_));
-    listed_.clear();
-  }
-  void event(std::string_view type, const json& object) override {
-    auto c = decode(object);
-    if (!c) return;
-    const std::string key = c->key;
-    store_.capacity_changed(key, type == "DELETED" ? std::nullopt : std::move(c));
-  }
+std::string driver_key(const wire::CsiDriver& d) { return d.name; }
+std::string capacity_key(const wire::StorageCapacity& c) { return c.key == "/" ? std::string() : c.key; }
+std::string volume_key(const model::PersistentVolume& v) { return v.name; }
 
- private:
-  static std::optional<wire::StorageCapacity> decode(const json& object) {
-    auto c = wire::decode_storage_capacity(object);
-    if (!c || c->key == "/") {
-      spdlog::warn("csistoragecapacities: skipping an object that cannot be read: {}", c ? "no name" : c.message());
-      return std::nullopt;
-    }
-    return std::move(*c);
+constexpr std::string_view kNoProvisioner = "kubernetes.io/no-provisioner";
+constexpr std::string_view kLocalSource = "local PVs";
+constexpr const char* kLocalPlacement = "local volume";
+
+// Replaces `out` with the objects by name.
+template <class Map, class Object>
+void fill_by_name(Map& out, std::vector<Object> objects) {
+  out.clear();
+  for (auto& o : objects) {
+    std::string name = o.name;
+    out.insert_or_assign(std::move(name), std::move(o));
   }
-  CapacityStore& store_;
-  std::vector<wire::StorageCapacity> listed_;
-};
+}
 
 }  // namespace
 
 CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options)
     : state_(state), rules_(std::move(rules)), options_(std::move(options)) {}
 
-std::unique_ptr<kube::ReflectorSink> CapacityStore::driver_sink() { return std::make_unique<DriverSink>(*this); }
-std::unique_ptr<kube::ReflectorSink> CapacityStore::capacity_sink() { return std::make_unique<PublishedSink>(*this); }
+std::unique_ptr<kube::ReflectorSink> CapacityStore::driver_sink() {
+  return std::make_unique<ObjectSink<wire::CsiDriver>>(ObjectSink<wire::CsiDriver>::Hooks{
+      "csidrivers", &wire::decode_csi_driver, &driver_key,
+      [this](std::vector<wire::CsiDriver> listed) {
+        std::map<std::string, bool> drivers;
+        for (const auto& d : listed) drivers[d.name] = d.storage_capacity;
+        drivers_listed(std::move(drivers));
+      },
+      [this](const std::string& name, std::optional<wire::CsiDriver> d) {
+        driver_changed(name, d ? std::optional(d->storage_capacity) : std::nullopt);
+      }});
+}
+
+std::unique_ptr<kube::ReflectorSink> CapacityStore::capacity_sink() {
+  return std::make_unique<ObjectSink<wire::StorageCapacity>>(ObjectSink<wire::StorageCapacity>::Hooks{
+      "csistoragecapacities", &wire::decode_storage_capacity, &capacity_key,
+      [this](std::vector<wire::StorageCapacity> listed) { capacities_listed(std::move(listed)); },
+      [this](const std::string& key, std::optional<wire::StorageCapacity> c) { capacity_changed(key, std::move(c)); }});
+}
+
+std::unique_ptr<kube::ReflectorSink> CapacityStore::volume_sink() {
+  return std::make_unique<ObjectSink<model::PersistentVolume>>(ObjectSink<model::PersistentVolume>::Hooks{
+      "persistentvolumes", &wire::decode_persistent_volume, &volume_key,
+      [this](std::vector<model::PersistentVolume> listed) { volumes_listed(std::move(listed)); },
+      [this](const std::string& name, std::optional<model::PersistentVolume> v) { volume_changed(name, std::move(v)); }});
+}
 
 std::string CapacityStore::pool_of(std::string_view cls) const {
   if (auto it = rules_.pool_by_class.find(cls); it != rules_.pool_by_class.end()) return it->second;
@@ -100,7 +123,7 @@ std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) 
   if (pvc.selected_node.empty()) return std::nullopt;
   const std::string& cls = pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
   const std::string pool = pool_of(cls);
-  if (pool.empty()) return std::nullopt;
+  if (pool.empty() || local_classes_.count(cls)) return std::nullopt;
   state::Claim claim;
   claim.owner = pvc.namespace_name + "/" + pvc.name;
   claim.source = "volume";
@@ -174,11 +197,7 @@ void CapacityStore::node_changed(const std::string& name, std::optional<NodeFact
 
 void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
   std::lock_guard lock(mu_);
-  classes_.clear();
-  for (auto& c : classes) {
-    std::string name = c.name;
-    classes_.insert_or_assign(std::move(name), std::move(c));
-  }
+  fill_by_name(classes_, std::move(classes));
   reclassify();
 }
 
@@ -279,19 +298,30 @@ void CapacityStore::capacity_changed(const std::string& key, std::optional<wire:
 
 void CapacityStore::reclassify() {
   auto next = std::make_shared<ClassPools>();
-  if (options_.enabled) {
-    for (const auto& [name, sc] : classes_) {
-      if (rules_.pool_by_class.count(name)) continue;
-      if (!options_.classes.empty() &&
-          std::find(options_.classes.begin(), options_.classes.end(), name) == options_.classes.end()) {
-        continue;
-      }
-      auto driver = drivers_.find(sc.provisioner);
-      if ((driver != drivers_.end() && driver->second) || sc.provisioner == kTopolvmDriver) (*next)[name] = name;
+  std::set<std::string, std::less<>> local;
+  for (const auto& [name, sc] : classes_) {
+    if (rules_.pool_by_class.count(name)) continue;
+    if (!options_.classes.empty() &&
+        std::find(options_.classes.begin(), options_.classes.end(), name) == options_.classes.end()) {
+      continue;
     }
+    if (sc.provisioner == kNoProvisioner && sc.binding_mode == "WaitForFirstConsumer") {
+      const bool has_volumes = std::any_of(volumes_.begin(), volumes_.end(), [&](const auto& v) {
+        return v.second.storage_class == name && policy::local_volume_counted(v.second);
+      });
+      if (has_volumes) {
+        local.insert(name);
+        (*next)[name] = name;
+      }
+      continue;
+    }
+    if (!options_.enabled) continue;
+    auto driver = drivers_.find(sc.provisioner);
+    if ((driver != drivers_.end() && driver->second) || sc.provisioner == kTopolvmDriver) (*next)[name] = name;
   }
-  if (*next != *class_pools_) {
+  if (*next != *class_pools_ || local != local_classes_) {
     class_pools_ = std::move(next);
+    local_classes_ = std::move(local);
     selection_dirty_ = true;
     for (const auto& [uid, r] : claims_) {
       if (auto claim = placement_of(r.claim)) {
@@ -302,6 +332,113 @@ void CapacityStore::reclassify() {
     }
   }
   publish(Clock::now());
+}
+
+void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes) {
+  std::lock_guard lock(mu_);
+  fill_by_name(volumes_, std::move(volumes));
+  spdlog::info("persistentvolumes: {} local of {}", std::count_if(volumes_.begin(), volumes_.end(), [](const auto& v) {
+                 return policy::local_volume_counted(v.second);
+               }), volumes_.size());
+  selection_dirty_ = true;
+  volumes_dirty_ = true;
+  reclassify();
+}
+
+void CapacityStore::volume_changed(const std::string& name, std::optional<model::PersistentVolume> volume) {
+  std::lock_guard lock(mu_);
+  auto it = volumes_.find(name);
+  const bool was_counted = it != volumes_.end() && policy::local_volume_counted(it->second);
+  const bool counted = volume && policy::local_volume_counted(*volume);
+  if (!was_counted && !counted) {
+    if (volume) volumes_.insert_or_assign(name, std::move(*volume));
+    else if (it != volumes_.end()) volumes_.erase(it);
+    return;
+  }
+  volume_node_.erase(name);
+  if (volume) {
+    if (!selection_dirty_) locate_volume(*volume);
+    volumes_.insert_or_assign(name, std::move(*volume));
+  } else {
+    volumes_.erase(it);
+  }
+  volumes_dirty_ = true;
+  reclassify();
+}
+
+std::string CapacityStore::local_volume_node(std::string_view volume) const {
+  std::lock_guard lock(mu_);
+  auto it = volume_node_.find(volume);
+  return it == volume_node_.end() ? std::string() : it->second;
+}
+
+void CapacityStore::locate_volume(const model::PersistentVolume& pv) {
+  if (!local_classes_.count(pv.storage_class) || !policy::local_volume_counted(pv)) return;
+  model::NodeSupply probe;
+  for (const auto& [node, entry] : nodes_) {
+    probe.name = node;
+    probe.labels = entry.facts.labels;
+    if (policy::local_volume_on_node(pv, probe)) {
+      volume_node_[pv.name] = node;
+      return;
+    }
+  }
+}
+
+void CapacityStore::locate_volumes() {
+  volume_node_.clear();
+  for (const auto& [name, pv] : volumes_) locate_volume(pv);
+  volumes_dirty_ = true;
+}
+
+const model::PersistentVolume* CapacityStore::located(std::string_view name) const {
+  auto it = volumes_.find(name);
+  if (it == volumes_.end() || !class_pools_->count(it->second.storage_class)) return nullptr;
+  return &it->second;
+}
+
+void CapacityStore::local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
+                                std::vector<PoolAccount>& accounts) const {
+  std::map<std::pair<std::string, std::string>, model::Pool> by_place;
+  std::map<std::pair<std::string, std::string>, std::int64_t> taken;
+  for (const auto& [name, node] : volume_node_) {
+    const model::PersistentVolume* found = located(name);
+    if (!found) continue;
+    const model::PersistentVolume& pv = *found;
+    model::Pool& pool = by_place[{node, pv.storage_class}];
+    pool.name = class_pools_->find(pv.storage_class)->second;
+    pool.source = std::string(kLocalSource);
+    pool.whole_devices = true;
+    pool.capacity_bytes = saturating_add(pool.capacity_bytes, pv.bytes);
+    pool.published_bytes = pool.capacity_bytes;
+    pool.devices.push_back({pv.name, pv.bytes, pv.access_modes, pv.block});
+    if (!policy::local_volume_free(pv)) taken[{node, pv.storage_class}] += pv.bytes;
+  }
+  for (auto& [where, pool] : by_place) {
+    policy::CapacityAccount a;
+    a.published = pool.capacity_bytes;
+    a.subtracted = taken[where];
+    a.free = a.published - a.subtracted;
+    accounts.push_back({where.first, where.second, pool.name, pool.source, a, 0});
+    pools[where.first].push_back(std::move(pool));
+  }
+}
+
+void CapacityStore::place_volumes() {
+  std::vector<std::pair<std::string, state::Claim>> placed;
+  for (const auto& [name, node] : volume_node_) {
+    const model::PersistentVolume* pv = located(name);
+    if (!pv || pv->claim.empty()) continue;
+    state::Claim claim;
+    claim.owner = pv->claim;
+    claim.source = kLocalPlacement;
+    claim.node = node;
+    claim.allocation.volumes.push_back(
+        {pv->claim, class_pools_->find(pv->storage_class)->second, pv->name, pv->bytes, pv->claim, {}});
+    placed.emplace_back("pv/" + pv->name, std::move(claim));
+  }
+  state_.replace_placements(kLocalPlacement, std::move(placed));
+  volumes_dirty_ = false;
 }
 
 void CapacityStore::tick(Clock::time_point now) {
@@ -318,6 +455,7 @@ void CapacityStore::select() {
       if (policy::topology_selects(p.object.topology, entry.facts.labels)) selection_[{node, cls}].push_back(key);
     }
   }
+  locate_volumes();
   selection_dirty_ = false;
 }
 
@@ -358,11 +496,13 @@ void CapacityStore::publish(Clock::time_point now) {
                       now, pools, accounts);
     }
   }
+  local_pools(pools, accounts);
   for (const auto& a : accounts) {
     if (a.account.next_change && (!next_change_ || *a.account.next_change < *next_change_)) next_change_ = a.account.next_change;
   }
   state_.set_derived_pools(std::move(pools));
   accounts_ = std::move(accounts);
+  if (volumes_dirty_) place_volumes();
 }
 
 std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view cls) const {

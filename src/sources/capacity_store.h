@@ -12,7 +12,14 @@
 // class> (the class's topolvm.io/device-class parameter, 00default without one), by the same
 // rule (a change of the annotation seen by the node watch is a change of the figure). It places every claim of a managed class that has a selected node in the state
 // ("volume" claims), and publishes the pools (ClusterState::set_derived_pools) after each change
-// and from tick() when a claim settles. Thread-safe; its lock is taken before the state's.
+// and from tick() when a claim settles.
+// Local PersistentVolumes (local-static-provisioner's) are read too: a class provisioned by
+// kubernetes.io/no-provisioner, WaitForFirstConsumer, with local volumes is managed (unless
+// storage.classes names it, or capacity.classes leaves it out); on each node its pool's devices
+// are the class's local volumes whose node affinity selects the node (source "local PVs", each
+// taken whole: policy/local_volumes.h), and each volume a claim holds (spec.claimRef) is placed
+// in the state on that node ("local volume" claims). Thread-safe; its lock is taken before the
+// state's.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -50,6 +57,7 @@ class CapacityStore {
 
   std::unique_ptr<kube::ReflectorSink> driver_sink();
   std::unique_ptr<kube::ReflectorSink> capacity_sink();
+  std::unique_ptr<kube::ReflectorSink> volume_sink();
 
   // From the other sinks: a full list, or one object (nullopt: deleted).
   void nodes_listed(std::map<std::string, NodeFacts> nodes);
@@ -63,6 +71,11 @@ class CapacityStore {
   void driver_changed(const std::string& name, std::optional<bool> storage_capacity);
   void capacities_listed(std::vector<wire::StorageCapacity> objects);
   void capacity_changed(const std::string& key, std::optional<wire::StorageCapacity> object);
+
+  void volumes_listed(std::vector<model::PersistentVolume> volumes);
+  void volume_changed(const std::string& name, std::optional<model::PersistentVolume> volume);
+  // The node of a local volume of a managed class; empty when there is none such.
+  std::string local_volume_node(std::string_view volume) const;
 
   // Publishes again when a claim has settled since the last publication.
   void tick(policy::CapacityClock::time_point now);
@@ -88,6 +101,14 @@ class CapacityStore {
   // Which objects select which node, per class: rebuilt when nodes, objects' topology or the
   // managed classes change, not for each claim.
   void select();
+  // Local volumes: which node each one of a managed class is on (all, or one), their pools, and
+  // the placements of the volumes claims hold.
+  void locate_volumes();
+  void locate_volume(const model::PersistentVolume& pv);
+  void local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools, std::vector<PoolAccount>& accounts) const;
+  void place_volumes();
+  // A located volume, if it is still known and its class still managed (else null).
+  const model::PersistentVolume* located(std::string_view name) const;
 
   state::ClusterState& state_;
   model::DemandRules rules_;
@@ -110,6 +131,10 @@ class CapacityStore {
   std::map<std::string, Published, std::less<>> published_;  // by namespace/name
   std::map<std::string, Recorded, std::less<>> claims_;      // by uid; claims with a selected node
   std::shared_ptr<const ClassPools> class_pools_ = std::make_shared<const ClassPools>();
+  std::map<std::string, model::PersistentVolume, std::less<>> volumes_;  // by name
+  std::set<std::string, std::less<>> local_classes_;                     // managed classes of local volumes
+  std::map<std::string, std::string, std::less<>> volume_node_;          // local volume of a managed class -> node
+  bool volumes_dirty_ = true;  // the volumes' placements are to be replaced
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> selection_;  // (node, class) -> objects
   bool selection_dirty_ = true;
   std::vector<PoolAccount> accounts_;

@@ -331,6 +331,7 @@ kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resour
 
 constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr const char* kCapacitiesPath = "/apis/storage.k8s.io/v1/csistoragecapacities";
+constexpr const char* kVolumesPath = "/api/v1/persistentvolumes";
 
 void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
   const auto now = std::chrono::steady_clock::now();
@@ -401,6 +402,13 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
   } else {
     capacity_kinds_.state = kAbsent;
   }
+  volume_kinds_.probe_path = std::string(kVolumesPath) + "?limit=1";
+  volume_kinds_.name = "persistentvolumes";
+  volume_kinds_.absent_404 = "the API server does not serve persistentvolumes: local PersistentVolumes are not read";
+  volume_kinds_.absent_403 =
+      "not permitted to list persistentvolumes: local PersistentVolumes are not read until the daemon's role may get, list "
+      "and watch persistentvolumes (and the daemon restarts)";
+  add_optional(volume_kinds_, capacity_->volume_sink(), "persistentvolumes", kVolumesPath);
 }
 
 KubeCluster::~KubeCluster() { stop(); }
@@ -409,6 +417,7 @@ void KubeCluster::start() {
   for (auto& r : reflectors_) threads_.emplace_back([reflector = r.get()] { reflector->run(); });
   dra_kinds_.probe = std::thread([this] { probe(dra_kinds_); });
   if (capacity_kinds_.state == kProbing) capacity_kinds_.probe = std::thread([this] { probe(capacity_kinds_); });
+  volume_kinds_.probe = std::thread([this] { probe(volume_kinds_); });
   capacity_tick_ = std::thread([this] {
     std::unique_lock lock(optional_mu_);
     while (!stopping_) {
@@ -428,7 +437,7 @@ void KubeCluster::stop() {
   }
   wake_.notify_all();
   for (auto& r : reflectors_) r->stop();
-  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
     for (auto& r : kinds->reflectors) r->stop();
   }
   for (auto& t : threads_) {
@@ -436,7 +445,7 @@ void KubeCluster::stop() {
   }
   threads_.clear();
   if (capacity_tick_.joinable()) capacity_tick_.join();
-  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
     if (kinds->probe.joinable()) kinds->probe.join();
     std::vector<std::thread> threads;
     {
@@ -502,15 +511,22 @@ std::optional<std::string> KubeCluster::not_ready() const {
   for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);
   ready_reasons(dra_kinds_, reasons);
   ready_reasons(capacity_kinds_, reasons);
+  ready_reasons(volume_kinds_, reasons);
   if (reasons.empty()) return std::nullopt;
   return reasons;
 }
 
 std::optional<model::ClaimInfo> KubeCluster::claim(const std::string& ns, const std::string& name) const {
-  std::lock_guard lock(lookups_->mu);
-  auto it = lookups_->claims.find(ns + "/" + name);
-  if (it == lookups_->claims.end()) return std::nullopt;
-  return it->second;
+  std::optional<model::ClaimInfo> info;
+  {
+    std::lock_guard lock(lookups_->mu);
+    auto it = lookups_->claims.find(ns + "/" + name);
+    if (it == lookups_->claims.end()) return std::nullopt;
+    info = it->second;
+  }
+  // Bound to a local volume: held on the volume's node.
+  if (info->node.empty() && !info->volume.empty()) info->node = capacity_->local_volume_node(info->volume);
+  return info;
 }
 
 std::optional<model::Pod> KubeCluster::pending_pod(const std::string& uid) const {
@@ -541,7 +557,7 @@ std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->
 std::vector<std::pair<std::string, kube::ReflectorStatus>> KubeCluster::watch_status() const {
   std::vector<std::pair<std::string, kube::ReflectorStatus>> out;
   for (const auto& r : reflectors_) out.emplace_back(r->resource(), r->status());
-  for (const OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_}) {
+  for (const OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
     if (kinds->state != kServed) continue;
     for (const auto& r : kinds->reflectors) out.emplace_back(r->resource(), r->status());
   }

@@ -5,6 +5,7 @@
 #include "extender/common/quantity.h"
 #include "json_fields.h"
 #include "pod_constraints_decoder.h"
+#include "volume_modes.h"
 
 namespace extender::wire {
 namespace {
@@ -185,6 +186,8 @@ Result<Claim> decode_claim(const json& pvc) {
     std::string volume_name;
     EXTENDER_TRY(read_string(field(*spec, "volumeName"), volume_name, "spec.volumeName"));
     out.info.bound = !volume_name.empty();
+    out.info.volume = volume_name;
+    EXTENDER_TRY(detail::read_volume_modes(*spec, out.info.access_modes, out.info.block, "spec"));
     if (const json* resources = field(*spec, "resources")) {
       model::StringMap requests;
       EXTENDER_TRY(detail::expect_object(resources, "spec.resources"));

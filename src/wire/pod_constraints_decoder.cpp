@@ -38,18 +38,7 @@ Status read_required_affinity(const json& spec, model::PodConstraints& out) {
   EXTENDER_TRY(expect_object(node_affinity, "Pod.spec.affinity.nodeAffinity"));
   constexpr std::string_view kRequired = "Pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
   const json* required = node_affinity ? field(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
-  EXTENDER_TRY(expect_object(required, kRequired));
-  if (!required) return {};
-  auto& terms = out.required_node_affinity.emplace();
-  return for_each_object(field(*required, "nodeSelectorTerms"), std::string(kRequired) + ".nodeSelectorTerms",
-                         [&](const json& item, const std::string& p) -> Status {
-                           model::NodeSelectorTerm term;
-                           EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions,
-                                                          p + ".matchExpressions"));
-                           EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
-                           terms.push_back(std::move(term));
-                           return {};
-                         });
+  return read_node_selector(required, out.required_node_affinity, kRequired);
 }
 
 Status read_tolerations(const json* v, std::vector<model::Toleration>& out) {
@@ -65,6 +54,22 @@ Status read_tolerations(const json* v, std::vector<model::Toleration>& out) {
 }
 
 }  // namespace
+
+Status read_node_selector(const json* selector, std::optional<std::vector<model::NodeSelectorTerm>>& out,
+                          std::string_view path) {
+  EXTENDER_TRY(expect_object(selector, path));
+  if (!selector) return {};
+  auto& terms = out.emplace();
+  return for_each_object(field(*selector, "nodeSelectorTerms"), std::string(path) + ".nodeSelectorTerms",
+                         [&](const json& item, const std::string& p) -> Status {
+                           model::NodeSelectorTerm term;
+                           EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions,
+                                                          p + ".matchExpressions"));
+                           EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
+                           terms.push_back(std::move(term));
+                           return {};
+                         });
+}
 
 Status read_requirements(const json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path) {
   return for_each_object(v, path, [&](const json& item, const std::string& p) -> Status {

@@ -10,6 +10,9 @@
 namespace extender::wire::detail {
 
 Status decode_pod_constraints(const nlohmann::json& spec, model::PodConstraints& out);
+// A NodeSelector ({nodeSelectorTerms}) at `path`: nullopt when absent, else its terms.
+Status read_node_selector(const nlohmann::json* selector, std::optional<std::vector<model::NodeSelectorTerm>>& out,
+                          std::string_view path);
 // A list of requirements ({key, operator, values}), appended to out.
 Status read_requirements(const nlohmann::json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path);
 

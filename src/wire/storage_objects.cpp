@@ -5,6 +5,7 @@
 #include "extender/common/quantity.h"
 #include "json_fields.h"
 #include "pod_constraints_decoder.h"
+#include "volume_modes.h"
 
 namespace extender::wire {
 namespace {
@@ -48,7 +49,78 @@ Status read_name(const json& object, std::string_view kind, std::string& name, s
   return {};
 }
 
+model::AccessMode access_mode(std::string_view name) {
+  if (name == "ReadWriteOnce") return model::kReadWriteOnce;
+  if (name == "ReadOnlyMany") return model::kReadOnlyMany;
+  if (name == "ReadWriteMany") return model::kReadWriteMany;
+  if (name == "ReadWriteOncePod") return model::kReadWriteOncePod;
+  return model::AccessMode{0};
+}
+
+Status read_claim_ref(const json* ref, std::string& claim) {
+  EXTENDER_TRY(detail::expect_object(ref, "spec.claimRef"));
+  if (!ref) return {};
+  std::string ns, name;
+  EXTENDER_TRY(read_string(field(*ref, "namespace"), ns, "spec.claimRef.namespace"));
+  EXTENDER_TRY(read_string(field(*ref, "name"), name, "spec.claimRef.name"));
+  if (!name.empty()) claim = ns + "/" + name;
+  return {};
+}
+
 }  // namespace
+
+namespace detail {
+
+Status read_volume_modes(const json& spec, std::uint8_t& access_modes, bool& block, std::string_view kind) {
+  const std::string path = std::string(kind) + ".accessModes";
+  const json* modes = field(spec, "accessModes");
+  EXTENDER_TRY(expect_array(modes, path));
+  if (modes) {
+    for (const auto& m : *modes) {
+      if (!m.is_string()) return Error{path + ": expected strings"};
+      access_modes |= access_mode(m.get_ref<const std::string&>());
+    }
+  }
+  std::string volume_mode;
+  EXTENDER_TRY(read_string(field(spec, "volumeMode"), volume_mode, std::string(kind) + ".volumeMode"));
+  block = volume_mode == "Block";
+  return {};
+}
+
+}  // namespace detail
+
+Result<model::PersistentVolume> decode_persistent_volume(const json& pv) {
+  model::PersistentVolume out;
+  EXTENDER_TRY(read_name(pv, "PersistentVolume", out.name, nullptr));
+  if (const json* meta = field(pv, "metadata")) out.terminating = field(*meta, "deletionTimestamp") != nullptr;
+  const json* spec = field(pv, "spec");
+  EXTENDER_TRY(detail::expect_object(spec, "spec"));
+  if (spec) {
+    EXTENDER_TRY(read_string(field(*spec, "storageClassName"), out.storage_class, "spec.storageClassName"));
+    const json* capacity = field(*spec, "capacity");
+    EXTENDER_TRY(detail::expect_object(capacity, "spec.capacity"));
+    std::optional<std::int64_t> bytes;
+    if (capacity) EXTENDER_TRY(read_quantity(field(*capacity, "storage"), bytes, "spec.capacity.storage"));
+    out.bytes = bytes.value_or(0);
+    EXTENDER_TRY(detail::read_volume_modes(*spec, out.access_modes, out.block, "spec"));
+    for (const char* kind : {"local", "hostPath"}) {
+      const json* source = field(*spec, kind);
+      EXTENDER_TRY(detail::expect_object(source, std::string("spec.") + kind));
+      out.local = out.local || source != nullptr;
+    }
+    const json* affinity = field(*spec, "nodeAffinity");
+    EXTENDER_TRY(detail::expect_object(affinity, "spec.nodeAffinity"));
+    if (affinity) {
+      EXTENDER_TRY(detail::read_node_selector(field(*affinity, "required"), out.node_affinity,
+                                              "spec.nodeAffinity.required"));
+    }
+    EXTENDER_TRY(read_claim_ref(field(*spec, "claimRef"), out.claim));
+  }
+  const json* status = field(pv, "status");
+  EXTENDER_TRY(detail::expect_object(status, "status"));
+  if (status) EXTENDER_TRY(read_string(field(*status, "phase"), out.phase, "status.phase"));
+  return out;
+}
 
 Result<CsiDriver> decode_csi_driver(const json& driver) {
   CsiDriver out;

@@ -289,6 +289,7 @@ NARROW_RBAC = {
     ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()), ("", "pods", "patch", ()),
     ("", "persistentvolumeclaims", "get", ()), ("", "persistentvolumeclaims", "list", ()),
     ("", "persistentvolumeclaims", "watch", ()), ("", "persistentvolumeclaims", "patch", ()),
+    ("", "persistentvolumes", "get", ()), ("", "persistentvolumes", "list", ()), ("", "persistentvolumes", "watch", ()),
     ("", "pods/binding", "create", ()),
     ("storage.k8s.io", "storageclasses", "get", ()), ("storage.k8s.io", "storageclasses", "list", ()),
     ("storage.k8s.io", "storageclasses", "watch", ()),
@@ -439,7 +440,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
 
     role = find(docs, "ClusterRole", FULLNAME)
     C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
-         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, storageclasses, csidrivers, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
+         f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, pvs, storageclasses, csidrivers, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
         {"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}],

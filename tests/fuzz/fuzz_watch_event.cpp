@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)extender::wire::decode_storage_class(event->object).ok();
       (void)extender::wire::decode_csi_driver(event->object).ok();
       (void)extender::wire::decode_storage_capacity(event->object).ok();
+      (void)extender::wire::decode_persistent_volume(event->object).ok();
     }
     start = nl + 1;
   }

@@ -9,6 +9,7 @@
 #include "extender/server/debug_view.h"
 #include "extender/state/demand_cache.h"
 #include "kube/cluster_harness.h"
+#include "kube/engine_fixture.h"
 
 namespace extender::engine {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 using namespace std::chrono_literals;
 using kube::testing::capacity_object;
 using kube::testing::claim_object;
-using kube::testing::ClusterHarness;
 using kube::testing::csi_class_object;
 using kube::testing::csi_driver_object;
 using kube::testing::eventually;
@@ -51,10 +51,10 @@ json capacity(const std::string& node, const std::string& size, const std::strin
   return capacity_object("csisc-" + node, kClass, kTopology, node, size, max_volume);
 }
 
-class CapacityPools : public ::testing::Test {
+class CapacityPools : public kube::testing::EngineFixture {
  protected:
   explicit CapacityPools(std::chrono::milliseconds settle = std::chrono::minutes(2))
-      : h_([settle](config::Config& c) { c.storage.capacity_settle = settle; }) {}
+      : EngineFixture([settle](config::Config& c) { c.storage.capacity_settle = settle; }) {}
 
   void cluster(const std::map<std::string, std::string>& nodes) {
     h_.fake.put(Kind::kCsiDrivers, csi_driver_object(kDriver, true));
@@ -66,19 +66,7 @@ class CapacityPools : public ::testing::Test {
       h_.fake.put(Kind::kCapacities, capacity(node, size));
     }
   }
-  void start() {
-    h_.start();
-    ASSERT_TRUE(h_.wait_ready());
-    ext_ = h_.extender(demands_, binder_);
-  }
-  FilterAnswer filter(const std::string& pod, std::vector<std::string> nodes) {
-    return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
-  }
-  const model::Pool* pool(const std::string& node) {
-    snap_ = h_.state.snapshot();
-    const state::NodeState* n = snap_.find(node);
-    return n ? n->supply.find_pool(kClass) : nullptr;
-  }
+  const model::Pool* pool(const std::string& node) { return pool_of(node, kClass); }
   // The pool's free space as placement decides it: its size less every claim on it.
   std::optional<std::int64_t> free(const std::string& node) {
     const model::Pool* p = pool(node);
@@ -103,12 +91,6 @@ class CapacityPools : public ::testing::Test {
     const std::int64_t bytes = kube::testing::test_bytes(size);
     ASSERT_TRUE(eventually([&] { return pool(node) && pool(node)->published_bytes == bytes; })) << size;
   }
-
-  ClusterHarness h_;
-  state::Snapshot snap_;
-  state::DemandCache demands_{1000, std::chrono::minutes(5)};
-  kube::ApiBinder binder_{*h_.client};
-  std::unique_ptr<Extender> ext_;
 };
 
 TEST_F(CapacityPools, AClassWhoseDriverPublishesCapacityIsManagedWithoutConfiguration) {

@@ -1,7 +1,7 @@
 #pragma once
 // FakeCluster: a small emulation of the API server's storage over FakeApiServer, for the tests
-// that run KubeCluster and the binder end to end. Nodes, pods, persistentvolumeclaims and
-// storageclasses (and storage.k8s.io/v1's csidrivers and csistoragecapacities) are kept as JSON objects; every write takes the next resourceVersion (one
+// that run KubeCluster and the binder end to end. Nodes, pods, persistentvolumeclaims,
+// persistentvolumes and storageclasses (and storage.k8s.io/v1's csidrivers and csistoragecapacities) are kept as JSON objects; every write takes the next resourceVersion (one
 // counter for all kinds, as etcd's revision) and becomes an event in that kind's history. Lists
 // are paged (limit/continue) from a snapshot; watches replay the history after their
 // resourceVersion and then follow live writes. Faults on request: cut every open watch of a kind,
@@ -23,8 +23,8 @@
 namespace extender::kube::testing {
 
 enum class Kind { kNodes = 0, kPods, kClaims, kClasses, kResourceSlices, kResourceClaims, kDeviceClasses, kCsiDrivers,
-                  kCapacities };
-inline constexpr std::size_t kKindCount = 9;
+                  kCapacities, kVolumes };
+inline constexpr std::size_t kKindCount = 10;
 inline constexpr Kind kDraKinds[] = {Kind::kResourceSlices, Kind::kResourceClaims, Kind::kDeviceClasses};
 inline constexpr const char* kDraGroupPath = "/apis/resource.k8s.io/v1";
 
@@ -41,6 +41,7 @@ inline const char* kind_path(Kind k) {
     case Kind::kDeviceClasses: return "/apis/resource.k8s.io/v1/deviceclasses";
     case Kind::kCsiDrivers: return "/apis/storage.k8s.io/v1/csidrivers";
     case Kind::kCapacities: return "/apis/storage.k8s.io/v1/csistoragecapacities";
+    case Kind::kVolumes: return "/api/v1/persistentvolumes";
   }
   return "";
 }
@@ -73,7 +74,7 @@ class FakeCluster {
 
   explicit FakeCluster(FakeApiServer& server) : server_(server) {
     for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses, Kind::kResourceSlices, Kind::kResourceClaims,
-                   Kind::kDeviceClasses, Kind::kCsiDrivers, Kind::kCapacities}) {
+                   Kind::kDeviceClasses, Kind::kCsiDrivers, Kind::kCapacities, Kind::kVolumes}) {
       server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
     }
     server_.route("GET", kDraGroupPath, [this](const httplib::Request&, httplib::Response& res) { discovery(res); });

@@ -206,9 +206,9 @@ TEST(ComputeDemand, ClaimsResolvedThroughTheLookup) {
                  PodVolume{"c", PodVolume::Kind::kClaim, "network", std::nullopt, std::nullopt}};
   ClaimLookup lookup = [](const std::string& ns, const std::string& name) -> std::optional<ClaimInfo> {
     if (ns != "ml") return std::nullopt;
-    if (name == "pending") return ClaimInfo{"local-hdd", 7, false, ""};
-    if (name == "bound") return ClaimInfo{"local-hdd", 9, true, ""};
-    if (name == "network") return ClaimInfo{"ebs", 11, false, ""};
+    if (name == "pending") return ClaimInfo{"local-hdd", 7, false, "", 0, false, ""};
+    if (name == "bound") return ClaimInfo{"local-hdd", 9, true, "", 0, false, ""};
+    if (name == "network") return ClaimInfo{"ebs", 11, false, "", 0, false, ""};
     return std::nullopt;
   };
   auto d = compute_demand(pod, rules(), lookup);

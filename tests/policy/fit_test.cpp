@@ -1,4 +1,5 @@
 #include "extender/policy/fit.h"
+#include "extender/model/persistent_volume.h"
 
 #include <gtest/gtest.h>
 
@@ -206,7 +207,7 @@ PodDemand volume_pod(std::vector<std::pair<std::string, std::int64_t>> volumes) 
   d.uid = "p";
   int i = 0;
   for (auto& [pool, bytes] : volumes) {
-    d.volumes.push_back({"v" + std::to_string(i++), "local", pool, bytes, false, "", false, ""});
+    d.volumes.push_back({"v" + std::to_string(i++), "local", pool, bytes, false, "", false, "", 0, false, ""});
   }
   return d;
 }
@@ -275,6 +276,40 @@ TEST(CheckFit, DevicesBestFit) {
   Fit g = check_fit(volume_pod({{"nvme", 1100 * GiB}}), node, used);
   EXPECT_EQ(g.verdict, Verdict::kUnresolvable);
   EXPECT_EQ(format_reason(g.reason), "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
+}
+
+// A pool of local PersistentVolumes: each claim takes one whole volume, as VolumeBinding matches.
+TEST(CheckFit, LocalPersistentVolumesAreTakenWhole) {
+  Pool pool{"fast-disks", 300 * GiB, {{"pv-a", 100 * GiB}, {"pv-b", 100 * GiB}, {"pv-c", 100 * GiB}}};
+  pool.whole_devices = true;
+  for (auto& d : pool.devices) d.access_modes = model::kReadWriteOnce;
+  const NodeSupply node = pool_node({pool});
+  PodDemand two = volume_pod({{"fast-disks", 40 * GiB}, {"fast-disks", 40 * GiB}});
+  for (auto& v : two.volumes) v.access_modes = model::kReadWriteOnce;
+
+  Fit first = check_fit(two, node, {});
+  ASSERT_EQ(first.verdict, Verdict::kFits) << format_reason(first.reason);
+  ASSERT_EQ(first.allocation.volumes.size(), 2u);
+  EXPECT_EQ(first.allocation.volumes[0].device, "pv-a");
+  EXPECT_EQ(first.allocation.volumes[1].device, "pv-b") << "two claims never take one volume";
+  EXPECT_EQ(first.allocation.volumes[0].bytes, 100 * GiB) << "the whole volume is held";
+
+  NodeUsage used;
+  used.add(first.allocation);
+  Fit second = check_fit(two, node, used);
+  EXPECT_EQ(second.verdict, Verdict::kUnresolvable) << "60 GiB of pv-a's 100 are no room for another claim";
+  EXPECT_EQ(format_reason(second.reason),
+            "pool fast-disks: volume v1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 3");
+
+  PodDemand many = two;
+  many.volumes[0].access_modes = model::kReadWriteMany;
+  EXPECT_EQ(check_fit(many, node, {}).verdict, Verdict::kUnresolvable) << "no volume offers ReadWriteMany";
+
+  PodDemand bound = volume_pod({{"fast-disks", 10 * GiB}});
+  bound.volumes[0].bound_volume = "pv-c";
+  Fit own = check_fit(bound, node, used);
+  ASSERT_EQ(own.verdict, Verdict::kFits);
+  EXPECT_EQ(own.allocation.volumes[0].device, "pv-c") << "a bound claim takes its own volume";
 }
 
 TEST(CheckFit, PodsNeedingNothingAlwaysFit) {
@@ -408,6 +443,8 @@ TEST(FitReason, FormattedAsTheSchedulerShowsIt) {
       {{K::kShareNoGpuMemory, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node reports no GPU memory"},
       {{K::kMemoryFloorUnknown, "g", 40 * gib, 0, 0, {}}, "g: pod needs 40 GiB per GPU, node reports no GPU memory"},
       {{K::kMemoryFloorTooSmall, "g", 40 * gib, 16 * gib, 0, {}}, "g: pod needs 40 GiB per GPU, node's GPUs have 16 GiB"},
+      {{K::kNoLocalVolume, "p", 2 * gib, 0, 3, "v"},
+       "pool p: volume v needs a free local PersistentVolume of 2 GiB with its access modes, node has 0 free of 3"},
       {{K::kDraTooFewDevices, "g", 0, 0, 0, "g: pod needs 2 c, node has 1 matching devices"},
        "g: pod needs 2 c, node has 1 matching devices"},
   };

@@ -34,7 +34,7 @@ TEST(EvictionMakesRoom, Table) {
 
   // Storage is never freed by eviction.
   PodDemand with_volume = pod;
-  with_volume.volumes.push_back({"v", "local", "local", 60, false, "", false, ""});
+  with_volume.volumes.push_back({"v", "local", "local", 60, false, "", false, "", 0, false, ""});
   NodeUsage storage_full = full;
   Allocation victim = gpus(3);
   victim.volumes.push_back({"old", "local", "", 50, "", ""});

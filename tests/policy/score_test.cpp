@@ -41,7 +41,7 @@ struct Fixture {
 PodDemand pod(std::int64_t gpus, int volumes) {
   PodDemand d;
   if (gpus) d.gpus["nvidia.com/gpu"] = gpus;
-  for (int i = 0; i < volumes; ++i) d.volumes.push_back({"v", "local", "local", 1, false, "", false, ""});
+  for (int i = 0; i < volumes; ++i) d.volumes.push_back({"v", "local", "local", 1, false, "", false, "", 0, false, ""});
   return d;
 }
 
@@ -156,7 +156,7 @@ TEST(CapacityScoring, FreeSpaceLeftAfterPlacementRanksByPreference) {
       candidates.push_back({&nodes[i], u});
     }
     PodDemand p;
-    p.volumes.push_back({"v", "lvm", "lvm", c.need, false, "", false, ""});
+    p.volumes.push_back({"v", "lvm", "lvm", c.need, false, "", false, "", 0, false, ""});
     EXPECT_EQ(capacity_scores(p, candidates, c.more_free), c.expected) << c.what;
   }
 }
@@ -171,7 +171,7 @@ TEST(CapacityScoring, AppliesToPodsWithVolumesInPublishedPoolsOnly) {
   used.add(held);
   std::vector<Candidate> candidates{{&a, used}, {&b, NodeUsage{}}};
   PodDemand p;
-  p.volumes.push_back({"v", "lvm", "lvm", 10, false, "", false, ""});
+  p.volumes.push_back({"v", "lvm", "lvm", 10, false, "", false, "", 0, false, ""});
   ScoringRules rules;
   rules.volume_balance_weight = 0;
   EXPECT_EQ(score_candidates(p, candidates, rules), (Scores{0, 10})) << "b has more free";

@@ -59,7 +59,8 @@ struct StorageConfig {
   std::int64_t default_claim_bytes = std::int64_t{10} << 30;
   std::string pool_annotation_prefix = "scheduler-extender.io/pool.";
   // Classes whose CSI driver publishes capacity (CSIStorageCapacity) are managed without an entry
-  // in `classes` (kubernetes mode): all of them, or only capacity_classes when it names some.
+  // in `classes` (kubernetes mode): all of them, or only capacity_classes when it names some (which
+  // restricts the classes of local PersistentVolumes, read whatever capacity_tracking says, too).
   bool capacity_tracking = true;
   std::vector<std::string> capacity_classes;
   // How long after a claim's volume appeared the published figure is taken to reflect it when no

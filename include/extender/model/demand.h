@@ -26,6 +26,12 @@ struct VolumeDemand {
   // The node its claim already holds space on (selected for it), if any: the pod can run nowhere
   // else, and there the volume is placed again in place of the claim's own placement (counted once).
   std::string held_on;
+  // Read for pools of local PersistentVolumes (model::Pool::whole_devices): the claim's access
+  // modes (model::AccessMode bits; 0: any), whether it asks a block volume, and the volume it is
+  // already bound to (spec.volumeName), if any.
+  std::uint8_t access_modes = 0;
+  bool block = false;
+  std::string bound_volume;
 };
 
 struct PodDemand {
@@ -57,7 +63,10 @@ struct ClaimInfo {
   std::string storage_class;
   std::int64_t bytes = 0;
   bool bound = false;  // bound to a volume, or a node already selected: needs no new capacity
-  std::string node;    // the node selected for it (volume.kubernetes.io/selected-node), if any
+  std::string node;    // the node selected for it (volume.kubernetes.io/selected-node), or that holds its local volume
+  std::uint8_t access_modes = 0;  // spec.accessModes (model::AccessMode bits)
+  bool block = false;             // spec.volumeMode Block
+  std::string volume;             // spec.volumeName
 };
 
 // Looks up a claim by namespace and name; nullopt when unknown.

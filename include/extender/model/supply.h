@@ -17,6 +17,10 @@ namespace extender::model {
 struct Device {
   std::string name;
   std::int64_t capacity_bytes = 0;
+  // A local PersistentVolume's (Pool::whole_devices): its access modes (model::AccessMode bits)
+  // and whether it is a block volume. Unused for devices carved at will.
+  std::uint8_t access_modes = 0;
+  bool block = false;
   bool operator==(const Device&) const = default;
 };
 
@@ -30,6 +34,10 @@ struct Pool {
   // (capacity_bytes is that plus the claims the figure already reflects).
   std::string source;
   std::int64_t published_bytes = 0;
+  // Each device is a pre-provisioned volume (a local PersistentVolume, source "local PVs"): a
+  // claim takes one whole device, chosen as kube-scheduler's VolumeBinding does
+  // (policy/local_volumes.h), and two claims never share one.
+  bool whole_devices = false;
   bool operator==(const Pool&) const = default;
 };
 

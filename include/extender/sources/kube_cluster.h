@@ -128,6 +128,7 @@ class KubeCluster final : public engine::PodSource,
   std::unique_ptr<DraStore> dra_;
   OptionalKinds dra_kinds_;
   OptionalKinds capacity_kinds_;
+  OptionalKinds volume_kinds_;  // persistentvolumes: local PVs (a role without them reads none)
   mutable std::mutex optional_mu_;  // guards stopping_ and the kinds' marked fields
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -21,7 +21,7 @@ struct WatchOptions {
 // Pools from the capacity CSI drivers publish (CSIStorageCapacity, capacity_store.h).
 struct CapacityOptions {
   bool enabled = true;               // watch CSIDrivers and CSIStorageCapacities
-  std::vector<std::string> classes;  // the classes to manage so; empty: every class whose driver publishes
+  std::vector<std::string> classes;  // the classes to manage so (local PV classes too); empty: every class whose driver publishes
   policy::CapacityRule rule;         // when a claim's volume counts as reflected
 };
 

@@ -1,7 +1,7 @@
 #pragma once
 // Decoders for the storage.k8s.io/v1 objects that say what local storage a node has: CSIDriver
 // (whether the driver publishes capacity), CSIStorageCapacity (free space per class and node
-// topology) and StorageClass (its driver and parameters). Rules of k8s_objects.h: keys match
+// topology), StorageClass (its driver and parameters), and the core PersistentVolume (local PVs). Rules of k8s_objects.h: keys match
 // case-insensitively, null equals absent, a field of the wrong type is an error naming its path.
 // Pure; thread-safe.
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "extender/common/result.h"
+#include "extender/model/persistent_volume.h"
 #include "extender/model/pod_constraints.h"
 #include "extender/model/string_map.h"
 
@@ -43,5 +44,10 @@ struct StorageClass {
   std::string binding_mode;
 };
 Result<StorageClass> decode_storage_class(const nlohmann::json& sc);
+
+// A PersistentVolume (core/v1): name, class, spec.capacity.storage, access and volume modes,
+// whether it is local (spec.local or spec.hostPath), spec.nodeAffinity.required's terms, phase,
+// claimRef. Access modes Kubernetes does not define are ignored.
+Result<model::PersistentVolume> decode_persistent_volume(const nlohmann::json& pv);
 
 }  // namespace extender::wire

@@ -486,7 +486,7 @@ EOF
   local check
   for check in \
     "$EXTENDER_USER list nodes" "$EXTENDER_USER watch pods" "$EXTENDER_USER create pods/binding" \
-    "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER list storageclasses storage.k8s.io" \
+    "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER watch persistentvolumes" "$EXTENDER_USER list storageclasses storage.k8s.io" \
     "$EXTENDER_USER patch pods" "$EXTENDER_USER patch persistentvolumeclaims" \
     "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" "$EXTENDER_USER watch csidrivers storage.k8s.io" \
     "$EXTENDER_USER update leases coordination.k8s.io" \
