@@ -198,6 +198,10 @@ measure() {
   result "$label: pods bound: $BOUND of $count ($FIT fit); bound in their first scheduling cycle: $first"
 }
 
+# daemon_pool NODE POOL FIELD: a field of the pool in the daemon's /debug/nodes/NODE.
+daemon_pool() {
+  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/$1" | jq -r --arg p "$2" --arg f "$3" '.pools[] | select(.name == $p) | .[$f]'
+}
 # daemon_free_gib NODE POOL: the free space the daemon decided on for the pool, in GiB.
 daemon_free_gib() {
   curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/$1" |
@@ -269,6 +273,8 @@ reason="$(K get events --field-selector "involvedObject.name=s-0$SEQ_PODS,reason
 expect '[[ "$reason" == *"pool seq: pod needs 40 GiB"* ]]' "S: s-0$SEQ_PODS was refused with '$reason', not the daemon's pool reason"
 agrees_seq() { [[ "$(daemon_free_gib seq-1 seq)" == $((POOL_GIB - 80)) && "$(daemon_free_gib seq-2 seq)" == $((POOL_GIB - 80)) ]]; }
 ((OVER > 0)) || wait_until 20 "the daemon's free space on seq-1 and seq-2 to be $((POOL_GIB - 80))Gi" agrees_seq
+source_seq="$(daemon_pool seq-1 seq source)"
+expect '[[ "$source_seq" == "CSIStorageCapacity kube-system/seq-seq-1" ]]' "S: the daemon's source for seq-1's pool is '$source_seq'"
 end_burst s seq "$SEQ_NODES"
 
 ##### V: volume-only pods (reserved).
@@ -306,6 +312,8 @@ expect '((OVER == 0))' "T: $OVER TopoLVM pool(s) over their capacity: $(pools_li
 expect '((BOUND == topo_fit))' "T: $BOUND pods bound, want the $topo_fit that fit"
 annotated() { [[ "$(K get node topo-1 -o jsonpath='{.metadata.annotations.capacity\.topolvm\.io/ssd}')" == $(((POOL_GIB - 80) * GIB)) ]]; }
 ((OVER > 0)) || wait_until 10 "topo-1's capacity.topolvm.io/ssd republished as $((POOL_GIB - 80))Gi" annotated
+source_topo="$(daemon_pool topo-1 topolvm-ssd source)"
+expect '[[ "$source_topo" == "annotation capacity.topolvm.io/ssd" ]]' "T: the daemon's source for topo-1's pool is '$source_topo'"
 end_burst t topo "$TOPO_NODES"
 
 ##### R: a daemon restart mid-burst.
