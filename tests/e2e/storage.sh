@@ -19,9 +19,13 @@
 #      bound, pods bound in their first scheduling cycle.
 #   A  the daemon (GPU extender entry with filter and bind): no pool over capacity, every pod that
 #      fits bound, the same figures; the daemon's free space per pool agrees with the driver's.
+#   S  the same pods one at a time (2 nodes, 4 of 6 fit), with the daemon: none over, the 4 that
+#      fit bound in their first cycle, the others refused with the daemon's pool reason.
 #   T  TopoLVM's node annotation as the source (3 nodes, 6 of 10 pods fit): none over, 6 bound.
-#   R  the daemon killed -9 mid-burst and restarted on the same ports: no pool over capacity.
+#   R  the daemon killed -9 mid-burst and restarted on the same ports: no pool over capacity, and
+#      the restarted daemon counts every volume the driver holds.
 #   (V volume-only pods: see scenario_volume_only_burst.)
+# Every expectation is checked (expect) and the suite fails at its end if any did not hold.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -204,8 +208,9 @@ daemon_pool() {
 }
 # daemon_free_gib NODE POOL: the free space the daemon decided on for the pool, in GiB.
 daemon_free_gib() {
-  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/$1" |
-    jq -r --arg p "$2" --argjson g "$GIB" '.pools[] | select(.name == $p) | .free_bytes / $g | floor'
+  local free
+  free="$(daemon_pool "$1" "$2" free_bytes)"
+  [[ -n "$free" ]] && echo $((free / GIB))
 }
 
 # end_burst PREFIX NODE_PREFIX NODE_COUNT: the burst's pods and nodes go (its claims and volumes stay).
@@ -341,6 +346,12 @@ settle r restart 90
 measure "daemon killed -9 mid-burst" r restart "$PODS"
 result "daemon killed -9 mid-burst: settled $((SECONDS - t0))s after the burst"
 expect '((OVER == 0))' "R: after the restart $OVER pool(s) are over their capacity: $(pools_line restart)"
+# Nothing forgotten across the restart: the restarted daemon counts every volume on each pool.
+for ((i = 1; i <= NODES; i++)); do
+  counted="$(daemon_pool "restart-$i" restart used_bytes)"
+  have="$(jq --arg n "restart-$i" '.[] | select(.class == "restart" and .node == $n) | .provisioned' "$WORKDIR/pools.json")"
+  expect '[[ "$counted" == "$have" ]]' "R: the restarted daemon counts $counted bytes on restart-$i's pool, the driver holds $have"
+done
 
 ((${#FAILURES[@]} == 0)) || fail "${#FAILURES[@]} expectation(s) failed: $(printf '%s; ' "${FAILURES[@]}")"
 E2E_OK=1
