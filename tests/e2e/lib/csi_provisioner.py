@@ -19,18 +19,18 @@ volumes, CSIStorageCapacities and Nodes and
 - writes --report (JSON, atomically): one row per (node, class) with a size: size, provisioned
   bytes and volume count, from the volumes the API server holds.
 
-The API is reached as admin: APISERVER_URL, ADMIN_TOKEN and CLUSTER_CA_FILE from the environment.
+The API is reached as admin (lib/kube_api.py).
 """
 import argparse
 import datetime
 import json
 import os
 import re
-import ssl
 import sys
 import time
 import urllib.error
-import urllib.request
+
+from kube_api import Api
 
 SELECTED = "volume.kubernetes.io/selected-node"
 SIZE = "e2e.scheduler-extender.io/size"
@@ -51,33 +51,16 @@ def quantity(text):
     return int(m.group(1)) * UNITS[m.group(2)]
 
 
-class Api:
-    def __init__(self):
-        self.url = os.environ["APISERVER_URL"]
-        self.token = os.environ["ADMIN_TOKEN"]
-        self.ctx = ssl.create_default_context(cafile=os.environ["CLUSTER_CA_FILE"])
+def items(api, path):
+    status, body = api.call("GET", path)
+    if status != 200:
+        raise RuntimeError("GET %s: HTTP %s" % (path, status))
+    return body["items"]
 
-    def call(self, method, path, body=None, ctype="application/json"):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Authorization": "Bearer " + self.token, "Content-Type": ctype})
-        try:
-            with urllib.request.urlopen(req, context=self.ctx, timeout=5) as res:
-                return res.status, json.load(res)
-        except urllib.error.HTTPError as e:
-            return e.code, None
-        except (urllib.error.URLError, OSError):
-            return 0, None
 
-    def items(self, path):
-        status, body = self.call("GET", path)
-        if status != 200:
-            raise RuntimeError("GET %s: HTTP %s" % (path, status))
-        return body["items"]
-
-    def patch(self, path, body):
-        status, _ = self.call("PATCH", path, body, "application/merge-patch+json")
-        return status
+def patch(api, path, body):
+    status, _ = api.call("PATCH", path, body, "application/merge-patch+json")
+    return status
 
 
 def device_class(sc):
@@ -119,12 +102,12 @@ class Provisioner:
         if status not in (201, 409):
             log("claim %s/%s: creating %s failed (HTTP %s)" % (ns, name, pv_name, status))
             return
-        self.api.patch("/api/v1/persistentvolumes/%s/status" % pv_name, {"status": {"phase": "Bound"}})
+        patch(self.api, "/api/v1/persistentvolumes/%s/status" % pv_name, {"status": {"phase": "Bound"}})
         base = "/api/v1/namespaces/%s/persistentvolumeclaims/%s" % (ns, name)
-        self.api.patch(base, {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes",
+        patch(self.api, base, {"metadata": {"annotations": {"pv.kubernetes.io/bind-completed": "yes",
                                                            "pv.kubernetes.io/bound-by-controller": "yes"}},
                               "spec": {"volumeName": pv_name}})
-        self.api.patch(base + "/status", {"status": {"phase": "Bound", "capacity": {"storage": size}}})
+        patch(self.api, base + "/status", {"status": {"phase": "Bound", "capacity": {"storage": size}}})
         self.due.setdefault((node, sc_name), time.monotonic() + self.delay)
         log("claim %s/%s (%s): volume %s on %s" % (ns, name, size, pv_name, node))
 
@@ -135,7 +118,7 @@ class Provisioner:
             if size is None:
                 return
             free = max(0, int(size) - used)
-            self.api.patch("/api/v1/nodes/%s" % node,
+            patch(self.api, "/api/v1/nodes/%s" % node,
                            {"metadata": {"annotations": {"capacity.topolvm.io/" + dc: str(free)}}})
             log("node %s: capacity.topolvm.io/%s = %d" % (node, dc, free))
             return
@@ -145,7 +128,7 @@ class Provisioner:
                 if size is None:
                     continue
                 free = max(0, int(size) - used)
-                self.api.patch("/apis/storage.k8s.io/v1/namespaces/%s/csistoragecapacities/%s"
+                patch(self.api, "/apis/storage.k8s.io/v1/namespaces/%s/csistoragecapacities/%s"
                                % (obj["metadata"]["namespace"], obj["metadata"]["name"]), {"capacity": str(free)})
                 log("CSIStorageCapacity %s (%s on %s): capacity = %d" % (obj["metadata"]["name"], sc_name, node, free))
 
@@ -173,23 +156,23 @@ class Provisioner:
         os.replace(tmp, self.report)
 
     def step(self):
-        classes = {sc["metadata"]["name"]: sc for sc in self.api.items("/apis/storage.k8s.io/v1/storageclasses")
+        classes = {sc["metadata"]["name"]: sc for sc in items(self.api, "/apis/storage.k8s.io/v1/storageclasses")
                    if sc.get("provisioner") in self.drivers}
         self.provisioner_of = {n: sc["provisioner"] for n, sc in classes.items()}
-        for claim in self.api.items("/api/v1/persistentvolumeclaims"):
+        for claim in items(self.api, "/api/v1/persistentvolumeclaims"):
             node = (claim["metadata"].get("annotations") or {}).get(SELECTED)
             sc_name = claim["spec"].get("storageClassName")
             if node and sc_name in classes and not claim["spec"].get("volumeName") \
                     and not claim["metadata"].get("deletionTimestamp"):
                 self.provision(claim, node, sc_name)
         used, count = {}, {}
-        for pv in self.api.items("/api/v1/persistentvolumes"):
+        for pv in items(self.api, "/api/v1/persistentvolumes"):
             sc_name, node = pv["spec"].get("storageClassName"), pv_node(pv)
             if sc_name in classes and node:
                 used[(node, sc_name)] = used.get((node, sc_name), 0) + quantity(pv["spec"]["capacity"]["storage"])
                 count[(node, sc_name)] = count.get((node, sc_name), 0) + 1
-        capacities = self.api.items("/apis/storage.k8s.io/v1/csistoragecapacities")
-        nodes = {n["metadata"]["name"]: n["metadata"] for n in self.api.items("/api/v1/nodes")}
+        capacities = items(self.api, "/apis/storage.k8s.io/v1/csistoragecapacities")
+        nodes = {n["metadata"]["name"]: n["metadata"] for n in items(self.api, "/api/v1/nodes")}
         now = time.monotonic()
         for key, when in list(self.due.items()):
             if when <= now and key[1] in classes:
@@ -210,7 +193,7 @@ def main():
     while True:
         try:
             prov.step()
-        except (RuntimeError, KeyError, ValueError) as e:
+        except (RuntimeError, KeyError, ValueError, urllib.error.URLError, OSError) as e:
             log("pass failed: %s" % e)
         time.sleep(args.interval)
 
