@@ -19,19 +19,18 @@ The API server is reached with APISERVER_URL, ADMIN_TOKEN and CLUSTER_CA_FILE fr
 """
 import argparse
 import datetime
-import json
 import os
 import signal
 import socket
-import ssl
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 
 import yaml
+
+from kube_api import Api
 
 
 def log(msg):
@@ -53,23 +52,6 @@ def free_ports(n):
     for s in socks:
         s.close()
     return ports
-
-
-class Api:
-    def __init__(self):
-        self.url = os.environ["APISERVER_URL"]
-        self.token = os.environ["ADMIN_TOKEN"]
-        self.ctx = ssl.create_default_context(cafile=os.environ["CLUSTER_CA_FILE"])
-
-    def call(self, method, path, body=None, ctype="application/json"):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers={"Authorization": "Bearer " + self.token, "Content-Type": ctype})
-        try:
-            with urllib.request.urlopen(req, context=self.ctx, timeout=5) as res:
-                return res.status, json.load(res)
-        except urllib.error.HTTPError as e:
-            return e.code, None
 
 
 class Daemon:
