@@ -23,6 +23,12 @@ using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
 
+// A pool's source without the object it names: "CSIStorageCapacity", "annotation", "local PVs".
+std::string source_kind(std::string_view source) {
+  if (source.starts_with("local PVs")) return "local PVs";
+  return std::string(source.substr(0, source.find(' ')));
+}
+
 MetricFamily family(std::string name, std::string help, MetricType type = MetricType::Gauge) {
   MetricFamily f;
   f.name = std::move(name);
@@ -140,7 +146,7 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
                             "and binds in flight.");
     auto pool_published = family("scheduler_extender_node_pool_published_bytes",
                                  "The free space a storage driver publishes for a node's pool, by source "
-                                 "(CSIStorageCapacity, annotation); hand-written pools have none.");
+                                 "(CSIStorageCapacity, annotation, local PVs); hand-written pools have none.");
     auto pool_subtracted = family("scheduler_extender_node_pool_subtracted_bytes",
                                   "Bytes of claims on a published pool that its figure does not reflect yet "
                                   "(docs/storage.md), binds in flight included.");
@@ -181,7 +187,7 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
         const std::int64_t in_use = node->placed.pool_used(pool.name) + held.pool_used(pool.name);
         gauge(pool_free, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes - in_use));
         if (pool.source.empty()) continue;
-        const std::string source = pool.source.substr(0, pool.source.find(' '));
+        const std::string source = source_kind(pool.source);
         gauge(pool_published, {{"node", name}, {"pool", pool.name}, {"source", source}},
               static_cast<double>(pool.published_bytes));
         const std::int64_t reflected = pool.capacity_bytes - pool.published_bytes;

@@ -78,7 +78,9 @@ TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
   model::NodeSupply a = node("a", 0);
   s.upsert_nodes({a});
   // Published 60, one 40 claim already reflected in it (size 100), a 30 claim not yet.
-  s.set_derived_pools({{"a", {model::Pool{"lvm", 100, {}, 0, "CSIStorageCapacity kube-system/c", 60}}}});
+  s.set_derived_pools({{"a", {model::Pool{"lvm", 100, {}, 0, "CSIStorageCapacity kube-system/c", 60},
+                               model::Pool{"ssd", 100, {}, 0, "annotation capacity.topolvm.io/ssd", 100},
+                               model::Pool{"disks", 100, {}, 0, "local PVs", 100}}}});
   for (const auto& [uid, bytes] : std::vector<std::pair<std::string, std::int64_t>>{{"v1", 40}, {"v2", 30}}) {
     state::Claim c;
     c.owner = "ml/" + uid;
@@ -92,6 +94,8 @@ TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
   std::string text = m.render(ScrapeView{&snap, state::Clock::now(), 0, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="lvm",source="CSIStorageCapacity"} 60)"))
       << text;
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="ssd",source="annotation"} 100)"));
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="disks",source="local PVs"} 100)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_subtracted_bytes{node="a",pool="lvm"} 30)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_free_bytes{node="a",pool="lvm"} 30)"));
 }
