@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The every-pod deployment against a real kube-apiserver and kube-scheduler (E2E_KUBE: current,
 # the default, or 1.20), on loopback, with GPU packing `fragmentation`: the scheduler configured
-# as the chart renders it with extender.everyPod.enabled (the managed entry, and a second,
-# prioritize-only entry on prioritize-unmanaged without managedResources, ignorable, 200ms).
+# as the chart renders it with extender.everyPod.enabled (the managed entry, and a second
+# entry on filter-unmanaged and prioritize-unmanaged without managedResources, ignorable, 200ms).
 #
 # Two nodes of 8 GPUs, one of them taken whole by an 8-GPU pod:
 #   - pods without GPUs land where /prioritize-unmanaged ranks highest, the node whose GPUs are
@@ -42,6 +42,7 @@ use_scheduler() {
       --bind-verb bind --managed-resource nvidia.com/gpu --ignored-by-scheduler false
     cat >>"$file" <<EOF
 - urlPrefix: "$every_pod_url"
+  filterVerb: filter-unmanaged
   prioritizeVerb: prioritize-unmanaged
   weight: 10
   nodeCacheCapable: true

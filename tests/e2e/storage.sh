@@ -24,7 +24,9 @@
 #   T  TopoLVM's node annotation as the source (3 nodes, 6 of 10 pods fit): none over, 6 bound.
 #   R  the daemon killed -9 mid-burst and restarted on the same ports: no pool over capacity, and
 #      the restarted daemon counts every volume the driver holds.
-#   (V volume-only pods: see scenario_volume_only_burst.)
+#   V volume-only pods (no GPU) through the every-pod entry (filter-unmanaged), as the chart
+#     configures kube-scheduler by default; then, the daemon killed, a pod without managed claims
+#     still schedules.
 # Every expectation is checked (expect) and the suite fails at its end if any did not hold.
 set -euo pipefail
 
@@ -48,6 +50,7 @@ CLAIM=20Gi      # each of a pod's two claims
 NODES=4
 PODS=16
 FIT=$((NODES * (POOL_GIB / 40)))
+POD_RESOURCES='{limits: {nvidia.com/gpu: "1"}}'  # each burst pod's; scenario V asks no GPU
 
 # expect TEST MESSAGE...: a failed TEST is recorded and the suite goes on (so every scenario's
 # figures are printed); the suite fails at its end when any was recorded.
@@ -141,7 +144,7 @@ spec:
   containers:
   - name: main
     image: registry.k8s.io/pause:3.10
-    resources: {limits: {nvidia.com/gpu: "1"}}
+    resources: $POD_RESOURCES
   volumes:
   - {name: a, persistentVolumeClaim: {claimName: $name-a}}
   - {name: b, persistentVolumeClaim: {claimName: $name-b}}
@@ -283,13 +286,64 @@ expect '[[ "$source_seq" == "CSIStorageCapacity kube-system/seq-seq-1" ]]' "S: t
 end_burst s seq "$SEQ_NODES"
 
 ##### V: volume-only pods (reserved).
-# scenario_volume_only_burst: the same burst with pods that ask no GPU, only their two claims. In
-# the recommended every-pod route such pods reach the daemon through the every-pod entry, which
-# does not filter yet (the `filter-unmanaged` verb is being added separately): once it does, this
-# runs the burst with that entry configured (cluster_write_scheduler_config with the every-pod
-# entry's verbs) and asserts, as A does, 0 pools over capacity and every pod that fits bound.
+# restart_daemon: the daemon again, on the same ports, after it was killed.
+restart_daemon() {
+  "$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
+    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
+  DAEMON_PID=$!
+  cluster_register_pid "$DAEMON_PID" scheduler-extender
+  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+  suite_wait_leading "$DAEMON_ADMIN"
+}
+
+# scenario_volume_only_burst: the same burst with pods that ask no GPU, only their two claims,
+# with kube-scheduler configured as the chart renders it by default: the GPU entry, and the
+# every-pod entry (no managedResources, filter-unmanaged and prioritize-unmanaged, ignorable).
+# Then, with the daemon stopped, a pod without managed claims still schedules.
 scenario_volume_only_burst() {
-  step "scenario V (volume-only pods through the every-pod entry): not run yet, it needs the filter-unmanaged verb"
+  local file="$WORKDIR/scheduler-every-pod.yaml" url="http://127.0.0.1:$DAEMON_PORT/scheduler" t
+  cluster_stop_scheduler
+  cluster_write_scheduler_config "$file" --extender-url "$url" --node-cache-capable true --bind-verb bind \
+    --managed-resource nvidia.com/gpu --ignored-by-scheduler false
+  cat >>"$file" <<EOF
+- urlPrefix: "$url"
+  filterVerb: filter-unmanaged
+  prioritizeVerb: prioritize-unmanaged
+  weight: 10
+  nodeCacheCapable: true
+  httpTimeout: 200ms
+  ignorable: true
+EOF
+  cluster_start_scheduler "$file" "$CLUSTER_LOG_DIR/kube-scheduler-every-pod.log"
+  csi_class volonly
+  csi_nodes vol volonly
+  step "scenario V: volume-only pods through the every-pod entry: $PODS pods x 2 x $CLAIM, no GPU, onto $NODES nodes of ${POOL_GIB}Gi ($FIT fit)"
+  POD_RESOURCES='{requests: {cpu: 10m}}' burst v "$PODS" volonly
+  settle v volonly 60 "$FIT"
+  measure "volume-only pods, with the daemon (every-pod entry)" v volonly "$PODS"
+  expect '((OVER == 0))' "V: volume-only pods put $OVER pool(s) over their capacity: $(pools_line volonly)"
+  expect '((BOUND == FIT))' "V: $BOUND volume-only pods bound, want the $FIT that fit"
+  expect 'grep -q "filter-unmanaged default/v-01" "$DAEMON_LOG"' "V: the daemon's log shows no filter-unmanaged of default/v-01"
+
+  step "scenario V: the daemon killed; a pod without managed claims must still schedule"
+  kill -KILL "$DAEMON_PID"
+  wait "$DAEMON_PID" 2>/dev/null || true
+  echo "----- killed -9 with the every-pod entry configured $(date -u +%T)" >>"$DAEMON_LOG"
+  t=$SECONDS
+  K create -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: plain-while-down, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 10m}}}]
+EOF
+  wait_until 30 "plain-while-down bound with the daemon down" scheduled plain-while-down
+  result "daemon down, every-pod entry configured: a pod without managed claims bound after $((SECONDS - t))s"
+  K delete pod plain-while-down --grace-period=0 --force >/dev/null 2>&1
+  restart_daemon
+  end_burst v vol "$NODES"
 }
 scenario_volume_only_burst
 
@@ -322,14 +376,6 @@ expect '[[ "$source_topo" == "annotation capacity.topolvm.io/ssd" ]]' "T: the da
 end_burst t topo "$TOPO_NODES"
 
 ##### R: a daemon restart mid-burst.
-restart_daemon() {
-  "$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-  DAEMON_PID=$!
-  cluster_register_pid "$DAEMON_PID" scheduler-extender
-  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
-  suite_wait_leading "$DAEMON_ADMIN"
-}
 csi_class restart
 csi_nodes restart restart
 step "scenario R: $PODS pods x 2 x $CLAIM onto $NODES nodes of ${POOL_GIB}Gi; the daemon is killed -9 after the first binds and restarted"
