@@ -232,13 +232,13 @@ check "the stored scheduler Deployment runs registry.k8s.io/kube-scheduler:$KV (
 
 SA="system:serviceaccount:$NS:$FULLNAME"
 for a in "list nodes ''" "watch nodes ''" "get pods ''" "watch pods ''" "list persistentvolumeclaims ''" \
-  "create pods/binding ''" "list storageclasses storage.k8s.io" "watch csistoragecapacities storage.k8s.io" "watch csidrivers storage.k8s.io" \
+  "create pods/binding ''" "watch persistentvolumes ''" "list storageclasses storage.k8s.io" "watch csistoragecapacities storage.k8s.io" "watch csidrivers storage.k8s.io" \
   "watch resourceslices resource.k8s.io" "list resourceclaims resource.k8s.io" "watch deviceclasses resource.k8s.io"; do
   eval "set -- $a"
   check "daemon SA may $1 $3${3:+ }$2" sar "$SA" "$1" "$2" "$3" ""
 done
 for a in "delete pods ''" "create pods ''" "patch nodes ''" "list secrets ''" "get configmaps ''" \
-  "list persistentvolumes ''" "create events ''" "update pods/status ''"; do
+  "patch persistentvolumes ''" "create events ''" "update pods/status ''"; do
   eval "set -- $a"
   check "daemon SA may NOT $1 $2" denied "$SA" "$1" "$2" "$3" ""
 done

@@ -237,16 +237,6 @@ free_before=0
 for n in "${DP_NODES[@]}" "${DRA_NODES[@]}"; do free_before=$((free_before + $(free_on "$n" "$before"))); done
 step "in use before the burst: $before ($free_before GPUs free)"
 
-# restart_daemon: the daemon again on the ports the scheduler calls; waits until it leads.
-restart_daemon() {
-  "$BIN" --config "$WORKDIR/daemon.yaml" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-  DAEMON_PID=$!
-  cluster_register_pid "$DAEMON_PID" scheduler-extender
-  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
-  suite_wait_leading "$DAEMON_ADMIN"
-}
-
 # The burst: 1- and 2-GPU pods, then two template pods, more than the GPUs left.
 BURST=(b-01:1 b-02:2 b-03:1 b-04:1 b-05:2 b-06:1 b-07:2 b-08:1 b-09:1 b-10:2)
 CLAIM_PODS=(c-1 c-2)
@@ -265,7 +255,7 @@ for spec in "${BURST[@]}"; do
     wait "$DAEMON_PID" 2>/dev/null || true
     echo "----- killed -9 mid-burst $(date -u +%T)" >>"$DAEMON_LOG"
     step "daemon killed -9 after $i pods; restarting it on the same ports"
-    restart_daemon
+    suite_run_daemon --config "$WORKDIR/daemon.yaml"
   fi
 done
 

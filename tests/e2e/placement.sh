@@ -40,15 +40,7 @@ use_scheduler() {
   if [[ -n "$2" ]]; then
     cluster_write_scheduler_config "$file" --extender-url "$2" --weight 10 --node-cache-capable true \
       --bind-verb bind --managed-resource nvidia.com/gpu --ignored-by-scheduler false
-    cat >>"$file" <<EOF
-- urlPrefix: "$every_pod_url"
-  filterVerb: filter-unmanaged
-  prioritizeVerb: prioritize-unmanaged
-  weight: 10
-  nodeCacheCapable: true
-  httpTimeout: 200ms
-  ignorable: true
-EOF
+    cluster_append_every_pod_entry "$file" "$every_pod_url" 10
   else
     cluster_write_scheduler_config "$file"
   fi

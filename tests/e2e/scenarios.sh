@@ -33,12 +33,7 @@ start_daemon() {
   local config="${1:-}" args=()
   [[ -n "$config" ]] && args=(--config "$config")
   echo "----- start $(date -u +%T) ${config:-default config}" >>"$DAEMON_LOG"
-  "$BIN" "${args[@]}" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-  DAEMON_PID=$!
-  cluster_register_pid "$DAEMON_PID" scheduler-extender
-  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
-  suite_wait_leading "$DAEMON_ADMIN"
+  suite_run_daemon "${args[@]}"
 }
 
 stop_daemon() {

@@ -286,16 +286,6 @@ expect '[[ "$source_seq" == "CSIStorageCapacity kube-system/seq-seq-1" ]]' "S: t
 end_burst s seq "$SEQ_NODES"
 
 ##### V: volume-only pods (reserved).
-# restart_daemon: the daemon again, on the same ports, after it was killed.
-restart_daemon() {
-  "$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug \
-    --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
-  DAEMON_PID=$!
-  cluster_register_pid "$DAEMON_PID" scheduler-extender
-  cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
-  suite_wait_leading "$DAEMON_ADMIN"
-}
-
 # scenario_volume_only_burst: the same burst with pods that ask no GPU, only their two claims,
 # with kube-scheduler configured as the chart renders it by default: the GPU entry, and the
 # every-pod entry (no managedResources, filter-unmanaged and prioritize-unmanaged, ignorable).
@@ -305,15 +295,7 @@ scenario_volume_only_burst() {
   cluster_stop_scheduler
   cluster_write_scheduler_config "$file" --extender-url "$url" --node-cache-capable true --bind-verb bind \
     --managed-resource nvidia.com/gpu --ignored-by-scheduler false
-  cat >>"$file" <<EOF
-- urlPrefix: "$url"
-  filterVerb: filter-unmanaged
-  prioritizeVerb: prioritize-unmanaged
-  weight: 10
-  nodeCacheCapable: true
-  httpTimeout: 200ms
-  ignorable: true
-EOF
+  cluster_append_every_pod_entry "$file" "$url"
   cluster_start_scheduler "$file" "$CLUSTER_LOG_DIR/kube-scheduler-every-pod.log"
   csi_class volonly
   csi_nodes vol volonly
@@ -342,7 +324,7 @@ EOF
   wait_until 30 "plain-while-down bound with the daemon down" scheduled plain-while-down
   result "daemon down, every-pod entry configured: a pod without managed claims bound after $((SECONDS - t))s"
   K delete pod plain-while-down --grace-period=0 --force >/dev/null 2>&1
-  restart_daemon
+  suite_run_daemon
   end_burst v vol "$NODES"
 }
 scenario_volume_only_burst
@@ -387,7 +369,7 @@ kill -KILL "$DAEMON_PID"
 wait "$DAEMON_PID" 2>/dev/null || true
 echo "----- killed -9 mid-burst $(date -u +%T)" >>"$DAEMON_LOG"
 step "daemon killed -9 with $(bound_count r) pods bound; restarting it on the same ports"
-restart_daemon
+suite_run_daemon
 settle r restart 90
 measure "daemon killed -9 mid-burst" r restart "$PODS"
 result "daemon killed -9 mid-burst: settled $((SECONDS - t0))s after the burst"

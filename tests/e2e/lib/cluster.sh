@@ -687,6 +687,21 @@ EOF
   } >"$file"
 }
 
+# cluster_append_every_pod_entry FILE URL [WEIGHT]: adds to FILE (written by
+# cluster_write_scheduler_config) the every-pod extender entry as the chart renders it: no
+# managedResources, filter-unmanaged and prioritize-unmanaged, ignorable, 200ms; WEIGHT default 10.
+cluster_append_every_pod_entry() {
+  cat >>"$1" <<EOF
+- urlPrefix: "$2"
+  filterVerb: filter-unmanaged
+  prioritizeVerb: prioritize-unmanaged
+  weight: ${3:-10}
+  nodeCacheCapable: true
+  httpTimeout: 200ms
+  ignorable: true
+EOF
+}
+
 # cluster_start_scheduler CONFIG_FILE [LOGFILE]: start kube-scheduler with --config and wait for
 # its healthz. v1beta1 (v1.20): plain HTTP at healthzBindAddress in CONFIG_FILE (required),
 # --secure-port=0. v1: HTTPS on --secure-port=<port> --bind-address=127.0.0.1, the port from the

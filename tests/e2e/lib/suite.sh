@@ -87,13 +87,19 @@ suite_start_daemon() {
   DAEMON_PORT="${ports[0]}"
   DAEMON_ADMIN="${ports[1]}"
   DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
+  suite_run_daemon "$@"
+  step "daemon log: $DAEMON_LOG"
+}
+
+# suite_run_daemon [FLAGS...]: the daemon (again, after a stop) in kubernetes mode on DAEMON_PORT
+# and DAEMON_ADMIN, logging to DAEMON_LOG; waits until it is ready and leads.
+suite_run_daemon() {
   "$BIN" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" --log-level debug "$@" \
     --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
   DAEMON_PID=$!
   cluster_register_pid "$DAEMON_PID" scheduler-extender
   cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
   suite_wait_leading "$DAEMON_ADMIN"
-  step "daemon log: $DAEMON_LOG"
 }
 
 # wait_until TIMEOUT DESCRIPTION COMMAND...: poll COMMAND until it succeeds, else fail.
