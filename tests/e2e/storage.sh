@@ -27,6 +27,9 @@
 #   V volume-only pods (no GPU) through the every-pod entry (filter-unmanaged), as the chart
 #     configures kube-scheduler by default; then, the daemon killed, a pod without managed claims
 #     still schedules.
+#   L pre-provisioned local PersistentVolumes (local-static-provisioner's kind) with
+#     kube-controller-manager's PersistentVolume binder: the pods that fit bound, each claim on a
+#     volume of its pod's node, the daemon counting the volumes taken whole.
 # Every expectation is checked (expect) and the suite fails at its end if any did not hold.
 set -euo pipefail
 
@@ -380,6 +383,74 @@ for ((i = 1; i <= NODES; i++)); do
   have="$(jq --arg n "restart-$i" '.[] | select(.class == "restart" and .node == $n) | .provisioned' "$WORKDIR/pools.json")"
   expect '[[ "$counted" == "$have" ]]' "R: the restarted daemon counts $counted bytes on restart-$i's pool, the driver holds $have"
 done
+
+##### L: pre-provisioned local PersistentVolumes (local-static-provisioner's kind), last: it
+# starts kube-controller-manager's PersistentVolume binder, which completes the bindings
+# VolumeBinding's PreBind makes.
+LPV_NODES=2
+LPV_PODS=4
+lpv_fit=$LPV_NODES # three 50Gi volumes per node: one pod of two 40Gi claims, one volume left
+# lpv_pool NODE FIELD: a field of the daemon's pool local-disks on NODE.
+lpv_pool() { daemon_pool "$1" local-disks "$2"; }
+lpv_seen() { [[ "$(lpv_pool lpv-1 source)" == "local PVs" ]]; }
+# lpv_bound_right: every bound claim of the burst is on a volume of its pod's node.
+lpv_bound_right() {
+  local pods pvs
+  pods="$(K get pods -l e2e-burst=l -o json | jq -c '[.items[] | select(.spec.nodeName) | {(.metadata.name): .spec.nodeName}] | add // {}')"
+  pvs="$(K get pv -o json | jq -c '[.items[] | select(.spec.claimRef) | {(.spec.claimRef.name): .spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}] | add // {}')"
+  jq -n --argjson p "$pods" --argjson v "$pvs" \
+    '[$p | to_entries[] | . as $e | ["a", "b"][] | $v[$e.key + "-" + .] == $e.value] | all and length > 0' | grep -qx true
+}
+scenario_local_pvs() {
+  local i j n
+  if ! cluster_start_controller_manager persistentvolume-binder-controller >/dev/null; then
+    step "scenario L skipped: no kube-controller-manager in this build"
+    return 0
+  fi
+  K apply -f - >/dev/null <<'EOF'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-disks}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+EOF
+  for ((i = 1; i <= LPV_NODES; i++)); do
+    n="lpv-$i"
+    cluster_add_gpu_node "$n" 8
+    for ((j = 1; j <= 3; j++)); do
+      K apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: $n-disk-$j}
+spec:
+  capacity: {storage: 50Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: local-disks
+  local: {path: /mnt/disks/disk-$j}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$n]}]
+EOF
+    done
+  done
+  wait_until 20 "the daemon's pool local-disks on lpv-1, from local PVs" lpv_seen
+  step "scenario L: local PVs: $LPV_PODS pods x 2 x 40Gi onto $LPV_NODES nodes of three 50Gi local volumes ($lpv_fit fit)"
+  CLAIM=40Gi burst l "$LPV_PODS" local-disks
+  two_bound() { (($(bound_count l) >= lpv_fit)); }
+  wait_until 60 "$lpv_fit pods of the burst bound" two_bound
+  sleep "$QUIET"
+  BOUND="$(bound_count l)"
+  result "local PVs, with the daemon: pods bound: $BOUND of $LPV_PODS ($lpv_fit fit); bound in their first scheduling cycle: $(first_cycle l)"
+  expect '((BOUND == lpv_fit))' "L: $BOUND pods bound on local PVs, want the $lpv_fit that fit"
+  expect lpv_bound_right "L: a bound pod's claims are not on volumes of its node"
+  for ((i = 1; i <= LPV_NODES; i++)); do
+    used="$(lpv_pool "lpv-$i" used_bytes)"
+    expect '[[ "$used" == $((100 * GIB)) ]]' "L: the daemon counts $used bytes used on lpv-$i's local volumes, want two whole 50Gi volumes"
+  done
+}
+scenario_local_pvs
 
 ((${#FAILURES[@]} == 0)) || fail "${#FAILURES[@]} expectation(s) failed: $(printf '%s; ' "${FAILURES[@]}")"
 E2E_OK=1
