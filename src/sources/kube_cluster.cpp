@@ -238,15 +238,14 @@ class ClaimSink : public kube::ReflectorSink {
     auto pvc = decode(object);
     if (!pvc) return;
     const std::string name = pvc->namespace_name + "/" + pvc->name;
-    {
-      std::lock_guard lock(lookups_.mu);
-      if (type == "DELETED") {
-        lookups_.claims.erase(name);
-      } else {
-        lookups_.claims[name] = info_of(*pvc);
-      }
-    }
+    // The state counts the claim's placement before the lookup shows it (ClaimSource's contract).
     capacity_.claim_changed(*pvc, type == "DELETED");
+    std::lock_guard lock(lookups_.mu);
+    if (type == "DELETED") {
+      lookups_.claims.erase(name);
+    } else {
+      lookups_.claims[name] = info_of(*pvc);
+    }
   }
 
  private:

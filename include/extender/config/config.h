@@ -68,7 +68,7 @@ struct StorageConfig {
   milliseconds capacity_settle{120'000};
   // How long a filter waits, at most, for kube-scheduler's placement of the previous pod with
   // claims to place to show on its claims (engine::ExtenderOptions::placement_wait).
-  milliseconds placement_wait{500};
+  milliseconds placement_wait{100};
 };
 
 struct StateConfig : engine::ReservationOptions {

@@ -27,8 +27,10 @@ struct ExtenderOptions {
   ReservationOptions reservations;
   BindOptions bind;
   // How long a pod with claims still to be placed waits, at most, in /filter for the placement of
-  // an earlier such pod to show on its claims (state/unseen_placements.h).
-  std::chrono::milliseconds placement_wait{500};
+  // an earlier such pod to show on its claims (state/unseen_placements.h). Below the every-pod
+  // entry's httpTimeout (200ms) and the relay's upstream timeout (150ms): a filter that took
+  // longer would be skipped (ignorable) or open the relay's breaker.
+  std::chrono::milliseconds placement_wait{100};
 };
 
 }  // namespace extender::engine

@@ -32,6 +32,8 @@ class PodSource {
 };
 
 // PersistentVolumeClaims and the cluster's default StorageClass, as demand computation reads them.
+// A claim shows a selected node only once the cluster state counts its space there (a filter that
+// waits for an earlier pod's claims then decides on top of them).
 class ClaimSource {
  public:
   virtual ~ClaimSource() = default;
