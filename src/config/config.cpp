@@ -11,6 +11,9 @@
 namespace extender::config {
 namespace {
 
+// The least gap between ha.renew_deadline and ha.lease_duration (see load_ha).
+constexpr std::chrono::milliseconds kMinFenceGap{500};
+
 // Reads an integer that must be at least `min`.
 Status read_at_least(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
                      std::int64_t& out, std::int64_t min = 1) {
@@ -262,8 +265,8 @@ Status load_dra(YamlReader& r, const YAML::Node& n, DraConfig& d) {
 }
 
 // The election's timings must fence: a leader stops deciding (renew_deadline) before a standby
-// may take its lease (lease_duration), and every Binding it sent before stopping is answered in
-// the gap between the two (kubernetes.bind_timeout).
+// may take its lease (lease_duration), and the writes it sent before stopping get half the gap
+// between the two to be answered (the binder gives up on them then, whatever bind_timeout says).
 Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
   EXTENDER_TRY(r.expect_keys(n, "ha", {"enabled", "lease_name", "lease_namespace", "lease_duration", "renew_deadline",
                                        "retry_period", "leader_label"}));
@@ -285,10 +288,10 @@ Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
   if (h.retry_period * 12 >= h.renew_deadline * 10) {
     return r.error_at(n, "ha", "renew_deadline must be longer than 1.2 x retry_period (room to retry a renewal)");
   }
-  if (h.enabled && c.kubernetes.bind_timeout >= h.lease_duration - h.renew_deadline) {
-    return r.error_at(n, "ha", "kubernetes.bind_timeout must be shorter than lease_duration - renew_deadline (a "
-                               "Binding sent by a leader just before it stopped must be answered before a standby "
-                               "can take over)");
+  if (h.lease_duration - h.renew_deadline < kMinFenceGap) {
+    return r.error_at(n, "ha", "lease_duration must exceed renew_deadline by 500ms at least (half the difference is "
+                               "the time a leader's last Binding has to be answered, the other half margin for "
+                               "clock rates)");
   }
   return {};
 }

@@ -329,6 +329,12 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   return answer;
 }
 
+Deadline Extender::fenced(Deadline deadline) const {
+  if (!deps_.gate) return deadline;
+  const std::optional<Deadline> fence = deps_.gate->write_fence();
+  return fence ? std::min(deadline, *fence) : deadline;
+}
+
 std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const {
   if (!deps_.verdicts) return std::nullopt;
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
@@ -428,13 +434,13 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
   }
   if (!claim_devices.empty()) {
-    if (std::string error = deps_.binder->record_devices(claim_devices, binder_deadline); !error.empty()) {
+    if (std::string error = deps_.binder->record_devices(claim_devices, fenced(binder_deadline)); !error.empty()) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
   }
   if (share) {
-    if (std::string error = deps_.binder->record_gpu_share(args, *share, binder_deadline); !error.empty()) {
+    if (std::string error = deps_.binder->record_gpu_share(args, *share, fenced(binder_deadline)); !error.empty()) {
       deps_.state->drop_reservation(args.pod_uid);
       return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
     }
@@ -447,7 +453,7 @@ BindAnswer Extender::bind(const wire::BindingArgs& args) {
     deps_.state->drop_reservation(args.pod_uid);
     return fail("binding " + answer.summary.pod + " to " + args.node + " abandoned: " + *why);
   }
-  std::string error = deps_.binder->bind(args, binder_deadline);
+  std::string error = deps_.binder->bind(args, fenced(binder_deadline));
   if (!error.empty()) {
     deps_.state->drop_reservation(args.pod_uid);
     return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);

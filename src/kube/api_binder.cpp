@@ -111,7 +111,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
   for (int attempt = 1;; ++attempt) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 50) {
-      return last_error.empty() ? "no time left to bind within kubernetes.bind_timeout" : last_error;
+      return last_error.empty() ? "no time left to bind within kubernetes.bind_timeout and this replica's leadership term" : last_error;
     }
     auto reply = client_.post(path, body, left);
     bool retry = false;

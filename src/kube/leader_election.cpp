@@ -6,6 +6,7 @@ namespace extender::kube {
 
 namespace {
 constexpr std::chrono::milliseconds kSyncPoll{100};
+constexpr double kJitter = 0.2;
 }  // namespace
 
 LeaderElection::LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks)
@@ -38,7 +39,7 @@ void LeaderElection::run() {
   using Clock = LeaderElector::Clock;
   const ElectionTiming& t = elector_.timing();
   std::mt19937_64 rng(std::random_device{}());
-  std::uniform_real_distribution<double> jitter(0.0, 1.2);
+  std::uniform_real_distribution<double> jitter(0.0, kJitter);
   bool reported = false;
   std::unique_lock lock(mu_);
   while (!stop_) {
@@ -57,6 +58,7 @@ void LeaderElection::run() {
       next = Clock::now() + std::min<Clock::duration>(t.retry_period, kSyncPoll);
     } else if (!leads) {
       next += std::chrono::duration_cast<Clock::duration>(t.retry_period * jitter(rng));
+      if (auto ends = elector_.others_lease_ends(); ends && *ends < next) next = std::max(*ends, Clock::now());
     } else {
       next = std::min(next, elector_.valid_until());
     }

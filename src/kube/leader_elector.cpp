@@ -39,6 +39,14 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
   next.lease_duration_seconds = whole_seconds_at_least(timing_.lease_duration);
   next.renew_time = micro_time(wall);
 
+  if (std::optional<LeaseRecord> held = renewable(now)) {
+    next.acquire_time = held->acquire_time;
+    next.transitions = held->transitions;
+    next.resource_version = held->resource_version;
+    auto written = store_.update(next);
+    if (!written) return fail(written.message());
+    if (*written == WriteOutcome::kWritten) return won(next, now, wall);
+  }
   auto got = store_.get();
   if (!got) return fail(got.message());
   if (!got->has_value()) {
@@ -74,12 +82,34 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
     if (!written) return fail(written.message());
     if (*written == WriteOutcome::kConflict) return fail("Lease " + store_.where() + " changed meanwhile (409)");
   }
+  return won(next, now, wall);
+}
+
+std::optional<LeaseRecord> LeaderElector::renewable(Clock::time_point now) const {
   std::lock_guard lock(mu_);
-  observed_ = next;
+  if (!leads(now) || observed_.holder != identity_ || observed_.resource_version.empty()) return std::nullopt;
+  return observed_;
+}
+
+bool LeaderElector::won(const LeaseRecord& written, Clock::time_point now, WallClock::time_point wall) {
+  std::lock_guard lock(mu_);
+  observed_ = written;
   observed_at_ = now;
   last_error_.clear();
   lead_until(now + timing_.renew_deadline, wall);
   return true;
+}
+
+std::optional<LeaderElector::Clock::time_point> LeaderElector::others_lease_ends() const {
+  std::lock_guard lock(mu_);
+  if (observed_.holder.empty() || observed_.holder == identity_ || observed_at_ == Clock::time_point{}) return std::nullopt;
+  return observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(observed_.lease_duration_seconds, 0, kMaxLeaseSeconds));
+}
+
+LeaderElector::Clock::time_point LeaderElector::write_fence() const {
+  const Clock::time_point until = valid_until();
+  if (until == Clock::time_point{}) return until;
+  return until + (timing_.lease_duration - timing_.renew_deadline) / 2;
 }
 
 void LeaderElector::release(Clock::time_point now, WallClock::time_point wall) {

@@ -112,7 +112,7 @@ Result<WriteOutcome> ApiLeaseStore::write(const std::string& method, LeaseRecord
   auto reply = method == "POST" ? client_.post(collection, body, timeout_)
                                 : client_.put(collection + "/" + path_segment(name_), body, timeout_);
   if (!reply) return reply.error();
-  if (reply->status == 409) return WriteOutcome::kConflict;
+  if (reply->status == 409 || (method == "PUT" && reply->status == 404)) return WriteOutcome::kConflict;
   if (reply->status != 200 && reply->status != 201) {
     return Error{(method == "POST" ? "creating Lease " : "updating Lease ") + where() + ": HTTP " +
                  std::to_string(reply->status) + ": " + status_message(*reply)};

@@ -277,13 +277,13 @@ TEST(Config, TheNodesFormFieldFilterKeepsWhatThePolicyReads) {
   EXPECT_EQ(supply.pools[0].capacity_bytes, std::int64_t{2} << 40);
 }
 
-TEST(Config, HaDefaultsAreClientGos) {
+TEST(Config, HaDefaultsFailOverInSeconds) {
   auto c = parse_config("", "<empty>");
   ASSERT_TRUE(c) << c.message();
   EXPECT_TRUE(c->ha.enabled);
-  EXPECT_EQ(c->ha.lease_duration, std::chrono::seconds(15));
-  EXPECT_EQ(c->ha.renew_deadline, std::chrono::seconds(10));
-  EXPECT_EQ(c->ha.retry_period, std::chrono::seconds(2));
+  EXPECT_EQ(c->ha.lease_duration, std::chrono::seconds(3));
+  EXPECT_EQ(c->ha.renew_deadline, std::chrono::seconds(2));
+  EXPECT_EQ(c->ha.retry_period, std::chrono::milliseconds(500));
 }
 
 TEST(Config, HaTimingsMustFence) {
@@ -295,9 +295,9 @@ TEST(Config, HaTimingsMustFence) {
       {"ha: {lease_duration: 30s, renew_deadline: 20s, retry_period: 5s}", ""},
       {"ha: {lease_duration: 10s, renew_deadline: 10s}", "renew_deadline must be shorter than lease_duration"},
       {"ha: {lease_duration: 15s, renew_deadline: 2s, retry_period: 2s}", "1.2 x retry_period"},
-      {"ha: {lease_duration: 12s, renew_deadline: 10s}", "bind_timeout must be shorter"},
-      {"kubernetes: {bind_timeout: 1s}\nha: {lease_duration: 12s, renew_deadline: 10s}", ""},
-      {"ha: {enabled: false, lease_duration: 12s, renew_deadline: 10s}", ""},
+      {"ha: {lease_duration: 3s, renew_deadline: 2600ms}", "exceed renew_deadline by 500ms"},
+      {"ha: {lease_duration: 3s, renew_deadline: 2500ms}", ""},
+      {"kubernetes: {bind_timeout: 10s}\nha: {lease_duration: 3s, renew_deadline: 2s}", ""},
       {"ha: {lease_name: \"\"}", "ha.lease_name"},
       {"ha: {leader: x}", "leader"},
   };

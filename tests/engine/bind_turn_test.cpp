@@ -16,15 +16,29 @@ class TurnBinder : public Binder {
     calls.push_back("turn");
     return during_turn ? during_turn() : std::string();
   }
-  std::string bind(const wire::BindingArgs&, Deadline) override {
+  std::string bind(const wire::BindingArgs&, Deadline deadline) override {
     calls.push_back("bind");
+    bind_deadline = deadline;
     return {};
   }
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>&, Deadline) override { return {}; }
   std::string record_gpu_share(const wire::BindingArgs&, const GpuShareAssignment&, Deadline) override { return {}; }
   std::function<std::string()> during_turn;
   std::vector<std::string> calls;
+  Deadline bind_deadline{};
 };
+
+model::Pod one_gpu_pod() {
+  model::Pod pod;
+  pod.uid = "u1";
+  pod.name = "trainer";
+  pod.namespace_name = "ml";
+  pod.scheduler_name = "default-scheduler";
+  model::Container container;
+  container.requests["nvidia.com/gpu"] = "1";
+  pod.containers.push_back(container);
+  return pod;
+}
 
 TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
   struct Case {
@@ -46,14 +60,7 @@ TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
     testing::EngineHarness h;
     h.cfg.mode = config::Mode::kKubernetes;
     h.load_inventory("nodes:\n  - {name: n, gpus: {nvidia.com/gpu: 2}}\n");
-    model::Pod pod;
-    pod.uid = "u1";
-    pod.name = "trainer";
-    pod.namespace_name = "ml";
-    pod.scheduler_name = "default-scheduler";
-    model::Container container;
-    container.requests["nvidia.com/gpu"] = "1";
-    pod.containers.push_back(container);
+    const model::Pod pod = one_gpu_pod();
 
     bool leading = true;
     TurnBinder binder;
@@ -74,6 +81,44 @@ TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
     } else {
       EXPECT_NE(a.error.find(c.error), std::string::npos) << a.error;
       EXPECT_FALSE(h.state.claim_of("u1")) << "the reservation is released";
+    }
+  }
+}
+
+// A Binding sent by a leader must be answered before another replica may decide: the binder gets
+// the leadership term's write fence as its deadline when that comes before the bind's own.
+TEST(BindTurn, TheBindingIsAnsweredByTheTermsWriteFence) {
+  using std::chrono::milliseconds;
+  struct Case {
+    const char* what;
+    std::optional<milliseconds> fence_in;  // from the bind's start; none: no election
+    milliseconds want_at_most;             // the Binding's deadline, from the bind's start
+    milliseconds want_at_least;
+  };
+  const Case cases[] = {
+      {"no election: the bind's own timeout", std::nullopt, milliseconds(4'000), milliseconds(3'900)},
+      {"a fence before the bind's timeout caps it", milliseconds(300), milliseconds(300), milliseconds(300)},
+      {"a fence after the bind's timeout changes nothing", milliseconds(9'000), milliseconds(4'000), milliseconds(3'900)},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    testing::EngineHarness h;
+    h.cfg.mode = config::Mode::kKubernetes;
+    h.cfg.kubernetes.bind_timeout = milliseconds(4'000);
+    h.load_inventory("nodes:\n  - {name: n, gpus: {nvidia.com/gpu: 2}}\n");
+    h.pods.pending["u1"] = one_gpu_pod();
+    const auto start = std::chrono::steady_clock::now();
+    if (c.fence_in) h.gate.fence = start + *c.fence_in;
+    TurnBinder binder;
+    Extender& ext = h.kubernetes(binder);
+    const BindAnswer a = ext.bind({"trainer", "ml", "u1", "n"});
+    EXPECT_EQ(a.error, "");
+    ASSERT_EQ(binder.calls, (std::vector<std::string>{"turn", "bind"}));
+    if (c.fence_in && *c.fence_in == c.want_at_most) {
+      EXPECT_EQ(binder.bind_deadline, start + *c.fence_in);
+    } else {
+      EXPECT_LE(binder.bind_deadline, std::chrono::steady_clock::now() + c.want_at_most);
+      EXPECT_GE(binder.bind_deadline, start + c.want_at_least);
     }
   }
 }

@@ -15,7 +15,8 @@ using WallClock = LeaderElector::WallClock;
 // A Lease in memory, with the API server's rules: create fails when it exists, update when the
 // resourceVersion read is no longer current. `down` makes every call fail; `before_write` runs
 // between a caller's read and its write (another replica writing meanwhile); `during_get` runs
-// once inside the next read, before it answers (a slow read, while which another replica writes).
+// once inside the next read, before it answers (a slow read, while which another replica writes);
+// `after_write` once after the next update is stored, before it answers (a slow answer).
 class MemoryLeaseStore : public LeaseStore {
  public:
   Result<std::optional<LeaseRecord>> get() override {
@@ -34,7 +35,9 @@ class MemoryLeaseStore : public LeaseStore {
     if (auto hook = std::exchange(before_write, nullptr)) hook();
     if (down) return Error{"connection refused"};
     if (!lease || lease->resource_version != record.resource_version) return WriteOutcome::kConflict;
-    return store(record);
+    const WriteOutcome stored = store(record);
+    if (auto hook = std::exchange(after_write, nullptr)) hook();
+    return stored;
   }
   std::string where() const override { return "ns/lease"; }
 
@@ -49,6 +52,7 @@ class MemoryLeaseStore : public LeaseStore {
   bool down = false;
   std::function<void()> before_write;
   std::function<void()> during_get;
+  std::function<void()> after_write;
   int version = 100;
   int reads = 0;
   int writes = 0;
@@ -284,6 +288,165 @@ TEST(LeaderElector, AFailedAttemptAsStandbyIsReportedAndLeadsNowhere) {
   store.down = false;
   EXPECT_TRUE(attempt(a, T0 + 2s));
   EXPECT_TRUE(a.view(T0 + 2s).last_error.empty());
+}
+
+// One replica's view of the shared lease: while `cut`, its calls fail (a partition) or, with
+// `hang`, run `hang` first (a call that hangs while the world moves on) and then fail.
+class PartitionedStore : public LeaseStore {
+ public:
+  explicit PartitionedStore(MemoryLeaseStore& shared) : shared_(shared) {}
+  Result<std::optional<LeaseRecord>> get() override {
+    if (auto e = cut_off()) return *e;
+    return shared_.get();
+  }
+  Result<WriteOutcome> create(LeaseRecord& record) override {
+    if (auto e = cut_off()) return *e;
+    return shared_.create(record);
+  }
+  Result<WriteOutcome> update(LeaseRecord& record) override {
+    if (auto e = cut_off()) return *e;
+    return shared_.update(record);
+  }
+  std::string where() const override { return shared_.where(); }
+
+  bool cut = false;
+  std::function<void()> hang;
+
+ private:
+  std::optional<Error> cut_off() {
+    if (!cut) return std::nullopt;
+    if (auto hook = std::exchange(hang, nullptr)) hook();
+    return Error{"i/o timeout"};
+  }
+  MemoryLeaseStore& shared_;
+};
+
+// What a fencing scenario shows: when the standby b first leads, and what the old leader a says
+// then (inside a hung call if the scenario hangs one).
+struct Handover {
+  std::optional<Clock::time_point> takeover;  // b's first successful attempt
+  bool a_decides = false;                     // a still leads at the takeover
+  Clock::time_point a_fence{};                // by when a's writes are answered (its last term's)
+};
+
+// b attempts every retry period from `from` until it leads (at most 10 s); a's state is taken then.
+void standby_polls(LeaderElector& b, LeaderElector& a, Clock::time_point from, Handover& out) {
+  for (auto t = from; t < from + 10s; t += 500ms) {
+    if (attempt(b, t)) {
+      out.takeover = t;
+      out.a_decides = !a.not_leading(t);
+      out.a_fence = a.write_fence() == Clock::time_point{} ? out.a_fence : a.write_fence();
+      return;
+    }
+    if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
+  }
+}
+
+// Whatever the API server does, the old leader stops deciding, and its writes are answered, before
+// the new leader decides: each row fails without the guard it names.
+TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
+  const ElectionTiming timing;  // the defaults: 3s / 2s / 500ms
+  struct Case {
+    const char* what;
+    std::function<void(MemoryLeaseStore&, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover&)> run;
+    Clock::time_point latest_takeover;  // failover still comes, by then
+  };
+  const Case cases[] = {
+      {"slow Lease GET by the standby (guard: the lease duration counts from when the read returned)",
+       [](MemoryLeaseStore& shared, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover& out) {
+         ASSERT_TRUE(attempt(a, T0));
+         // b's read starts at +0.1 s and returns at +2 s, showing the renewal a made at +1.5 s.
+         shared.during_get = [&] {
+           ASSERT_TRUE(attempt(a, T0 + 1500ms));
+           fake_now = T0 + 2s;
+         };
+         EXPECT_FALSE(attempt(b, T0 + 100ms));
+         standby_polls(b, a, T0 + 2500ms, out);  // a is gone after +1.5 s
+       },
+       T0 + 5500ms},
+      {"slow answer to a renewal (guard: the term counts from the write's start, not its answer)",
+       [](MemoryLeaseStore& shared, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover& out) {
+         ASSERT_TRUE(attempt(a, T0));
+         // a's renewal at +0.5 s is stored at once but answered at +1.7 s; b reads it at +0.6 s.
+         shared.after_write = [&] {
+           EXPECT_FALSE(attempt(b, T0 + 600ms));
+           fake_now = T0 + 1700ms;
+         };
+         ASSERT_TRUE(attempt(a, T0 + 500ms));
+         standby_polls(b, a, T0 + 1s, out);  // a is gone after its renewal
+       },
+       T0 + 4s},
+      {"partition, the old leader's calls fail (guard: it stops at the renew deadline)",
+       [](MemoryLeaseStore&, PartitionedStore& a_view, LeaderElector& a, LeaderElector& b, Handover& out) {
+         ASSERT_TRUE(attempt(a, T0));
+         ASSERT_TRUE(attempt(a, T0 + 500ms));
+         EXPECT_FALSE(attempt(b, T0 + 700ms));
+         a_view.cut = true;
+         // a stays alive and keeps trying every retry period; b polls; they interleave.
+         for (auto t = T0 + 1s; t < T0 + 10s && !out.takeover; t += 500ms) {
+           attempt(a, t);
+           (void)a.note_deadline(t, wall(t));
+           if (attempt(b, t + 1ms)) {
+             out.takeover = t + 1ms;
+             out.a_decides = !a.not_leading(t + 1ms);
+           }
+           if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
+         }
+       },
+       T0 + 4300ms},
+      {"partition, the old leader's renewal hangs (guard: leadership answers from the clock meanwhile)",
+       [](MemoryLeaseStore&, PartitionedStore& a_view, LeaderElector& a, LeaderElector& b, Handover& out) {
+         ASSERT_TRUE(attempt(a, T0));
+         EXPECT_FALSE(attempt(b, T0 + 200ms));
+         out.a_fence = a.write_fence();
+         a_view.cut = true;
+         a_view.hang = [&] { standby_polls(b, a, T0 + 700ms, out); };
+         attempt(a, T0 + 500ms);  // hangs until b has taken over, then fails
+       },
+       T0 + 3700ms},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    MemoryLeaseStore shared;
+    PartitionedStore a_view(shared);
+    LeaderElector a(a_view, "a", timing, fake_clock);
+    LeaderElector b(shared, "b", timing, fake_clock);
+    Handover out;
+    c.run(shared, a_view, a, b, out);
+    ASSERT_TRUE(out.takeover) << "the standby never took over";
+    EXPECT_FALSE(out.a_decides) << "both decide at +" << std::chrono::duration<double>(*out.takeover - T0).count() << " s";
+    EXPECT_LE(out.a_fence, *out.takeover) << "a's writes may still land at +"
+                                          << std::chrono::duration<double>(out.a_fence - T0).count() << " s";
+    EXPECT_LE(*out.takeover, c.latest_takeover) << "failover took too long";
+  }
+}
+
+TEST(LeaderElector, ALeaderRenewsWithOneWriteAndReadsOnlyOnAConflict) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", ElectionTiming{}, fake_clock);
+  ASSERT_TRUE(attempt(a, T0));
+  const int reads = store.reads;
+  ASSERT_TRUE(attempt(a, T0 + 500ms));
+  ASSERT_TRUE(attempt(a, T0 + 1s));
+  EXPECT_EQ(store.reads, reads) << "a renewal is one update";
+  store.lease->resource_version = "changed-by-someone-else";
+  ASSERT_TRUE(attempt(a, T0 + 1500ms)) << "its own lease, written elsewhere: read, then renewed";
+  EXPECT_EQ(store.reads, reads + 1);
+  EXPECT_EQ(store.lease->holder, "a");
+}
+
+TEST(LeaderElector, AStandbyKnowsWhenTheLeaseItSawExpires) {
+  MemoryLeaseStore store;
+  LeaderElector a(store, "a", ElectionTiming{}, fake_clock);
+  LeaderElector b(store, "b", ElectionTiming{}, fake_clock);
+  EXPECT_FALSE(b.others_lease_ends());
+  ASSERT_TRUE(attempt(a, T0));
+  EXPECT_FALSE(a.others_lease_ends()) << "its own lease";
+  EXPECT_FALSE(attempt(b, T0 + 200ms));
+  ASSERT_TRUE(b.others_lease_ends());
+  EXPECT_EQ(*b.others_lease_ends(), T0 + 3200ms);
+  EXPECT_FALSE(attempt(b, T0 + 3200ms - 1ms));
+  EXPECT_TRUE(attempt(b, T0 + 3200ms));
 }
 
 }  // namespace

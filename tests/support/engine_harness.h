@@ -83,8 +83,10 @@ class FakeGate final : public engine::Gate {
  public:
   std::optional<std::string> not_ready() const override { return ready ? ready() : std::nullopt; }
   std::optional<std::string> not_leading() const override { return leading ? leading() : std::nullopt; }
+  std::optional<std::chrono::steady_clock::time_point> write_fence() const override { return fence; }
   std::function<std::optional<std::string>()> ready;
   std::function<std::optional<std::string>()> leading;
+  std::optional<std::chrono::steady_clock::time_point> fence;  // none: no election
 };
 
 struct EngineHarness {

@@ -167,6 +167,8 @@ class Extender {
   std::optional<std::string> not_ready() const;
   // Why /bind may not place on args.node: it did not pass the pod's latest /filter (with verdicts).
   std::optional<std::string> not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const;
+  // `deadline`, or the leadership term's write fence when that comes first.
+  Deadline fenced(Deadline deadline) const;
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                     Refusal& refusal) const;

@@ -4,6 +4,7 @@
 // Dynamic Resource Allocation offers, where the nodes of `Nodes` requests go (standalone), and
 // whether this process may decide at all.
 // Implementations must be thread-safe: the engine calls them from every worker at once.
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,6 +81,9 @@ class Gate {
   // Why this replica may not decide because another leads (a standby, or a leader past its renew
   // deadline), or nullopt while it leads or when there is no election.
   virtual std::optional<std::string> not_leading() const { return std::nullopt; }
+  // The latest instant by which a write to the API server sent now must be answered, so that none
+  // lands once another replica may decide (the leadership term's fence); nullopt without election.
+  virtual std::optional<std::chrono::steady_clock::time_point> write_fence() const { return std::nullopt; }
 };
 
 }  // namespace extender::engine

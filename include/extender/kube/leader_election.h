@@ -1,6 +1,7 @@
 #pragma once
 // LeaderElection: runs a LeaderElector on a thread of its own. It campaigns (every retry_period,
-// with up to 1.2x jitter, as client-go does) only while `may_campaign` says this replica could
+// with up to 0.2x jitter, and at the instant the lease it saw another replica hold expires) only
+// while `may_campaign` says this replica could
 // decide (its caches have synced; asked every 100 ms until then, so a replica campaigns as soon
 // as it is ready), renews every retry_period while it leads, and wakes at the end of its term
 // to report a step down when the renew deadline passes (verbs stop at the deadline itself:
@@ -40,6 +41,7 @@ class LeaderElection {
   void stop();
 
   std::optional<std::string> not_leading() const { return elector_.not_leading(LeaderElector::Clock::now()); }
+  LeaderElector::Clock::time_point write_fence() const { return elector_.write_fence(); }
   Leadership view() const { return elector_.view(LeaderElector::Clock::now()); }
 
  private:

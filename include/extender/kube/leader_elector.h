@@ -1,6 +1,7 @@
 #pragma once
 // LeaderElector: leader election on a Lease with the semantics of client-go's leaderelection.
-// Each attempt (try_acquire_or_renew) reads the lease; one that does not exist is created; one
+// Each attempt (try_acquire_or_renew) reads the lease (a leader's renewal does not, see below);
+// one that does not exist is created; one
 // held by another identity is left alone while it is live, i.e. until its leaseDurationSeconds
 // have passed on this replica's monotonic clock since the record was last seen to change: since
 // the read that showed the change returned (client-go's observedTime), not since that read
@@ -12,10 +13,14 @@
 // Fencing by time: this replica leads only until renew_deadline has passed since the start of its
 // last successful write (`not_leading` answers from the clock, whatever the caller's thread is
 // doing). Another replica can take the lease at the earliest lease_duration after a read of its
-// showed that write, which returned after the write started; with renew_deadline < lease_duration
-// the old leader has stopped deciding before anyone else can start, and the gap (lease_duration -
-// renew_deadline) is longer than any Binding it sent before stopping may take (config enforces
-// bind_timeout < gap).
+// showed that write, which returned after the write started; with
+// renew_deadline < lease_duration the old leader has stopped deciding before anyone else can start.
+// Writes it sent before stopping must be answered within half the gap between the two after its
+// term ends (write_fence; the other half is margin for the rates of two machines' clocks), so none
+// lands once another replica may decide; the binder gives up on them at the fence.
+//
+// A leader renews with one update guarded by the resourceVersion it last wrote (no read first);
+// when that conflicts (someone else wrote the lease) the same attempt reads and decides anew.
 //
 // The start of an attempt is passed in by the caller; the time a read returned is taken from
 // `clock` (tests drive both with a fake clock). try_acquire_or_renew and release are called from
@@ -33,9 +38,9 @@
 namespace extender::kube {
 
 struct ElectionTiming {
-  std::chrono::milliseconds lease_duration{15'000};
-  std::chrono::milliseconds renew_deadline{10'000};
-  std::chrono::milliseconds retry_period{2'000};
+  std::chrono::milliseconds lease_duration{3'000};
+  std::chrono::milliseconds renew_deadline{2'000};
+  std::chrono::milliseconds retry_period{500};
 };
 
 // What this replica knows of the election, for /readyz, /version, /debug/state and metrics.
@@ -71,12 +76,20 @@ class LeaderElector {
   bool leads(Clock::time_point now) const { return now.time_since_epoch().count() < valid_until_.load(); }
   // The end of the current term (time_point{} when not leading).
   Clock::time_point valid_until() const { return Clock::time_point(Clock::duration(valid_until_.load())); }
+  // The latest instant by which a write sent now must be answered: the end of the term plus half
+  // of (lease_duration - renew_deadline); time_point{} when not leading.
+  Clock::time_point write_fence() const;
+  // When the lease another replica holds expires on this replica's clock if it is not renewed;
+  // nullopt when nobody else holds it (as last read).
+  std::optional<Clock::time_point> others_lease_ends() const;
   // Records a step down once the deadline has passed; true when this call did (for the log line).
   bool note_deadline(Clock::time_point now, WallClock::time_point wall);
   Leadership view(Clock::time_point now) const;
   const ElectionTiming& timing() const { return timing_; }
 
  private:
+  std::optional<LeaseRecord> renewable(Clock::time_point now) const;
+  bool won(const LeaseRecord& written, Clock::time_point now, WallClock::time_point wall);
   void lead_until(Clock::time_point until, WallClock::time_point wall);
   void step_down(WallClock::time_point wall);
 
