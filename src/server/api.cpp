@@ -76,8 +76,11 @@ HttpResponse Api::handle(const HttpRequest& request) {
     case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kFilterUnmanaged:
     case Endpoint::kBind:
-    case Endpoint::kPreempt:
-      return verb(rt, request);
+    case Endpoint::kPreempt: {
+      HttpResponse res = verb(rt, request);
+      res.close = deps_.leadership && !deps_.leadership().leading;
+      return res;
+    }
     case Endpoint::kHealthz:
       return json(200, "{\"status\":\"ok\"}");
     case Endpoint::kReadyz:

@@ -160,6 +160,7 @@ void HttpConnection::drain() {
 }
 
 void HttpConnection::start_answer(HttpResponse res, TimePoint now) {
+  if (res.close) close_after_ = true;
   std::string h;
   if (has_output()) h = std::string(output()[0]);
   h += "HTTP/1.1 ";

@@ -59,6 +59,38 @@ TEST(Api, ReadyzAnswers503WithTheReasonWhileNotReady) {
   EXPECT_EQ(res.body, R"({"status":"ready"})");
 }
 
+TEST(Api, AReplicaThatDoesNotLeadClosesTheConnectionAfterAVerb) {
+  struct Case {
+    const char* what;
+    std::optional<bool> leading;  // none: no election
+    bool close;
+  };
+  const Case cases[] = {
+      {"no election", std::nullopt, false},
+      {"the leader", true, false},
+      {"a standby or a lapsed leader", false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Harness h;
+    (void)h.api(4s);  // builds the engine
+    ApiDeps deps{h.extender, &h.state, &h.metrics, {}, "kubernetes", 4s, false, h.cfg.node_fields(), h.cfg.decode_limits(),
+                 &h.demands, {}, {}};
+    if (c.leading) {
+      deps.leadership = [leading = *c.leading] {
+        LeadershipView view;
+        view.leading = leading;
+        return view;
+      };
+    }
+    Api api(deps, {"/scheduler", true, true, true});
+    for (const char* path : {"/scheduler/filter", "/scheduler/prioritize"}) {
+      EXPECT_EQ(api.handle(request("POST", path, names_body(2))).close, c.close) << path;
+    }
+    EXPECT_FALSE(api.handle(request("GET", "/readyz")).close) << "probes keep their connection";
+  }
+}
+
 TEST(Api, FilterAndPrioritizeGiveUpPastTheRequestDeadline) {
   Harness h;
   Api late = h.api(0ms);

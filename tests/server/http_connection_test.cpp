@@ -147,6 +147,19 @@ TEST(HttpConnection, PipelinedKeepAliveRequestsAreServedInOrderOneAtATime) {
   EXPECT_FALSE(h.wire.shut);
 }
 
+TEST(HttpConnection, AnAnswerMarkedCloseEndsTheKeepAliveConnection) {
+  Harness h;
+  h.send(post("/filter", "{}"));
+  ASSERT_EQ(h.requests.size(), 1u);
+  HttpResponse res;
+  res.body = "no";
+  res.close = true;
+  h.http.respond(std::move(res), h.now);
+  h.pump();
+  EXPECT_NE(h.wire.sent.find("Connection: close\r\n"), std::string::npos) << h.wire.sent;
+  EXPECT_TRUE(h.wire.shut) << "closed after the answer although the client asked to keep it alive";
+}
+
 TEST(HttpConnection, AContentLengthBodyArrivingByteByByteMakesOneRequest) {
   Harness h;
   const std::string wire = post("/filter", std::string(300, 'x'));

@@ -38,7 +38,10 @@ struct ApiDeps {
   state::DemandCache* demands = nullptr;  // its size is a metric
   std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
   // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
-  // and /metrics. Empty: no election (every verb is decided here).
+  // and /metrics. Empty: no election (every verb is decided here). A replica that does not lead
+  // closes the connection after answering a verb: kube-scheduler keeps its connections alive, and
+  // one kept to a replica that lost the lease (alive, its pod no longer behind the leader-only
+  // Service) would be refused forever instead of reaching the new leader.
   std::function<LeadershipView()> leadership;
   // Kubernetes mode: DRA as the watches have it, for /debug/dra and /metrics.
   const engine::DraSource* dra = nullptr;

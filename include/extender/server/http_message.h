@@ -47,6 +47,9 @@ struct HttpResponse {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  // Close the connection after this answer ("Connection: close"), so the client's next request
+  // opens a new one (through a Service, perhaps to another replica).
+  bool close = false;
   // What the handler is done with but is costly to free (a decoded request, its decision): a
   // worker frees it after handing the answer to the event loop, so the client does not wait on it,
   // and before the request body, which it may point into.
