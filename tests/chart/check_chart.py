@@ -272,9 +272,9 @@ def step_lint():
     C.eq((values["podDisruptionBudget"]["enabled"], values["podDisruptionBudget"]["maxUnavailable"],
           values["podDisruptionBudget"]["minAvailable"]), (True, 1, ""),
          "values.yaml: PodDisruptionBudget on, maxUnavailable 1, minAvailable unset")
-    C.eq(values["config"]["ha"], {"enabled": True, "lease_name": "", "lease_namespace": "", "lease_duration": "3s",
-                                  "renew_deadline": "2s", "retry_period": "500ms", "leader_label": LEADER_LABEL},
-         "values.yaml: config.ha on, lease named by the chart, 3s/2s/500ms, leader label")
+    C.eq(values["config"]["ha"], {"enabled": True, "lease_name": "", "lease_namespace": "", "lease_duration": "2s",
+                                  "renew_deadline": "1500ms", "retry_period": "500ms", "leader_label": LEADER_LABEL},
+         "values.yaml: config.ha on, lease named by the chart, 2s/1500ms/500ms, leader label")
     chart_yaml = load_yaml(os.path.join(chart, "Chart.yaml"))
     C.eq((chart_yaml.get("apiVersion"), chart_yaml.get("appVersion"), chart_yaml.get("kubeVersion")),
          ("v2", "0.1.0", ">=1.20.0-0"), "Chart.yaml: apiVersion v2, appVersion 0.1.0, kubeVersion >=1.20.0-0")
@@ -404,8 +404,8 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] daemon config: no TLS")
         C.ok(find(docs, "Secret", f"{FULLNAME}-tls") is None, f"[{kv}] no TLS secret")
 
-    C.eq(cfg.get("ha"), {"enabled": True, "lease_name": FULLNAME, "lease_namespace": "", "lease_duration": "3s",
-                         "renew_deadline": "2s", "retry_period": "500ms", "leader_label": LEADER_LABEL},
+    C.eq(cfg.get("ha"), {"enabled": True, "lease_name": FULLNAME, "lease_namespace": "", "lease_duration": "2s",
+                         "renew_deadline": "1500ms", "retry_period": "500ms", "leader_label": LEADER_LABEL},
          f"[{kv}] daemon config: ha on, Lease named {FULLNAME} in the pod's namespace (POD_NAMESPACE)")
 
     svc = find(docs, "Service", FULLNAME)

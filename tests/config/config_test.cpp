@@ -281,8 +281,8 @@ TEST(Config, HaDefaultsFailOverInSeconds) {
   auto c = parse_config("", "<empty>");
   ASSERT_TRUE(c) << c.message();
   EXPECT_TRUE(c->ha.enabled);
-  EXPECT_EQ(c->ha.lease_duration, std::chrono::seconds(3));
-  EXPECT_EQ(c->ha.renew_deadline, std::chrono::seconds(2));
+  EXPECT_EQ(c->ha.lease_duration, std::chrono::seconds(2));
+  EXPECT_EQ(c->ha.renew_deadline, std::chrono::milliseconds(1'500));
   EXPECT_EQ(c->ha.retry_period, std::chrono::milliseconds(500));
 }
 

@@ -345,7 +345,7 @@ void standby_polls(LeaderElector& b, LeaderElector& a, Clock::time_point from, H
 // Whatever the API server does, the old leader stops deciding, and its writes are answered, before
 // the new leader decides: each row fails without the guard it names.
 TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
-  const ElectionTiming timing;  // the defaults: 3s / 2s / 500ms
+  const ElectionTiming timing;  // the defaults: 2s / 1.5s / 500ms
   struct Case {
     const char* what;
     std::function<void(MemoryLeaseStore&, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover&)> run;
@@ -363,7 +363,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
          EXPECT_FALSE(attempt(b, T0 + 100ms));
          standby_polls(b, a, T0 + 2500ms, out);  // a is gone after +1.5 s
        },
-       T0 + 5500ms},
+       T0 + 4500ms},
       {"slow answer to a renewal (guard: the term counts from the write's start, not its answer)",
        [](MemoryLeaseStore& shared, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover& out) {
          ASSERT_TRUE(attempt(a, T0));
@@ -375,7 +375,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
          ASSERT_TRUE(attempt(a, T0 + 500ms));
          standby_polls(b, a, T0 + 1s, out);  // a is gone after its renewal
        },
-       T0 + 4s},
+       T0 + 3500ms},
       {"partition, the old leader's calls fail (guard: it stops at the renew deadline)",
        [](MemoryLeaseStore&, PartitionedStore& a_view, LeaderElector& a, LeaderElector& b, Handover& out) {
          ASSERT_TRUE(attempt(a, T0));
@@ -393,7 +393,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
            if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
          }
        },
-       T0 + 4300ms},
+       T0 + 3500ms},
       {"partition, the old leader's renewal hangs (guard: leadership answers from the clock meanwhile)",
        [](MemoryLeaseStore&, PartitionedStore& a_view, LeaderElector& a, LeaderElector& b, Handover& out) {
          ASSERT_TRUE(attempt(a, T0));
@@ -403,7 +403,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
          a_view.hang = [&] { standby_polls(b, a, T0 + 700ms, out); };
          attempt(a, T0 + 500ms);  // hangs until b has taken over, then fails
        },
-       T0 + 3700ms},
+       T0 + 2700ms},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
@@ -444,9 +444,9 @@ TEST(LeaderElector, AStandbyKnowsWhenTheLeaseItSawExpires) {
   EXPECT_FALSE(a.others_lease_ends()) << "its own lease";
   EXPECT_FALSE(attempt(b, T0 + 200ms));
   ASSERT_TRUE(b.others_lease_ends());
-  EXPECT_EQ(*b.others_lease_ends(), T0 + 3200ms);
-  EXPECT_FALSE(attempt(b, T0 + 3200ms - 1ms));
-  EXPECT_TRUE(attempt(b, T0 + 3200ms));
+  EXPECT_EQ(*b.others_lease_ends(), T0 + 2200ms);
+  EXPECT_FALSE(attempt(b, T0 + 2200ms - 1ms));
+  EXPECT_TRUE(attempt(b, T0 + 2200ms));
 }
 
 }  // namespace

@@ -110,8 +110,8 @@ struct HaConfig {
   bool enabled = true;
   std::string lease_name = "scheduler-extender";
   std::string lease_namespace;             // empty: POD_NAMESPACE, else "default"
-  milliseconds lease_duration{3'000};      // a standby takes an unrenewed lease after this
-  milliseconds renew_deadline{2'000};      // a leader that could not renew for this long stops deciding
+  milliseconds lease_duration{2'000};      // a standby takes an unrenewed lease after this
+  milliseconds renew_deadline{1'500};      // a leader that could not renew for this long stops deciding
   milliseconds retry_period{500};          // between attempts to acquire or renew
   std::string leader_label = "scheduler-extender.io/leader";  // on the leader's pod; empty: none
 };

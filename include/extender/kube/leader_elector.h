@@ -38,8 +38,8 @@
 namespace extender::kube {
 
 struct ElectionTiming {
-  std::chrono::milliseconds lease_duration{3'000};
-  std::chrono::milliseconds renew_deadline{2'000};
+  std::chrono::milliseconds lease_duration{2'000};
+  std::chrono::milliseconds renew_deadline{1'500};
   std::chrono::milliseconds retry_period{500};
 };
 
