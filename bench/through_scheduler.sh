@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# kube-scheduler's throughput with the daemon in the loop, on the e2e's real control plane
+# (kube-apiserver, etcd and kube-scheduler of E2E_KUBE, by default v1.37.2, built and cached by
+# tests/e2e/lib/kube-bin.sh) on loopback, without kubelets. Run by hand, never by `make e2e`.
+#
+#   bench/through_scheduler.sh [--quick] [NODES [PODS]]    # defaults 5000 2000; --quick: 500 500
+#
+# NODES nodes of 8 GPUs; for each configuration in turn, PODS one-GPU pods are created while no
+# scheduler runs, kube-scheduler starts, and the time from its start until no pod is pending gives
+# pods/s. The scheduler's and the daemon's API clients both run at QPS 1000, burst 2000, as large
+# clusters configure kube-scheduler (so the client-side limit is not what is measured). The
+# configurations are the chart's:
+#   alone      kube-scheduler without extenders
+#   names      the GPU entry (NodeNames form), kube-scheduler binds (no bindVerb)
+#   bind       the GPU entry with bindVerb: the daemon binds
+#   every-pod  bind, plus the every-pod entry (filter-unmanaged, prioritize-unmanaged) straight to
+#              the daemon: the chart's default route
+#   relay      the second-scheduler route: pods name their own scheduler, and its every-pod entry
+#              goes through scheduler-extender-relay
+# The daemon runs as one replica that leads (its Lease renewals are not rate-limited). Printed: one
+# table of pods/s, the share of the scheduler alone, the CPU time per pod of each process (on a
+# machine where they share few cores, what one spends the others cannot), and the daemon's p50/p90
+# per verb (bucket bounds of its request histogram). Results also go to $WORKDIR/results.txt.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+NODES=5000 PODS=2000
+if [[ "${1:-}" == --quick ]]; then
+  NODES=500 PODS=500
+  shift
+fi
+NODES="${1:-$NODES}"
+PODS="${2:-$PODS}"
+CONFIGS="${BENCH_CONFIGS:-alone names bind every-pod relay}"
+
+SUITE_TAG=through-scheduler
+# shellcheck source=../tests/e2e/lib/suite.sh
+source "$HERE/../tests/e2e/lib/suite.sh"
+py() { python3 "$HERE/through_scheduler.py" "$@"; }
+# cpu_ticks PID...: user+system clock ticks each process has used so far.
+cpu_ticks() { local p; for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat"; done; }
+TICK_HZ="$(getconf CLK_TCK)"
+
+cat >"$WORKDIR/daemon.yaml" <<'EOF'
+kubernetes:
+  api_qps: 1000
+  api_burst: 2000
+  scheduler_names: [default-scheduler, gpu-scheduler]
+EOF
+suite_start_daemon --config "$WORKDIR/daemon.yaml" --log-level warn
+URL="http://127.0.0.1:$DAEMON_PORT/scheduler"
+
+RELAY_BIN="$(dirname "$BIN")/scheduler-extender-relay"
+[[ -x "$RELAY_BIN" ]] || fail "no relay binary at $RELAY_BIN (run make build)"
+RELAY_PORT="$(cluster_free_ports 1)"
+"$RELAY_BIN" --listen "127.0.0.1:$RELAY_PORT" --upstream "http://127.0.0.1:$DAEMON_PORT" \
+  >>"$CLUSTER_LOG_DIR/scheduler-extender-relay.log" 2>&1 &
+RELAY_PID=$!
+cluster_register_pid "$RELAY_PID" scheduler-extender-relay
+cluster_wait_http "http://127.0.0.1:$RELAY_PORT/healthz" 30 >/dev/null
+
+step "$NODES nodes of 8 GPUs"
+py nodes "$NODES"
+
+# scheduler_config NAME FILE: the KubeSchedulerConfiguration of configuration NAME, client QPS 1000.
+scheduler_config() {
+  local name="$1" file="$2"
+  case "$name" in
+    alone) cluster_write_scheduler_config "$file" ;;
+    names) cluster_write_scheduler_config "$file" --extender-url "$URL" --node-cache-capable true \
+      --ignored-by-scheduler false --weight 10 ;;
+    bind) cluster_write_scheduler_config "$file" --extender-url "$URL" --node-cache-capable true \
+      --ignored-by-scheduler false --weight 10 --bind-verb bind ;;
+    every-pod)
+      cluster_write_scheduler_config "$file" --extender-url "$URL" --node-cache-capable true \
+        --ignored-by-scheduler false --weight 10 --bind-verb bind
+      cluster_append_every_pod_entry "$file" "$URL" ;;
+    relay)
+      cluster_write_scheduler_config "$file" --extender-url "$URL" --node-cache-capable true \
+        --ignored-by-scheduler false --weight 10 --bind-verb bind --scheduler-name gpu-scheduler
+      cluster_append_every_pod_entry "$file" "http://127.0.0.1:$RELAY_PORT/scheduler" ;;
+    *) fail "unknown configuration $name" ;;
+  esac
+  sed -i -E 's/^clientConnection:$/clientConnection:\n  qps: 1000\n  burst: 2000/' "$file"
+}
+
+declare -A RATE LATENCY CPU
+for name in $CONFIGS; do
+  scheduler="default-scheduler"
+  [[ "$name" == relay ]] && scheduler=gpu-scheduler
+  step "$name: $PODS pending pods, then kube-scheduler"
+  py pods "$PODS" "$scheduler"
+  scheduler_config "$name" "$WORKDIR/scheduler-$name.yaml"
+  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" >"$WORKDIR/metrics-$name-before.txt"
+  K get --raw /metrics >"$WORKDIR/apiserver-$name-before.txt"
+  start="$(date +%s.%N)"
+  CLUSTER_SCHEDULER_V=1 cluster_start_scheduler "$WORKDIR/scheduler-$name.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-$name.log" >/dev/null
+  procs=("$APISERVER_PID" "$ETCD_PID" "$SCHEDULER_PID" "$DAEMON_PID" "$RELAY_PID")
+  mapfile -t before < <(cpu_ticks "${procs[@]}")
+  read -r took rate < <(py wait "$PODS" "$start" 900)
+  mapfile -t after < <(cpu_ticks "${procs[@]}")
+  curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" >"$WORKDIR/metrics-$name-after.txt"
+  K get --raw /metrics >"$WORKDIR/apiserver-$name-after.txt"
+  cluster_stop_scheduler
+  cpu=""
+  for i in 0 1 2 3 4; do
+    cpu+="$(echo "scale=2; 1000 * (${after[i]} - ${before[i]}) / $TICK_HZ / $PODS" | bc) "
+  done
+  CPU[$name]="${cpu% }"
+  RATE[$name]="$rate"
+  LATENCY[$name]="$(py quantiles "$WORKDIR/metrics-$name-before.txt" "$WORKDIR/metrics-$name-after.txt")"
+  step "$name: API server requests per pod: $(py requests "$WORKDIR/apiserver-$name-before.txt" "$WORKDIR/apiserver-$name-after.txt" "$PODS")"
+  result "$name: $PODS pods on $NODES nodes in ${took}s: $rate pods/s; CPU ms per pod (apiserver etcd scheduler daemon relay): ${CPU[$name]}; daemon: ${LATENCY[$name]}"
+  py delete
+done
+
+E2E_OK=1
+{
+  printf '\n%d nodes, %d pods, QPS 1000 (kube-scheduler %s)\n' "$NODES" "$PODS" "$CLUSTER_KUBE_VERSION"
+  printf '| configuration | pods/s | of alone | CPU ms/pod: apiserver etcd scheduler daemon relay | daemon p50/p90 per verb |\n'
+  printf '|---|---|---|---|---|\n'
+  for name in $CONFIGS; do
+    share="-"
+    [[ -n "${RATE[alone]:-}" ]] && share="$(echo "scale=0; 100 * ${RATE[$name]} / ${RATE[alone]}" | bc)%"
+    printf '| %s | %s | %s | %s | %s |\n' "$name" "${RATE[$name]}" "$share" "${CPU[$name]}" "${LATENCY[$name]}"
+  done
+} | tee -a "$RESULTS"
