@@ -1,20 +1,19 @@
 #pragma once
 // LeaderElector: leader election on a Lease with the semantics of client-go's leaderelection.
 // Each attempt (try_acquire_or_renew) reads the lease (a leader's renewal does not, see below);
-// one that does not exist is created; one
-// held by another identity is left alone while it is live, i.e. until its leaseDurationSeconds
-// have passed on this replica's monotonic clock since the record was last seen to change: since
-// the read that showed the change returned (client-go's observedTime), not since that read
-// started, which a slow API server may make seconds earlier (clocks of different machines are
-// never compared). An expired or released (empty holder) lease, or one already naming this
+// one that does not exist is created; one held by another identity is left alone while it is
+// live, i.e. until its leaseDurationSeconds have passed on this replica's monotonic clock since
+// the record was last seen to change: since the read that showed the change returned (client-go's
+// observedTime), not since that read started, which a slow API server may make seconds earlier
+// (clocks of different machines are never compared). An expired or released (empty holder) lease, or one already naming this
 // identity, is written with this identity, guarded by the resourceVersion read, so of two
 // replicas racing for it one gets 409 and stays a candidate.
 //
 // Fencing by time: this replica leads only until renew_deadline has passed since the start of its
 // last successful write (`not_leading` answers from the clock, whatever the caller's thread is
 // doing). Another replica can take the lease at the earliest lease_duration after a read of its
-// showed that write, which returned after the write started; with
-// renew_deadline < lease_duration the old leader has stopped deciding before anyone else can start.
+// showed that write, which returned after the write started; with renew_deadline <
+// lease_duration the old leader has stopped deciding before anyone else can start.
 // Writes it sent before stopping must be answered within half the gap between the two after its
 // term ends (write_fence; the other half is margin for the rates of two machines' clocks), so none
 // lands once another replica may decide; the binder gives up on them at the fence.
