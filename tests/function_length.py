@@ -15,7 +15,8 @@ The heuristic, without a C++ parser:
 - braces are then matched. A `{` opened at namespace or class scope is classified by the text that
   precedes it since the last `;` or block at that scope: it opens a function when that text, after
   dropping trailing `const`, `override`, `final`, `noexcept(...)`, `mutable`, `-> type` and a
-  constructor's initializer list, ends with `)`; it opens a namespace (or `extern "C"`) scope after
+  constructor's initializer list, ends with `)` (a `{` right after a member's name in that list
+  is the member's brace initializer, skipped over); it opens a namespace (or `extern "C"`) scope after
   `namespace`/`extern`, a class scope after `class`/`struct`/`union` (not `enum`), and anything else
   (an initializer, an enum) is skipped over;
 - everything inside a function's braces (lambdas, local types) counts toward that function.
@@ -88,8 +89,8 @@ def blank(text):
     return "".join(out)
 
 
-def strip_initializers(header):
-    """The header without a constructor's `: member(...), member{...}` list."""
+def split_initializers(header):
+    """(the header before a constructor's `: member(...), member{...}` list, the list)."""
     depth = 0
     for k, c in enumerate(header):
         if c in "(<[":
@@ -97,8 +98,8 @@ def strip_initializers(header):
         elif c in ")>]":
             depth -= 1
         elif c == ":" and depth == 0 and header[k - 1:k] != ":" and header[k + 1:k + 2] != ":":
-            return header[:k]
-    return header
+            return header[:k], header[k + 1:]
+    return header, ""
 
 
 def classify(header):
@@ -106,8 +107,10 @@ def classify(header):
     words = set(re.findall(r"[A-Za-z_]\w*", h))
     if "namespace" in words or (h.startswith("extern") and "(" not in h):
         return "scope"
-    sig = QUALIFIERS.sub("", strip_initializers(h)) if "(" in h else ""
-    if sig.endswith(")"):
+    sig, initializers = split_initializers(h) if "(" in h else ("", "")
+    if re.search(r"[\w>]$", initializers.strip()):
+        return "other"  # a member's brace initializer: `: member{`
+    if QUALIFIERS.sub("", sig).endswith(")"):
         return "function"
     if "enum" not in words and words & {"class", "struct", "union"} and "=" not in h:
         return "scope"
