@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <limits>
+#include <optional>
 
 namespace extender {
 namespace {
@@ -62,30 +63,28 @@ Error invalid(std::string_view text, std::string_view why) {
   return Error{"invalid quantity \"" + std::string(text.substr(0, 64)) + "\": " + std::string(why)};
 }
 
-}  // namespace
-
-Result<Quantity> Quantity::parse(std::string_view text) {
-  std::string_view s = text;
-  if (s.empty()) return invalid(text, "empty");
-  bool negative = false;
-  if (s[0] == '+' || s[0] == '-') {
-    negative = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  __int128 mantissa = 0;
-  int mantissa_digits = 0;
+// A quantity's digits as an integer and the count of its fraction digits.
+struct Mantissa {
+  __int128 value = 0;
+  int digits = 0;
   int fraction_digits = 0;
   bool any_digit = false;
-  bool sticky = false;
-  size_t i = 0;
-  for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
-    any_digit = true;
-    if (mantissa == 0 && s[i] == '0') continue;
-    if (++mantissa_digits > kMaxMantissaDigits) return invalid(text, "overflows");
-    mantissa = mantissa * 10 + (s[i] - '0');
+  bool sticky = false;  // non-zero digits were dropped: round up
+
+  // The integer part from s[i] on; false when it has too many digits.
+  bool read_integer(std::string_view s, size_t& i) {
+    for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
+      any_digit = true;
+      if (value == 0 && s[i] == '0') continue;
+      if (++digits > kMaxMantissaDigits) return false;
+      value = value * 10 + (s[i] - '0');
+    }
+    return true;
   }
-  if (i < s.size() && s[i] == '.') {
-    ++i;
+
+  // The fraction from s[i] on (after the '.'): its digits up to the last non-zero one, exactly
+  // as far as they fit.
+  void read_fraction(std::string_view s, size_t& i) {
     size_t start = i;
     size_t last_nonzero = start;
     for (; i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])); ++i) {
@@ -97,42 +96,64 @@ Result<Quantity> Quantity::parse(std::string_view text) {
         sticky = true;
         break;
       }
-      if (mantissa == 0 && s[k] == '0') {
+      if (value == 0 && s[k] == '0') {
         ++fraction_digits;
         continue;
       }
-      if (++mantissa_digits > kMaxMantissaDigits) {
+      if (++digits > kMaxMantissaDigits) {
         sticky = true;
         break;
       }
-      mantissa = mantissa * 10 + (s[k] - '0');
+      value = value * 10 + (s[k] - '0');
       ++fraction_digits;
     }
   }
-  if (!any_digit) return invalid(text, "no digits");
+
+  // The value with `suffix` in nanounits, rounded up; nullopt when it overflows.
+  std::optional<__int128> nanos(const Suffix& suffix) {
+    int exponent = suffix.decimal_exponent - fraction_digits + 9;
+    __int128 nanos = value;
+    if (nanos != 0) {
+      for (int b = 0; b < suffix.binary_exponent; ++b) {
+        nanos *= 2;
+        if (nanos > kMaxNanos) return std::nullopt;
+      }
+      for (; exponent > 0; --exponent) {
+        nanos *= 10;
+        if (nanos > kMaxNanos) return std::nullopt;
+      }
+      for (; exponent < 0; ++exponent) {
+        if (nanos % 10 != 0) sticky = true;
+        nanos /= 10;
+        if (nanos == 0) break;
+      }
+    }
+    if (sticky) nanos += 1;
+    if (nanos > kMaxNanos) return std::nullopt;
+    return nanos;
+  }
+};
+
+}  // namespace
+
+Result<Quantity> Quantity::parse(std::string_view text) {
+  std::string_view s = text;
+  if (s.empty()) return invalid(text, "empty");
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  Mantissa m;
+  size_t i = 0;
+  if (!m.read_integer(s, i)) return invalid(text, "overflows");
+  if (i < s.size() && s[i] == '.') m.read_fraction(s, ++i);
+  if (!m.any_digit) return invalid(text, "no digits");
   Suffix suffix;
   if (!parse_suffix(s.substr(i), suffix)) return invalid(text, "unknown suffix");
-
-  int exponent = suffix.decimal_exponent - fraction_digits + 9;
-  __int128 nanos = mantissa;
-  if (nanos != 0) {
-    for (int b = 0; b < suffix.binary_exponent; ++b) {
-      nanos *= 2;
-      if (nanos > kMaxNanos) return invalid(text, "overflows");
-    }
-    for (; exponent > 0; --exponent) {
-      nanos *= 10;
-      if (nanos > kMaxNanos) return invalid(text, "overflows");
-    }
-    for (; exponent < 0; ++exponent) {
-      if (nanos % 10 != 0) sticky = true;
-      nanos /= 10;
-      if (nanos == 0) break;
-    }
-  }
-  if (sticky) nanos += 1;
-  if (nanos > kMaxNanos) return invalid(text, "overflows");
-  return Quantity(negative ? -nanos : nanos);
+  auto nanos = m.nanos(suffix);
+  if (!nanos) return invalid(text, "overflows");
+  return Quantity(negative ? -*nanos : *nanos);
 }
 
 std::int64_t Quantity::units_ceil() const {

@@ -151,6 +151,59 @@ void pass_node(const wire::ExtenderArgs& args, std::span<const std::string_view>
   ++answer.summary.nodes_out;
 }
 
+// Standalone: tells the request-nodes sink the nodes a Nodes-form request carries.
+void observe_request_nodes(NodeSink* sink, const wire::ExtenderArgs& args) {
+  if (!args.nodes || !sink) return;
+  std::vector<const model::Node*> nodes;
+  nodes.reserve(args.nodes->size());
+  for (const auto& item : *args.nodes) nodes.push_back(&item.node);
+  sink->observe(nodes);
+}
+
+// Judges the names in steps, with the deadline checked between them; false when it passed (the
+// result is then that error alone: no answer rather than a partial one).
+bool judge_in_steps(FilterPass& judge, std::span<const std::string_view> names,
+                    std::optional<state::Clock::time_point> deadline, const Clock& clock,
+                    std::vector<std::uint32_t>& fitting, wire::FilterResult& r) {
+  constexpr std::size_t kBetweenDeadlineChecks = 256;
+  for (std::size_t begin = 0; begin < names.size(); begin += kBetweenDeadlineChecks) {
+    if (deadline && begin > 0 && clock.now() > *deadline) {
+      r = wire::FilterResult{};
+      r.error = "filter took longer than server.request_deadline; no answer rather than a partial one";
+      return false;
+    }
+    judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
+  }
+  return true;
+}
+
+// The candidates prioritize scores, each node as DRA serves it where it does; `index` gives each
+// name's candidate (none for a node not in the snapshot).
+struct ScoringCandidates {
+  std::deque<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
+  std::vector<policy::Candidate> list;
+  std::vector<std::optional<std::size_t>> index;
+
+  void add_all(const state::Snapshot& snap, std::span<const std::string_view> names, const model::PodDemand& demand,
+               const policy::DraFit* dra, state::Clock::time_point now) {
+    index.resize(names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const state::NodeState* node = snap.find(names[i]);
+      if (!node) continue;
+      index[i] = list.size();
+      model::NodeUsage usage = node->usage_for(demand, now);
+      if (dra) {
+        if (auto view = dra->take_scoring_view(node->supply, usage)) {
+          dra_supplies.push_back(std::move(view->supply));
+          list.emplace_back(&dra_supplies.back(), std::move(view->usage));
+          continue;
+        }
+      }
+      list.emplace_back(&node->supply, std::move(usage));
+    }
+  }
+};
+
 // The claims of a pod's volumes that still need a placement ("namespace/name").
 std::vector<std::string> unplaced_claims(const model::PodDemand& demand) {
   std::vector<std::string> claims;
@@ -224,25 +277,14 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
   if (!claims.empty()) await_unseen_placements(*demand, deadline);
   const auto now = clock_.now();
   remember(*demand, now);
-  if (nodes_form && deps_.request_nodes) {
-    std::vector<const model::Node*> nodes;
-    nodes.reserve(args.nodes->size());
-    for (const auto& item : *args.nodes) nodes.push_back(&item.node);
-    deps_.request_nodes->observe(nodes);
-  }
+  observe_request_nodes(deps_.request_nodes, args);
 
   const auto dra = dra_fit(*demand);
   FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod);
   std::vector<std::uint32_t> fitting;
-  constexpr std::size_t kBetweenDeadlineChecks = 256;
-  for (std::size_t begin = 0; begin < names.size(); begin += kBetweenDeadlineChecks) {
-    if (deadline && begin > 0 && clock_.now() > *deadline) {
-      r = wire::FilterResult{};
-      r.error = "filter took longer than server.request_deadline; no answer rather than a partial one";
-      answer.summary.note = r.error;
-      return answer;
-    }
-    judge.judge(names, begin, std::min(names.size(), begin + kBetweenDeadlineChecks), fitting, r);
+  if (!judge_in_steps(judge, names, deadline, clock_, fitting, r)) {
+    answer.summary.note = r.error;
+    return answer;
   }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
   if (!fitting.empty()) unseen_.record(demand->uid, std::move(claims), clock_.now());
@@ -285,45 +327,26 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   }
   const auto now = clock_.now();
   remember(*demand, now);
-  if (args.nodes && deps_.request_nodes) {
-    std::vector<const model::Node*> nodes;
-    for (const auto& item : *args.nodes) nodes.push_back(&item.node);
-    deps_.request_nodes->observe(nodes);
-  }
+  observe_request_nodes(deps_.request_nodes, args);
 
   const state::Snapshot snap = deps_.state->snapshot();
   const auto dra = dra_fit(*demand);
-  std::deque<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
-  std::vector<policy::Candidate> candidates;
-  std::vector<std::optional<std::size_t>> index(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const state::NodeState* node = snap.find(names[i]);
-    if (!node) continue;
-    index[i] = candidates.size();
-    model::NodeUsage usage = node->usage_for(*demand, now);
-    if (dra) {
-      if (auto view = dra->take_scoring_view(node->supply, usage)) {
-        dra_supplies.push_back(std::move(view->supply));
-        candidates.emplace_back(&dra_supplies.back(), std::move(view->usage));
-        continue;
-      }
-    }
-    candidates.emplace_back(&node->supply, std::move(usage));
-  }
+  ScoringCandidates candidates;
+  candidates.add_all(snap, names, *demand, dra.get(), now);
   if (deadline && clock_.now() > *deadline) {
     answer.summary.note = "took longer than server.request_deadline; no scores";
     return answer;
   }
   policy::ShapeMix mix;
   (void)gpu_placement(mix);
-  const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates, scoring_, mix);
+  const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates.list, scoring_, mix);
   if (scores.empty()) {
     answer.summary.note = "no scorer applies to the pod";
     return answer;
   }
   answer.scores.reserve(names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
-    answer.scores.push_back({names[i], index[i] ? scores[*index[i]] : 0});
+    answer.scores.push_back({names[i], candidates.index[i] ? scores[*candidates.index[i]] : 0});
   }
   answer.summary.nodes_out = answer.scores.size();
   return answer;
@@ -352,111 +375,129 @@ std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args,
          "only on a node that passed /filter (configure filterVerb with bindVerb)";
 }
 
+namespace {
+
+// Ends a bind with `why` as its error and note.
+BindAnswer failed(BindAnswer& answer, std::string why) {
+  answer.error = std::move(why);
+  answer.summary.note = answer.error;
+  return answer;
+}
+
+// Binding a pod again to where it already is succeeds, whatever this process remembers of it;
+// to another node it fails. nullopt when the pod is not placed.
+std::optional<BindAnswer> already_placed(const state::ClusterState& state, const wire::BindingArgs& args,
+                                         BindAnswer& answer) {
+  auto existing = state.claim_of(args.pod_uid);
+  if (!existing || existing->kind != state::Claim::Kind::kPlaced) return std::nullopt;
+  if (existing->node != args.node) return failed(answer, "pod " + answer.summary.pod + " is already placed on node " + existing->node);
+  answer.summary.nodes_out = 1;
+  answer.summary.note = "already placed there";
+  return answer;
+}
+
+}  // namespace
+
+Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, state::Clock::time_point now,
+                                               Refusal& refusal) {
+  std::optional<model::PodDemand> demand;
+  const std::string who = args.pod_namespace + "/" + args.pod_name;
+  if (deps_.pods) {
+    auto pod = actionable_pod(args.pod_uid, args.pod_namespace, args.pod_name, refusal);
+    if (!pod) return pod.error();
+    auto computed = demand_of(*pod);
+    if (!computed) return computed.error();
+    demand = std::move(*computed);
+  } else {
+    demand = deps_.demands->find(args.pod_uid, now);
+    if (!demand) {
+      refusal = Refusal::kUnknownPod;
+      return Error{"pod " + who + " (uid " + args.pod_uid +
+                   ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind"};
+    }
+    if (demand->namespace_name != args.pod_namespace || demand->name != args.pod_name) {
+      refusal = Refusal::kNameMismatch;
+      return Error{"pod " + who + " (uid " + args.pod_uid + "): the uid belongs to another pod"};
+    }
+  }
+  if (demand->needs_nothing()) {
+    refusal = Refusal::kNothingManaged;
+    return Error{"pod " + who + " needs no GPU and no managed volume; scheduler-extender does not bind it "
+                 "(list the GPU resources in the scheduler's managedResources)"};
+  }
+  if (auto why = not_filtered(args, now)) {
+    refusal = Refusal::kNotFiltered;
+    return Error{*why};
+  }
+  return std::move(*demand);
+}
+
+std::optional<BindAnswer> Extender::reserve_for_bind(const wire::BindingArgs& args, const model::PodDemand& demand,
+                                                     state::Clock::time_point now, BindAnswer& answer,
+                                                     BindRecords& records) {
+  const auto dra = dra_fit(demand);
+  std::lock_guard lock(deps_.state->bind_lock(args.node));
+  // Again under the lock: another bind of the same pod may have just landed.
+  if (auto done = already_placed(*deps_.state, args, answer)) return done;
+  const state::Snapshot snap = deps_.state->snapshot();
+  const state::NodeState* node = snap.find(args.node);
+  if (!node) return failed(answer, "node " + args.node + " is not known to scheduler-extender");
+  const model::NodeUsage usage = node->usage_for(demand, now);
+  if (policy::Eligibility e = policy::node_eligibility(demand, node->supply, usage); !e.eligible()) {
+    answer.refusal = Refusal::kNodeIneligible;
+    return failed(answer, "node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
+  }
+  policy::ShapeMix mix;
+  policy::Fit fit = fit_on(dra.get(), demand, node->supply, usage, gpu_placement(mix));
+  if (fit.verdict != policy::Verdict::kFits) {
+    return failed(answer, "node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
+  }
+  state::Claim claim;
+  claim.owner = answer.summary.pod;
+  claim.node = args.node;
+  claim.allocation = std::move(fit.allocation);
+  claim.since = now;
+  for (const auto& v : claim.allocation.volumes) {
+    if (!v.device.empty() && !v.claim.empty()) records.claim_devices.emplace_back(v.claim, v.device);
+  }
+  records.share = share_assignment(demand, node->supply, claim.allocation);
+  deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
+  return std::nullopt;
+}
+
+std::string Extender::write_bind(const wire::BindingArgs& args, const BindRecords& records, Deadline deadline) {
+  const std::string binding = "binding " + args.pod_namespace + "/" + args.pod_name + " to " + args.node;
+  if (!records.claim_devices.empty()) {
+    if (std::string error = deps_.binder->record_devices(records.claim_devices, fenced(deadline)); !error.empty()) {
+      return binding + " failed: " + error;
+    }
+  }
+  if (records.share) {
+    if (std::string error = deps_.binder->record_gpu_share(args, *records.share, fenced(deadline)); !error.empty()) {
+      return binding + " failed: " + error;
+    }
+  }
+  if (std::string error = deps_.binder->wait_turn(deadline); !error.empty()) return binding + " failed: " + error;
+  if (auto why = not_ready()) return binding + " abandoned: " + *why;
+  if (std::string error = deps_.binder->bind(args, fenced(deadline)); !error.empty()) return binding + " failed: " + error;
+  return {};
+}
+
 BindAnswer Extender::bind(const wire::BindingArgs& args) {
   const Deadline binder_deadline = std::chrono::steady_clock::now() + bind_timeout_;
   BindAnswer answer;
   answer.summary.pod = args.pod_namespace + "/" + args.pod_name;
   answer.summary.nodes_in = 1;
-  auto fail = [&](std::string why) {
-    answer.error = std::move(why);
-    answer.summary.note = answer.error;
-    return answer;
-  };
-  if (auto why = not_ready()) return fail("scheduler-extender is not ready: " + *why);
+  if (auto why = not_ready()) return failed(answer, "scheduler-extender is not ready: " + *why);
   const auto now = clock_.now();
-  // Binding a pod again to where it already is succeeds, whatever this process remembers of it.
-  auto already_placed = [&]() -> std::optional<BindAnswer> {
-    auto existing = deps_.state->claim_of(args.pod_uid);
-    if (!existing || existing->kind != state::Claim::Kind::kPlaced) return std::nullopt;
-    if (existing->node != args.node) return fail("pod " + answer.summary.pod + " is already placed on node " + existing->node);
-    answer.summary.nodes_out = 1;
-    answer.summary.note = "already placed there";
-    return answer;
-  };
-  if (auto done = already_placed()) return *done;
-  std::optional<model::PodDemand> demand;
-  if (deps_.pods) {
-    auto pod = actionable_pod(args.pod_uid, args.pod_namespace, args.pod_name, answer.refusal);
-    if (!pod) return fail(pod.message());
-    auto computed = demand_of(*pod);
-    if (!computed) return fail(computed.message());
-    demand = std::move(*computed);
-  } else {
-    demand = deps_.demands->find(args.pod_uid, now);
-    if (!demand) {
-      answer.refusal = Refusal::kUnknownPod;
-      return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid +
-                  ") was not filtered or prioritized by scheduler-extender recently; it cannot be bound blind");
-    }
-    if (demand->namespace_name != args.pod_namespace || demand->name != args.pod_name) {
-      answer.refusal = Refusal::kNameMismatch;
-      return fail("pod " + answer.summary.pod + " (uid " + args.pod_uid + "): the uid belongs to another pod");
-    }
-  }
-  if (demand->needs_nothing()) {
-    answer.refusal = Refusal::kNothingManaged;
-    return fail("pod " + answer.summary.pod + " needs no GPU and no managed volume; scheduler-extender does not bind it "
-                "(list the GPU resources in the scheduler's managedResources)");
-  }
-  if (auto why = not_filtered(args, now)) {
-    answer.refusal = Refusal::kNotFiltered;
-    return fail(*why);
-  }
-  std::vector<std::pair<std::string, std::string>> claim_devices;
-  std::optional<GpuShareAssignment> share;
-  const auto dra = dra_fit(*demand);
-  {
-    std::lock_guard lock(deps_.state->bind_lock(args.node));
-    // Again under the lock: another bind of the same pod may have just landed.
-    if (auto done = already_placed()) return *done;
-    const state::Snapshot snap = deps_.state->snapshot();
-    const state::NodeState* node = snap.find(args.node);
-    if (!node) return fail("node " + args.node + " is not known to scheduler-extender");
-    const model::NodeUsage usage = node->usage_for(*demand, now);
-    if (policy::Eligibility e = policy::node_eligibility(*demand, node->supply, usage); !e.eligible()) {
-      answer.refusal = Refusal::kNodeIneligible;
-      return fail("node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
-    }
-    policy::ShapeMix mix;
-    policy::Fit fit = fit_on(dra.get(), *demand, node->supply, usage, gpu_placement(mix));
-    if (fit.verdict != policy::Verdict::kFits) {
-      return fail("node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
-    }
-    state::Claim claim;
-    claim.owner = answer.summary.pod;
-    claim.node = args.node;
-    claim.allocation = std::move(fit.allocation);
-    claim.since = now;
-    for (const auto& v : claim.allocation.volumes) {
-      if (!v.device.empty() && !v.claim.empty()) claim_devices.emplace_back(v.claim, v.device);
-    }
-    share = share_assignment(*demand, node->supply, claim.allocation);
-    deps_.state->reserve(args.pod_uid, std::move(claim), reservation_ttl_, now);
-  }
-  if (!claim_devices.empty()) {
-    if (std::string error = deps_.binder->record_devices(claim_devices, fenced(binder_deadline)); !error.empty()) {
-      deps_.state->drop_reservation(args.pod_uid);
-      return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
-    }
-  }
-  if (share) {
-    if (std::string error = deps_.binder->record_gpu_share(args, *share, fenced(binder_deadline)); !error.empty()) {
-      deps_.state->drop_reservation(args.pod_uid);
-      return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
-    }
-  }
-  if (std::string error = deps_.binder->wait_turn(binder_deadline); !error.empty()) {
+  if (auto done = already_placed(*deps_.state, args, answer)) return *done;
+  auto demand = bind_demand(args, now, answer.refusal);
+  if (!demand) return failed(answer, demand.message());
+  BindRecords records;
+  if (auto done = reserve_for_bind(args, *demand, now, answer, records)) return *done;
+  if (std::string error = write_bind(args, records, binder_deadline); !error.empty()) {
     deps_.state->drop_reservation(args.pod_uid);
-    return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
-  }
-  if (auto why = not_ready()) {
-    deps_.state->drop_reservation(args.pod_uid);
-    return fail("binding " + answer.summary.pod + " to " + args.node + " abandoned: " + *why);
-  }
-  std::string error = deps_.binder->bind(args, fenced(binder_deadline));
-  if (!error.empty()) {
-    deps_.state->drop_reservation(args.pod_uid);
-    return fail("binding " + answer.summary.pod + " to " + args.node + " failed: " + error);
+    return failed(answer, std::move(error));
   }
   answer.summary.nodes_out = 1;
   return answer;

@@ -24,23 +24,47 @@ std::size_t lower_priority_pods_leaving(const state::Snapshot& snap, const std::
   return leaving;
 }
 
+// What evicting the victims frees on the node: their placements, and the placements of the
+// generic ephemeral volumes deleted with them (claims of their own).
+std::vector<model::Allocation> freed_by(const state::NodeState& node, const std::vector<std::string>& victims) {
+  std::vector<model::Allocation> freed;
+  for (const auto& uid : victims) {
+    auto it = node.claims.find(uid);
+    if (it != node.claims.end() && it->second.kind == state::Claim::Kind::kPlaced) {
+      freed.push_back(it->second.allocation);
+    }
+  }
+  for (const auto& [uid, claim] : node.claims) {
+    if (claim.kind != state::Claim::Kind::kPlaced || claim.source != "volume") continue;
+    for (const auto& v : claim.allocation.volumes) {
+      if (!v.freed_with.empty() && std::find(victims.begin(), victims.end(), v.freed_with) != victims.end()) {
+        freed.push_back(claim.allocation);
+        break;
+      }
+    }
+  }
+  return freed;
+}
+
+// The answer that keeps every victim kube-scheduler proposed, with `note`.
+PreemptAnswer unchanged(const wire::PreemptionArgs& args, PreemptAnswer& answer, std::string note) {
+  for (const auto& [node, victims] : args.victims_by_node) {
+    answer.victims[node] = {victims.uids, victims.num_pdb_violations};
+  }
+  answer.summary.nodes_out = answer.victims.size();
+  answer.summary.note = std::move(note);
+  return answer;
+}
+
 }  // namespace
 
 PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   PreemptAnswer answer;
   answer.summary.pod = args.pod.display_name();
   answer.summary.nodes_in = args.victims_by_node.size();
-  auto unchanged = [&](std::string note) {
-    for (const auto& [node, victims] : args.victims_by_node) {
-      answer.victims[node] = {victims.uids, victims.num_pdb_violations};
-    }
-    answer.summary.nodes_out = answer.victims.size();
-    answer.summary.note = std::move(note);
-    return answer;
-  };
   auto demand = demand_of(args.pod);
-  if (!demand) return unchanged(demand.message());
-  if (demand->needs_nothing()) return unchanged("pod needs nothing managed");
+  if (!demand) return unchanged(args, answer, demand.message());
+  if (demand->needs_nothing()) return unchanged(args, answer, "pod needs nothing managed");
   if (deps_.gate) {
     if (auto why = deps_.gate->not_leading()) {
       answer.error = "scheduler-extender does not vet victims here: " + *why;
@@ -48,7 +72,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
       return answer;
     }
   }
-  if (auto why = not_ready()) return unchanged("not ready: " + *why);
+  if (auto why = not_ready()) return unchanged(args, answer, "not ready: " + *why);
   std::string nominated = args.pod.nominated_node;
   if (deps_.pods) {
     auto pod = actionable_pod(args.pod.uid, args.pod.namespace_name, args.pod.name, answer.refusal);
@@ -73,24 +97,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
       spdlog::debug("preempt {}: node {}: {}", answer.summary.pod, name, FilterPass::unknown_node_reason());
       continue;
     }
-    std::vector<model::Allocation> freed;
-    for (const auto& uid : victims.uids) {
-      auto it = node->claims.find(uid);
-      if (it != node->claims.end() && it->second.kind == state::Claim::Kind::kPlaced) {
-        freed.push_back(it->second.allocation);
-      }
-    }
-    // The victims' generic ephemeral volumes are claims of their own, deleted with their pods.
-    for (const auto& [uid, claim] : node->claims) {
-      if (claim.kind != state::Claim::Kind::kPlaced || claim.source != "volume") continue;
-      for (const auto& v : claim.allocation.volumes) {
-        if (!v.freed_with.empty() &&
-            std::find(victims.uids.begin(), victims.uids.end(), v.freed_with) != victims.uids.end()) {
-          freed.push_back(claim.allocation);
-          break;
-        }
-      }
-    }
+    const std::vector<model::Allocation> freed = freed_by(*node, victims.uids);
     const model::NodeUsage usage = node->usage_for(*demand, now);
     if (dra ? dra->eviction_makes_room(*demand, node->supply, usage, freed)
             : policy::eviction_makes_room(*demand, node->supply, usage, freed)) {

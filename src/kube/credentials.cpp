@@ -85,6 +85,74 @@ Result<ClusterAccess> in_cluster_access(const std::string& dir) {
   return access;
 }
 
+namespace {
+
+// The context to use: current-context's, or the only one when there is no current-context.
+Result<YAML::Node> current_context(const YAML::Node& root, const std::string& path) {
+  std::string context_name = scalar(root, "current-context");
+  YAML::Node context = named(root["contexts"], "context", context_name);
+  if (!context.IsMap()) {
+    // A kubeconfig with one context and no current-context still says what to use.
+    if (root["contexts"].IsSequence() && root["contexts"].size() == 1) {
+      context = root["contexts"][0]["context"];
+    }
+    if (!context.IsMap()) return Error{path + ": current-context \"" + context_name + "\" is not among its contexts"};
+  }
+  return context;
+}
+
+// The cluster's server and CA into `access`.
+Status read_cluster(const YAML::Node& cluster, const std::string& path, const std::string& base_dir,
+                    const std::string& cluster_name, ClusterAccess& access) {
+  access.server = scalar(cluster, "server");
+  if (access.server.empty()) return Error{path + ": cluster \"" + cluster_name + "\" has no server"};
+  while (!access.server.empty() && access.server.back() == '/') access.server.pop_back();
+  if (scalar(cluster, "insecure-skip-tls-verify") == "true") {
+    return Error{path + ": insecure-skip-tls-verify is not supported; give the cluster's CA"};
+  }
+  if (!scalar(cluster, "tls-server-name").empty()) {
+    return Error{path + ": tls-server-name is not supported; use a server address the certificate names"};
+  }
+  if (auto data = scalar(cluster, "certificate-authority-data"); !data.empty()) {
+    auto pem = decode_base64(data, path + ": certificate-authority-data");
+    if (!pem) return pem.error();
+    access.ca_pem = std::move(*pem);
+  } else {
+    access.ca_file = resolve(base_dir, scalar(cluster, "certificate-authority"));
+  }
+  return {};
+}
+
+// The user's token or client certificate and key into `access`.
+Status read_user(const YAML::Node& user, const std::string& path, const std::string& base_dir,
+                 const std::string& user_name, ClusterAccess& access) {
+  access.token = scalar(user, "token");
+  access.token_file = resolve(base_dir, scalar(user, "tokenFile"));
+  for (auto [data_key, file_key, out, out_file] :
+       {std::tuple{"client-certificate-data", "client-certificate", &access.client_cert_pem, &access.client_cert_file},
+        std::tuple{"client-key-data", "client-key", &access.client_key_pem, &access.client_key_file}}) {
+    if (auto data = scalar(user, data_key); !data.empty()) {
+      auto pem = decode_base64(data, path + ": " + data_key);
+      if (!pem) return pem.error();
+      *out = std::move(*pem);
+    } else if (auto file = scalar(user, file_key); !file.empty()) {
+      *out_file = resolve(base_dir, file);
+      auto pem = read_small_file(*out_file);
+      if (!pem) return pem.error();
+      *out = std::move(*pem);
+    }
+  }
+  if (user["exec"] || user["auth-provider"]) {
+    if (access.token.empty() && access.token_file.empty() && access.client_cert_pem.empty()) {
+      return Error{path + ": user \"" + user_name + "\" uses an exec or auth-provider plugin, which is not supported; "
+                   "give a token, token file or client certificate"};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<ClusterAccess> kubeconfig_access(const std::string& path) {
   auto reader = YamlReader::load_file(path, 4u << 20);
   if (!reader) return reader.error();
@@ -92,61 +160,16 @@ Result<ClusterAccess> kubeconfig_access(const std::string& path) {
   try {
     const YAML::Node& root = reader->root();
     if (!root.IsMap()) return Error{path + ": not a kubeconfig (expected a mapping)"};
-    std::string context_name = scalar(root, "current-context");
-    YAML::Node context = named(root["contexts"], "context", context_name);
-    if (!context.IsMap()) {
-      // A kubeconfig with one context and no current-context still says what to use.
-      if (root["contexts"].IsSequence() && root["contexts"].size() == 1) {
-        context = root["contexts"][0]["context"];
-      }
-      if (!context.IsMap()) return Error{path + ": current-context \"" + context_name + "\" is not among its contexts"};
-    }
-    const std::string cluster_name = scalar(context, "cluster");
-    const std::string user_name = scalar(context, "user");
+    auto context = current_context(root, path);
+    if (!context) return context.error();
+    const std::string cluster_name = scalar(*context, "cluster");
+    const std::string user_name = scalar(*context, "user");
     YAML::Node cluster = named(root["clusters"], "cluster", cluster_name);
     if (!cluster.IsMap()) return Error{path + ": cluster \"" + cluster_name + "\" is not defined"};
     ClusterAccess access;
-    access.server = scalar(cluster, "server");
-    if (access.server.empty()) return Error{path + ": cluster \"" + cluster_name + "\" has no server"};
-    while (!access.server.empty() && access.server.back() == '/') access.server.pop_back();
-    if (scalar(cluster, "insecure-skip-tls-verify") == "true") {
-      return Error{path + ": insecure-skip-tls-verify is not supported; give the cluster's CA"};
-    }
-    if (!scalar(cluster, "tls-server-name").empty()) {
-      return Error{path + ": tls-server-name is not supported; use a server address the certificate names"};
-    }
-    if (auto data = scalar(cluster, "certificate-authority-data"); !data.empty()) {
-      auto pem = decode_base64(data, path + ": certificate-authority-data");
-      if (!pem) return pem.error();
-      access.ca_pem = std::move(*pem);
-    } else {
-      access.ca_file = resolve(base_dir, scalar(cluster, "certificate-authority"));
-    }
+    EXTENDER_TRY(read_cluster(cluster, path, base_dir, cluster_name, access));
     YAML::Node user = named(root["users"], "user", user_name);
-    if (user.IsMap()) {
-      access.token = scalar(user, "token");
-      access.token_file = resolve(base_dir, scalar(user, "tokenFile"));
-      for (auto [data_key, file_key, out, out_file] :
-           {std::tuple{"client-certificate-data", "client-certificate", &access.client_cert_pem, &access.client_cert_file},
-            std::tuple{"client-key-data", "client-key", &access.client_key_pem, &access.client_key_file}}) {
-        if (auto data = scalar(user, data_key); !data.empty()) {
-          auto pem = decode_base64(data, path + ": " + data_key);
-          if (!pem) return pem.error();
-          *out = std::move(*pem);
-        } else if (auto file = scalar(user, file_key); !file.empty()) {
-          *out_file = resolve(base_dir, file);
-          auto pem = read_small_file(*out_file);
-          if (!pem) return pem.error();
-          *out = std::move(*pem);
-        }
-      }
-      if (user["exec"] || user["auth-provider"]) {
-        if (access.token.empty() && access.token_file.empty() && access.client_cert_pem.empty()) {
-          return Error{path + ": user \"" + user_name + "\" uses an exec or auth-provider plugin, which is not supported; "
-                       "give a token, token file or client certificate"};
-        }
-      }
-    }
+    if (user.IsMap()) EXTENDER_TRY(read_user(user, path, base_dir, user_name, access));
     if (access.client_cert_pem.empty() != access.client_key_pem.empty()) {
       return Error{path + ": user \"" + user_name + "\" has a client certificate without its key, or a key without its certificate"};
     }

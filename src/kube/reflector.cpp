@@ -50,7 +50,10 @@ long long code_of(const json& status) {
 
 std::string seconds_text(std::chrono::milliseconds d) {
   std::string text = std::to_string(d.count() / 1000);
-  if (d.count() % 1000 != 0) text += "." + std::to_string(d.count() % 1000 / 100);
+  if (d.count() % 1000 != 0) {
+    text += '.';
+    text += std::to_string(d.count() % 1000 / 100);
+  }
   return text + "s";
 }
 
@@ -192,122 +195,155 @@ Reflector::Outcome Reflector::list() {
   }
 }
 
-Reflector::Outcome Reflector::watch() {
+// One watch request: its lines handed to the sink as they arrive, and how the stream ended.
+class Reflector::WatchPass {
+ public:
   using Clock = std::chrono::steady_clock;
+
+  WatchPass(Reflector& r, long long timeout_seconds)
+      : r_(r), seconds_(timeout_seconds), idle_bound_(std::chrono::seconds(timeout_seconds) + r.options_.watch_grace) {}
+
+  std::chrono::milliseconds idle_bound() const { return idle_bound_; }
+  // A piece of the stream; false to stop reading.
+  bool on_data(std::string_view data);
+  // The stream's status line arrived.
+  void on_status(int status) {
+    if (status != 200) return;
+    established_ = true;
+    last_data_ = Clock::now();
+    if (!r_.last_stream_failed_) bring_up();
+  }
+  // What the watch comes to, once the stream is over with `reply`.
+  Outcome finish(const Result<ApiReply>& reply);
+
+ private:
+  bool on_line(std::string_view text);
+  bool too_long() {
+    r_.fail("watch: an event longer than " + std::to_string(r_.options_.max_line_bytes) + " bytes");
+    outcome_ = Outcome::kFailed;
+    return false;
+  }
+  void bring_up() {
+    if (up_) return;
+    up_ = true;
+    r_.mark_up();
+  }
+  Outcome failed(const std::string& message);
+
+  Reflector& r_;
+  const long long seconds_;
+  const std::chrono::milliseconds idle_bound_;
+  std::string line_;  // a line cut by the end of a piece
+  Outcome outcome_ = Outcome::kResume;
+  const Clock::time_point started_ = Clock::now();
+  Clock::time_point last_data_ = started_;
+  bool established_ = false;
+  bool up_ = false;
+  bool got_event_ = false;
+};
+
+bool Reflector::WatchPass::on_data(std::string_view data) {
+  last_data_ = Clock::now();
+  const std::size_t max = r_.options_.max_line_bytes;
+  std::size_t start = 0;
+  for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
+    // The bound holds however the network cut the stream: a whole line inside one piece too.
+    if (line_.size() + (nl - start) > max) return too_long();
+    if (line_.empty()) {
+      if (!on_line(data.substr(start, nl - start))) return false;
+    } else {
+      line_.append(data.substr(start, nl - start));
+      if (!on_line(line_)) return false;
+      line_.clear();
+    }
+    start = nl + 1;
+  }
+  if (line_.size() + (data.size() - start) > max) return too_long();
+  line_.append(data.substr(start));
+  return !r_.stopping_;
+}
+
+bool Reflector::WatchPass::on_line(std::string_view text) {
+  if (text.empty()) return true;
+  auto event = parse_watch_event(text);
+  if (!event) {
+    r_.fail("watch: " + event.message());
+    outcome_ = Outcome::kFailed;
+    return false;
+  }
+  const std::string& type = event->type;
+  const json& object = event->object;
+  if (type == "ERROR") {
+    const long long code = code_of(object);
+    const std::string reason = string_at(object, {"reason"});
+    if (code == 410 || reason == "Expired" || reason == "Gone") {
+      outcome_ = Outcome::kRelist;
+    } else {
+      r_.fail("watch: error event: " + string_at(object, {"message"}));
+      outcome_ = Outcome::kFailed;
+    }
+    return false;
+  }
+  bring_up();
+  const std::string rv = string_at(object, {"metadata", "resourceVersion"});
+  if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
+    r_.sink_.event(type, object);
+  } else if (type != "BOOKMARK") {
+    return true;  // an event type this version does not know: skip it
+  }
+  got_event_ = true;
+  if (!rv.empty()) r_.resource_version_ = rv;
+  return true;
+}
+
+Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
+  if (r_.stopping_) return Outcome::kStopped;
+  r_.stream_delivered_ = got_event_;
+  if (outcome_ == Outcome::kFailed && established_) r_.last_stream_failed_ = true;
+  if (outcome_ != Outcome::kResume) return outcome_;
+  if (!reply) return failed(reply.message());
+  if (reply->status == 200) {
+    bring_up();
+    if (got_event_) {
+      std::lock_guard lock(r_.mu_);
+      r_.status_.last_error.clear();
+      r_.status_.resource_version = r_.resource_version_;
+    }
+    // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
+    // once with nothing in it is not a timeout; do not spin on it.
+    if (!got_event_ && Clock::now() - started_ < std::chrono::seconds(1)) r_.wait(r_.options_.backoff_initial);
+    return Outcome::kResume;
+  }
+  if (is_expired(*reply)) return Outcome::kRelist;
+  r_.fail("watch: HTTP " + std::to_string(reply->status) + ": " + status_message(*reply));
+  return Outcome::kFailed;
+}
+
+// The stream failed: gone silent past the idle bound once established, or not served at all.
+Reflector::Outcome Reflector::WatchPass::failed(const std::string& message) {
+  const auto silent = Clock::now() - last_data_;
+  if (established_ && silent >= idle_bound_) {
+    r_.fail("watch: nothing received for " + seconds_text(idle_bound_) + " (timeoutSeconds " + std::to_string(seconds_) +
+            " plus " + seconds_text(r_.options_.watch_grace) + " of grace); dropped the stream, resuming from resourceVersion " +
+            r_.resource_version_);
+    r_.last_stream_failed_ = true;
+  } else {
+    r_.fail("watch: " + message);
+  }
+  return Outcome::kFailed;
+}
+
+Reflector::Outcome Reflector::watch() {
   const auto seconds = std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count());
   const std::string path = query({{"watch", "1"},
                                   {"resourceVersion", resource_version_},
                                   {"allowWatchBookmarks", "true"},
                                   {"timeoutSeconds", std::to_string(seconds)}});
-  const std::chrono::milliseconds idle_bound = std::chrono::seconds(seconds) + options_.watch_grace;
-  std::string line;
-  Outcome outcome = Outcome::kResume;
-  const auto started = Clock::now();
-  auto last_data = started;
-  bool established = false;
-  bool up = false;
-  bool got_event = false;
-  auto bring_up = [&] {
-    if (up) return;
-    up = true;
-    mark_up();
-  };
-  auto handle_line = [&](std::string_view text) -> bool {
-    if (text.empty()) return true;
-    auto event = parse_watch_event(text);
-    if (!event) {
-      fail("watch: " + event.message());
-      outcome = Outcome::kFailed;
-      return false;
-    }
-    const std::string& type = event->type;
-    const json& object = event->object;
-    if (type == "ERROR") {
-      const long long code = code_of(object);
-      const std::string reason = string_at(object, {"reason"});
-      if (code == 410 || reason == "Expired" || reason == "Gone") {
-        outcome = Outcome::kRelist;
-      } else {
-        fail("watch: error event: " + string_at(object, {"message"}));
-        outcome = Outcome::kFailed;
-      }
-      return false;
-    }
-    bring_up();
-    const std::string rv = string_at(object, {"metadata", "resourceVersion"});
-    if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") {
-      sink_.event(type, object);
-    } else if (type != "BOOKMARK") {
-      return true;  // an event type this version does not know: skip it
-    }
-    got_event = true;
-    if (!rv.empty()) resource_version_ = rv;
-    return true;
-  };
+  WatchPass pass(*this, seconds);
   auto reply = client_.stream(
-      path, idle_bound,
-      [&](std::string_view data) {
-        last_data = Clock::now();
-        auto too_long = [&] {
-          fail("watch: an event longer than " + std::to_string(options_.max_line_bytes) + " bytes");
-          outcome = Outcome::kFailed;
-          return false;
-        };
-        std::size_t start = 0;
-        for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
-          // The bound holds however the network cut the stream: a whole line inside one piece too.
-          if (line.size() + (nl - start) > options_.max_line_bytes) return too_long();
-          if (line.empty()) {
-            if (!handle_line(data.substr(start, nl - start))) return false;
-          } else {
-            line.append(data.substr(start, nl - start));
-            if (!handle_line(line)) return false;
-            line.clear();
-          }
-          start = nl + 1;
-        }
-        if (line.size() + (data.size() - start) > options_.max_line_bytes) return too_long();
-        line.append(data.substr(start));
-        return !stopping_;
-      },
-      stream_,
-      [&](int status) {
-        if (status != 200) return;
-        established = true;
-        last_data = Clock::now();
-        if (!last_stream_failed_) bring_up();
-      });
-  if (stopping_) return Outcome::kStopped;
-  stream_delivered_ = got_event;
-  if (outcome == Outcome::kFailed && established) last_stream_failed_ = true;
-  if (outcome != Outcome::kResume) return outcome;
-  if (!reply) {
-    const auto silent = Clock::now() - last_data;
-    if (established && silent >= idle_bound) {
-      fail("watch: nothing received for " + seconds_text(idle_bound) + " (timeoutSeconds " + std::to_string(seconds) +
-           " plus " + seconds_text(options_.watch_grace) + " of grace); dropped the stream, resuming from resourceVersion " +
-           resource_version_);
-      last_stream_failed_ = true;
-    } else {
-      fail("watch: " + reply.message());
-    }
-    return Outcome::kFailed;
-  }
-  if (reply->status == 200) {
-    bring_up();
-    if (got_event) {
-      std::lock_guard lock(mu_);
-      status_.last_error.clear();
-      status_.resource_version = resource_version_;
-    }
-    // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
-    // once with nothing in it is not a timeout; do not spin on it.
-    if (!got_event && Clock::now() - started < std::chrono::seconds(1)) wait(options_.backoff_initial);
-    return Outcome::kResume;
-  }
-  if (is_expired(*reply)) return Outcome::kRelist;
-  fail("watch: HTTP " + std::to_string(reply->status) + ": " + status_message(*reply));
-  return Outcome::kFailed;
+      path, pass.idle_bound(), [&](std::string_view data) { return pass.on_data(data); }, stream_,
+      [&](int status) { pass.on_status(status); });
+  return pass.finish(reply);
 }
 
 void Reflector::run() {

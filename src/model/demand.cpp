@@ -74,11 +74,10 @@ Result<std::int64_t> effective_request_milli(const Pod& pod, std::string_view re
   return request_of(pod, resource, parse_milli);
 }
 
-Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims) {
-  PodDemand d;
-  d.uid = pod.uid;
-  d.name = pod.name;
-  d.namespace_name = pod.namespace_name;
+namespace {
+
+// The whole GPUs, or the GPU share, the pod asks, and its GPU memory floor.
+Status add_gpus(const Pod& pod, const DemandRules& rules, PodDemand& d) {
   for (const auto& resource : rules.gpu_resources) {
     auto n = effective_request(pod, resource);
     if (!n) return n.error();
@@ -103,40 +102,65 @@ Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const
       if (*bytes > 0) d.gpu_memory_floor_bytes = *bytes;
     }
   }
+  return {};
+}
+
+// A generic ephemeral volume, counted in its class's pool until its claim is bound to a volume.
+Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rules, const ClaimLookup& claims,
+                     PodDemand& d) {
+  // The claim Kubernetes creates for it is named <pod>-<volume>; once it is placed, it is counted.
+  const std::string claim_name = pod.name + "-" + v.name;
+  std::optional<ClaimInfo> info = claims ? claims(pod.namespace_name, claim_name) : std::nullopt;
+  if (info && info->bound && info->node.empty()) return {};  // bound to a volume: not counted here
+  std::string cls = v.storage_class.value_or(rules.default_class);
+  auto pool = rules.pool_by_class.find(cls);
+  if (pool == rules.pool_by_class.end()) return {};
+  std::int64_t bytes = 0;
+  if (v.storage_request) {
+    auto b = parse_count(*v.storage_request, "volume " + v.name + " storage request");
+    if (!b) return b.error();
+    bytes = *b;
+  }
+  if (info && info->bound) bytes = info->bytes;
+  d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
+                       info && info->bound ? info->node : std::string(), 0, false, {}});
+  if (info) claim_details(*info, d.volumes.back());
+  return {};
+}
+
+// A PersistentVolumeClaim's volume; without a claim lookup (standalone), assumed of the default size.
+Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, const ClaimLookup& claims,
+                 PodDemand& d) {
+  const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
+  if (!claims) {
+    d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}});
+    return {};
+  }
+  auto info = claims(pod.namespace_name, v.claim_name);
+  if (!info) return Error{"persistentvolumeclaim " + claim_id + " is not known yet"};
+  std::string cls = info->storage_class.empty() ? rules.default_class : info->storage_class;
+  auto pool = rules.pool_by_class.find(cls);
+  if (pool == rules.pool_by_class.end()) return {};
+  if (info->bound && info->node.empty()) return {};  // bound to a volume: not counted here
+  d.volumes.push_back(
+      {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {}});
+  claim_details(*info, d.volumes.back());
+  return {};
+}
+
+}  // namespace
+
+Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims) {
+  PodDemand d;
+  d.uid = pod.uid;
+  d.name = pod.name;
+  d.namespace_name = pod.namespace_name;
+  EXTENDER_TRY(add_gpus(pod, rules, d));
   for (const auto& v : pod.volumes) {
     if (v.kind == PodVolume::Kind::kEphemeral) {
-      // The claim Kubernetes creates for it is named <pod>-<volume>; once it is placed, it is counted.
-      const std::string claim_name = pod.name + "-" + v.name;
-      std::optional<ClaimInfo> info = claims ? claims(pod.namespace_name, claim_name) : std::nullopt;
-      if (info && info->bound && info->node.empty()) continue;  // bound to a volume: not counted here
-      std::string cls = v.storage_class.value_or(rules.default_class);
-      auto pool = rules.pool_by_class.find(cls);
-      if (pool == rules.pool_by_class.end()) continue;
-      std::int64_t bytes = 0;
-      if (v.storage_request) {
-        auto b = parse_count(*v.storage_request, "volume " + v.name + " storage request");
-        if (!b) return b.error();
-        bytes = *b;
-      }
-      if (info && info->bound) bytes = info->bytes;
-      d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
-                           info && info->bound ? info->node : std::string(), 0, false, {}});
-      if (info) claim_details(*info, d.volumes.back());
+      EXTENDER_TRY(add_ephemeral(pod, v, rules, claims, d));
     } else if (v.kind == PodVolume::Kind::kClaim) {
-      const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
-      if (!claims) {
-        d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}});
-        continue;
-      }
-      auto info = claims(pod.namespace_name, v.claim_name);
-      if (!info) return Error{"persistentvolumeclaim " + claim_id + " is not known yet"};
-      std::string cls = info->storage_class.empty() ? rules.default_class : info->storage_class;
-      auto pool = rules.pool_by_class.find(cls);
-      if (pool == rules.pool_by_class.end()) continue;
-      if (info->bound && info->node.empty()) continue;  // bound to a volume: not counted here
-      d.volumes.push_back(
-          {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {}});
-      claim_details(*info, d.volumes.back());
+      EXTENDER_TRY(add_claim(pod, v, rules, claims, d));
     }
   }
   if (auto cpu = effective_request_milli(pod, "cpu")) d.cpu_milli = *cpu;

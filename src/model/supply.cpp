@@ -40,6 +40,37 @@ Result<Pool> parse_pool_spec(std::string name, std::string_view spec) {
   return pool;
 }
 
+namespace {
+
+// The node's allocatable count of a GPU resource, or the problem with it.
+void read_gpu_count(const Node& node, const std::string& resource, NodeSupply& s) {
+  auto it = node.allocatable.find(resource);
+  if (it == node.allocatable.end()) return;
+  auto n = parse_count(it->second, "allocatable " + resource);
+  if (n) {
+    s.gpus[resource] = *n;
+  } else {
+    s.problems.emplace(resource, n.message());
+  }
+}
+
+// The pools the node's annotations `<prefix><pool>` describe, or the problem with each.
+void read_pool_annotations(const Node& node, const std::string& prefix, NodeSupply& s) {
+  for (auto it = node.annotations.lower_bound(prefix); it != node.annotations.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    std::string pool_name = it->first.substr(prefix.size());
+    if (pool_name.empty()) continue;
+    auto pool = parse_pool_spec(pool_name, it->second);
+    if (pool) {
+      s.pools.push_back(std::move(*pool));
+    } else {
+      s.problems.emplace(kStorageSubject, "annotation " + it->first + ": " + pool.message());
+    }
+  }
+}
+
+}  // namespace
+
 NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   NodeSupply s;
   s.name = node.name;
@@ -49,14 +80,7 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   s.taints_known = true;
   s.labels_known = node.labels_complete;
   for (const auto& rule : rules.gpus) {
-    if (auto it = node.allocatable.find(rule.name); it != node.allocatable.end()) {
-      auto n = parse_count(it->second, "allocatable " + rule.name);
-      if (n) {
-        s.gpus[rule.name] = *n;
-      } else {
-        s.problems.emplace(rule.name, n.message());
-      }
-    }
+    read_gpu_count(node, rule.name, s);
     if (rule.memory_label.empty()) continue;
     if (auto it = node.labels.find(rule.memory_label); it != node.labels.end()) {
       auto units = parse_count(it->second, "label " + rule.memory_label);
@@ -68,15 +92,7 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
     }
   }
   for (const std::string* name : {&rules.share.count_resource, &rules.share.memory_resource}) {
-    if (name->empty()) continue;
-    if (auto it = node.allocatable.find(*name); it != node.allocatable.end()) {
-      auto n = parse_count(it->second, "allocatable " + *name);
-      if (n) {
-        s.gpus[*name] = *n;
-      } else {
-        s.problems.emplace(*name, n.message());
-      }
-    }
+    if (!name->empty()) read_gpu_count(node, *name, s);
   }
   s.gpu_devices = derive_gpu_devices(s, rules.gpus, rules.share);
   if (auto it = node.allocatable.find("cpu"); it != node.allocatable.end()) {
@@ -88,20 +104,7 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   if (auto it = node.allocatable.find("pods"); it != node.allocatable.end()) {
     if (auto q = Quantity::parse(it->second); q && !q->is_negative()) s.pods = q->units_ceil();
   }
-  if (!rules.pool_annotation_prefix.empty()) {
-    const std::string& prefix = rules.pool_annotation_prefix;
-    for (auto it = node.annotations.lower_bound(prefix); it != node.annotations.end(); ++it) {
-      if (it->first.compare(0, prefix.size(), prefix) != 0) break;
-      std::string pool_name = it->first.substr(prefix.size());
-      if (pool_name.empty()) continue;
-      auto pool = parse_pool_spec(pool_name, it->second);
-      if (pool) {
-        s.pools.push_back(std::move(*pool));
-      } else {
-        s.problems.emplace(kStorageSubject, "annotation " + it->first + ": " + pool.message());
-      }
-    }
-  }
+  if (!rules.pool_annotation_prefix.empty()) read_pool_annotations(node, rules.pool_annotation_prefix, s);
   return s;
 }
 

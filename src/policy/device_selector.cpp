@@ -99,6 +99,109 @@ Value attribute_value(const model::DraAttribute& a) {
   return Value::error("attribute kind");
 }
 
+Value eval(const Node& n, const Context& ctx);
+
+// A capacity of the device, by key.
+Value capacity_value(const Node& n, const Context& ctx) {
+  auto it = ctx.device.capacity.find(n.key);
+  if (it == ctx.device.capacity.end()) return Value::error("no such key: " + n.key);
+  Value v;
+  v.type = Value::Type::kQuantity;
+  v.q = it->second;
+  return v;
+}
+
+Value eval_list(const Node& n, const Context& ctx) {
+  Value v;
+  v.type = Value::Type::kList;
+  for (const auto& kid : n.kids) {
+    Value item = eval(*kid, ctx);
+    if (item.is_error()) return item;
+    v.list.push_back(std::move(item));
+  }
+  return v;
+}
+
+// ! and unary -.
+Value eval_unary(const Node& n, const Context& ctx) {
+  Value v = eval(*n.kids[0], ctx);
+  if (v.is_error()) return v;
+  if (n.kind == Node::Kind::kNot) {
+    if (v.type != Value::Type::kBool) return Value::error(std::string("! of ") + type_name(v.type));
+    return Value::boolean(!v.b);
+  }
+  if (v.type != Value::Type::kInt || v.i == INT64_MIN) return Value::error(std::string("- of ") + type_name(v.type));
+  return Value::integer(-v.i);
+}
+
+// && and ||: a side that decides alone decides, even when the other is an error.
+Value eval_logic(const Node& n, const Context& ctx) {
+  const bool decisive = n.kind == Node::Kind::kOr;  // the value that decides alone
+  Value l = eval(*n.kids[0], ctx);
+  if (l.type == Value::Type::kBool && l.b == decisive) return l;
+  Value r = eval(*n.kids[1], ctx);
+  if (r.type == Value::Type::kBool && r.b == decisive) return r;
+  if (l.is_error()) return l;
+  if (r.is_error()) return r;
+  if (l.type != Value::Type::kBool || r.type != Value::Type::kBool) return Value::error(n.key + " of a non-bool");
+  return Value::boolean(!decisive);
+}
+
+Value eval_compare(const Node& n, const Context& ctx) {
+  Value l = eval(*n.kids[0], ctx);
+  if (l.is_error()) return l;
+  Value r = eval(*n.kids[1], ctx);
+  if (r.is_error()) return r;
+  auto c = compare(l, r);
+  const bool ordering = n.key != "==" && n.key != "!=";
+  if (ordering && (l.type == Value::Type::kQuantity || l.type == Value::Type::kVersion)) {
+    return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " +
+                        type_name(r.type) + " (use compareTo, isLessThan or isGreaterThan)");
+  }
+  if (!c) return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));
+  if (n.key == "==") return Value::boolean(*c == 0);
+  if (n.key == "!=") return Value::boolean(*c != 0);
+  if (n.key == "<") return Value::boolean(*c < 0);
+  if (n.key == "<=") return Value::boolean(*c <= 0);
+  if (n.key == ">") return Value::boolean(*c > 0);
+  return Value::boolean(*c >= 0);
+}
+
+// `x in list`, or `key in device.attributes[domain]` / `device.capacity[domain]`.
+Value eval_in(const Node& n, const Context& ctx) {
+  using K = Node::Kind;
+  Value l = eval(*n.kids[0], ctx);
+  if (l.is_error()) return l;
+  const Node& right = *n.kids[1];
+  if (right.kind == K::kAttrDomain || right.kind == K::kCapDomain) {
+    if (l.type != Value::Type::kString) return Value::error("in of a non-string key");
+    const std::string key = right.key + "/" + l.s;
+    return Value::boolean(right.kind == K::kAttrDomain ? ctx.device.attributes.count(key) > 0
+                                                       : ctx.device.capacity.count(key) > 0);
+  }
+  Value r = eval(right, ctx);
+  if (r.is_error()) return r;
+  if (r.type != Value::Type::kList) return Value::error(std::string("in of ") + type_name(r.type));
+  for (const auto& item : r.list) {
+    if (auto c = compare(l, item); c && *c == 0) return Value::boolean(true);
+  }
+  return Value::boolean(false);
+}
+
+// compareTo, isGreaterThan and isLessThan of quantities and versions.
+Value eval_method(const Node& n, const Context& ctx) {
+  Value l = eval(*n.kids[0], ctx);
+  if (l.is_error()) return l;
+  Value r = eval(*n.kids[1], ctx);
+  if (r.is_error()) return r;
+  if ((l.type != Value::Type::kQuantity && l.type != Value::Type::kVersion) || l.type != r.type) {
+    return Value::error(std::string("no such overload: ") + type_name(l.type) + "." + n.key + "(" + type_name(r.type) + ")");
+  }
+  const int c = *compare(l, r);
+  if (n.key == "compareTo") return Value::integer(c);
+  return Value::boolean(n.key == "isGreaterThan" ? c > 0 : c < 0);
+}
+
 Value eval(const Node& n, const Context& ctx) {
   using K = Node::Kind;
   switch (n.kind) {
@@ -109,103 +212,20 @@ Value eval(const Node& n, const Context& ctx) {
       if (it == ctx.device.attributes.end()) return Value::error("no such key: " + n.key);
       return attribute_value(it->second);
     }
-    case K::kCapacity: {
-      auto it = ctx.device.capacity.find(n.key);
-      if (it == ctx.device.capacity.end()) return Value::error("no such key: " + n.key);
-      Value v;
-      v.type = Value::Type::kQuantity;
-      v.q = it->second;
-      return v;
-    }
+    case K::kCapacity: return capacity_value(n, ctx);
     case K::kAttrDomain:
     case K::kCapDomain: return Value::error("a map of " + n.key + " used as a value");
-    case K::kList: {
-      Value v;
-      v.type = Value::Type::kList;
-      for (const auto& kid : n.kids) {
-        Value item = eval(*kid, ctx);
-        if (item.is_error()) return item;
-        v.list.push_back(std::move(item));
-      }
-      return v;
-    }
-    case K::kNot: {
-      Value v = eval(*n.kids[0], ctx);
-      if (v.is_error()) return v;
-      if (v.type != Value::Type::kBool) return Value::error(std::string("! of ") + type_name(v.type));
-      return Value::boolean(!v.b);
-    }
-    case K::kNeg: {
-      Value v = eval(*n.kids[0], ctx);
-      if (v.is_error()) return v;
-      if (v.type != Value::Type::kInt || v.i == INT64_MIN) return Value::error(std::string("- of ") + type_name(v.type));
-      return Value::integer(-v.i);
-    }
+    case K::kList: return eval_list(n, ctx);
+    case K::kNot:
+    case K::kNeg: return eval_unary(n, ctx);
     case K::kAnd:
-    case K::kOr: {
-      const bool decisive = n.kind == K::kOr;  // the value that decides alone
-      Value l = eval(*n.kids[0], ctx);
-      if (l.type == Value::Type::kBool && l.b == decisive) return l;
-      Value r = eval(*n.kids[1], ctx);
-      if (r.type == Value::Type::kBool && r.b == decisive) return r;
-      if (l.is_error()) return l;
-      if (r.is_error()) return r;
-      if (l.type != Value::Type::kBool || r.type != Value::Type::kBool) return Value::error(n.key + " of a non-bool");
-      return Value::boolean(!decisive);
-    }
-    case K::kCompare: {
-      Value l = eval(*n.kids[0], ctx);
-      if (l.is_error()) return l;
-      Value r = eval(*n.kids[1], ctx);
-      if (r.is_error()) return r;
-      auto c = compare(l, r);
-      const bool ordering = n.key != "==" && n.key != "!=";
-      if (ordering && (l.type == Value::Type::kQuantity || l.type == Value::Type::kVersion)) {
-        return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " +
-                            type_name(r.type) + " (use compareTo, isLessThan or isGreaterThan)");
-      }
-      if (!c) return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));
-      if (n.key == "==") return Value::boolean(*c == 0);
-      if (n.key == "!=") return Value::boolean(*c != 0);
-      if (n.key == "<") return Value::boolean(*c < 0);
-      if (n.key == "<=") return Value::boolean(*c <= 0);
-      if (n.key == ">") return Value::boolean(*c > 0);
-      return Value::boolean(*c >= 0);
-    }
-    case K::kIn: {
-      Value l = eval(*n.kids[0], ctx);
-      if (l.is_error()) return l;
-      const Node& right = *n.kids[1];
-      if (right.kind == K::kAttrDomain || right.kind == K::kCapDomain) {
-        if (l.type != Value::Type::kString) return Value::error("in of a non-string key");
-        const std::string key = right.key + "/" + l.s;
-        return Value::boolean(right.kind == K::kAttrDomain ? ctx.device.attributes.count(key) > 0
-                                                           : ctx.device.capacity.count(key) > 0);
-      }
-      Value r = eval(right, ctx);
-      if (r.is_error()) return r;
-      if (r.type != Value::Type::kList) return Value::error(std::string("in of ") + type_name(r.type));
-      for (const auto& item : r.list) {
-        if (auto c = compare(l, item); c && *c == 0) return Value::boolean(true);
-      }
-      return Value::boolean(false);
-    }
-    case K::kMethod: {
-      Value l = eval(*n.kids[0], ctx);
-      if (l.is_error()) return l;
-      Value r = eval(*n.kids[1], ctx);
-      if (r.is_error()) return r;
-      if ((l.type != Value::Type::kQuantity && l.type != Value::Type::kVersion) || l.type != r.type) {
-        return Value::error(std::string("no such overload: ") + type_name(l.type) + "." + n.key + "(" + type_name(r.type) + ")");
-      }
-      const int c = *compare(l, r);
-      if (n.key == "compareTo") return Value::integer(c);
-      return Value::boolean(n.key == "isGreaterThan" ? c > 0 : c < 0);
-    }
+    case K::kOr: return eval_logic(n, ctx);
+    case K::kCompare: return eval_compare(n, ctx);
+    case K::kIn: return eval_in(n, ctx);
+    case K::kMethod: return eval_method(n, ctx);
   }
   return Value::error("unknown node");
 }
-
 
 }  // namespace
 

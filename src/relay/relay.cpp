@@ -186,6 +186,44 @@ std::string usage_text() {
          "  --help                     print this text\n";
 }
 
+namespace {
+
+// Sets a flag that takes a value.
+Status set_flag(CommandLine& cli, const std::string& flag, const std::string& value) {
+  auto& o = cli.options;
+  if (flag == "--listen") {
+    auto l = parse_listen(value);
+    if (!l) return l.error();
+    o.listen_host = l->host;
+    o.listen_port = l->port;
+  } else if (flag == "--upstream") {
+    o.upstream = value;
+  } else if (flag == "--upstream-timeout" || flag == "--open-for") {
+    auto d = parse_duration(value);
+    if (!d) return Error{flag + ": " + d.message()};
+    if (d->count() <= 0) return Error{flag + " must be more than 0"};
+    (flag == "--open-for" ? o.breaker.open_for : o.upstream_timeout) = *d;
+  } else if (flag == "--max-body-bytes") {
+    std::size_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (ec != std::errc() || end != value.data() + value.size() || n == 0) {
+      return Error{"--max-body-bytes: want a positive number of bytes, got " + printable(value, 64)};
+    }
+    o.max_body_bytes = n;
+  } else if (flag == "--ca-file") {
+    o.ca_file = value;
+  } else if (flag == "--cert-file") {
+    o.cert_file = value;
+  } else if (flag == "--key-file") {
+    o.key_file = value;
+  } else if (flag == "--log-level") {
+    cli.log_level = value;
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   CommandLine cli;
   bool have_upstream = false;
@@ -216,36 +254,8 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) return Error{flag + " needs a value"};
       value = args[++i];
     }
-    auto& o = cli.options;
-    if (flag == "--listen") {
-      auto l = parse_listen(value);
-      if (!l) return l.error();
-      o.listen_host = l->host;
-      o.listen_port = l->port;
-    } else if (flag == "--upstream") {
-      o.upstream = value;
-      have_upstream = true;
-    } else if (flag == "--upstream-timeout" || flag == "--open-for") {
-      auto d = parse_duration(value);
-      if (!d) return Error{flag + ": " + d.message()};
-      if (d->count() <= 0) return Error{flag + " must be more than 0"};
-      (flag == "--open-for" ? o.breaker.open_for : o.upstream_timeout) = *d;
-    } else if (flag == "--max-body-bytes") {
-      std::size_t n = 0;
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || end != value.data() + value.size() || n == 0) {
-        return Error{"--max-body-bytes: want a positive number of bytes, got " + printable(value, 64)};
-      }
-      o.max_body_bytes = n;
-    } else if (flag == "--ca-file") {
-      o.ca_file = value;
-    } else if (flag == "--cert-file") {
-      o.cert_file = value;
-    } else if (flag == "--key-file") {
-      o.key_file = value;
-    } else if (flag == "--log-level") {
-      cli.log_level = value;
-    }
+    if (flag == "--upstream") have_upstream = true;
+    EXTENDER_TRY(set_flag(cli, flag, value));
   }
   if (!have_upstream && !cli.show_help && !cli.show_version) return Error{"--upstream is required (see --help)"};
   return cli;

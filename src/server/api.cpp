@@ -52,6 +52,119 @@ Verb metric_verb(Endpoint e) {
 
 bool is_filter(Endpoint e) { return e == Endpoint::kFilter || e == Endpoint::kFilterUnmanaged; }
 
+// What answering one verb request gave: the answer, and what the metrics and the log line tell.
+struct VerbCall {
+  HttpResponse res;
+  Outcome outcome = Outcome::kOk;
+  engine::Summary summary;
+  std::string body_error;  // the body is malformed: answered 400
+  engine::Refusal refusal = engine::Refusal::kNone;
+  std::string declined;  // a body past the decode limits
+};
+
+// A filter or prioritize body past the decode limits: filter answers an Error, prioritize 413.
+void decline(Endpoint endpoint, std::string message, VerbCall& call) {
+  call.outcome = Outcome::kRejected;
+  call.declined = std::move(message);
+  if (is_filter(endpoint)) {
+    wire::FilterResult r;
+    r.error = "scheduler-extender declines the request: " + call.declined;
+    call.res = json(200, wire::encode_filter_result(r));
+  } else {
+    call.res = error(413, "prioritize request declined: " + call.declined);
+  }
+}
+
+// Filter and prioritize, managed or unmanaged; the decoded request and decision stay alive with
+// the answer (HttpResponse::spent).
+void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request,
+                    std::chrono::steady_clock::time_point deadline, VerbCall& call) {
+  const auto padded = wire::PaddedBody::of(request.body);
+  wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
+  auto args = wire::decode_extender_args(padded, deps.node_fields, deps.decode_limits, &failure);
+  if (!args && failure == wire::DecodeFailure::kTooLarge) return decline(endpoint, args.message(), call);
+  if (!args) {
+    call.body_error = args.message();
+    return;
+  }
+  const auto scope = endpoint == Endpoint::kPrioritizeUnmanaged || endpoint == Endpoint::kFilterUnmanaged
+                         ? engine::PodScope::kUnmanaged
+                         : engine::PodScope::kManaged;
+  if (is_filter(endpoint)) {
+    auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
+    spent->padded = padded;
+    spent->args = std::move(*args);
+    spent->answer = deps.extender->filter(spent->args, deadline, scope);
+    engine::FilterAnswer& a = spent->answer;
+    call.summary = std::move(a.summary);
+    if (!a.result.error.empty()) call.outcome = Outcome::kError;
+    if (deps.metrics) deps.metrics->observe_filter(call.summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
+    call.res = json(200, wire::encode_filter_result(a.result));
+    call.res.spent = std::move(spent);
+  } else {
+    auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
+    spent->padded = padded;
+    spent->args = std::move(*args);
+    spent->answer = deps.extender->prioritize(spent->args, deadline, scope);
+    engine::PrioritizeAnswer& a = spent->answer;
+    call.summary = std::move(a.summary);
+    call.res = json(200, wire::encode_host_priority_list(a.scores));
+    call.res.spent = std::move(spent);
+  }
+}
+
+void answer_bind(const ApiDeps& deps, const HttpRequest& request, VerbCall& call) {
+  auto args = wire::decode_binding_args(request.body);
+  if (!args) {
+    call.body_error = args.message();
+    return;
+  }
+  engine::BindAnswer a = deps.extender->bind(*args);
+  call.summary = std::move(a.summary);
+  if (!a.error.empty()) call.outcome = Outcome::kError;
+  call.refusal = a.refusal;
+  call.res = json(200, wire::encode_binding_result(a.error));
+}
+
+void answer_preempt(const ApiDeps& deps, const HttpRequest& request, VerbCall& call) {
+  auto args = wire::decode_preemption_args(request.body);
+  if (!args) {
+    call.body_error = args.message();
+    return;
+  }
+  engine::PreemptAnswer a = deps.extender->preempt(*args);
+  call.summary = std::move(a.summary);
+  call.refusal = a.refusal;
+  if (!a.error.empty()) {
+    call.outcome = Outcome::kError;
+    call.res = error(503, a.error);
+  } else {
+    call.res = json(200, wire::encode_preemption_result(a.victims));
+  }
+}
+
+// Counts the request (and a refusal) in the metrics and writes its log line.
+void record(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request, const VerbCall& call,
+            std::chrono::steady_clock::duration elapsed) {
+  const char* name = verb_name(endpoint);
+  if (deps.metrics) deps.metrics->observe_request(metric_verb(endpoint), call.outcome, elapsed);
+  const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
+  const engine::Summary& summary = call.summary;
+  if (!call.declined.empty()) {
+    spdlog::warn("{} from {}: declined, {} ({:.2f} ms)", name, request.remote, printable(call.declined), ms);
+  } else if (call.outcome == Outcome::kRejected) {
+    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(call.body_error), ms);
+  } else if (call.refusal != engine::Refusal::kNone) {
+    if (deps.metrics) deps.metrics->observe_refusal(metric_verb(endpoint), call.refusal);
+    spdlog::warn("{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256), request.remote,
+                 engine::refusal_name(call.refusal), printable(summary.note));
+  } else {
+    const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
+    spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
+                 summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
+  }
+}
+
 }  // namespace
 
 HttpResponse Api::handle(const HttpRequest& request) {
@@ -132,124 +245,34 @@ Lane Api::lane_of(std::string_view method, std::string_view path) const {
 HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   const auto started = request.queued_at != std::chrono::steady_clock::time_point{} ? request.queued_at
                                                                                     : std::chrono::steady_clock::now();
-  const char* name = verb_name(route.endpoint);
-  HttpResponse res;
-  Outcome outcome = Outcome::kOk;
-  engine::Summary summary;
-  std::string body_error;
-  engine::Refusal refusal = engine::Refusal::kNone;
-  std::string declined;  // a body past the decode limits
-
+  VerbCall call;
   if (request.body.empty()) {
-    body_error = "request body is empty; send a JSON object";
+    call.body_error = "request body is empty; send a JSON object";
   } else if (!wire::valid_utf8(request.body)) {
-    body_error = "request body is not valid UTF-8";
+    call.body_error = "request body is not valid UTF-8";
   }
-  if (body_error.empty()) {
+  if (call.body_error.empty()) {
     switch (route.endpoint) {
       case Endpoint::kFilter:
       case Endpoint::kPrioritize:
       case Endpoint::kPrioritizeUnmanaged:
-      case Endpoint::kFilterUnmanaged: {
-        const auto padded = wire::PaddedBody::of(request.body);
-        wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
-        auto args = wire::decode_extender_args(padded, deps_.node_fields, deps_.decode_limits, &failure);
-        if (!args && failure == wire::DecodeFailure::kTooLarge) {
-          outcome = Outcome::kRejected;
-          declined = args.message();
-          if (is_filter(route.endpoint)) {
-            wire::FilterResult r;
-            r.error = "scheduler-extender declines the request: " + declined;
-            res = json(200, wire::encode_filter_result(r));
-          } else {
-            res = error(413, "prioritize request declined: " + declined);
-          }
-          break;
-        }
-        if (!args) {
-          body_error = args.message();
-          break;
-        }
-        const auto deadline = started + deps_.request_deadline;
-        const auto scope = route.endpoint == Endpoint::kPrioritizeUnmanaged || route.endpoint == Endpoint::kFilterUnmanaged
-                               ? engine::PodScope::kUnmanaged
-                               : engine::PodScope::kManaged;
-        if (is_filter(route.endpoint)) {
-          auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
-          spent->padded = padded;
-          spent->args = std::move(*args);
-          spent->answer = deps_.extender->filter(spent->args, deadline, scope);
-          engine::FilterAnswer& a = spent->answer;
-          summary = std::move(a.summary);
-          if (!a.result.error.empty()) outcome = Outcome::kError;
-          if (deps_.metrics) deps_.metrics->observe_filter(summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
-          res = json(200, wire::encode_filter_result(a.result));
-          res.spent = std::move(spent);
-        } else {
-          auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
-          spent->padded = padded;
-          spent->args = std::move(*args);
-          spent->answer = deps_.extender->prioritize(spent->args, deadline, scope);
-          engine::PrioritizeAnswer& a = spent->answer;
-          summary = std::move(a.summary);
-          res = json(200, wire::encode_host_priority_list(a.scores));
-          res.spent = std::move(spent);
-        }
+      case Endpoint::kFilterUnmanaged:
+        answer_scoring(deps_, route.endpoint, request, started + deps_.request_deadline, call);
         break;
-      }
-      case Endpoint::kBind: {
-        auto args = wire::decode_binding_args(request.body);
-        if (!args) {
-          body_error = args.message();
-          break;
-        }
-        engine::BindAnswer a = deps_.extender->bind(*args);
-        summary = std::move(a.summary);
-        if (!a.error.empty()) outcome = Outcome::kError;
-        refusal = a.refusal;
-        res = json(200, wire::encode_binding_result(a.error));
+      case Endpoint::kBind:
+        answer_bind(deps_, request, call);
         break;
-      }
-      default: {
-        auto args = wire::decode_preemption_args(request.body);
-        if (!args) {
-          body_error = args.message();
-          break;
-        }
-        engine::PreemptAnswer a = deps_.extender->preempt(*args);
-        summary = std::move(a.summary);
-        refusal = a.refusal;
-        if (!a.error.empty()) {
-          outcome = Outcome::kError;
-          res = error(503, a.error);
-        } else {
-          res = json(200, wire::encode_preemption_result(a.victims));
-        }
+      default:
+        answer_preempt(deps_, request, call);
         break;
-      }
     }
   }
-  if (!body_error.empty()) {
-    outcome = Outcome::kRejected;
-    res = error(400, "malformed " + std::string(name) + " request: " + body_error);
+  if (!call.body_error.empty()) {
+    call.outcome = Outcome::kRejected;
+    call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
-  const auto elapsed = std::chrono::steady_clock::now() - started;
-  if (deps_.metrics) deps_.metrics->observe_request(metric_verb(route.endpoint), outcome, elapsed);
-  const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
-  if (!declined.empty()) {
-    spdlog::warn("{} from {}: declined, {} ({:.2f} ms)", name, request.remote, printable(declined), ms);
-  } else if (outcome == Outcome::kRejected) {
-    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(body_error), ms);
-  } else if (refusal != engine::Refusal::kNone) {
-    if (deps_.metrics) deps_.metrics->observe_refusal(metric_verb(route.endpoint), refusal);
-    spdlog::warn("{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256), request.remote,
-                 engine::refusal_name(refusal), printable(summary.note));
-  } else {
-    const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
-    spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
-                 summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
-  }
-  return res;
+  record(deps_, route.endpoint, request, call, std::chrono::steady_clock::now() - started);
+  return std::move(call.res);
 }
 
 HttpResponse Api::readyz() const {

@@ -44,11 +44,8 @@ ordered_json space_json(const std::string& name, std::int64_t capacity, std::int
           {"free_bytes", capacity - used}};
 }
 
-ordered_json node_json(const state::NodeState& node, state::Clock::time_point now) {
-  const model::NodeSupply& s = node.supply;
-  model::NodeUsage usage = node.usage_excluding("", now);
-  ordered_json j;
-  j["name"] = s.name;
+// Per GPU resource: allocatable, used and free, and the memory of each GPU when known.
+ordered_json gpus_json(const model::NodeSupply& s, const model::NodeUsage& usage) {
   ordered_json gpus = ordered_json::object();
   for (const auto& [resource, allocatable] : s.gpus) {
     ordered_json g = {{"allocatable", allocatable}, {"used", usage.gpus_used(resource)},
@@ -59,63 +56,57 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
     }
     gpus[resource] = std::move(g);
   }
-  j["gpus"] = std::move(gpus);
-  if (s.gpu_devices.count > 0) {
-    const policy::GpuNodeView view = policy::gpu_view(s, usage);
+  return gpus;
+}
+
+// Each GPU device: held whole, its shares, and its memory when the node reports it.
+ordered_json gpu_devices_json(const model::NodeSupply& s, const model::NodeUsage& usage) {
+  const policy::GpuNodeView view = policy::gpu_view(s, usage);
+  ordered_json devices = ordered_json::array();
+  for (std::size_t i = 0; i < view.free.size(); ++i) {
+    auto u = usage.gpu_devices.find(static_cast<std::int64_t>(i));
+    const model::GpuDeviceUse use = u == usage.gpu_devices.end() ? model::GpuDeviceUse{} : u->second;
+    ordered_json d = {{"index", i}, {"whole", use.whole}, {"shares", use.shares}};
+    if (view.memory_known) {
+      d["memory"] = policy::format_bytes(view.capacity);
+      d["shared"] = policy::format_bytes(use.bytes);
+      d["free"] = policy::format_bytes(view.free[i]);
+      d["memory_bytes"] = view.capacity;
+      d["shared_bytes"] = use.bytes;
+      d["free_bytes"] = view.free[i];
+    } else {
+      d["free"] = view.free[i] == view.capacity;
+    }
+    devices.push_back(std::move(d));
+  }
+  return {{"resource", s.gpu_devices.resource}, {"devices", std::move(devices)}};
+}
+
+ordered_json pool_json(const model::Pool& p, const model::NodeUsage& usage) {
+  ordered_json pj = space_json(p.name, p.capacity_bytes, usage.pool_used(p.name));
+  pj["source"] = p.source.empty() ? "hand-written" : p.source;
+  if (!p.source.empty()) {
+    // A published pool: its size is the figure plus the claims it already reflects, so what is
+    // subtracted from the figure is the rest of the used space.
+    const std::int64_t reflected = p.capacity_bytes - p.published_bytes;
+    pj["published"] = policy::format_bytes(p.published_bytes);
+    pj["published_bytes"] = p.published_bytes;
+    pj["subtracted_bytes"] = usage.pool_used(p.name) - reflected;
+    pj["reflected_bytes"] = reflected;
+  }
+  if (p.max_volume_bytes > 0) pj["max_volume_bytes"] = p.max_volume_bytes;
+  if (!p.devices.empty()) {
     ordered_json devices = ordered_json::array();
-    for (std::size_t i = 0; i < view.free.size(); ++i) {
-      auto u = usage.gpu_devices.find(static_cast<std::int64_t>(i));
-      const model::GpuDeviceUse use = u == usage.gpu_devices.end() ? model::GpuDeviceUse{} : u->second;
-      ordered_json d = {{"index", i}, {"whole", use.whole}, {"shares", use.shares}};
-      if (view.memory_known) {
-        d["memory"] = policy::format_bytes(view.capacity);
-        d["shared"] = policy::format_bytes(use.bytes);
-        d["free"] = policy::format_bytes(view.free[i]);
-        d["memory_bytes"] = view.capacity;
-        d["shared_bytes"] = use.bytes;
-        d["free_bytes"] = view.free[i];
-      } else {
-        d["free"] = view.free[i] == view.capacity;
-      }
-      devices.push_back(std::move(d));
+    for (const auto& d : p.devices) {
+      devices.push_back(space_json(d.name, d.capacity_bytes, usage.device_used(p.name, d.name)));
     }
-    j["gpu_devices"] = {{"resource", s.gpu_devices.resource}, {"devices", std::move(devices)}};
+    pj["devices"] = std::move(devices);
   }
-  ordered_json pools = ordered_json::array();
-  for (const auto& p : s.pools) {
-    ordered_json pj = space_json(p.name, p.capacity_bytes, usage.pool_used(p.name));
-    pj["source"] = p.source.empty() ? "hand-written" : p.source;
-    if (!p.source.empty()) {
-      // A published pool: its size is the figure plus the claims it already reflects, so what is
-      // subtracted from the figure is the rest of the used space.
-      const std::int64_t reflected = p.capacity_bytes - p.published_bytes;
-      pj["published"] = policy::format_bytes(p.published_bytes);
-      pj["published_bytes"] = p.published_bytes;
-      pj["subtracted_bytes"] = usage.pool_used(p.name) - reflected;
-      pj["reflected_bytes"] = reflected;
-    }
-    if (p.max_volume_bytes > 0) pj["max_volume_bytes"] = p.max_volume_bytes;
-    if (!p.devices.empty()) {
-      ordered_json devices = ordered_json::array();
-      for (const auto& d : p.devices) {
-        devices.push_back(space_json(d.name, d.capacity_bytes, usage.device_used(p.name, d.name)));
-      }
-      pj["devices"] = std::move(devices);
-    }
-    pools.push_back(std::move(pj));
-  }
-  j["pools"] = std::move(pools);
-  j["volumes"] = usage.volumes;
-  if (s.unschedulable) j["unschedulable"] = true;
-  if (!s.problems.empty()) j["problems"] = s.problems;
-  if (auto over = state::find_overcommit(node); !over.empty()) {
-    ordered_json list = ordered_json::array();
-    for (const auto& o : over) {
-      list.push_back({{"kind", state::kind_name(o.kind)}, {"subject", o.subject}, {"bound", o.bound},
-                      {"capacity", o.capacity}, {"pods", o.pods}, {"explanation", state::describe(o)}});
-    }
-    j["overcommitted"] = std::move(list);
-  }
+  return pj;
+}
+
+// The node's claims as "pods" (placed) and "reservations" (binds in flight, with their age).
+void add_claims(ordered_json& j, const state::NodeState& node, state::Clock::time_point now) {
   ordered_json placed = ordered_json::array();
   ordered_json reserved = ordered_json::array();
   for (const auto& [uid, claim] : node.claims) {
@@ -135,6 +126,30 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
   }
   j["pods"] = std::move(placed);
   j["reservations"] = std::move(reserved);
+}
+
+ordered_json node_json(const state::NodeState& node, state::Clock::time_point now) {
+  const model::NodeSupply& s = node.supply;
+  model::NodeUsage usage = node.usage_excluding("", now);
+  ordered_json j;
+  j["name"] = s.name;
+  j["gpus"] = gpus_json(s, usage);
+  if (s.gpu_devices.count > 0) j["gpu_devices"] = gpu_devices_json(s, usage);
+  ordered_json pools = ordered_json::array();
+  for (const auto& p : s.pools) pools.push_back(pool_json(p, usage));
+  j["pools"] = std::move(pools);
+  j["volumes"] = usage.volumes;
+  if (s.unschedulable) j["unschedulable"] = true;
+  if (!s.problems.empty()) j["problems"] = s.problems;
+  if (auto over = state::find_overcommit(node); !over.empty()) {
+    ordered_json list = ordered_json::array();
+    for (const auto& o : over) {
+      list.push_back({{"kind", state::kind_name(o.kind)}, {"subject", o.subject}, {"bound", o.bound},
+                      {"capacity", o.capacity}, {"pods", o.pods}, {"explanation", state::describe(o)}});
+    }
+    j["overcommitted"] = std::move(list);
+  }
+  add_claims(j, node, now);
   return j;
 }
 

@@ -91,44 +91,50 @@ void HttpConnection::on_bytes(std::string_view data, TimePoint now) {
   switch (parser_.state()) {
     case RequestParser::State::kHead:
       return;
-    case RequestParser::State::kBody: {
-      const RequestHead& head = parser_.head();
-      if (phase_ == Phase::kHead) {
-        set_phase(Phase::kBody, now);
-        if (head.expect_continue && !continue_sent_ && head.minor_version >= 1) {
-          continue_sent_ = true;
-          out_head_ = "HTTP/1.1 100 Continue\r\n\r\n";
-          out_body_.clear();
-          out_off_ = 0;
-        }
-      }
-      deadline_ = phase_since_ + options_.read_timeout + at_rate(parser_.wire_received(), options_.min_body_rate);
+    case RequestParser::State::kBody:
+      reading_body(now);
       return;
-    }
-    case RequestParser::State::kComplete: {
+    case RequestParser::State::kComplete:
       if (used < data.size()) pending_in_.append(data.substr(used));
-      const RequestHead& head = parser_.head();
-      HttpRequest req;
-      req.method = head.method;
-      req.path = head.target.substr(0, head.target.find('?'));
-      req.body = parser_.take_body();
-      req.content_coding = head.content_coding;
-      if (const std::string* type = head.header("content-type")) req.content_type = *type;
-      req.remote = peer_.remote();
-      req.peer_ip = peer_.ip;
-      req.peer_loopback = peer_.loopback;
-      req.client_names = client_names_;
-      req.queued_at = now;
-      head_only_ = head.method == "HEAD";
-      close_after_ = !head.keep_alive || served_ + 1 >= options_.keep_alive_max_requests || draining_;
-      ready_ = std::move(req);
-      set_phase(Phase::kDispatched, now);
+      dispatch(now);
       return;
-    }
     case RequestParser::State::kFailed:
       fail(parser_.error_status(), parser_.error(), now);
       return;
   }
+}
+
+void HttpConnection::reading_body(TimePoint now) {
+  const RequestHead& head = parser_.head();
+  if (phase_ == Phase::kHead) {
+    set_phase(Phase::kBody, now);
+    if (head.expect_continue && !continue_sent_ && head.minor_version >= 1) {
+      continue_sent_ = true;
+      out_head_ = "HTTP/1.1 100 Continue\r\n\r\n";
+      out_body_.clear();
+      out_off_ = 0;
+    }
+  }
+  deadline_ = phase_since_ + options_.read_timeout + at_rate(parser_.wire_received(), options_.min_body_rate);
+}
+
+void HttpConnection::dispatch(TimePoint now) {
+  const RequestHead& head = parser_.head();
+  HttpRequest req;
+  req.method = head.method;
+  req.path = head.target.substr(0, head.target.find('?'));
+  req.body = parser_.take_body();
+  req.content_coding = head.content_coding;
+  if (const std::string* type = head.header("content-type")) req.content_type = *type;
+  req.remote = peer_.remote();
+  req.peer_ip = peer_.ip;
+  req.peer_loopback = peer_.loopback;
+  req.client_names = client_names_;
+  req.queued_at = now;
+  head_only_ = head.method == "HEAD";
+  close_after_ = !head.keep_alive || served_ + 1 >= options_.keep_alive_max_requests || draining_;
+  ready_ = std::move(req);
+  set_phase(Phase::kDispatched, now);
 }
 
 std::optional<HttpRequest> HttpConnection::take_request() {

@@ -50,6 +50,129 @@ void gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double valu
 
 double seconds(state::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// The families of the nodes in the cache, filled node by node.
+class NodeFamilies {
+ public:
+  void add(const std::string& name, const state::NodeState& node, state::Clock::time_point now,
+           const std::vector<std::string>& gpu_resources) {
+    const model::NodeUsage held = count_claims(node, now);
+    add_gpus(name, node, held, gpu_resources);
+    add_pools(name, node, held);
+    bool kinds[2] = {false, false};
+    for (const auto& o : state::find_overcommit(node)) kinds[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1] = true;
+    over_[0] += kinds[0];
+    over_[1] += kinds[1];
+  }
+
+  // Appends the families, with the totals over the `node_count` nodes added.
+  void move_into(std::vector<MetricFamily>& out, std::size_t node_count) {
+    gauge(count_, {}, static_cast<double>(node_count));
+    gauge(claims_, {{"kind", "placed"}}, static_cast<double>(placed_n_));
+    gauge(claims_, {{"kind", "reserved"}}, static_cast<double>(reserved_n_));
+    gauge(in_flight_, {}, static_cast<double>(live_reservations_));
+    gauge(overcommitted_, {{"kind", "gpu"}}, static_cast<double>(over_[0]));
+    gauge(overcommitted_, {{"kind", "pool"}}, static_cast<double>(over_[1]));
+    for (auto* f : {&count_, &claims_, &in_flight_, &allocatable_, &used_, &reserved_, &pool_capacity_, &pool_used_,
+                    &pool_reserved_, &pool_free_, &pool_published_, &pool_subtracted_, &overcommitted_}) {
+      out.push_back(std::move(*f));
+    }
+  }
+
+ private:
+  // Counts the node's claims; returns what its live reservations hold.
+  model::NodeUsage count_claims(const state::NodeState& node, state::Clock::time_point now) {
+    model::NodeUsage held;
+    for (const auto& [uid, claim] : node.claims) {
+      if (claim.kind == state::Claim::Kind::kPlaced) {
+        ++placed_n_;
+        continue;
+      }
+      ++reserved_n_;
+      if (claim.expires > now) {
+        ++live_reservations_;
+        held.add(claim.allocation);
+      }
+    }
+    return held;
+  }
+
+  void add_gpus(const std::string& name, const state::NodeState& node, const model::NodeUsage& held,
+                const std::vector<std::string>& gpu_resources) {
+    std::set<std::string, std::less<>> resources(gpu_resources.begin(), gpu_resources.end());
+    for (const auto& [resource, n] : node.supply.gpus) resources.insert(resource);
+    for (const auto& [resource, n] : node.placed.gpus) resources.insert(resource);
+    for (const auto& [resource, n] : held.gpus) resources.insert(resource);
+    for (const auto& resource : resources) {
+      auto offered = node.supply.gpus.find(resource);
+      gauge(allocatable_, {{"node", name}, {"resource", resource}},
+            offered == node.supply.gpus.end() ? 0.0 : static_cast<double>(offered->second));
+      gauge(used_, {{"node", name}, {"resource", resource}}, static_cast<double>(node.placed.gpus_used(resource)));
+      gauge(reserved_, {{"node", name}, {"resource", resource}}, static_cast<double>(held.gpus_used(resource)));
+    }
+  }
+
+  void add_pools(const std::string& name, const state::NodeState& node, const model::NodeUsage& held) {
+    for (const auto& pool : node.supply.pools) {
+      gauge(pool_capacity_, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes));
+      gauge(pool_used_, {{"node", name}, {"pool", pool.name}}, static_cast<double>(node.placed.pool_used(pool.name)));
+      gauge(pool_reserved_, {{"node", name}, {"pool", pool.name}}, static_cast<double>(held.pool_used(pool.name)));
+      const std::int64_t in_use = node.placed.pool_used(pool.name) + held.pool_used(pool.name);
+      gauge(pool_free_, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes - in_use));
+      if (pool.source.empty()) continue;
+      const std::string source = source_kind(pool.source);
+      gauge(pool_published_, {{"node", name}, {"pool", pool.name}, {"source", source}},
+            static_cast<double>(pool.published_bytes));
+      const std::int64_t reflected = pool.capacity_bytes - pool.published_bytes;
+      gauge(pool_subtracted_, {{"node", name}, {"pool", pool.name}}, static_cast<double>(in_use - reflected));
+    }
+  }
+
+  MetricFamily count_ = family("scheduler_extender_nodes", "Nodes in the cache.");
+  MetricFamily claims_ = family("scheduler_extender_claims", "Pods holding capacity, placed or reserved (bind in flight).");
+  MetricFamily in_flight_ = family("scheduler_extender_reservations_in_flight",
+                                   "Reservations (binds in flight) that have not expired.");
+  MetricFamily allocatable_ = family("scheduler_extender_node_gpus_allocatable", "GPUs a node offers, per resource.");
+  MetricFamily used_ = family("scheduler_extender_node_gpus_used", "GPUs held by pods bound to the node, per resource.");
+  MetricFamily reserved_ = family("scheduler_extender_node_gpus_reserved",
+                                  "GPUs held by binds in flight on the node, per resource.");
+  MetricFamily pool_capacity_ = family("scheduler_extender_node_pool_capacity_bytes", "Capacity of a node's storage pool.");
+  MetricFamily pool_used_ = family("scheduler_extender_node_pool_used_bytes",
+                                   "Bytes of a node's storage pool held by placed volumes.");
+  MetricFamily pool_reserved_ = family("scheduler_extender_node_pool_reserved_bytes",
+                                       "Bytes of a node's storage pool held by binds in flight.");
+  MetricFamily pool_free_ = family("scheduler_extender_node_pool_free_bytes",
+                                   "Free bytes of a node's storage pool as placement decides: capacity less placed volumes "
+                                   "and binds in flight.");
+  MetricFamily pool_published_ = family("scheduler_extender_node_pool_published_bytes",
+                                        "The free space a storage driver publishes for a node's pool, by source "
+                                        "(CSIStorageCapacity, annotation, local PVs); hand-written pools have none.");
+  MetricFamily pool_subtracted_ = family("scheduler_extender_node_pool_subtracted_bytes",
+                                         "Bytes of claims on a published pool that its figure does not reflect yet "
+                                         "(docs/storage.md), binds in flight included.");
+  MetricFamily overcommitted_ = family("scheduler_extender_overcommitted_nodes",
+                                       "Nodes now holding more than they offer (see the error log), by kind.");
+  std::size_t placed_n_ = 0;
+  std::size_t reserved_n_ = 0;
+  std::size_t live_reservations_ = 0;
+  std::size_t over_[2] = {0, 0};
+};
+
+void add_watch_families(std::vector<MetricFamily>& out, const ScrapeView& view) {
+  auto synced = family("scheduler_extender_watch_synced", "1 once the resource has been listed in full, per resource.");
+  auto stale = family("scheduler_extender_watch_stale_seconds",
+                      "How long listing or watching the resource has been failing; 0 while the watch is up.");
+  auto lists = family("scheduler_extender_watch_lists_total", "Full lists of the resource delivered (relists included).",
+                      MetricType::Counter);
+  for (const auto& w : view.watches) {
+    gauge(synced, {{"resource", w.resource}}, w.synced ? 1 : 0);
+    gauge(stale, {{"resource", w.resource}}, w.down_since ? std::max(0.0, seconds(view.now - *w.down_since)) : 0.0);
+    gauge(lists, {{"resource", w.resource}}, static_cast<double>(w.lists));
+  }
+  out.push_back(std::move(synced));
+  out.push_back(std::move(stale));
+  out.push_back(std::move(lists));
+}
+
 }  // namespace
 
 Metrics::Metrics(std::vector<std::string> gpu_resources)
@@ -127,87 +250,9 @@ void Metrics::observe_overcommit(const state::Overcommit& o) {
 std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vector<std::string>& gpu_resources) {
   std::vector<MetricFamily> out;
   if (view.snapshot) {
-    const state::NodeMap& nodes = view.snapshot->nodes();
-    auto count = family("scheduler_extender_nodes", "Nodes in the cache.");
-    auto claims = family("scheduler_extender_claims", "Pods holding capacity, placed or reserved (bind in flight).");
-    auto in_flight = family("scheduler_extender_reservations_in_flight",
-                            "Reservations (binds in flight) that have not expired.");
-    auto allocatable = family("scheduler_extender_node_gpus_allocatable", "GPUs a node offers, per resource.");
-    auto used = family("scheduler_extender_node_gpus_used", "GPUs held by pods bound to the node, per resource.");
-    auto reserved = family("scheduler_extender_node_gpus_reserved",
-                           "GPUs held by binds in flight on the node, per resource.");
-    auto pool_capacity = family("scheduler_extender_node_pool_capacity_bytes", "Capacity of a node's storage pool.");
-    auto pool_used = family("scheduler_extender_node_pool_used_bytes",
-                            "Bytes of a node's storage pool held by placed volumes.");
-    auto pool_reserved = family("scheduler_extender_node_pool_reserved_bytes",
-                                "Bytes of a node's storage pool held by binds in flight.");
-    auto pool_free = family("scheduler_extender_node_pool_free_bytes",
-                            "Free bytes of a node's storage pool as placement decides: capacity less placed volumes "
-                            "and binds in flight.");
-    auto pool_published = family("scheduler_extender_node_pool_published_bytes",
-                                 "The free space a storage driver publishes for a node's pool, by source "
-                                 "(CSIStorageCapacity, annotation, local PVs); hand-written pools have none.");
-    auto pool_subtracted = family("scheduler_extender_node_pool_subtracted_bytes",
-                                  "Bytes of claims on a published pool that its figure does not reflect yet "
-                                  "(docs/storage.md), binds in flight included.");
-    auto overcommitted = family("scheduler_extender_overcommitted_nodes",
-                                "Nodes now holding more than they offer (see the error log), by kind.");
-    std::size_t placed_n = 0;
-    std::size_t reserved_n = 0;
-    std::size_t live_reservations = 0;
-    std::size_t over[2] = {0, 0};
-    for (const auto& [name, node] : nodes) {
-      model::NodeUsage held;
-      for (const auto& [uid, claim] : node->claims) {
-        if (claim.kind == state::Claim::Kind::kPlaced) {
-          ++placed_n;
-          continue;
-        }
-        ++reserved_n;
-        if (claim.expires > view.now) {
-          ++live_reservations;
-          held.add(claim.allocation);
-        }
-      }
-      std::set<std::string, std::less<>> resources(gpu_resources.begin(), gpu_resources.end());
-      for (const auto& [resource, n] : node->supply.gpus) resources.insert(resource);
-      for (const auto& [resource, n] : node->placed.gpus) resources.insert(resource);
-      for (const auto& [resource, n] : held.gpus) resources.insert(resource);
-      for (const auto& resource : resources) {
-        auto offered = node->supply.gpus.find(resource);
-        gauge(allocatable, {{"node", name}, {"resource", resource}},
-              offered == node->supply.gpus.end() ? 0.0 : static_cast<double>(offered->second));
-        gauge(used, {{"node", name}, {"resource", resource}}, static_cast<double>(node->placed.gpus_used(resource)));
-        gauge(reserved, {{"node", name}, {"resource", resource}}, static_cast<double>(held.gpus_used(resource)));
-      }
-      for (const auto& pool : node->supply.pools) {
-        gauge(pool_capacity, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes));
-        gauge(pool_used, {{"node", name}, {"pool", pool.name}}, static_cast<double>(node->placed.pool_used(pool.name)));
-        gauge(pool_reserved, {{"node", name}, {"pool", pool.name}}, static_cast<double>(held.pool_used(pool.name)));
-        const std::int64_t in_use = node->placed.pool_used(pool.name) + held.pool_used(pool.name);
-        gauge(pool_free, {{"node", name}, {"pool", pool.name}}, static_cast<double>(pool.capacity_bytes - in_use));
-        if (pool.source.empty()) continue;
-        const std::string source = source_kind(pool.source);
-        gauge(pool_published, {{"node", name}, {"pool", pool.name}, {"source", source}},
-              static_cast<double>(pool.published_bytes));
-        const std::int64_t reflected = pool.capacity_bytes - pool.published_bytes;
-        gauge(pool_subtracted, {{"node", name}, {"pool", pool.name}}, static_cast<double>(in_use - reflected));
-      }
-      bool kinds[2] = {false, false};
-      for (const auto& o : state::find_overcommit(*node)) kinds[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1] = true;
-      over[0] += kinds[0];
-      over[1] += kinds[1];
-    }
-    gauge(count, {}, static_cast<double>(nodes.size()));
-    gauge(claims, {{"kind", "placed"}}, static_cast<double>(placed_n));
-    gauge(claims, {{"kind", "reserved"}}, static_cast<double>(reserved_n));
-    gauge(in_flight, {}, static_cast<double>(live_reservations));
-    gauge(overcommitted, {{"kind", "gpu"}}, static_cast<double>(over[0]));
-    gauge(overcommitted, {{"kind", "pool"}}, static_cast<double>(over[1]));
-    for (auto* f : {&count, &claims, &in_flight, &allocatable, &used, &reserved, &pool_capacity, &pool_used,
-                    &pool_reserved, &pool_free, &pool_published, &pool_subtracted, &overcommitted}) {
-      out.push_back(std::move(*f));
-    }
+    NodeFamilies nodes;
+    for (const auto& [name, node] : view.snapshot->nodes()) nodes.add(name, *node, view.now, gpu_resources);
+    nodes.move_into(out, view.snapshot->nodes().size());
   }
   if (view.snapshot && view.dra) {
     auto mixed = family("scheduler_extender_mixed_gpu_source_nodes",
@@ -223,21 +268,7 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
     gauge(cache, {}, static_cast<double>(*view.demand_cache_entries));
     out.push_back(std::move(cache));
   }
-  if (!view.watches.empty()) {
-    auto synced = family("scheduler_extender_watch_synced", "1 once the resource has been listed in full, per resource.");
-    auto stale = family("scheduler_extender_watch_stale_seconds",
-                        "How long listing or watching the resource has been failing; 0 while the watch is up.");
-    auto lists = family("scheduler_extender_watch_lists_total", "Full lists of the resource delivered (relists included).",
-                        MetricType::Counter);
-    for (const auto& w : view.watches) {
-      gauge(synced, {{"resource", w.resource}}, w.synced ? 1 : 0);
-      gauge(stale, {{"resource", w.resource}}, w.down_since ? std::max(0.0, seconds(view.now - *w.down_since)) : 0.0);
-      gauge(lists, {{"resource", w.resource}}, static_cast<double>(w.lists));
-    }
-    out.push_back(std::move(synced));
-    out.push_back(std::move(stale));
-    out.push_back(std::move(lists));
-  }
+  if (!view.watches.empty()) add_watch_families(out, view);
   if (view.leadership) {
     auto leader = family("scheduler_extender_leader", "1 while this replica leads (holds the Lease and decides verbs).");
     auto transitions = family("scheduler_extender_leader_transitions_total",

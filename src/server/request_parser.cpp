@@ -64,6 +64,151 @@ std::string too_large(std::size_t limit) {
   return "request body is larger than the limit of " + std::to_string(limit) + " bytes (server.max_body_bytes)";
 }
 
+// Why a request head is refused: the status to answer and the reason.
+struct Refusal {
+  int status;
+  std::string reason;
+};
+using Verdict = std::optional<Refusal>;  // nullopt: accepted
+
+// The first line of `text`, without its line ending, taken off `text`.
+std::string_view next_line(std::string_view& text) {
+  const auto nl = text.find('\n');
+  std::string_view line = text.substr(0, nl);
+  text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+// "METHOD target HTTP/1.x": sets the method, target, version and the version's keep-alive default.
+Verdict read_request_line(std::string_view request_line, RequestHead& head) {
+  const auto sp1 = request_line.find(' ');
+  const auto sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
+  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || sp1 == 0 || sp2 == sp1 + 1) {
+    return Refusal{400, "malformed request line"};
+  }
+  const std::string_view method = request_line.substr(0, sp1);
+  const std::string_view target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = request_line.substr(sp2 + 1);
+  if (!std::all_of(method.begin(), method.end(), is_token_char)) return Refusal{400, "malformed request method"};
+  for (char c : target) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return Refusal{400, "malformed request target"};
+  }
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' || version[5] < '0' ||
+      version[5] > '9' || version[7] < '0' || version[7] > '9') {
+    return Refusal{400, "malformed HTTP version"};
+  }
+  if (version[5] != '1') return Refusal{505, "only HTTP/1.0 and HTTP/1.1 are served"};
+  head.method = std::string(method);
+  head.target = std::string(target);
+  head.minor_version = version[7] - '0';
+  head.keep_alive = head.minor_version >= 1;
+  return std::nullopt;
+}
+
+// "Name: value": adds the header, its name lower-cased and its value trimmed.
+Verdict read_header_line(std::string_view line, RequestHead& head) {
+  if (line.front() == ' ' || line.front() == '\t') return Refusal{400, "folded header lines are not accepted"};
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return Refusal{400, "malformed header line"};
+  const std::string_view name = line.substr(0, colon);
+  if (!std::all_of(name.begin(), name.end(), is_token_char)) return Refusal{400, "malformed header name"};
+  const std::string_view value = trim(line.substr(colon + 1));
+  for (char c : value) {
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
+      return Refusal{400, "control character in a header value"};
+    }
+  }
+  head.headers.emplace_back(lower(name), std::string(value));
+  return std::nullopt;
+}
+
+Verdict read_content_length(const std::string& value, bool& has_length, RequestHead& head) {
+  if (value.empty() || value.size() > 19 || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return Refusal{400, "Content-Length is not a number"};
+  }
+  const std::uint64_t n = std::stoull(value);
+  if (has_length && head.content_length != n) return Refusal{400, "conflicting Content-Length headers"};
+  has_length = true;
+  head.content_length = n;
+  return std::nullopt;
+}
+
+Verdict read_transfer_encoding(const std::string& value, RequestHead& head) {
+  const std::vector<std::string> codings = list_items(value);
+  if (codings.empty()) return Refusal{400, "empty Transfer-Encoding"};
+  for (const auto& coding : codings) {
+    if (coding != "chunked" || head.chunked) {
+      return Refusal{501, "transfer coding \"" + coding + "\" is not supported; send chunked or a Content-Length"};
+    }
+    head.chunked = true;
+  }
+  return std::nullopt;
+}
+
+Verdict read_content_encoding(const std::string& value, RequestHead& head) {
+  for (const auto& coding : list_items(value)) {
+    if (coding == "identity") continue;
+    if ((coding == "gzip" || coding == "x-gzip" || coding == "deflate") && head.content_coding.empty()) {
+      head.content_coding = coding == "deflate" ? "deflate" : "gzip";
+      continue;
+    }
+    return Refusal{415, "content coding \"" + coding + "\" is not supported; send identity, gzip or deflate"};
+  }
+  return std::nullopt;
+}
+
+// Reads the headers that frame the body and the connection, in the order they came.
+Verdict read_framing(RequestHead& head) {
+  bool has_length = false;
+  for (const auto& [name, value] : head.headers) {
+    Verdict refused;
+    if (name == "content-length") {
+      refused = read_content_length(value, has_length, head);
+    } else if (name == "transfer-encoding") {
+      refused = read_transfer_encoding(value, head);
+    } else if (name == "connection") {
+      for (const auto& option : list_items(value)) {
+        if (option == "close") head.keep_alive = false;
+        if (option == "keep-alive" && head.minor_version == 0) head.keep_alive = true;
+      }
+    } else if (name == "expect") {
+      if (lower(value) != "100-continue") return Refusal{417, "only Expect: 100-continue is understood"};
+      head.expect_continue = true;
+    } else if (name == "content-encoding") {
+      refused = read_content_encoding(value, head);
+    }
+    if (refused) return refused;
+  }
+  if (head.chunked && has_length) return Refusal{400, "both Transfer-Encoding and Content-Length"};
+  if (head.chunked && head.minor_version == 0) return Refusal{400, "chunked transfer coding in an HTTP/1.0 request"};
+  return std::nullopt;
+}
+
+// The head's text (without the empty line that ends it) into `head`.
+Verdict read_head(std::string_view text, RequestHead& head) {
+  if (auto refused = read_request_line(next_line(text), head)) return refused;
+  while (!text.empty()) {
+    const std::string_view line = next_line(text);
+    if (line.empty()) continue;
+    if (auto refused = read_header_line(line, head)) return refused;
+  }
+  return read_framing(head);
+}
+
+// A chunk-size line's size (hexadecimal, extensions after ';' ignored); nullopt when malformed.
+std::optional<std::uint64_t> chunk_size(std::string_view line) {
+  const std::string_view size = trim(line.substr(0, line.find(';')));
+  if (size.empty() || size.size() > 16) return std::nullopt;
+  std::uint64_t n = 0;
+  for (char c : size) {
+    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    n = n * 16 + static_cast<std::uint64_t>(d);
+  }
+  return n;
+}
+
 }  // namespace
 
 const std::string* RequestHead::header(std::string_view lower_name) const {
@@ -169,138 +314,9 @@ std::size_t RequestParser::feed_head(std::string_view data) {
 }
 
 bool RequestParser::parse_head() {
-  std::string_view text = head_buf_;
-  auto next_line = [&]() -> std::string_view {
-    const auto nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  const std::string_view request_line = next_line();
-  const auto sp1 = request_line.find(' ');
-  const auto sp2 = sp1 == std::string_view::npos ? sp1 : request_line.find(' ', sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || sp1 == 0 || sp2 == sp1 + 1) {
-    fail(400, "malformed request line");
-    return false;
-  }
-  const std::string_view method = request_line.substr(0, sp1);
-  const std::string_view target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-  const std::string_view version = request_line.substr(sp2 + 1);
-  for (char c : method) {
-    if (!is_token_char(c)) {
-      fail(400, "malformed request method");
-      return false;
-    }
-  }
-  for (char c : target) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-      fail(400, "malformed request target");
-      return false;
-    }
-  }
-  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' || version[5] < '0' ||
-      version[5] > '9' || version[7] < '0' || version[7] > '9') {
-    fail(400, "malformed HTTP version");
-    return false;
-  }
-  if (version[5] != '1') {
-    fail(505, "only HTTP/1.0 and HTTP/1.1 are served");
-    return false;
-  }
-  head_.method = std::string(method);
-  head_.target = std::string(target);
-  head_.minor_version = version[7] - '0';
-  head_.keep_alive = head_.minor_version >= 1;
-
-  while (!text.empty()) {
-    const std::string_view line = next_line();
-    if (line.empty()) continue;
-    if (line.front() == ' ' || line.front() == '\t') {
-      fail(400, "folded header lines are not accepted");
-      return false;
-    }
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) {
-      fail(400, "malformed header line");
-      return false;
-    }
-    const std::string_view name = line.substr(0, colon);
-    for (char c : name) {
-      if (!is_token_char(c)) {
-        fail(400, "malformed header name");
-        return false;
-      }
-    }
-    const std::string_view value = trim(line.substr(colon + 1));
-    for (char c : value) {
-      if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) {
-        fail(400, "control character in a header value");
-        return false;
-      }
-    }
-    head_.headers.emplace_back(lower(name), std::string(value));
-  }
-
-  bool has_length = false;
-  for (const auto& [name, value] : head_.headers) {
-    if (name == "content-length") {
-      if (value.empty() || value.size() > 19 || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        fail(400, "Content-Length is not a number");
-        return false;
-      }
-      const std::uint64_t n = std::stoull(value);
-      if (has_length && head_.content_length != n) {
-        fail(400, "conflicting Content-Length headers");
-        return false;
-      }
-      has_length = true;
-      head_.content_length = n;
-    } else if (name == "transfer-encoding") {
-      const std::vector<std::string> codings = list_items(value);
-      if (codings.empty()) {
-        fail(400, "empty Transfer-Encoding");
-        return false;
-      }
-      for (const auto& coding : codings) {
-        if (coding != "chunked" || head_.chunked) {
-          fail(501, "transfer coding \"" + coding + "\" is not supported; send chunked or a Content-Length");
-          return false;
-        }
-        head_.chunked = true;
-      }
-    } else if (name == "connection") {
-      for (const auto& option : list_items(value)) {
-        if (option == "close") head_.keep_alive = false;
-        if (option == "keep-alive" && head_.minor_version == 0) head_.keep_alive = true;
-      }
-    } else if (name == "expect") {
-      if (lower(value) != "100-continue") {
-        fail(417, "only Expect: 100-continue is understood");
-        return false;
-      }
-      head_.expect_continue = true;
-    } else if (name == "content-encoding") {
-      for (const auto& coding : list_items(value)) {
-        if (coding == "identity") continue;
-        if ((coding == "gzip" || coding == "x-gzip" || coding == "deflate") && head_.content_coding.empty()) {
-          head_.content_coding = coding == "deflate" ? "deflate" : "gzip";
-          continue;
-        }
-        fail(415, "content coding \"" + coding + "\" is not supported; send identity, gzip or deflate");
-        return false;
-      }
-    }
-  }
-  if (head_.chunked && has_length) {
-    fail(400, "both Transfer-Encoding and Content-Length");
-    return false;
-  }
-  if (head_.chunked && head_.minor_version == 0) {
-    fail(400, "chunked transfer coding in an HTTP/1.0 request");
-    return false;
-  }
-  return true;
+  std::optional<Refusal> refused = read_head(head_buf_, head_);
+  if (refused) fail(refused->status, std::move(refused->reason));
+  return !refused;
 }
 
 void RequestParser::finish_head() {
@@ -361,51 +377,46 @@ std::size_t RequestParser::feed_body(std::string_view data) {
   return take;
 }
 
+std::optional<std::string_view> RequestParser::take_chunk_line(std::string_view data, std::size_t& used, std::size_t max) {
+  while (used < data.size()) {
+    const char c = data[used++];
+    if (c == '\n') {
+      std::string_view line = chunk_line_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      return line;
+    }
+    if (chunk_line_.size() >= max) {
+      fail(400, "malformed chunked body: a line too long");
+      return std::nullopt;
+    }
+    chunk_line_.push_back(c);
+  }
+  return std::nullopt;
+}
+
+bool RequestParser::start_chunk(std::string_view size_line) {
+  const auto n = chunk_size(size_line);
+  if (!n) {
+    fail(400, "malformed chunked body: bad chunk size");
+    return false;
+  }
+  chunk_line_.clear();
+  if (*n > limits_.max_body_bytes || wire_received_ + *n > limits_.max_body_bytes) {
+    fail(413, too_large(limits_.max_body_bytes));
+    return false;
+  }
+  chunk_left_ = *n;
+  chunk_ = *n == 0 ? Chunk::kTrailer : Chunk::kData;
+  return true;
+}
+
 std::size_t RequestParser::feed_chunked(std::string_view data) {
   std::size_t used = 0;
-  auto take_line = [&](std::size_t max) -> std::optional<std::string_view> {
-    while (used < data.size()) {
-      const char c = data[used++];
-      if (c == '\n') {
-        std::string_view line = chunk_line_;
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        return line;
-      }
-      if (chunk_line_.size() >= max) {
-        fail(400, "malformed chunked body: a line too long");
-        return std::nullopt;
-      }
-      chunk_line_.push_back(c);
-    }
-    return std::nullopt;
-  };
   while (state_ == State::kBody && used < data.size()) {
     switch (chunk_) {
       case Chunk::kSize: {
-        auto line = take_line(1024);
-        if (!line) return used;
-        std::string_view size = line->substr(0, line->find(';'));
-        size = trim(size);
-        if (size.empty() || size.size() > 16) {
-          fail(400, "malformed chunked body: bad chunk size");
-          return used;
-        }
-        std::uint64_t n = 0;
-        for (char c : size) {
-          int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-          if (d < 0) {
-            fail(400, "malformed chunked body: bad chunk size");
-            return used;
-          }
-          n = n * 16 + static_cast<std::uint64_t>(d);
-        }
-        chunk_line_.clear();
-        if (n > limits_.max_body_bytes || wire_received_ + n > limits_.max_body_bytes) {
-          fail(413, too_large(limits_.max_body_bytes));
-          return used;
-        }
-        chunk_left_ = n;
-        chunk_ = n == 0 ? Chunk::kTrailer : Chunk::kData;
+        auto line = take_chunk_line(data, used, 1024);
+        if (!line || !start_chunk(*line)) return used;
         break;
       }
       case Chunk::kData: {
@@ -417,7 +428,7 @@ std::size_t RequestParser::feed_chunked(std::string_view data) {
         break;
       }
       case Chunk::kDataEnd: {
-        auto line = take_line(2);
+        auto line = take_chunk_line(data, used, 2);
         if (!line) return used;
         if (!line->empty()) {
           fail(400, "malformed chunked body: data longer than its chunk size");
@@ -428,7 +439,7 @@ std::size_t RequestParser::feed_chunked(std::string_view data) {
         break;
       }
       case Chunk::kTrailer: {
-        auto line = take_line(limits_.max_head_bytes);
+        auto line = take_chunk_line(data, used, limits_.max_head_bytes);
         if (!line) return used;
         const bool last = line->empty();
         chunk_line_.clear();

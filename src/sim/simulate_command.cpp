@@ -47,143 +47,174 @@ Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read
   return std::pair{std::move(*nodes), paper_workload(std::move(*pods), capacity, seed)};
 }
 
-}  // namespace
+struct Policy {
+  std::string name;
+  policy::PackingStrategy packing = policy::PackingStrategy::kBinpack;
+  bool best_fit = false;
+};
 
-int run_simulate_command(int argc, const char* const* argv, const SimulatorConfigLoader& load_config) {
+// The subcommand's flags.
+struct Command {
   std::string inventory, workload, trace, config_file;
-  struct Policy {
-    std::string name;
-    policy::PackingStrategy packing = policy::PackingStrategy::kBinpack;
-    bool best_fit = false;
-  };
   std::vector<Policy> policies;
   std::uint64_t seed = 1;
   bool json = false;
   std::size_t jobs = 0;
   SimulationOptions options;
-  auto usage = [] {
-    std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
-               "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-               "[--jobs N] [--config FILE]\n", stderr);
-    return 2;
-  };
-  auto count = [](const char* v, std::int64_t low, std::int64_t high) -> std::optional<std::int64_t> {
-    try {
-      std::size_t used = 0;
-      const long long n = std::stoll(v, &used);
-      if (used == std::string_view(v).size() && n >= low && n <= high) return n;
-    } catch (const std::exception&) {
-    }
-    return std::nullopt;
-  };
-  for (int i = 0; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--inventory" && (v = value())) {
-      inventory = v;
-    } else if (a == "--workload" && (v = value())) {
-      workload = v;
-    } else if (a == "--trace" && (v = value())) {
-      trace = v;
-    } else if (a == "--config" && (v = value())) {
-      config_file = v;
-    } else if (a == "--seed" && (v = value())) {
-      try {
-        seed = std::stoull(v);
-      } catch (const std::exception&) {
-        return usage();
-      }
-    } else if (a == "--policy" && (v = value())) {
-      auto p = policy::parse_packing(v);
-      if (!p && std::string_view(v) != "best-fit") {
-        std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation, best-fit)\n", v);
-        return 2;
-      }
-      policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});
-    } else if (a == "--deployment" && (v = value())) {
-      auto d = parse_deployment(v);
-      if (!d) return usage();
-      options.deployment = *d;
-    } else if (a == "--jobs" && (v = value())) {
-      auto n = count(v, 1, 1024);
-      if (!n) return usage();
-      jobs = static_cast<std::size_t>(*n);
-    } else if (a == "--weight" && (v = value())) {
-      auto n = count(v, 1, 100000);
-      if (!n) return usage();
-      options.scheduler.extender_weight = *n;
-    } else if (a == "--percentage-of-nodes-to-score" && (v = value())) {
-      auto n = count(v, 0, 100);
-      if (!n) return usage();
-      options.scheduler.percentage_of_nodes_to_score = *n;
-    } else {
-      return usage();
-    }
-  }
-  if (trace.empty() == (inventory.empty() || workload.empty()) || (!trace.empty() && !(inventory + workload).empty())) {
-    return usage();
-  }
-  if (policies.empty()) {
-    for (const auto& p : policy::packing_policies()) policies.push_back({p.name, p.strategy, false});
-  }
-  auto fail = [](const std::string& message) {
-    std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
-    return 2;
-  };
-  auto cfg = load_config(config_file);
-  if (!cfg) return fail(cfg.message());
+};
+
+// What the policies run on: an inventory and a workload, or the trace's.
+struct Input {
   std::vector<model::NodeSupply> nodes;
   std::vector<sources::DraGpus> dra;
   std::vector<WorkloadRow> rows;
-  if (!trace.empty()) {
-    auto read = read_trace(trace, cfg->gpu_resources.empty() ? std::string() : cfg->gpu_resources.front().name, seed);
-    if (!read) return fail(read.message());
-    nodes = std::move(read->first);
-    rows = std::move(read->second);
+};
+
+using Outcomes = std::vector<std::optional<Result<PolicyResult>>>;  // by policy
+
+// Prints the usage; false, for the flag parser to return.
+bool usage() {
+  std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
+             "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
+             "[--jobs N] [--config FILE]\n", stderr);
+  return false;
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "scheduler-extender simulate: %s\n", message.c_str());
+  return 2;
+}
+
+std::optional<std::int64_t> count(const char* v, std::int64_t low, std::int64_t high) {
+  try {
+    std::size_t used = 0;
+    const long long n = std::stoll(v, &used);
+    if (used == std::string_view(v).size() && n >= low && n <= high) return n;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// Sets the flag `name` (one that takes a value) to `v`; false, after printing why, when either is wrong.
+bool set_flag(Command& c, const std::string& name, const char* v) {
+  std::optional<std::int64_t> n;
+  if (name == "--inventory") {
+    c.inventory = v;
+  } else if (name == "--workload") {
+    c.workload = v;
+  } else if (name == "--trace") {
+    c.trace = v;
+  } else if (name == "--config") {
+    c.config_file = v;
+  } else if (name == "--seed") {
+    try {
+      c.seed = std::stoull(v);
+    } catch (const std::exception&) {
+      return usage();
+    }
+  } else if (name == "--policy") {
+    auto p = policy::parse_packing(v);
+    if (!p && std::string_view(v) != "best-fit") {
+      std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation, best-fit)\n", v);
+      return false;
+    }
+    c.policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});
+  } else if (name == "--deployment") {
+    auto d = parse_deployment(v);
+    if (!d) return usage();
+    c.options.deployment = *d;
+  } else if (name == "--jobs" && (n = count(v, 1, 1024))) {
+    c.jobs = static_cast<std::size_t>(*n);
+  } else if (name == "--weight" && (n = count(v, 1, 100000))) {
+    c.options.scheduler.extender_weight = *n;
+  } else if (name == "--percentage-of-nodes-to-score" && (n = count(v, 0, 100))) {
+    c.options.scheduler.percentage_of_nodes_to_score = *n;
   } else {
-    auto inv = sources::load_inventory_with_dra(inventory, cfg->gpu_resources, cfg->share);
-    if (!inv) return fail(inv.message());
-    auto text = read_text(workload);
-    if (!text) return fail(text.message());
-    auto parsed = parse_workload(*text, workload);
-    if (!parsed) return fail(parsed.message());
-    nodes = std::move(inv->nodes);
-    dra = std::move(inv->dra);
-    rows = std::move(*parsed);
+    return usage();
   }
-  std::vector<std::optional<Result<PolicyResult>>> results(policies.size());
-  {
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t k; (k = next++) < policies.size();) {
-        SimulationOptions run = options;
-        run.best_fit = policies[k].best_fit;
-        results[k].emplace(simulate(nodes, dra, rows, cfg->engine, policies[k].packing, seed, run));
-      }
-    };
-    const std::size_t threads =
-        std::clamp<std::size_t>(jobs > 0 ? jobs : usable_cpus(), 1, policies.size());
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+  return true;
+}
+
+// The flags, or nullopt after printing why they are wrong. No --policy: every packing policy.
+std::optional<Command> parse_command(int argc, const char* const* argv) {
+  Command c;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") {
+      c.json = true;
+    } else if (i + 1 == argc) {
+      usage();
+      return std::nullopt;
+    } else if (!set_flag(c, a, argv[++i])) {
+      return std::nullopt;
+    }
   }
+  if (c.trace.empty() == (c.inventory.empty() || c.workload.empty()) ||
+      (!c.trace.empty() && !(c.inventory + c.workload).empty())) {
+    usage();
+    return std::nullopt;
+  }
+  if (c.policies.empty()) {
+    for (const auto& p : policy::packing_policies()) c.policies.push_back({p.name, p.strategy, false});
+  }
+  return c;
+}
+
+Result<Input> read_input(const Command& c, const SimulatorConfig& cfg) {
+  Input in;
+  if (!c.trace.empty()) {
+    auto read = read_trace(c.trace, cfg.gpu_resources.empty() ? std::string() : cfg.gpu_resources.front().name, c.seed);
+    if (!read) return read.error();
+    in.nodes = std::move(read->first);
+    in.rows = std::move(read->second);
+    return in;
+  }
+  auto inv = sources::load_inventory_with_dra(c.inventory, cfg.gpu_resources, cfg.share);
+  if (!inv) return inv.error();
+  auto text = read_text(c.workload);
+  if (!text) return text.error();
+  auto parsed = parse_workload(*text, c.workload);
+  if (!parsed) return parsed.error();
+  in.nodes = std::move(inv->nodes);
+  in.dra = std::move(inv->dra);
+  in.rows = std::move(*parsed);
+  return in;
+}
+
+// Simulates each policy, on --jobs threads (default: the usable CPUs) at most one per policy.
+Outcomes run_policies(const Command& c, const Input& in, const engine::ExtenderOptions& engine) {
+  Outcomes results(c.policies.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k; (k = next++) < c.policies.size();) {
+      SimulationOptions run = c.options;
+      run.best_fit = c.policies[k].best_fit;
+      results[k].emplace(simulate(in.nodes, in.dra, in.rows, engine, c.policies[k].packing, c.seed, run));
+    }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(c.jobs > 0 ? c.jobs : usable_cpus(), 1, c.policies.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return results;
+}
+
+// Prints a line per policy, or one JSON document with --json; 1 at the first policy that failed.
+int print_results(const Command& c, const Outcomes& results) {
   nlohmann::ordered_json all = nlohmann::ordered_json::object();
-  for (std::size_t k = 0; k < policies.size(); ++k) {
-    const auto& p = policies[k];
-    auto& r = *results[k];
+  for (std::size_t k = 0; k < c.policies.size(); ++k) {
+    const auto& p = c.policies[k];
+    const auto& r = *results[k];
     if (!r) {
       std::fprintf(stderr, "scheduler-extender simulate: %s\n", r.message().c_str());
       return 1;
     }
-    if (json) {
+    if (c.json) {
       all[p.name] = {{"allocated_at_100", r->allocated_at_100},
-                                      {"allocated_at_end", r->allocated_at_end},
-                                      {"first_refusal_at", r->first_refusal_at},
-                                      {"refused", r->refused}};
+                     {"allocated_at_end", r->allocated_at_end},
+                     {"first_refusal_at", r->first_refusal_at},
+                     {"refused", r->refused}};
     } else {
       std::string refused;
       for (const auto& [shape, n] : r->refused) refused += " " + shape + ":" + std::to_string(n);
@@ -192,8 +223,20 @@ int run_simulate_command(int argc, const char* const* argv, const SimulatorConfi
                   100 * r->first_refusal_at, 100 * r->fragmented_at_100, refused.empty() ? " none" : refused.c_str());
     }
   }
-  if (json) std::printf("%s\n", nlohmann::ordered_json{{"policies", all}}.dump().c_str());
+  if (c.json) std::printf("%s\n", nlohmann::ordered_json{{"policies", all}}.dump().c_str());
   return 0;
+}
+
+}  // namespace
+
+int run_simulate_command(int argc, const char* const* argv, const SimulatorConfigLoader& load_config) {
+  const auto command = parse_command(argc, argv);
+  if (!command) return 2;
+  auto cfg = load_config(command->config_file);
+  if (!cfg) return fail(cfg.message());
+  auto input = read_input(*command, *cfg);
+  if (!input) return fail(input.message());
+  return print_results(*command, run_policies(*command, *input, cfg->engine));
 }
 
 }  // namespace extender::sim

@@ -44,6 +44,338 @@ struct Refusal {
   }
 };
 
+// What one row asks, as each scheduling cycle reads it.
+struct Arrival {
+  const WorkloadRow& row;
+  model::Pod pod;
+  std::int64_t mem_bytes = 0;
+  bool managed = false;        // asks GPUs: the daemon filters, prioritizes and binds it
+  std::int64_t dra_gpus = 0;   // the whole GPUs a DRA node would allocate to it
+};
+
+// A node's free memory per GPU device as the daemon's placements leave it (0: held whole): the
+// nodes whose devices cannot hold a GPU pod, which the daemon's filter would refuse, are not sent
+// to it.
+struct Devices {
+  std::int64_t capacity = 0;
+  std::vector<std::int64_t> free;  // empty: the node reports no devices or no memory
+};
+
+// One simulate() run: the engine on its own state, kube-scheduler as SchedulerModel models it,
+// and the figures of PolicyResult as the rows arrive.
+class Simulation {
+ public:
+  Simulation(const std::vector<model::NodeSupply>& nodes, const std::vector<sources::DraGpus>& dra,
+             const engine::ExtenderOptions& cfg, std::size_t row_count, std::uint64_t seed,
+             const SimulationOptions& options)
+      : nodes_(nodes),
+        dra_(dra),
+        cfg_(cfg),
+        options_(options),
+        whole_resource_(cfg.demand.gpu_resources.front()),
+        memory_(common_device_memory(nodes)),
+        demands_(row_count + 16, std::chrono::hours(24 * 365)),
+        binder_(cluster_),
+        dra_source_(dra, whole_resource_),
+        ext_(cfg, deps()),
+        scheduler_(nodes, seed, options.scheduler),
+        is_dra_(nodes.size(), false),
+        device_free_(nodes.size()) {
+    cluster_.upsert_nodes(nodes);
+  }
+
+  // Counts the GPU capacity and gives the scheduler model its DRA nodes; an error when the
+  // inventory has no GPUs or a DRA node is not one of its nodes, is listed twice or also has
+  // device-plugin GPUs.
+  Status prepare();
+  // Schedules the index-th row as kube-scheduler would (cycles until a node takes it or every
+  // node was searched) and counts it.
+  Status arrive(std::size_t index, const WorkloadRow& row);
+  PolicyResult finish();
+
+ private:
+  engine::ExtenderDeps deps() {
+    engine::ExtenderDeps deps;
+    deps.state = &cluster_;
+    deps.demands = &demands_;
+    deps.binder = &binder_;
+    if (!dra_.empty()) deps.dra = &dra_source_;
+    return deps;
+  }
+  // What prioritize reads of a DRA node's GPUs (policy/dra_fit.h), for the pod's demand.
+  std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const {
+    if (dra_.empty()) return nullptr;
+    return std::make_unique<const policy::DraFit>(demand, dra_source_.dra_snapshot(), dra_source_.dra_classes());
+  }
+  bool devices_may_hold(std::size_t node, const WorkloadRow& r, std::int64_t share_bytes) const;
+  std::vector<std::string> names_of(const std::vector<std::size_t>& at) const;
+  double fragmented() const;
+  Result<std::vector<std::size_t>> filtered(const Arrival& a, wire::ExtenderArgs& args,
+                                            const std::vector<std::size_t>& candidates);
+  Result<std::vector<std::int64_t>> scores(const Arrival& a, wire::ExtenderArgs& args,
+                                           const std::vector<std::size_t>& candidates);
+  Result<std::optional<std::size_t>> cycle(const Arrival& a);
+  Result<bool> refused_again(const Arrival& a);
+  void count_refusal(const WorkloadRow& row);
+  Status count_placement(const Arrival& a, std::size_t node);
+
+  const std::vector<model::NodeSupply>& nodes_;
+  const std::vector<sources::DraGpus>& dra_;
+  const engine::ExtenderOptions cfg_;
+  const SimulationOptions& options_;
+  const std::string whole_resource_;
+  const std::int64_t memory_;
+  state::ClusterState cluster_;
+  state::DemandCache demands_;
+  sources::LocalBinder binder_;
+  SimDra dra_source_;
+  engine::Extender ext_;
+  SchedulerModel scheduler_;
+  std::int64_t capacity_gpus_ = 0;
+  std::map<std::string, std::int64_t, std::less<>> device_memory_;
+  std::vector<bool> is_dra_;
+  std::vector<Devices> device_free_;  // by position in `nodes_` (the scheduler model's)
+  std::optional<model::PodDemand> one_gpu_;
+  PolicyResult out_;
+  double arrived_ = 0, allocated_ = 0;
+  bool reached_ = false, refused_once_ = false;
+  std::vector<Refusal> refusals_;
+};
+
+Status Simulation::prepare() {
+  capacity_gpus_ = dra_source_.capacity();
+  std::map<std::string, std::size_t, std::less<>> position;
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    capacity_gpus_ += nodes_[k].gpu_devices.count;
+    device_memory_[nodes_[k].name] = nodes_[k].gpu_devices.memory_bytes;
+    position.emplace(nodes_[k].name, k);
+  }
+  if (capacity_gpus_ == 0) return Error{"the inventory has no GPUs"};
+  for (const auto& d : dra_) {
+    auto at = position.find(d.node);
+    if (at == position.end()) return Error{"DRA node " + d.node + " is not one of the inventory's nodes"};
+    if (is_dra_[at->second]) return Error{"DRA node " + d.node + " is listed twice"};
+    const auto& gpus = nodes_[at->second].gpus;
+    if (auto g = gpus.find(whole_resource_); g != gpus.end() && g->second > 0) {
+      return Error{"node " + d.node + " gives " + whole_resource_ + " from a device plugin and from DRA"};
+    }
+    is_dra_[at->second] = true;
+    scheduler_.set_dra_gpus(at->second, d.gpus);
+  }
+  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource_, "", 0), cfg_.demand);
+  if (!one_gpu) return Error{one_gpu.message()};
+  one_gpu_ = std::move(*one_gpu);
+  for (std::size_t k = 0; k < nodes_.size(); ++k) {
+    const auto& d = nodes_[k].gpu_devices;
+    if (d.count > 0 && d.memory_bytes > 0) {
+      device_free_[k] = {d.memory_bytes, std::vector<std::int64_t>(static_cast<std::size_t>(d.count), d.memory_bytes)};
+    }
+  }
+  return {};
+}
+
+bool Simulation::devices_may_hold(std::size_t node, const WorkloadRow& r, std::int64_t share_bytes) const {
+  const Devices& d = device_free_[node];
+  if (d.free.empty()) return true;
+  if (is_share(r)) return *std::max_element(d.free.begin(), d.free.end()) >= share_bytes;
+  return std::count(d.free.begin(), d.free.end(), d.capacity) >= r.num_gpu;
+}
+
+std::vector<std::string> Simulation::names_of(const std::vector<std::size_t>& at) const {
+  std::vector<std::string> names;
+  names.reserve(at.size());
+  for (std::size_t k : at) names.push_back(scheduler_.name(k));
+  return names;
+}
+
+double Simulation::fragmented() const {
+  const policy::ShapeMix mix = ext_.shape_mix();
+  std::int64_t weight = 0;
+  for (const auto& [s, w] : mix) weight += w;
+  double sum = 0;
+  const auto snap = cluster_.snapshot();
+  const auto dra_view = dra_fit(*one_gpu_);
+  for (const auto& [name, node] : snap.nodes()) {
+    const model::NodeUsage usage = node->usage_excluding("", {});
+    const auto served = dra_view ? dra_view->scoring_view(node->supply, usage) : std::nullopt;
+    const auto view = served ? policy::gpu_view(served->supply, served->usage) : policy::gpu_view(node->supply, usage);
+    for (const auto& [shape, w] : mix) {
+      sum += static_cast<double>(w) * policy::fragmentation(view, shape) / view.capacity;
+    }
+  }
+  return weight > 0 ? sum / weight / capacity_gpus_ : 0.0;
+}
+
+// The candidates the daemon's filter passes, of those whose devices may hold the pod (the first
+// candidate when none may).
+Result<std::vector<std::size_t>> Simulation::filtered(const Arrival& a, wire::ExtenderArgs& args,
+                                                      const std::vector<std::size_t>& candidates) {
+  const std::int64_t share_bytes = (a.row.gpu_milli * memory_ + 999) / 1000;
+  std::vector<std::size_t> may_hold;
+  for (std::size_t k : candidates) {
+    if (devices_may_hold(k, a.row, share_bytes)) may_hold.push_back(k);
+  }
+  if (may_hold.empty()) may_hold.push_back(candidates.front());
+  args.set_node_names(names_of(may_hold));
+  auto answer = ext_.filter(args);
+  if (!answer.result.error.empty()) return Error{"filter: " + answer.result.error};
+  std::vector<std::size_t> passed;
+  // The filter keeps the order of the names it was given.
+  std::size_t next = 0;
+  if (answer.result.node_names) {
+    for (std::string_view name : *answer.result.node_names) {
+      std::size_t at = next;
+      while (at < may_hold.size() && scheduler_.name(may_hold[at]) != name) ++at;
+      if (at == may_hold.size()) return Error{"filter answered a node it was not given: " + std::string(name)};
+      passed.push_back(may_hold[at]);
+      next = at + 1;
+    }
+  }
+  return passed;
+}
+
+// The extender's scores of the candidates (empty: it gives none).
+Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::ExtenderArgs& args,
+                                                     const std::vector<std::size_t>& candidates) {
+  std::vector<std::int64_t> scores;
+  if (candidates.empty() || (!a.managed && options_.deployment != Deployment::kEveryPod)) return scores;
+  std::vector<std::string> names = names_of(candidates);
+  if (options_.best_fit) {
+    auto demand = model::compute_demand(a.pod, cfg_.demand);
+    if (!demand) return Error{demand.message()};
+    return best_fit_scores(cluster_.snapshot(), names, *demand, dra_fit(*demand).get());
+  }
+  args.set_node_names(std::move(names));
+  const auto scope = a.managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
+  auto scored = ext_.prioritize(args, {}, scope);
+  if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
+  for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
+  return scores;
+}
+
+// One scheduling cycle: the node that took the pod, nullopt when none did.
+Result<std::optional<std::size_t>> Simulation::cycle(const Arrival& a) {
+  wire::ExtenderArgs args;
+  args.pod = a.pod;
+  std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus);
+  if (a.managed && !candidates.empty()) {
+    auto passed = filtered(a, args, candidates);
+    if (!passed) return passed.error();
+    candidates = std::move(*passed);
+  }
+  auto scored = scores(a, args, candidates);
+  if (!scored) return scored.error();
+  auto pick = scheduler_.choose_at(candidates, *scored, a.row.cpu_milli, a.mem_bytes);
+  if (!pick) return std::optional<std::size_t>{};
+  const std::size_t node = candidates[*pick];
+  if (a.managed) {
+    auto bound = ext_.bind({a.pod.name, a.pod.namespace_name, a.pod.uid, scheduler_.name(node)});
+    if (!bound.error.empty()) return std::optional<std::size_t>{};
+  } else {
+    state::Claim claim;
+    claim.owner = a.pod.display_name();
+    claim.node = scheduler_.name(node);
+    claim.allocation.cpu_milli = a.row.cpu_milli;
+    claim.allocation.memory_bytes = a.mem_bytes;
+    cluster_.place(a.pod.uid, std::move(claim));
+  }
+  return std::optional<std::size_t>{node};
+}
+
+// A pod a refusal covers is refused again: its search still moves the scheduler's start as the
+// full cycles would, and the daemon's filter still sees the pod once (as it would on the first
+// cycle that finds nodes fitting CPU and memory), which counts its shape in the mix.
+Result<bool> Simulation::refused_again(const Arrival& a) {
+  const Refusal asked = Refusal::of(a.row);
+  if (std::none_of(refusals_.begin(), refusals_.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
+  bool filtered = false;
+  for (std::size_t searched = 0; searched < scheduler_.node_count();) {
+    const std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus);
+    if (a.managed && !filtered && !candidates.empty()) {
+      wire::ExtenderArgs args;
+      args.pod = a.pod;
+      args.set_node_names({scheduler_.name(candidates.front())});
+      auto answer = ext_.filter(args);
+      if (!answer.result.error.empty()) return Error{"filter: " + answer.result.error};
+      filtered = true;
+    }
+    searched += std::max<std::size_t>(scheduler_.last_searched(), 1);
+  }
+  return true;
+}
+
+Status Simulation::arrive(std::size_t index, const WorkloadRow& row) {
+  arrived_ += gpu_demand(row);
+  const Arrival a{row, workload_pod(row, index, whole_resource_, cfg_.demand.share.memory_resource, memory_),
+                  row.memory_mib << 20, row.num_gpu > 0, is_share(row) ? 0 : row.num_gpu};
+  std::optional<std::size_t> node;
+  auto again = refused_again(a);
+  if (!again) return again.error();
+  for (std::size_t searched = 0; !*again && !node && searched < scheduler_.node_count();) {
+    auto tried = cycle(a);
+    if (!tried) return tried.error();
+    node = *tried;
+    searched += std::max<std::size_t>(scheduler_.last_searched(), 1);
+  }
+  if (!node && !*again) refusals_.push_back(Refusal::of(row));
+  if (!node) {
+    count_refusal(row);
+  } else {
+    EXTENDER_TRY(count_placement(a, *node));
+  }
+  if (!reached_ && arrived_ >= capacity_gpus_) {
+    reached_ = true;
+    out_.allocated_at_100 = allocated_ / capacity_gpus_;
+    out_.fragmented_at_100 = fragmented();
+  }
+  return {};
+}
+
+void Simulation::count_refusal(const WorkloadRow& row) {
+  ++out_.refused[shape_key(row)];
+  if (!refused_once_) out_.first_refusal_at = arrived_ / capacity_gpus_;
+  refused_once_ = true;
+}
+
+// Takes the pod's devices from the node's free ones (and on a DRA node allocates them), counts
+// it on the scheduler model's node and records the placement.
+Status Simulation::count_placement(const Arrival& a, std::size_t node) {
+  std::vector<model::GpuHold> devices;
+  if (auto claim = a.managed ? cluster_.claim_of(a.pod.uid) : std::nullopt) {
+    devices = claim->allocation.gpu_devices;
+  }
+  std::vector<std::int64_t>& free = device_free_[node].free;
+  for (const auto& h : devices) {
+    if (h.index < 0 || static_cast<std::size_t>(h.index) >= free.size()) continue;
+    const auto k = static_cast<std::size_t>(h.index);
+    free[k] = h.whole ? 0 : free[k] - h.bytes;
+  }
+  const std::string& chosen = scheduler_.name(node);
+  if (is_dra_[node] && a.dra_gpus > 0) {
+    auto taken = dra_source_.allocate(chosen, a.dra_gpus);
+    if (!taken) return Error{"DRA allocator: " + taken.message()};
+    for (std::int64_t index : *taken) devices.push_back({index, 0, true});
+  }
+  scheduler_.place_at(node, a.row.cpu_milli, a.mem_bytes, is_dra_[node] ? a.dra_gpus : 0);
+  if (is_share(a.row)) {
+    allocated_ += static_cast<double>((a.row.gpu_milli * memory_ + 999) / 1000) / device_memory_[chosen];
+  } else {
+    allocated_ += a.row.num_gpu;
+  }
+  out_.placements.push_back({a.row.name, chosen, std::move(devices)});
+  return {};
+}
+
+PolicyResult Simulation::finish() {
+  out_.allocated_at_end = allocated_ / capacity_gpus_;
+  if (!reached_) {
+    out_.allocated_at_100 = out_.allocated_at_end;
+    out_.fragmented_at_100 = fragmented();
+  }
+  if (!refused_once_) out_.first_refusal_at = arrived_ / capacity_gpus_;
+  return std::move(out_);
+}
+
 }  // namespace
 
 std::int64_t common_device_memory(const std::vector<model::NodeSupply>& nodes) {
@@ -101,238 +433,10 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   if (cfg.demand.gpu_resources.empty() || cfg.demand.share.memory_resource.empty()) {
     return Error{"simulate needs a whole-GPU resource and gpu.share"};
   }
-  const std::string whole_resource = cfg.demand.gpu_resources.front();
-  const std::int64_t memory = common_device_memory(nodes);
-
-  state::ClusterState cluster;
-  cluster.upsert_nodes(nodes);
-  state::DemandCache demands(rows.size() + 16, std::chrono::hours(24 * 365));
-  sources::LocalBinder binder(cluster);
-  SimDra dra_source(dra, whole_resource);
-  engine::ExtenderDeps deps;
-  deps.state = &cluster;
-  deps.demands = &demands;
-  deps.binder = &binder;
-  if (!dra.empty()) deps.dra = &dra_source;
-  engine::Extender ext(cfg, deps);
-
-  std::int64_t capacity_gpus = dra_source.capacity();
-  std::map<std::string, std::int64_t, std::less<>> device_memory;
-  std::map<std::string, std::size_t, std::less<>> position;
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    capacity_gpus += nodes[k].gpu_devices.count;
-    device_memory[nodes[k].name] = nodes[k].gpu_devices.memory_bytes;
-    position.emplace(nodes[k].name, k);
-  }
-  if (capacity_gpus == 0) return Error{"the inventory has no GPUs"};
-  SchedulerModel scheduler(nodes, seed, options.scheduler);
-  std::vector<bool> is_dra(nodes.size(), false);
-  for (const auto& d : dra) {
-    auto at = position.find(d.node);
-    if (at == position.end()) return Error{"DRA node " + d.node + " is not one of the inventory's nodes"};
-    if (is_dra[at->second]) return Error{"DRA node " + d.node + " is listed twice"};
-    if (auto g = nodes[at->second].gpus.find(whole_resource); g != nodes[at->second].gpus.end() && g->second > 0) {
-      return Error{"node " + d.node + " gives " + whole_resource + " from a device plugin and from DRA"};
-    }
-    is_dra[at->second] = true;
-    scheduler.set_dra_gpus(at->second, d.gpus);
-  }
-  const model::DemandRules rules = cfg.demand;
-  // What prioritize reads of a DRA node's GPUs (policy/dra_fit.h), for the pod's demand.
-  auto dra_fit = [&](const model::PodDemand& demand) -> std::unique_ptr<const policy::DraFit> {
-    if (dra.empty()) return nullptr;
-    return std::make_unique<const policy::DraFit>(demand, dra_source.dra_snapshot(), dra_source.dra_classes());
-  };
-  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource, "", 0), rules);
-  if (!one_gpu) return Error{one_gpu.message()};
-  PolicyResult out;
-  double arrived = 0, allocated = 0;
-  bool reached = false, refused_once = false;
-  std::vector<Refusal> refusals;
-  // Each node's free memory per GPU device as the daemon's placements leave it (0: held whole),
-  // by position in `nodes` (the scheduler model's): the nodes whose devices cannot hold a GPU pod,
-  // which the daemon's filter would refuse, are not sent to it.
-  struct Devices {
-    std::int64_t capacity = 0;
-    std::vector<std::int64_t> free;  // empty: the node reports no devices or no memory
-  };
-  std::vector<Devices> device_free(nodes.size());
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    const auto& d = nodes[k].gpu_devices;
-    if (d.count > 0 && d.memory_bytes > 0) {
-      device_free[k] = {d.memory_bytes, std::vector<std::int64_t>(static_cast<std::size_t>(d.count), d.memory_bytes)};
-    }
-  }
-  auto devices_may_hold = [&](std::size_t node, const WorkloadRow& r, std::int64_t share_bytes) {
-    const Devices& d = device_free[node];
-    if (d.free.empty()) return true;
-    if (is_share(r)) return *std::max_element(d.free.begin(), d.free.end()) >= share_bytes;
-    return std::count(d.free.begin(), d.free.end(), d.capacity) >= r.num_gpu;
-  };
-  auto names_of = [&](const std::vector<std::size_t>& at) {
-    std::vector<std::string> names;
-    names.reserve(at.size());
-    for (std::size_t k : at) names.push_back(scheduler.name(k));
-    return names;
-  };
-
-  auto fragmented = [&] {
-    const policy::ShapeMix mix = ext.shape_mix();
-    std::int64_t weight = 0;
-    for (const auto& [s, w] : mix) weight += w;
-    double sum = 0;
-    const auto snap = cluster.snapshot();
-    const auto dra_view = dra_fit(*one_gpu);
-    for (const auto& [name, node] : snap.nodes()) {
-      const model::NodeUsage usage = node->usage_excluding("", {});
-      const auto served = dra_view ? dra_view->scoring_view(node->supply, usage) : std::nullopt;
-      const auto view = served ? policy::gpu_view(served->supply, served->usage) : policy::gpu_view(node->supply, usage);
-      for (const auto& [shape, w] : mix) {
-        sum += static_cast<double>(w) * policy::fragmentation(view, shape) / view.capacity;
-      }
-    }
-    return weight > 0 ? sum / weight / capacity_gpus : 0.0;
-  };
-
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const WorkloadRow& row = rows[i];
-    arrived += gpu_demand(row);
-    const model::Pod pod = workload_pod(row, i, whole_resource, cfg.demand.share.memory_resource, memory);
-    const std::int64_t mem_bytes = row.memory_mib << 20;
-
-    const bool managed = row.num_gpu > 0;
-    const std::int64_t dra_gpus = is_share(row) ? 0 : row.num_gpu;
-    auto cycle = [&]() -> Result<std::optional<std::size_t>> {
-      wire::ExtenderArgs args;
-      args.pod = pod;
-      std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes, dra_gpus);
-      if (managed && !candidates.empty()) {
-        const std::int64_t share_bytes = (row.gpu_milli * memory + 999) / 1000;
-        std::vector<std::size_t> may_hold;
-        for (std::size_t k : candidates) {
-          if (devices_may_hold(k, row, share_bytes)) may_hold.push_back(k);
-        }
-        if (may_hold.empty()) may_hold.push_back(candidates.front());
-        args.set_node_names(names_of(may_hold));
-        auto filtered = ext.filter(args);
-        if (!filtered.result.error.empty()) return Error{"filter: " + filtered.result.error};
-        candidates.clear();
-        // The filter keeps the order of the names it was given.
-        std::size_t next = 0;
-        if (filtered.result.node_names) {
-          for (std::string_view name : *filtered.result.node_names) {
-            std::size_t at = next;
-            while (at < may_hold.size() && scheduler.name(may_hold[at]) != name) ++at;
-            if (at == may_hold.size()) return Error{"filter answered a node it was not given: " + std::string(name)};
-            candidates.push_back(may_hold[at]);
-            next = at + 1;
-          }
-        }
-      }
-      std::vector<std::int64_t> scores;
-      if (!candidates.empty() && (managed || options.deployment == Deployment::kEveryPod)) {
-        std::vector<std::string> names = names_of(candidates);
-        if (options.best_fit) {
-          auto demand = model::compute_demand(pod, rules);
-          if (!demand) return Error{demand.message()};
-          scores = best_fit_scores(cluster.snapshot(), names, *demand, dra_fit(*demand).get());
-        } else {
-          args.set_node_names(std::move(names));
-          const auto scope = managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
-          auto scored = ext.prioritize(args, {}, scope);
-          if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
-          for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
-        }
-      }
-      auto pick = scheduler.choose_at(candidates, scores, row.cpu_milli, mem_bytes);
-      if (!pick) return std::optional<std::size_t>{};
-      const std::size_t node = candidates[*pick];
-      if (managed) {
-        auto bound = ext.bind({pod.name, pod.namespace_name, pod.uid, scheduler.name(node)});
-        if (!bound.error.empty()) return std::optional<std::size_t>{};
-      } else {
-        state::Claim claim;
-        claim.owner = pod.display_name();
-        claim.node = scheduler.name(node);
-        claim.allocation.cpu_milli = row.cpu_milli;
-        claim.allocation.memory_bytes = mem_bytes;
-        cluster.place(pod.uid, std::move(claim));
-      }
-      return std::optional<std::size_t>{node};
-    };
-    // A pod a refusal covers is refused again: its search still moves the scheduler's start as the
-    // full cycles would, and the daemon's filter still sees the pod once (as it would on the
-    // first cycle that finds nodes fitting CPU and memory), which counts its shape in the mix.
-    auto refused_again = [&]() -> Result<bool> {
-      const Refusal asked = Refusal::of(row);
-      if (std::none_of(refusals.begin(), refusals.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
-      bool filtered = false;
-      for (std::size_t searched = 0; searched < scheduler.node_count();) {
-        const std::vector<std::size_t> candidates = scheduler.feasible_at(row.cpu_milli, mem_bytes, dra_gpus);
-        if (managed && !filtered && !candidates.empty()) {
-          wire::ExtenderArgs args;
-          args.pod = pod;
-          args.set_node_names({scheduler.name(candidates.front())});
-          auto answer = ext.filter(args);
-          if (!answer.result.error.empty()) return Error{"filter: " + answer.result.error};
-          filtered = true;
-        }
-        searched += std::max<std::size_t>(scheduler.last_searched(), 1);
-      }
-      return true;
-    };
-    std::optional<std::size_t> node;
-    auto again = refused_again();
-    if (!again) return again.error();
-    for (std::size_t searched = 0; !*again && !node && searched < scheduler.node_count();) {
-      auto tried = cycle();
-      if (!tried) return tried.error();
-      node = *tried;
-      searched += std::max<std::size_t>(scheduler.last_searched(), 1);
-    }
-    if (!node && !*again) refusals.push_back(Refusal::of(row));
-    std::vector<model::GpuHold> devices;
-    if (auto claim = managed && node ? cluster.claim_of(pod.uid) : std::nullopt) {
-      devices = claim->allocation.gpu_devices;
-    }
-    if (!node) {
-      ++out.refused[shape_key(row)];
-      if (!refused_once) out.first_refusal_at = arrived / capacity_gpus;
-      refused_once = true;
-    } else {
-      std::vector<std::int64_t>& free = device_free[*node].free;
-      for (const auto& h : devices) {
-        if (h.index < 0 || static_cast<std::size_t>(h.index) >= free.size()) continue;
-        const auto k = static_cast<std::size_t>(h.index);
-        free[k] = h.whole ? 0 : free[k] - h.bytes;
-      }
-      const std::string& chosen = scheduler.name(*node);
-      if (is_dra[*node] && dra_gpus > 0) {
-        auto taken = dra_source.allocate(chosen, dra_gpus);
-        if (!taken) return Error{"DRA allocator: " + taken.message()};
-        for (std::int64_t index : *taken) devices.push_back({index, 0, true});
-      }
-      scheduler.place_at(*node, row.cpu_milli, mem_bytes, is_dra[*node] ? dra_gpus : 0);
-      if (is_share(row)) {
-        allocated += static_cast<double>((row.gpu_milli * memory + 999) / 1000) / device_memory[chosen];
-      } else {
-        allocated += row.num_gpu;
-      }
-      out.placements.push_back({row.name, chosen, std::move(devices)});
-    }
-    if (!reached && arrived >= capacity_gpus) {
-      reached = true;
-      out.allocated_at_100 = allocated / capacity_gpus;
-      out.fragmented_at_100 = fragmented();
-    }
-  }
-  out.allocated_at_end = allocated / capacity_gpus;
-  if (!reached) {
-    out.allocated_at_100 = out.allocated_at_end;
-    out.fragmented_at_100 = fragmented();
-  }
-  if (!refused_once) out.first_refusal_at = arrived / capacity_gpus;
-  return out;
+  Simulation run(nodes, dra, cfg, rows.size(), seed, options);
+  EXTENDER_TRY(run.prepare());
+  for (std::size_t i = 0; i < rows.size(); ++i) EXTENDER_TRY(run.arrive(i, rows[i]));
+  return run.finish();
 }
 
 }  // namespace extender::sim

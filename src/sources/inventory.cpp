@@ -67,6 +67,33 @@ Result<std::optional<DraGpus>> read_dra(YamlReader& r, const YAML::Node& n, cons
   return std::optional<DraGpus>{out};
 }
 
+// A node's labels: a mapping of strings (absent or null: none).
+Status read_labels(YamlReader& r, const YAML::Node& labels, const std::string& path, model::StringMap& out) {
+  if (!labels.IsDefined() || labels.IsNull()) return {};
+  if (!labels.IsMap()) return r.error_at(labels, path, "expected a mapping");
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    EXTENDER_TRY(r.spend(it->second, path));
+    if (!it->first.IsScalar() || !it->second.IsScalar()) return r.error_at(it->first, path, "expected strings");
+    out[it->first.Scalar()] = it->second.Scalar();
+  }
+  return {};
+}
+
+// A mapping of GPU resource to a quantity (`what` of it), into `out` (absent or null: none).
+Status read_per_resource(YamlReader& r, const YAML::Node& map, const std::string& path, const std::string& what,
+                         std::map<std::string, std::int64_t, std::less<>>& out) {
+  if (!map.IsDefined() || map.IsNull()) return {};
+  if (!map.IsMap()) return r.error_at(map, path, "expected a mapping of GPU resource to " + what);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    EXTENDER_TRY(r.spend(it->second, path));
+    if (!it->first.IsScalar()) return r.error_at(it->first, path, "expected a resource name");
+    std::int64_t value = 0;
+    EXTENDER_TRY(r.read_quantity(map, it->first.Scalar(), path, value));
+    out[it->first.Scalar()] = value;
+  }
+  return {};
+}
+
 Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const std::string& path,
                                     const std::vector<model::GpuResourceRule>& gpu_rules,
                                     const model::GpuShareRule& share) {
@@ -77,26 +104,8 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
 
   model::StringMap node_labels;
   const YAML::Node labels = n["labels"];
-  if (labels.IsDefined() && !labels.IsNull()) {
-    if (!labels.IsMap()) return r.error_at(labels, path + ".labels", "expected a mapping");
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      EXTENDER_TRY(r.spend(it->second, path + ".labels"));
-      if (!it->first.IsScalar() || !it->second.IsScalar()) return r.error_at(it->first, path + ".labels", "expected strings");
-      node_labels[it->first.Scalar()] = it->second.Scalar();
-    }
-  }
-
-  const YAML::Node gpus = n["gpus"];
-  if (gpus.IsDefined() && !gpus.IsNull()) {
-    if (!gpus.IsMap()) return r.error_at(gpus, path + ".gpus", "expected a mapping of GPU resource to count");
-    for (auto it = gpus.begin(); it != gpus.end(); ++it) {
-      EXTENDER_TRY(r.spend(it->second, path + ".gpus"));
-      if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpus", "expected a resource name");
-      std::int64_t count = 0;
-      EXTENDER_TRY(r.read_quantity(gpus, it->first.Scalar(), path + ".gpus", count));
-      node.gpus[it->first.Scalar()] = count;
-    }
-  }
+  EXTENDER_TRY(read_labels(r, labels, path + ".labels", node_labels));
+  EXTENDER_TRY(read_per_resource(r, n["gpus"], path + ".gpus", "count", node.gpus));
 
   // Memory per GPU: the node's labels first (as GPU feature discovery publishes them), then the
   // explicit gpu_memory mapping, which wins.
@@ -110,17 +119,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
     }
     node.gpu_memory_bytes[rule.name] = *units * rule.memory_label_unit;
   }
-  const YAML::Node memory = n["gpu_memory"];
-  if (memory.IsDefined() && !memory.IsNull()) {
-    if (!memory.IsMap()) return r.error_at(memory, path + ".gpu_memory", "expected a mapping of GPU resource to memory per GPU");
-    for (auto it = memory.begin(); it != memory.end(); ++it) {
-      EXTENDER_TRY(r.spend(it->second, path + ".gpu_memory"));
-      if (!it->first.IsScalar()) return r.error_at(it->first, path + ".gpu_memory", "expected a resource name");
-      std::int64_t bytes = 0;
-      EXTENDER_TRY(r.read_quantity(memory, it->first.Scalar(), path + ".gpu_memory", bytes));
-      node.gpu_memory_bytes[it->first.Scalar()] = bytes;
-    }
-  }
+  EXTENDER_TRY(read_per_resource(r, n["gpu_memory"], path + ".gpu_memory", "memory per GPU", node.gpu_memory_bytes));
 
   const YAML::Node pools = n["pools"];
   if (pools.IsDefined() && !pools.IsNull()) {

@@ -94,10 +94,52 @@ size_t plain_prefix(std::string_view s) {
   return i;
 }
 
+// Appends an ASCII byte as Go's encoding/json writes it: the short escapes, \u00XX for the other
+// control characters and for <, > and &.
+void append_ascii(std::string& out, unsigned char c) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  switch (c) {
+    case '"': out += "\\\""; return;
+    case '\\': out += "\\\\"; return;
+    case '\n': out += "\\n"; return;
+    case '\r': out += "\\r"; return;
+    case '\t': out += "\\t"; return;
+    case '\b': out += "\\b"; return;
+    case '\f': out += "\\f"; return;
+    case '<': case '>': case '&': break;
+    default:
+      if (c >= 0x20) {
+        out.push_back(static_cast<char>(c));
+        return;
+      }
+  }
+  out += "\\u00";
+  out.push_back(kHex[c >> 4]);
+  out.push_back(kHex[c & 0xf]);
+}
+
+// Appends the UTF-8 sequence `s` starts with (U+2028 and U+2029 escaped, an invalid byte as
+// U+FFFD, as Go writes invalid UTF-8); returns the bytes it took.
+size_t append_sequence(std::string& out, std::string_view s) {
+  size_t len = utf8_sequence_length(s);
+  if (len == 0) {
+    out += "\\ufffd";
+    return 1;
+  }
+  std::string_view seq = s.substr(0, len);
+  if (seq == "\xe2\x80\xa8") {
+    out += "\\u2028";
+  } else if (seq == "\xe2\x80\xa9") {
+    out += "\\u2029";
+  } else {
+    out += seq;
+  }
+  return len;
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   if (plain_prefix(s) == s.size()) {
     const size_t at = out.size();
     out.resize(at + s.size() + 2);
@@ -116,45 +158,11 @@ void append_json_string(std::string& out, std::string_view s) {
       if (i == s.size()) break;
     }
     auto c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\b': out += "\\b"; continue;
-      case '\f': out += "\\f"; continue;
-      case '<': case '>': case '&':
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xf]);
-        continue;
-      default: break;
-    }
-    if (c < 0x20) {
-      out += "\\u00";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xf]);
-      continue;
-    }
     if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-      continue;
-    }
-    size_t len = utf8_sequence_length(s.substr(i));
-    if (len == 0) {
-      out += "\\ufffd";  // as Go writes invalid UTF-8
-      continue;
-    }
-    std::string_view seq = s.substr(i, len);
-    if (seq == "\xe2\x80\xa8") {
-      out += "\\u2028";
-    } else if (seq == "\xe2\x80\xa9") {
-      out += "\\u2029";
+      append_ascii(out, c);
     } else {
-      out += seq;
+      i += append_sequence(out, s.substr(i)) - 1;
     }
-    i += len - 1;
   }
   out.push_back('"');
 }

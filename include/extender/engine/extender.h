@@ -172,6 +172,19 @@ class Extender {
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                     Refusal& refusal) const;
+  // /bind's steps. The demand of the pod to bind, or why it may not be bound (and `refusal`).
+  Result<model::PodDemand> bind_demand(const wire::BindingArgs& args, state::Clock::time_point now, Refusal& refusal);
+  // What a bind records besides the Binding: the devices of its volumes' claims, its GPU share.
+  struct BindRecords {
+    std::vector<std::pair<std::string, std::string>> claim_devices;
+    std::optional<GpuShareAssignment> share;
+  };
+  // Under the node's bind lock, reserves the pod's fit on args.node; the answer when the bind ends
+  // there (placed already, or refused).
+  std::optional<BindAnswer> reserve_for_bind(const wire::BindingArgs& args, const model::PodDemand& demand,
+                                             state::Clock::time_point now, BindAnswer& answer, BindRecords& records);
+  // Writes the records and the Binding through the Binder; why it failed, empty when it did not.
+  std::string write_bind(const wire::BindingArgs& args, const BindRecords& records, Deadline deadline);
 
   model::DemandRules demand_rules_;
   policy::ScoringRules scoring_;

@@ -73,6 +73,7 @@ class Reflector {
 
  private:
   enum class Outcome { kResume, kRelist, kFailed, kStopped };
+  class WatchPass;  // one watch request's state (reflector.cpp)
   Outcome list();
   Outcome watch();
   // A GET whose body is collected, cancellable by stop() like the watch.

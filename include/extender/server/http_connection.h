@@ -87,6 +87,10 @@ class HttpConnection {
 
  private:
   void set_phase(Phase phase, TimePoint now);
+  // The head is in and the body is arriving: sends 100 Continue once if asked, moves the deadline.
+  void reading_body(TimePoint now);
+  // The request is whole: it becomes the one take_request() returns.
+  void dispatch(TimePoint now);
   void start_answer(HttpResponse response, TimePoint now);
   void finish_answer(TimePoint now);
 

@@ -92,6 +92,11 @@ class RequestParser {
   std::size_t feed_head(std::string_view data);
   std::size_t feed_body(std::string_view data);
   std::size_t feed_chunked(std::string_view data);
+  // The next line of a chunked body from data[used...], gathered in chunk_line_ across pieces and
+  // returned without its line ending; nullopt while incomplete, or after failing past `max` bytes.
+  std::optional<std::string_view> take_chunk_line(std::string_view data, std::size_t& used, std::size_t max);
+  // Reads a chunk-size line: its data follows, or the trailer for size 0; false after failing.
+  bool start_chunk(std::string_view size_line);
   bool parse_head();
   bool append_body(std::string_view wire);
   void complete();
