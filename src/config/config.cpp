@@ -32,6 +32,31 @@ Status read_positive_duration(YamlReader& r, const YAML::Node& map, std::string_
   return {};
 }
 
+Status load_server_tls(YamlReader& r, const YAML::Node& tls, server::TlsOptions& t) {
+  EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file", "client_names"}));
+  if (!tls.IsDefined() || tls.IsNull()) return {};
+  EXTENDER_TRY(r.read(tls, "cert_file", "server.tls", t.cert_file));
+  EXTENDER_TRY(r.read(tls, "key_file", "server.tls", t.key_file));
+  EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", t.client_ca_file));
+  EXTENDER_TRY(r.read(tls, "client_names", "server.tls", t.client_names));
+  for (std::size_t i = 0; i < t.client_names.size(); ++i) {
+    if (t.client_names[i].empty()) {
+      return r.error_at(tls["client_names"][i], "server.tls.client_names",
+                        "an empty name would admit certificates without a name; list the names to admit");
+    }
+  }
+  if (!t.client_names.empty() && t.client_ca_file.empty()) {
+    return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
+  }
+  if (t.cert_file.empty() != t.key_file.empty()) {
+    return r.error_at(tls, "server.tls", "cert_file and key_file go together");
+  }
+  if (!t.client_ca_file.empty() && t.cert_file.empty()) {
+    return r.error_at(tls, "server.tls.client_ca_file", "needs cert_file and key_file (client verification is a TLS feature)");
+  }
+  return {};
+}
+
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "bind_threads", "max_body_bytes",
                                       "max_header_bytes", "max_header_count", "header_timeout", "read_timeout",
@@ -70,30 +95,7 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   EXTENDER_TRY(read_at_least(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
   EXTENDER_TRY(read_positive_duration(r, n, "request_deadline", "server", s.request_deadline));
   EXTENDER_TRY(read_at_least(r, n, "max_nodes_per_request", "server", s.max_nodes_per_request, 1));
-  const YAML::Node tls = n["tls"];
-  EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file", "client_names"}));
-  if (tls.IsDefined() && !tls.IsNull()) {
-    EXTENDER_TRY(r.read(tls, "cert_file", "server.tls", s.tls.cert_file));
-    EXTENDER_TRY(r.read(tls, "key_file", "server.tls", s.tls.key_file));
-    EXTENDER_TRY(r.read(tls, "client_ca_file", "server.tls", s.tls.client_ca_file));
-    EXTENDER_TRY(r.read(tls, "client_names", "server.tls", s.tls.client_names));
-    for (std::size_t i = 0; i < s.tls.client_names.size(); ++i) {
-      if (s.tls.client_names[i].empty()) {
-        return r.error_at(tls["client_names"][i], "server.tls.client_names",
-                          "an empty name would admit certificates without a name; list the names to admit");
-      }
-    }
-    if (!s.tls.client_names.empty() && s.tls.client_ca_file.empty()) {
-      return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
-    }
-    if (s.tls.cert_file.empty() != s.tls.key_file.empty()) {
-      return r.error_at(tls, "server.tls", "cert_file and key_file go together");
-    }
-    if (!s.tls.client_ca_file.empty() && s.tls.cert_file.empty()) {
-      return r.error_at(tls, "server.tls.client_ca_file", "needs cert_file and key_file (client verification is a TLS feature)");
-    }
-  }
-  return {};
+  return load_server_tls(r, n["tls"], s.tls);
 }
 
 Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
@@ -296,77 +298,85 @@ Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
   return {};
 }
 
+Status load_mode(YamlReader& r, const YAML::Node& root, Mode& m) {
+  std::string mode = m == Mode::kStandalone ? "standalone" : "kubernetes";
+  EXTENDER_TRY(r.read(root, "mode", "", mode));
+  if (mode == "standalone") {
+    m = Mode::kStandalone;
+  } else if (mode == "kubernetes") {
+    m = Mode::kKubernetes;
+  } else {
+    return r.error_at(root["mode"], "mode", "expected standalone or kubernetes");
+  }
+  return {};
+}
+
+Status load_admin(YamlReader& r, const YAML::Node& admin, AdminConfig& a) {
+  EXTENDER_TRY(r.expect_keys(admin, "admin", {"listen"}));
+  if (!admin.IsDefined() || admin.IsNull()) return {};
+  EXTENDER_TRY(r.read(admin, "listen", "admin", a.listen));
+  if (!a.listen.empty()) {
+    if (auto hp = parse_host_port(a.listen); !hp) return r.error_at(admin["listen"], "admin.listen", hp.message());
+  }
+  return {};
+}
+
+Status load_logging(YamlReader& r, const YAML::Node& logging, LoggingConfig& l) {
+  EXTENDER_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
+  if (!logging.IsDefined() || logging.IsNull()) return {};
+  EXTENDER_TRY(r.read(logging, "level", "logging", l.level));
+  EXTENDER_TRY(r.read(logging, "format", "logging", l.format));
+  if (l.format != "text" && l.format != "json") return r.error_at(logging["format"], "logging.format", "expected text or json");
+  return {};
+}
+
+Status load_standalone(YamlReader& r, const YAML::Node& standalone, StandaloneConfig& s) {
+  EXTENDER_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes", "max_request_nodes"}));
+  if (!standalone.IsDefined() || standalone.IsNull()) return {};
+  EXTENDER_TRY(r.read(standalone, "inventory", "standalone", s.inventory));
+  EXTENDER_TRY(r.read(standalone, "upsert_request_nodes", "standalone", s.upsert_request_nodes));
+  return read_at_least(r, standalone, "max_request_nodes", "standalone", s.max_request_nodes, 0);
+}
+
+Status load_kubernetes(YamlReader& r, const YAML::Node& kube, KubernetesConfig& k) {
+  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
+                                             "token_reload", "user_agent", "scheduler_names", "api_qps",
+                                             "api_burst", "dra"}));
+  if (!kube.IsDefined() || kube.IsNull()) return {};
+  EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", k.kubeconfig));
+  EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", k.bind_timeout));
+  EXTENDER_TRY(read_positive_duration(r, kube, "watch_timeout", "kubernetes", k.watch_timeout));
+  if (k.watch_timeout < std::chrono::seconds(1) || k.watch_timeout > std::chrono::seconds(45)) {
+    return r.error_at(kube["watch_timeout"], "kubernetes.watch_timeout",
+                      "must be between 1s and 45s (a silent watch is only noticed after this plus 10s)");
+  }
+  EXTENDER_TRY(read_positive_duration(r, kube, "stale_after", "kubernetes", k.stale_after));
+  EXTENDER_TRY(r.read(kube, "scheduler_names", "kubernetes", k.scheduler_names));
+  if (k.scheduler_names.empty()) {
+    return r.error_at(kube["scheduler_names"], "kubernetes.scheduler_names", "must name at least one scheduler");
+  }
+  EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", k.token_reload));
+  EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", k.user_agent));
+  EXTENDER_TRY(read_at_least(r, kube, "api_qps", "kubernetes", k.api_qps, 0));
+  EXTENDER_TRY(read_at_least(r, kube, "api_burst", "kubernetes", k.api_burst, 1));
+  return load_dra(r, kube["dra"], k.dra);
+}
+
 Status load_document(YamlReader& r, Config& c) {
   const YAML::Node& root = r.root();
   EXTENDER_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
                                    "standalone", "kubernetes", "ha"}));
   if (!root.IsDefined() || root.IsNull()) return {};
-  std::string mode = c.mode == Mode::kStandalone ? "standalone" : "kubernetes";
-  EXTENDER_TRY(r.read(root, "mode", "", mode));
-  if (mode == "standalone") {
-    c.mode = Mode::kStandalone;
-  } else if (mode == "kubernetes") {
-    c.mode = Mode::kKubernetes;
-  } else {
-    return r.error_at(root["mode"], "mode", "expected standalone or kubernetes");
-  }
+  EXTENDER_TRY(load_mode(r, root, c.mode));
   EXTENDER_TRY(load_server(r, root["server"], c.server));
-
-  const YAML::Node admin = root["admin"];
-  EXTENDER_TRY(r.expect_keys(admin, "admin", {"listen"}));
-  if (admin.IsDefined() && !admin.IsNull()) {
-    EXTENDER_TRY(r.read(admin, "listen", "admin", c.admin.listen));
-    if (!c.admin.listen.empty()) {
-      if (auto hp = parse_host_port(c.admin.listen); !hp) return r.error_at(admin["listen"], "admin.listen", hp.message());
-    }
-  }
-
-  const YAML::Node logging = root["logging"];
-  EXTENDER_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
-  if (logging.IsDefined() && !logging.IsNull()) {
-    EXTENDER_TRY(r.read(logging, "level", "logging", c.logging.level));
-    EXTENDER_TRY(r.read(logging, "format", "logging", c.logging.format));
-    if (c.logging.format != "text" && c.logging.format != "json") {
-      return r.error_at(logging["format"], "logging.format", "expected text or json");
-    }
-  }
-
+  EXTENDER_TRY(load_admin(r, root["admin"], c.admin));
+  EXTENDER_TRY(load_logging(r, root["logging"], c.logging));
   EXTENDER_TRY(load_gpu(r, root["gpu"], c.gpu));
   EXTENDER_TRY(load_storage(r, root["storage"], c.storage));
   EXTENDER_TRY(load_scoring(r, root["scoring"], c.scoring));
   EXTENDER_TRY(load_state(r, root["state"], c.state));
-
-  const YAML::Node standalone = root["standalone"];
-  EXTENDER_TRY(r.expect_keys(standalone, "standalone", {"inventory", "upsert_request_nodes", "max_request_nodes"}));
-  if (standalone.IsDefined() && !standalone.IsNull()) {
-    EXTENDER_TRY(r.read(standalone, "inventory", "standalone", c.standalone.inventory));
-    EXTENDER_TRY(r.read(standalone, "upsert_request_nodes", "standalone", c.standalone.upsert_request_nodes));
-    EXTENDER_TRY(read_at_least(r, standalone, "max_request_nodes", "standalone", c.standalone.max_request_nodes, 0));
-  }
-
-  const YAML::Node kube = root["kubernetes"];
-  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
-                                             "token_reload", "user_agent", "scheduler_names", "api_qps",
-                                             "api_burst", "dra"}));
-  if (kube.IsDefined() && !kube.IsNull()) {
-    EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", c.kubernetes.kubeconfig));
-    EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", c.kubernetes.bind_timeout));
-    EXTENDER_TRY(read_positive_duration(r, kube, "watch_timeout", "kubernetes", c.kubernetes.watch_timeout));
-    if (c.kubernetes.watch_timeout < std::chrono::seconds(1) || c.kubernetes.watch_timeout > std::chrono::seconds(45)) {
-      return r.error_at(kube["watch_timeout"], "kubernetes.watch_timeout",
-                        "must be between 1s and 45s (a silent watch is only noticed after this plus 10s)");
-    }
-    EXTENDER_TRY(read_positive_duration(r, kube, "stale_after", "kubernetes", c.kubernetes.stale_after));
-    EXTENDER_TRY(r.read(kube, "scheduler_names", "kubernetes", c.kubernetes.scheduler_names));
-    if (c.kubernetes.scheduler_names.empty()) {
-      return r.error_at(kube["scheduler_names"], "kubernetes.scheduler_names", "must name at least one scheduler");
-    }
-    EXTENDER_TRY(read_positive_duration(r, kube, "token_reload", "kubernetes", c.kubernetes.token_reload));
-    EXTENDER_TRY(r.read(kube, "user_agent", "kubernetes", c.kubernetes.user_agent));
-    EXTENDER_TRY(read_at_least(r, kube, "api_qps", "kubernetes", c.kubernetes.api_qps, 0));
-    EXTENDER_TRY(read_at_least(r, kube, "api_burst", "kubernetes", c.kubernetes.api_burst, 1));
-    EXTENDER_TRY(load_dra(r, kube["dra"], c.kubernetes.dra));
-  }
+  EXTENDER_TRY(load_standalone(r, root["standalone"], c.standalone));
+  EXTENDER_TRY(load_kubernetes(r, root["kubernetes"], c.kubernetes));
   return load_ha(r, root["ha"], c);
 }
 
