@@ -251,7 +251,7 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
   std::vector<MetricFamily> out;
   if (view.snapshot) {
     NodeFamilies nodes;
-    for (const auto& [name, node] : view.snapshot->nodes()) nodes.add(name, *node, view.now, gpu_resources);
+    for (const auto& [name, node] : view.snapshot->nodes()) nodes.add(node->supply.name, *node, view.now, gpu_resources);
     nodes.move_into(out, view.snapshot->nodes().size());
   }
   if (view.snapshot && view.dra) {

@@ -166,7 +166,8 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     }
     entry->placed_gpus = model::gpu_availability(entry->supply, entry->placed);
     for (const auto& [uid, claim] : entry->claims) entry->claim_bits |= NodeIndex::claim_bits(uid);
-    (*next)[name] = std::move(entry);
+    const std::string_view key = entry->supply.name;
+    next->set(key, std::move(entry));
   }
   auto index = std::make_shared<const NodeIndex>(std::move(next));
   std::lock_guard lock(read_mu_);

@@ -55,6 +55,31 @@ std::optional<model::GpuResourceAvailability> NodeSummary::gpu() const {
   return r;
 }
 
+NodeMap::const_iterator NodeMap::find(std::string_view name) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const value_type& e, std::string_view n) { return e.first < n; });
+  return it != entries_.end() && it->first == name ? it : entries_.end();
+}
+
+std::vector<NodeMap::value_type>::iterator NodeMap::lower_bound(std::string_view name) {
+  return std::lower_bound(entries_.begin(), entries_.end(), name,
+                          [](const value_type& e, std::string_view n) { return e.first < n; });
+}
+
+void NodeMap::set(std::string_view name, std::shared_ptr<const NodeState> node) {
+  auto it = lower_bound(name);
+  if (it != entries_.end() && it->first == name) {
+    *it = {name, std::move(node)};
+  } else {
+    entries_.insert(it, {name, std::move(node)});
+  }
+}
+
+void NodeMap::erase(std::string_view name) {
+  auto it = lower_bound(name);
+  if (it != entries_.end() && it->first == name) entries_.erase(it);
+}
+
 NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) {
   std::size_t size = 8;
   while (size < 2 * nodes_->size()) size *= 2;

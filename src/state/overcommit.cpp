@@ -94,14 +94,14 @@ std::vector<Overcommit> OvercommitTracker::update(const Snapshot& snapshot) {
     if (prev != before.end() && prev->second == node) continue;
     std::vector<Overcommit> found = find_overcommit(*node);
     std::set<Key> current;
-    auto& open = open_[name];
+    auto& open = open_[std::string(name)];
     for (auto& o : found) {
       Key key{kind_name(o.kind), o.subject};
       current.insert(key);
       if (!open.count(key)) started.push_back(std::move(o));
     }
     if (current.empty()) {
-      open_.erase(name);
+      open_.erase(std::string(name));
     } else {
       open = std::move(current);
     }

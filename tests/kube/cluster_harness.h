@@ -117,7 +117,7 @@ inline ClusterView view_of(const state::ClusterState& state) {
   ClusterView view;
   const state::Snapshot snap = state.snapshot();
   for (const auto& [name, node] : snap.nodes()) {
-    NodeView& v = view[name];
+    NodeView& v = view[std::string(name)];
     if (auto it = node->supply.gpus.find(kGpu); it != node->supply.gpus.end()) v.gpus = it->second;
     for (const auto& p : node->supply.pools) v.pools[p.name] = pool_text(p);
     for (const auto& [uid, claim] : node->claims) {

@@ -310,7 +310,8 @@ TEST(KubeBindingConcurrency, NeverMoreGpusHeldThanANodeHas) {
     while (!done) {
       const state::Snapshot snap = h.state.snapshot();
       const auto now = state::Clock::now();
-      for (const auto& [name, node] : snap.nodes()) {
+      for (const auto& [key, node] : snap.nodes()) {
+        const std::string& name = node->supply.name;
         const std::int64_t held = node->usage_excluding("", now).gpus_used(kGpu);
         if (held > capacity.at(name)) {
           std::lock_guard lock(violations_mu);

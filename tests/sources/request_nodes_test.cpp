@@ -39,9 +39,9 @@ TEST(RequestNodes, NodesThatDidNotChangeDoNotRebuildTheState) {
   EXPECT_EQ(changed.find("n7")->supply.gpus.at("nvidia.com/gpu"), 4);
   for (const auto& [name, entry] : changed.nodes()) {
     if (name == "n7") {
-      EXPECT_NE(entry, first.nodes().at(name));
+      EXPECT_NE(entry, first.nodes().find(name)->second);
     } else {
-      EXPECT_EQ(entry, first.nodes().at(name)) << name << " did not change and must keep its entry";
+      EXPECT_EQ(entry, first.nodes().find(name)->second) << name << " did not change and must keep its entry";
     }
   }
 }

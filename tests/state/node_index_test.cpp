@@ -16,7 +16,7 @@ std::shared_ptr<const NodeMap> map_of(const std::vector<std::string>& names) {
   for (const auto& n : names) {
     auto entry = std::make_shared<NodeState>();
     entry->supply.name = n;
-    (*m)[n] = std::move(entry);
+    m->set(entry->supply.name, std::move(entry));
   }
   return m;
 }

@@ -21,7 +21,29 @@
 namespace extender::state {
 
 struct NodeState;
-using NodeMap = std::map<std::string, std::shared_ptr<const NodeState>, std::less<>>;
+
+// The nodes of a snapshot in name order, each name a view of its NodeState's own (supply.name;
+// the entry keeps the node alive). Copying the map for the next snapshot costs one allocation and
+// a reference count per node, not an allocation per node and per name: a pod event on a large
+// cluster republishes the map. Immutable once published; set and erase are for the publisher.
+class NodeMap {
+ public:
+  using value_type = std::pair<std::string_view, std::shared_ptr<const NodeState>>;
+  using const_iterator = std::vector<value_type>::const_iterator;
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+  std::size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  const_iterator find(std::string_view name) const;
+  std::size_t count(std::string_view name) const { return find(name) == end() ? 0 : 1; }
+  // Inserts or replaces the node called `name`, a view of the node's own name.
+  void set(std::string_view name, std::shared_ptr<const NodeState> node);
+  void erase(std::string_view name);
+
+ private:
+  std::vector<value_type>::iterator lower_bound(std::string_view name);
+  std::vector<value_type> entries_;
+};
 
 // What filter reads of a node before its NodeState, kept beside the node's place in the index.
 struct NodeSummary {
