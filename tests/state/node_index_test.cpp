@@ -16,7 +16,8 @@ std::shared_ptr<const NodeMap> map_of(const std::vector<std::string>& names) {
   for (const auto& n : names) {
     auto entry = std::make_shared<NodeState>();
     entry->supply.name = n;
-    m->set(entry->supply.name, std::move(entry));
+    const std::string_view name = entry->supply.name;
+    m->set(name, std::move(entry));
   }
   return m;
 }
