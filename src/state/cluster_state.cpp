@@ -169,7 +169,8 @@ void ClusterState::publish(const std::set<std::string, std::less<>>& nodes) {
     const std::string_view key = entry->supply.name;
     next->set(key, std::move(entry));
   }
-  auto index = std::make_shared<const NodeIndex>(std::move(next));
+  const std::vector<std::string_view> changed(nodes.begin(), nodes.end());
+  auto index = std::make_shared<const NodeIndex>(std::move(next), *current_, changed);
   std::lock_guard lock(read_mu_);
   current_.swap(index);
 }

@@ -80,13 +80,40 @@ void NodeMap::erase(std::string_view name) {
   if (it != entries_.end() && it->first == name) entries_.erase(it);
 }
 
-NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) {
+NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) { build(); }
+
+NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, const NodeIndex& previous,
+                     std::span<const std::string_view> changed)
+    : nodes_(std::move(nodes)) {
+  const bool same_names =
+      nodes_->size() == previous.nodes_->size() &&
+      std::all_of(changed.begin(), changed.end(), [&](std::string_view name) {
+        const auto it = nodes_->find(name);
+        const Found before = previous.lookup(name);
+        return it != nodes_->end() && before.node && before.order == static_cast<std::uint32_t>(it - nodes_->begin());
+      });
+  if (!same_names) {
+    build();
+    return;
+  }
+  layout_ = previous.layout_;
+  names_ = layout_->names.data();
+  entries_ = previous.entries_;
+  for (std::string_view name : changed) {
+    const auto it = nodes_->find(name);
+    entries_[static_cast<std::size_t>(it - nodes_->begin())] = {it->second.get(), summarize(*it->second)};
+  }
+}
+
+void NodeIndex::build() {
+  layout_ = std::make_shared<Layout>();
+  Layout& l = *layout_;
   std::size_t size = 8;
   while (size < 2 * nodes_->size()) size *= 2;
-  slots_.resize(size);
+  l.slots.resize(size);
   std::size_t bytes = 0;
   for (const auto& entry : *nodes_) bytes += entry.first.size();
-  names_.reserve(bytes);
+  l.names.reserve(bytes);
   entries_.reserve(nodes_->size());
   const std::size_t mask = size - 1;
   for (const auto& [name, node] : *nodes_) {
@@ -94,14 +121,15 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(no
     entries_.push_back({node.get(), summarize(*node)});
     const std::size_t hash = hash_of(name);
     std::size_t at = hash & mask;
-    while (slots_[at].order != kEmpty) at = (at + 1) & mask;
-    slots_[at] = {static_cast<std::uint32_t>(hash >> 32), order, static_cast<std::uint32_t>(names_.size()),
-                  static_cast<std::uint32_t>(name.size())};
-    names_ += name;
+    while (l.slots[at].order != kEmpty) at = (at + 1) & mask;
+    l.slots[at] = {static_cast<std::uint32_t>(hash >> 32), order, static_cast<std::uint32_t>(l.names.size()),
+                   static_cast<std::uint32_t>(name.size())};
+    l.names += name;
   }
-  names_dns_only_ = std::all_of(names_.begin(), names_.end(), [](char c) {
+  l.names_dns_only = std::all_of(l.names.begin(), l.names.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
   });
+  names_ = l.names.data();
 }
 
 std::uint64_t NodeIndex::claim_bits(std::string_view uid) {
@@ -117,11 +145,11 @@ NodeSummary NodeIndex::summarize(const NodeState& node) {
   s.gpus_summarized = gpus.size() <= 1 && (gpus.empty() || !gpus.front().problem);
   if (!s.gpus_summarized || gpus.empty()) return s;
   const model::GpuResourceAvailability& gpu = gpus.front();
-  auto known = std::find_if(gpu_resources_.begin(), gpu_resources_.end(),
-                            [&](const auto& name) { return *name == gpu.resource; });
-  if (known == gpu_resources_.end()) {
-    gpu_resources_.push_back(std::make_unique<std::string>(gpu.resource));
-    known = gpu_resources_.end() - 1;
+  auto& resources = layout_->gpu_resources;
+  auto known = std::find_if(resources.begin(), resources.end(), [&](const auto& name) { return *name == gpu.resource; });
+  if (known == resources.end()) {
+    resources.push_back(std::make_unique<std::string>(gpu.resource));
+    known = resources.end() - 1;
   }
   s.resource = known->get();
   s.allocatable = gpu.allocatable;
@@ -134,9 +162,10 @@ NodeSummary NodeIndex::summarize(const NodeState& node) {
 NodeIndex::Found NodeIndex::lookup(std::string_view name) const {
   const std::size_t hash = hash_of(name);
   const auto tag = static_cast<std::uint32_t>(hash >> 32);
-  const std::size_t mask = slots_.size() - 1;
+  const std::vector<Slot>& slots = layout_->slots;
+  const std::size_t mask = slots.size() - 1;
   for (std::size_t at = hash & mask;; at = (at + 1) & mask) {
-    const Slot& slot = slots_[at];
+    const Slot& slot = slots[at];
     if (slot.order == kEmpty) return {};
     if (slot.hash == tag && names_match(slot, name)) return found_at(slot);
   }
@@ -144,24 +173,25 @@ NodeIndex::Found NodeIndex::lookup(std::string_view name) const {
 
 void NodeIndex::lookup(std::span<const std::string_view> names, std::span<Found> out) const {
   constexpr std::size_t kBatch = 64;
-  const std::size_t mask = slots_.size() - 1;
+  const std::vector<Slot>& slots = layout_->slots;
+  const std::size_t mask = slots.size() - 1;
   std::size_t hashes[kBatch];
   const Slot* candidate[kBatch];
   for (std::size_t base = 0; base < names.size(); base += kBatch) {
     const std::size_t n = std::min(kBatch, names.size() - base);
     for (std::size_t k = 0; k < n; ++k) {
       hashes[k] = hash_of(names[base + k]);
-      __builtin_prefetch(&slots_[hashes[k] & mask]);
+      __builtin_prefetch(&slots[hashes[k] & mask]);
     }
     // The first slot of a matching tag along the probe (nearly always the only one), or none.
     for (std::size_t k = 0; k < n; ++k) {
       const auto tag = static_cast<std::uint32_t>(hashes[k] >> 32);
       candidate[k] = nullptr;
-      for (std::size_t at = hashes[k] & mask; slots_[at].order != kEmpty; at = (at + 1) & mask) {
-        if (slots_[at].hash == tag) {
-          candidate[k] = &slots_[at];
-          __builtin_prefetch(names_.data() + slots_[at].name_at);
-          __builtin_prefetch(&entries_[slots_[at].order]);
+      for (std::size_t at = hashes[k] & mask; slots[at].order != kEmpty; at = (at + 1) & mask) {
+        if (slots[at].hash == tag) {
+          candidate[k] = &slots[at];
+          __builtin_prefetch(names_ + slots[at].name_at);
+          __builtin_prefetch(&entries_[slots[at].order]);
           break;
         }
       }

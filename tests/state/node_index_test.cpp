@@ -163,5 +163,68 @@ TEST(NodeIndex, SummariesAgreeWithTheirNodes) {
   EXPECT_GT(placed_only, 0u);
 }
 
+// A node whose GPUs of "nvidia.com/gpu" have `free` of 8 free.
+std::shared_ptr<const NodeState> gpu_node(const std::string& name, std::int64_t free) {
+  auto n = std::make_shared<NodeState>();
+  n->supply.name = name;
+  n->placed_gpus.push_back({"nvidia.com/gpu", 8, free, std::nullopt, std::nullopt});
+  return n;
+}
+
+std::shared_ptr<NodeMap> gpu_map(int nodes) {
+  auto m = std::make_shared<NodeMap>();
+  for (int i = 0; i < nodes; ++i) {
+    auto n = gpu_node("node-" + std::to_string(i), 8);
+    const std::string_view name = n->supply.name;
+    m->set(name, std::move(n));
+  }
+  return m;
+}
+
+TEST(NodeIndex, AnIndexOfChangedNodesSharesTheNamesAndMakesTheirEntriesAgain) {
+  auto first = gpu_map(100);
+  const NodeIndex before(first);
+  auto next = std::make_shared<NodeMap>(*first);
+  auto changed_node = gpu_node("node-42", 3);
+  next->set(changed_node->supply.name, changed_node);
+  const std::vector<std::string_view> changed{"node-42"};
+  const NodeIndex after(next, before, changed);
+
+  const NodeIndex::Found found = after.lookup("node-42");
+  EXPECT_EQ(found.node, changed_node.get());
+  ASSERT_TRUE(found.summary->gpu());
+  EXPECT_EQ(found.summary->gpu()->free, 3);
+  EXPECT_EQ(before.lookup("node-42").summary->gpu()->free, 8) << "the earlier index is unchanged";
+  EXPECT_EQ(found.name.data(), before.lookup("node-42").name.data()) << "the names are shared, not copied";
+  for (int i = 0; i < 100; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    const NodeIndex::Found f = after.lookup(name);
+    ASSERT_NE(f.node, nullptr) << name;
+    EXPECT_EQ(f.order, before.lookup(name).order);
+    if (i != 42) EXPECT_EQ(f.node, before.lookup(name).node) << name;
+  }
+}
+
+TEST(NodeIndex, AnIndexOfAddedOrRemovedNodesIsBuiltAnew) {
+  auto first = gpu_map(10);
+  const NodeIndex before(first);
+  auto added = std::make_shared<NodeMap>(*first);
+  auto extra = gpu_node("node-10", 8);
+  added->set(extra->supply.name, extra);
+  const std::vector<std::string_view> new_name{"node-10"};
+  const NodeIndex grown(added, before, new_name);
+  EXPECT_EQ(grown.find("node-10"), extra.get());
+  EXPECT_NE(grown.lookup("node-1").name.data(), before.lookup("node-1").name.data());
+  EXPECT_EQ(grown.lookup("node-2").order, 3u) << "node-10 sorts between node-1 and node-2";
+
+  auto removed = std::make_shared<NodeMap>(*first);
+  removed->erase("node-3");
+  const std::vector<std::string_view> gone{"node-3"};
+  const NodeIndex shrunk(removed, before, gone);
+  EXPECT_EQ(shrunk.find("node-3"), nullptr);
+  EXPECT_NE(shrunk.find("node-4"), nullptr);
+  EXPECT_EQ(shrunk.lookup("node-4").order, 3u);
+}
+
 }  // namespace
 }  // namespace extender::state

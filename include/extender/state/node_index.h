@@ -3,8 +3,9 @@
 // once and compares names of equal hash only, where the map's own find compares names all along a
 // tree path (long shared prefixes such as "gke-prod-gpu-a100-pool-" make each compare long).
 // A lookup also gives the node's place in name order (its index in the map), which sorts as the
-// names do without comparing them, and its NodeSummary. Built once per published map, immutable
-// after; keeps the map alive. Thread-safe to share.
+// names do without comparing them, and its NodeSummary. Built once per published map (sharing the
+// names' part with the previous map's index when the names are the same), immutable after; keeps
+// the map alive. Thread-safe to share.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -68,6 +69,10 @@ struct NodeSummary {
 class NodeIndex {
  public:
   explicit NodeIndex(std::shared_ptr<const NodeMap> nodes);
+  // The index of `nodes`, a map that differs from previous.nodes() in the nodes named `changed`
+  // alone: when those were changed rather than added or removed, the names' part of `previous`
+  // is shared and only their entries are made again (a pod event costs its node, not the map).
+  NodeIndex(std::shared_ptr<const NodeMap> nodes, const NodeIndex& previous, std::span<const std::string_view> changed);
   NodeIndex(const NodeIndex&) = delete;
   NodeIndex& operator=(const NodeIndex&) = delete;
   const NodeMap& nodes() const { return *nodes_; }
@@ -85,7 +90,7 @@ class NodeIndex {
   const NodeState* find(std::string_view name) const { return lookup(name).node; }
   // Whether every name is made of lowercase letters, digits, '-' and '.' alone, as Kubernetes
   // node names are (such names need no escaping in JSON).
-  bool names_dns_only() const { return names_dns_only_; }
+  bool names_dns_only() const { return layout_->names_dns_only; }
   // Two bits of a claim's uid, for NodeSummary::claim_bits.
   static std::uint64_t claim_bits(std::string_view uid);
 
@@ -102,21 +107,29 @@ class NodeIndex {
     const NodeState* node = nullptr;
     NodeSummary summary;
   };
+  // What depends on the names alone, shared by the indexes of maps over the same names. Only
+  // gpu_resources grows after the first index, on the publisher's thread; readers never read the
+  // vector, only the strings its elements own, which never move.
+  struct Layout {
+    std::string names;        // every name, back to back (one block to read, not one per name)
+    std::vector<Slot> slots;  // open addressing, linear probing; a power of two, at least twice the nodes
+    std::vector<std::unique_ptr<std::string>> gpu_resources;  // the distinct names the summaries point to
+    bool names_dns_only = true;
+  };
   bool names_match(const Slot& slot, std::string_view name) const {
-    return slot.name_size == name.size() && std::memcmp(names_.data() + slot.name_at, name.data(), name.size()) == 0;
+    return slot.name_size == name.size() && std::memcmp(names_ + slot.name_at, name.data(), name.size()) == 0;
   }
   Found found_at(const Slot& slot) const {
     const Entry& e = entries_[slot.order];
-    return {e.node, slot.order, &e.summary, std::string_view(names_.data() + slot.name_at, slot.name_size)};
+    return {e.node, slot.order, &e.summary, std::string_view(names_ + slot.name_at, slot.name_size)};
   }
-  NodeSummary summarize(const NodeState& node);  // views its resource into gpu_resources_
+  void build();
+  NodeSummary summarize(const NodeState& node);  // views its resource into layout_->gpu_resources
 
   std::shared_ptr<const NodeMap> nodes_;
-  std::string names_;        // every name, back to back (one block to read, not one per name)
-  std::vector<Slot> slots_;  // open addressing, linear probing; a power of two, at least twice the nodes
+  std::shared_ptr<Layout> layout_;
+  const char* names_ = nullptr;  // layout_->names.data()
   std::vector<Entry> entries_;
-  std::vector<std::unique_ptr<std::string>> gpu_resources_;  // the distinct names the summaries point to
-  bool names_dns_only_ = true;
 };
 
 }  // namespace extender::state
