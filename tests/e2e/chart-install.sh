@@ -452,8 +452,11 @@ wait_for() { # wait_for SECONDS CMD...: until CMD succeeds
 }
 readyz_leading() { curl -fsS "http://127.0.0.1:$ADMIN_PORT/readyz" | jq -e '.leading == true'; }
 check "the daemon leads within 15s (/readyz \"leading\": true)" wait_for 15 readyz_leading
-check "Lease $NS/$FULLNAME is held by ${STANDIN}_$STANDIN_UID (POD_NAME_POD_UID), 15s" jsonpath_matches \
-  "^${STANDIN}_${STANDIN_UID} 15\$" -n "$NS" get lease "$FULLNAME" -o 'jsonpath={.spec.holderIdentity} {.spec.leaseDurationSeconds}'
+# The chart's default lease_duration ("2s"), in the whole seconds the Lease records.
+LEASE_SECONDS="$("$PY" -c 'import sys, yaml; print(int(yaml.safe_load(open(sys.argv[1]))["config"]["ha"]["lease_duration"].rstrip("s")))' \
+  "$CHART/values.yaml")"
+check "Lease $NS/$FULLNAME is held by ${STANDIN}_$STANDIN_UID (POD_NAME_POD_UID), ${LEASE_SECONDS}s" jsonpath_matches \
+  "^${STANDIN}_${STANDIN_UID} ${LEASE_SECONDS}\$" -n "$NS" get lease "$FULLNAME" -o 'jsonpath={.spec.holderIdentity} {.spec.leaseDurationSeconds}'
 label_is() { # label_is POD VALUE|absent: the pod's leader label
   [[ "$(k -n "$NS" get pod "$1" -o json | jq -r --arg l "$LEADER_LABEL" '.metadata.labels[$l] // "absent"')" == "$2" ]]
 }
