@@ -335,10 +335,9 @@ void standby_polls(LeaderElector& b, LeaderElector& a, Clock::time_point from, H
     if (attempt(b, t)) {
       out.takeover = t;
       out.a_decides = !a.not_leading(t);
-      out.a_fence = a.write_fence() == Clock::time_point{} ? out.a_fence : a.write_fence();
-      return;
     }
     if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
+    if (out.takeover) return;
   }
 }
 
