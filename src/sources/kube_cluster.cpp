@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "extender/common/logging.h"
 #include "extender/kube/gpushare.h"
@@ -318,19 +320,41 @@ class ClassSink : public kube::ReflectorSink {
   std::vector<wire::StorageClass> listed_;
 };
 
-kube::ReflectorOptions options_for(const WatchOptions& watch, std::string resource, std::string path,
-                                   std::string field_selector = {}) {
+kube::ReflectorOptions options_for(const WatchOptions& watch, const WatchedKind& kind) {
   kube::ReflectorOptions o;
-  o.resource = std::move(resource);
-  o.path = std::move(path);
-  o.field_selector = std::move(field_selector);
+  o.resource = std::string(kind.resource);
+  o.path = collection_path(kind);
+  o.field_selector = std::string(kind.field_selector);
   o.watch_timeout = watch.watch_timeout;
   return o;
 }
 
-constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
-constexpr const char* kCapacitiesPath = "/apis/storage.k8s.io/v1/csistoragecapacities";
-constexpr const char* kVolumesPath = "/api/v1/persistentvolumes";
+// What the sinks write into.
+struct Stores {
+  state::ClusterState& state;
+  const KubeClusterOptions& options;
+  KubeCluster::Lookups& lookups;
+  CapacityStore& capacity;
+  DraStore& dra;
+};
+
+// Each watched kind's sink: the decoder of its objects and the store they go to.
+std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
+  switch (kind) {
+    case Kind::kNodes: return std::make_unique<NodeSink>(s.state, s.options.supply, s.capacity);
+    case Kind::kPods:
+      return std::make_unique<PodSink>(s.state, s.lookups, s.options.demand.gpu_resources, s.options.demand.share);
+    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity);
+    case Kind::kClasses: return std::make_unique<ClassSink>(s.lookups, s.capacity);
+    case Kind::kResourceSlices: return s.dra.slice_sink();
+    case Kind::kResourceClaims: return s.dra.claim_sink();
+    case Kind::kDeviceClasses: return s.dra.class_sink();
+    case Kind::kCsiDrivers: return s.capacity.driver_sink();
+    case Kind::kCapacities: return s.capacity.capacity_sink();
+    case Kind::kVolumes: return s.capacity.volume_sink();
+  }
+  return nullptr;
+}
 
 void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
   const auto now = std::chrono::steady_clock::now();
@@ -358,65 +382,28 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       lookups_(std::make_unique<Lookups>()),
       capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
       dra_(std::make_unique<DraStore>(options.dra)) {
-  const model::DemandRules& rules = options.demand;
-  const WatchOptions& watch = options.watch;
-  auto add = [&](std::unique_ptr<kube::ReflectorSink> sink, kube::ReflectorOptions options) {
-    reflectors_.push_back(std::make_unique<kube::Reflector>(client, std::move(options), *sink));
+  const Stores stores{state, options, *lookups_, *capacity_, *dra_};
+  for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
+  if (!options.capacity.enabled) optional_kinds(KindGroup::kCapacity).state = kAbsent;
+  for (const WatchedKind& kind : kWatchedKinds) {
+    auto sink = sink_for(kind.kind, stores);
+    auto reflector = std::make_unique<kube::Reflector>(client, options_for(options.watch, kind), *sink);
     sinks_.push_back(std::move(sink));
-  };
-  add(std::make_unique<NodeSink>(state, options.supply, *capacity_), options_for(watch, "nodes", "/api/v1/nodes"));
-  // As kube-scheduler's own pod informer: finished pods hold nothing.
-  add(std::make_unique<PodSink>(state, *lookups_, rules.gpu_resources, rules.share),
-      options_for(watch, "pods", "/api/v1/pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"));
-  add(std::make_unique<ClaimSink>(*lookups_, *capacity_),
-      options_for(watch, "persistentvolumeclaims", "/api/v1/persistentvolumeclaims"));
-  add(std::make_unique<ClassSink>(*lookups_, *capacity_),
-      options_for(watch, "storageclasses", "/apis/storage.k8s.io/v1/storageclasses"));
-  auto add_optional = [&](OptionalKinds& kinds, std::unique_ptr<kube::ReflectorSink> sink, const std::string& resource,
-                          const std::string& path) {
-    kinds.reflectors.push_back(std::make_unique<kube::Reflector>(client, options_for(watch, resource, path), *sink));
-    sinks_.push_back(std::move(sink));
-  };
-  dra_kinds_.probe_path = std::string(kResourceSlicesPath) + "?limit=1";
-  dra_kinds_.name = "resource.k8s.io/v1";
-  dra_kinds_.absent_404 =
-      "the API server does not serve resource.k8s.io/v1: DRA ResourceSlices, ResourceClaims and DeviceClasses are not watched";
-  dra_kinds_.absent_403 =
-      "not permitted to list resource.k8s.io/v1 resourceslices: DRA is not watched until the daemon's role may get, list and "
-      "watch resourceslices, resourceclaims and deviceclasses (and the daemon restarts)";
-  add_optional(dra_kinds_, dra_->slice_sink(), "resourceslices", kResourceSlicesPath);
-  add_optional(dra_kinds_, dra_->claim_sink(), "resourceclaims", "/apis/resource.k8s.io/v1/resourceclaims");
-  add_optional(dra_kinds_, dra_->class_sink(), "deviceclasses", "/apis/resource.k8s.io/v1/deviceclasses");
-  capacity_kinds_.probe_path = std::string(kCapacitiesPath) + "?limit=1";
-  capacity_kinds_.name = "storage.k8s.io/v1 csistoragecapacities";
-  capacity_kinds_.absent_404 =
-      "the API server does not serve storage.k8s.io/v1 csistoragecapacities (Kubernetes before v1.24): storage classes are "
-      "managed by storage.classes only";
-  capacity_kinds_.absent_403 =
-      "not permitted to list storage.k8s.io/v1 csistoragecapacities: the capacity CSI drivers publish is not read until the "
-      "daemon's role may get, list and watch csidrivers and csistoragecapacities (and the daemon restarts)";
-  if (options.capacity.enabled) {
-    add_optional(capacity_kinds_, capacity_->driver_sink(), "csidrivers", "/apis/storage.k8s.io/v1/csidrivers");
-    add_optional(capacity_kinds_, capacity_->capacity_sink(), "csistoragecapacities", kCapacitiesPath);
-  } else {
-    capacity_kinds_.state = kAbsent;
+    if (kind.group == KindGroup::kRequired) {
+      reflectors_.push_back(std::move(reflector));
+    } else if (OptionalKinds& kinds = optional_kinds(kind.group); kinds.state == kProbing) {
+      kinds.reflectors.push_back(std::move(reflector));
+    }
   }
-  volume_kinds_.probe_path = std::string(kVolumesPath) + "?limit=1";
-  volume_kinds_.name = "persistentvolumes";
-  volume_kinds_.absent_404 = "the API server does not serve persistentvolumes: local PersistentVolumes are not read";
-  volume_kinds_.absent_403 =
-      "not permitted to list persistentvolumes: local PersistentVolumes are not read until the daemon's role may get, list "
-      "and watch persistentvolumes (and the daemon restarts)";
-  add_optional(volume_kinds_, capacity_->volume_sink(), "persistentvolumes", kVolumesPath);
 }
 
 KubeCluster::~KubeCluster() { stop(); }
 
 void KubeCluster::start() {
   for (auto& r : reflectors_) threads_.emplace_back([reflector = r.get()] { reflector->run(); });
-  dra_kinds_.probe = std::thread([this] { probe(dra_kinds_); });
-  if (capacity_kinds_.state == kProbing) capacity_kinds_.probe = std::thread([this] { probe(capacity_kinds_); });
-  volume_kinds_.probe = std::thread([this] { probe(volume_kinds_); });
+  for (OptionalKinds& kinds : optional_) {
+    if (kinds.state == kProbing) kinds.probe = std::thread([this, &kinds] { probe(kinds); });
+  }
   capacity_tick_ = std::thread([this] {
     std::unique_lock lock(optional_mu_);
     while (!stopping_) {
@@ -436,37 +423,40 @@ void KubeCluster::stop() {
   }
   wake_.notify_all();
   for (auto& r : reflectors_) r->stop();
-  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
-    for (auto& r : kinds->reflectors) r->stop();
+  for (OptionalKinds& kinds : optional_) {
+    for (auto& r : kinds.reflectors) r->stop();
   }
   for (auto& t : threads_) {
     if (t.joinable()) t.join();
   }
   threads_.clear();
   if (capacity_tick_.joinable()) capacity_tick_.join();
-  for (OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
-    if (kinds->probe.joinable()) kinds->probe.join();
+  for (OptionalKinds& kinds : optional_) {
+    if (kinds.probe.joinable()) kinds.probe.join();
     std::vector<std::thread> threads;
     {
       std::lock_guard lock(optional_mu_);
-      threads = std::move(kinds->threads);
+      threads = std::move(kinds.threads);
     }
     for (auto& t : threads) t.join();
   }
 }
 
 void KubeCluster::probe(OptionalKinds& kinds) {
+  const OptionalGroup& group = optional_group(kinds.group);
+  const WatchedKind first = kinds_of(kinds.group).front();
   std::chrono::milliseconds backoff{500};
   for (;;) {
-    auto reply = client_.get(kinds.probe_path, std::chrono::seconds(10));
+    auto reply = client_.get(collection_path(first) + "?limit=1", std::chrono::seconds(10));
     if (reply && reply->status == 404) {
       kinds.state = kAbsent;
-      spdlog::info("{}", kinds.absent_404);
+      spdlog::info("the API server does not serve {}: {}", group.name, group.without_it);
       return;
     }
     if (reply && reply->status == 403) {
       kinds.state = kAbsent;
-      spdlog::warn("{}", kinds.absent_403);
+      spdlog::warn("not permitted to list {}: {} until the daemon's role may {} (and the daemon restarts)", first.resource,
+                   group.without_it, rights_phrase(kinds.group));
       return;
     }
     std::unique_lock lock(optional_mu_);
@@ -477,11 +467,19 @@ void KubeCluster::probe(OptionalKinds& kinds) {
       return;
     }
     kinds.probe_error = reply ? "HTTP " + std::to_string(reply->status) : reply.message();
-    spdlog::warn("{}: cannot tell whether the API server serves it: {}; retrying", kinds.name, kinds.probe_error);
+    spdlog::warn("{}: cannot tell whether the API server serves it: {}; retrying", group.name, kinds.probe_error);
     wake_.wait_for(lock, backoff, [this] { return stopping_; });
     if (stopping_) return;
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(30));
   }
+}
+
+KubeCluster::OptionalKinds& KubeCluster::optional_kinds(KindGroup group) {
+  return const_cast<OptionalKinds&>(std::as_const(*this).optional_kinds(group));
+}
+
+const KubeCluster::OptionalKinds& KubeCluster::optional_kinds(KindGroup group) const {
+  return *std::find_if(optional_.begin(), optional_.end(), [group](const OptionalKinds& k) { return k.group == group; });
 }
 
 void KubeCluster::ready_reasons(const OptionalKinds& kinds, std::string& reasons) const {
@@ -489,7 +487,7 @@ void KubeCluster::ready_reasons(const OptionalKinds& kinds, std::string& reasons
     for (const auto& r : kinds.reflectors) add_reason(reasons, *r, stale_after_);
   } else if (kinds.state == kProbing) {
     if (!reasons.empty()) reasons += "; ";
-    reasons += kinds.name + " not probed yet";
+    reasons += std::string(optional_group(kinds.group).name) + " not probed yet";
     std::lock_guard lock(optional_mu_);
     if (!kinds.probe_error.empty()) reasons += " (" + kinds.probe_error + ")";
   }
@@ -508,9 +506,7 @@ std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
   for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);
-  ready_reasons(dra_kinds_, reasons);
-  ready_reasons(capacity_kinds_, reasons);
-  ready_reasons(volume_kinds_, reasons);
+  for (const OptionalKinds& kinds : optional_) ready_reasons(kinds, reasons);
   if (reasons.empty()) return std::nullopt;
   return reasons;
 }
@@ -556,9 +552,9 @@ std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->
 std::vector<std::pair<std::string, kube::ReflectorStatus>> KubeCluster::watch_status() const {
   std::vector<std::pair<std::string, kube::ReflectorStatus>> out;
   for (const auto& r : reflectors_) out.emplace_back(r->resource(), r->status());
-  for (const OptionalKinds* kinds : {&dra_kinds_, &capacity_kinds_, &volume_kinds_}) {
-    if (kinds->state != kServed) continue;
-    for (const auto& r : kinds->reflectors) out.emplace_back(r->resource(), r->status());
+  for (const OptionalKinds& kinds : optional_) {
+    if (kinds.state != kServed) continue;
+    for (const auto& r : kinds.reflectors) out.emplace_back(r->resource(), r->status());
   }
   return out;
 }

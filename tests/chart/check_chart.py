@@ -284,17 +284,15 @@ def step_lint():
 # render
 # ------------------------------------------------------------------------------------------------
 
-NARROW_RBAC = {
-    ("", "nodes", "get", ()), ("", "nodes", "list", ()), ("", "nodes", "watch", ()),
-    ("", "pods", "get", ()), ("", "pods", "list", ()), ("", "pods", "watch", ()), ("", "pods", "patch", ()),
-    ("", "persistentvolumeclaims", "get", ()), ("", "persistentvolumeclaims", "list", ()),
-    ("", "persistentvolumeclaims", "watch", ()), ("", "persistentvolumeclaims", "patch", ()),
-    ("", "persistentvolumes", "get", ()), ("", "persistentvolumes", "list", ()), ("", "persistentvolumes", "watch", ()),
-    ("", "pods/binding", "create", ()),
-    ("storage.k8s.io", "storageclasses", "get", ()), ("storage.k8s.io", "storageclasses", "list", ()),
-    ("storage.k8s.io", "storageclasses", "watch", ()),
-} | {("resource.k8s.io", r, v, ()) for r in ("resourceslices", "resourceclaims", "deviceclasses")
-     for v in ("get", "list", "watch")}
+def table_rbac():
+    """The ClusterRole's rights as deploy/scheduler-extender.yaml grants them. That file is checked
+    against the daemon's table of watched kinds (sources/watched_kinds.h) by sources_tests, and
+    against the chart's default render by step deploy: the chart's rules are the table's."""
+    with open(os.path.join(ARGS.repo, "deploy", "scheduler-extender.yaml")) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    return rule_triples(find(docs, "ClusterRole", "scheduler-extender")["rules"])
+
+
 CSI_RBAC = {("storage.k8s.io", r, v, ()) for r in ("csidrivers", "csistoragecapacities") for v in ("get", "list", "watch")}
 
 
@@ -439,7 +437,7 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
          f"[{kv}] the Deployment's selector matches the daemon's pods")
 
     role = find(docs, "ClusterRole", FULLNAME)
-    C.eq(rule_triples(role["rules"]), NARROW_RBAC | CSI_RBAC,
+    C.eq(rule_triples(role["rules"]), table_rbac(),
          f"[{kv}] ClusterRole is exactly get/list/watch nodes, pods, pvcs, pvs, storageclasses, csidrivers, csistoragecapacities, DRA's slices, claims, classes + create pods/binding + patch pods, pvcs")
     crb = find(docs, "ClusterRoleBinding", FULLNAME)
     C.ok(crb["roleRef"]["name"] == FULLNAME and crb["subjects"] == [
@@ -696,7 +694,7 @@ def step_render():
         C.ok(find(docs, "Role", f"{SCHED_FULLNAME}-leader-election") is None, "no Lease Role without leader election")
         dcfg = daemon_config(docs)
         C.eq((dcfg["logging"]["format"], dcfg["server"]["path_prefix"]), ("json", "/ext/"), "config values reach the daemon's file")
-        C.eq(rule_triples(find(docs, "ClusterRole", FULLNAME)["rules"]), NARROW_RBAC,
+        C.eq(rule_triples(find(docs, "ClusterRole", FULLNAME)["rules"]), table_rbac() - CSI_RBAC,
              "rbac.csiStorageCapacity=false drops csidrivers and csistoragecapacities")
         C.eq(dcfg.get("storage", {}).get("capacity_tracking"), False,
              "rbac.csiStorageCapacity=false turns the daemon's capacity tracking off (it could not watch)")

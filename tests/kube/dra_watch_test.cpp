@@ -149,7 +149,8 @@ TEST(DraWatch, AnOldServerAnswers404ForTheGroup) {
   ASSERT_TRUE(eventually([&] { return !r.status().last_error.empty(); }));
   EXPECT_FALSE(r.status().synced);
   EXPECT_NE(r.status().last_error.find("404"), std::string::npos) << r.status().last_error;
-  for (Kind k : testing::kDraKinds) {
+  for (const sources::WatchedKind& row : sources::kinds_of(sources::KindGroup::kDra)) {
+    const Kind k = row.kind;
     auto reply = h.client->get(testing::kind_path(k), 5s);
     ASSERT_TRUE(reply) << reply.message();
     EXPECT_EQ(reply->status, 404) << testing::kind_path(k);

@@ -18,33 +18,19 @@
 #include <array>
 #include <cstdint>
 
+#include "extender/sources/watched_kinds.h"
 #include "kube/fake_api_server.h"
 
 namespace extender::kube::testing {
 
-enum class Kind { kNodes = 0, kPods, kClaims, kClasses, kResourceSlices, kResourceClaims, kDeviceClasses, kCsiDrivers,
-                  kCapacities, kVolumes };
-inline constexpr std::size_t kKindCount = 10;
-inline constexpr Kind kDraKinds[] = {Kind::kResourceSlices, Kind::kResourceClaims, Kind::kDeviceClasses};
+// The kinds the daemon watches (sources/watched_kinds.h): every row is served.
+using Kind = sources::Kind;
+inline constexpr std::size_t kKindCount = sources::kWatchedKinds.size();
 inline constexpr const char* kDraGroupPath = "/apis/resource.k8s.io/v1";
 
-inline bool is_dra(Kind k) { return k == Kind::kResourceSlices || k == Kind::kResourceClaims || k == Kind::kDeviceClasses; }
+inline bool is_dra(Kind k) { return sources::watched(k).group == sources::KindGroup::kDra; }
 
-inline const char* kind_path(Kind k) {
-  switch (k) {
-    case Kind::kNodes: return "/api/v1/nodes";
-    case Kind::kPods: return "/api/v1/pods";
-    case Kind::kClaims: return "/api/v1/persistentvolumeclaims";
-    case Kind::kClasses: return "/apis/storage.k8s.io/v1/storageclasses";
-    case Kind::kResourceSlices: return "/apis/resource.k8s.io/v1/resourceslices";
-    case Kind::kResourceClaims: return "/apis/resource.k8s.io/v1/resourceclaims";
-    case Kind::kDeviceClasses: return "/apis/resource.k8s.io/v1/deviceclasses";
-    case Kind::kCsiDrivers: return "/apis/storage.k8s.io/v1/csidrivers";
-    case Kind::kCapacities: return "/apis/storage.k8s.io/v1/csistoragecapacities";
-    case Kind::kVolumes: return "/api/v1/persistentvolumes";
-  }
-  return "";
-}
+inline std::string kind_path(Kind k) { return sources::collection_path(sources::watched(k)); }
 
 inline std::string key_of(const json& object) {
   const json& meta = object.at("metadata");
@@ -73,8 +59,8 @@ class FakeCluster {
   using BindingHook = std::function<std::optional<BindingReply>(const BindingRequest&)>;
 
   explicit FakeCluster(FakeApiServer& server) : server_(server) {
-    for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses, Kind::kResourceSlices, Kind::kResourceClaims,
-                   Kind::kDeviceClasses, Kind::kCsiDrivers, Kind::kCapacities, Kind::kVolumes}) {
+    for (const sources::WatchedKind& row : sources::kWatchedKinds) {
+      const Kind k = row.kind;
       server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
     }
     server_.route("GET", kDraGroupPath, [this](const httplib::Request&, httplib::Response& res) { discovery(res); });

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kube/cluster_harness.h"
 
 namespace extender::sources {
@@ -178,6 +180,24 @@ TEST(KubeCluster, WatchEventsMoveTheState) {
   for (Kind k : {Kind::kNodes, Kind::kPods, Kind::kClaims, Kind::kClasses}) {
     EXPECT_EQ(h.server.lists(kube::testing::kind_path(k)).size(), 1u) << kube::testing::kind_path(k);
   }
+}
+
+TEST(KubeCluster, EveryRowOfTheWatchedKindsTableIsWatchedAndReported) {
+  ClusterHarness h;
+  seed(h.fake);
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  std::set<std::string> rows;
+  for (const sources::WatchedKind& row : sources::kWatchedKinds) {
+    rows.emplace(row.resource);
+    EXPECT_TRUE(eventually([&] { return h.fake.open_watches(row.kind) == 1; })) << row.resource;
+  }
+  std::set<std::string> reported;
+  for (const auto& [resource, status] : h.cluster->watch_status()) {
+    EXPECT_TRUE(status.synced) << resource;
+    reported.insert(resource);
+  }
+  EXPECT_EQ(reported, rows);
 }
 
 TEST(KubeCluster, CutsAndExpiredVersionsConvergeOnTheServersTruth) {

@@ -16,6 +16,7 @@
 // without the rights, classes are managed by configuration only.
 // The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -37,6 +38,7 @@
 #include "extender/model/pod.h"
 #include "extender/policy/capacity_accounting.h"
 #include "extender/sources/kube_cluster_options.h"
+#include "extender/sources/watched_kinds.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sources {
@@ -86,7 +88,7 @@ class KubeCluster final : public engine::PodSource,
 
   // DRA: whether the API server serves resource.k8s.io/v1 (false while unknown and when it does
   // not), the inventory of the watched slices and claims (rebuilt after changes), the classes.
-  bool dra_served() const { return dra_kinds_.state == kServed; }
+  bool dra_served() const { return optional_kinds(KindGroup::kDra).state == kServed; }
   std::shared_ptr<const model::DraInventory> dra_inventory() const;
   std::vector<model::DeviceClass> device_classes() const;
   // The engine's view: dra_inventory() while the group is served, else null; device_classes(),
@@ -108,15 +110,12 @@ class KubeCluster final : public engine::PodSource,
   std::vector<std::unique_ptr<kube::Reflector>> reflectors_;
   std::vector<std::thread> threads_;
 
-  // Kinds watched only where the API server serves them and the role may read them: probed with
-  // a list of one item; 404 (an older server) or 403 (a role without the rights) leaves them
-  // out, logged once; other answers are retried with backoff, and not ready meanwhile.
+  // The optional groups of watched_kinds.h, each probed with a list of one item; 404 (an older
+  // server) or 403 (a role without the rights) leaves it out, logged once; other answers are
+  // retried with backoff, and not ready meanwhile.
   enum GroupState { kProbing, kAbsent, kServed };
   struct OptionalKinds {
-    std::string probe_path;
-    std::string name;          // for readiness and logs
-    std::string absent_404;    // logged (info) when the server does not serve them
-    std::string absent_403;    // logged (warn) when the role may not read them
+    KindGroup group = KindGroup::kRequired;
     std::vector<std::unique_ptr<kube::Reflector>> reflectors;
     std::atomic<int> state{kProbing};
     std::thread probe;
@@ -125,10 +124,10 @@ class KubeCluster final : public engine::PodSource,
   };
   void probe(OptionalKinds& kinds);
   void ready_reasons(const OptionalKinds& kinds, std::string& reasons) const;
+  OptionalKinds& optional_kinds(KindGroup group);
+  const OptionalKinds& optional_kinds(KindGroup group) const;
   std::unique_ptr<DraStore> dra_;
-  OptionalKinds dra_kinds_;
-  OptionalKinds capacity_kinds_;
-  OptionalKinds volume_kinds_;  // persistentvolumes: local PVs (a role without them reads none)
+  std::array<OptionalKinds, kOptionalGroups.size()> optional_;
   mutable std::mutex optional_mu_;  // guards stopping_ and the kinds' marked fields
   std::condition_variable wake_;
   bool stopping_ = false;
