@@ -19,8 +19,8 @@
 
 #include "extender/sources/local_binder.h"
 #include "gpu_pod.h"
-#include "kube/cluster_harness.h"
-#include "kube/fake_dra.h"
+#include "support/cluster_harness.h"
+#include "support/fake_dra.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 
 #include "daemon/daemon_process.h"
 #include "daemon/tls_client.h"
-#include "kube/test_pki.h"
+#include "support/test_pki.h"
 #include "support/files.h"
 
 namespace extender::testing {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kube/fake_api_server.h"
+#include "support/fake_api_server.h"
 
 namespace extender::kube {
 namespace {

@@ -13,10 +13,10 @@
 #include <optional>
 
 #include "extender/kube/credentials.h"
-#include "kube/fake_api_server.h"
-#include "kube/temp_files.h"
-#include "kube/test_pki.h"
-#include "kube/trickle_server.h"
+#include "support/fake_api_server.h"
+#include "support/temp_files.h"
+#include "support/test_pki.h"
+#include "support/trickle_server.h"
 
 namespace extender::kube {
 namespace {

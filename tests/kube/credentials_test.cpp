@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "extender/kube/api_client.h"
-#include "kube/temp_files.h"
-#include "kube/test_pki.h"
+#include "support/temp_files.h"
+#include "support/test_pki.h"
 
 namespace extender::kube {
 namespace {

@@ -9,8 +9,8 @@
 #include "extender/kube/reflector.h"
 #include "extender/model/dra_inventory.h"
 #include "extender/wire/dra_objects.h"
-#include "kube/fake_cluster.h"
-#include "kube/fake_dra.h"
+#include "support/fake_cluster.h"
+#include "support/fake_dra.h"
 
 namespace extender::kube {
 namespace {

@@ -9,7 +9,7 @@
 #include "extender/kube/api_binder.h"
 #include "extender/kube/gpushare.h"
 #include "extender/state/demand_cache.h"
-#include "kube/cluster_harness.h"
+#include "support/cluster_harness.h"
 
 namespace extender::kube {
 namespace {

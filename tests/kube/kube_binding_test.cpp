@@ -11,7 +11,7 @@
 #include "extender/kube/api_binder.h"
 #include "extender/state/demand_cache.h"
 #include "extender/wire/k8s_objects.h"
-#include "kube/cluster_harness.h"
+#include "support/cluster_harness.h"
 
 namespace extender::engine {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "extender/kube/leader_label.h"
 #include "extender/kube/lease.h"
-#include "kube/fake_api_server.h"
+#include "support/fake_api_server.h"
 
 namespace extender::kube {
 namespace {

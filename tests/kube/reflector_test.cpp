@@ -9,8 +9,8 @@
 
 #include <set>
 
-#include "kube/fake_api_server.h"
-#include "kube/temp_files.h"
+#include "support/fake_api_server.h"
+#include "support/temp_files.h"
 
 namespace extender::kube {
 namespace {

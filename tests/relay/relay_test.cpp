@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "kube/test_pki.h"
+#include "support/test_pki.h"
 
 namespace extender::relay {
 namespace {

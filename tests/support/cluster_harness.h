@@ -12,7 +12,7 @@
 #include "extender/sources/kube_cluster.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
-#include "kube/fake_cluster.h"
+#include "support/fake_cluster.h"
 
 namespace extender::kube::testing {
 

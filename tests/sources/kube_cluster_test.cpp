@@ -8,7 +8,7 @@
 
 #include <set>
 
-#include "kube/cluster_harness.h"
+#include "support/cluster_harness.h"
 
 namespace extender::sources {
 namespace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "extender/server/debug_view.h"
-#include "kube/cluster_harness.h"
-#include "kube/engine_fixture.h"
+#include "support/cluster_harness.h"
+#include "support/engine_fixture.h"
 
 namespace extender::engine {
 namespace {

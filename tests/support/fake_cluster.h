@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "extender/sources/watched_kinds.h"
-#include "kube/fake_api_server.h"
+#include "support/fake_api_server.h"
 
 namespace extender::kube::testing {
 

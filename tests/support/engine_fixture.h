@@ -7,7 +7,7 @@
 #include "extender/engine/extender.h"
 #include "extender/kube/api_binder.h"
 #include "extender/state/demand_cache.h"
-#include "kube/cluster_harness.h"
+#include "support/cluster_harness.h"
 
 namespace extender::kube::testing {
 

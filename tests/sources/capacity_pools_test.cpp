@@ -8,8 +8,8 @@
 #include "extender/kube/api_binder.h"
 #include "extender/server/debug_view.h"
 #include "extender/state/demand_cache.h"
-#include "kube/cluster_harness.h"
-#include "kube/engine_fixture.h"
+#include "support/cluster_harness.h"
+#include "support/engine_fixture.h"
 
 namespace extender::engine {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// An in-process fake Kubernetes API server for the kube tests: a cpp-httplib Server on
+// An in-process fake Kubernetes API server for the tests of kube and sources: a cpp-httplib Server on
 // 127.0.0.1 and an ephemeral port whose routes each test scripts. Every request is recorded
 // (method, path, query parameters, body, Authorization) before its handler runs, so tests can
 // assert what the client sent and wait for a request to arrive. Watch responses are WatchFeeds:

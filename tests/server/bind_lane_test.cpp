@@ -12,7 +12,7 @@
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/state/demand_cache.h"
-#include "kube/cluster_harness.h"
+#include "support/cluster_harness.h"
 
 namespace extender::server {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "kube/cluster_harness.h"
-#include "kube/fake_dra.h"
+#include "support/cluster_harness.h"
+#include "support/fake_dra.h"
 
 namespace extender::sources {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/fake_api_server.h"
+#include "support/fake_api_server.h"
 
 namespace extender::kube::testing {
 

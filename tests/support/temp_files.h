@@ -1,5 +1,5 @@
 #pragma once
-// Test helpers for the kube tests: a temporary folder removed on destruction, an environment
+// Test helpers for the tests of kube and sources: a temporary folder removed on destruction, an environment
 // variable set for a scope and restored after it, and base64 (independent of the code under test).
 #include <stdlib.h>
 
