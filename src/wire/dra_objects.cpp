@@ -7,6 +7,7 @@
 namespace extender::wire {
 namespace {
 
+using detail::at;
 using detail::expect_array;
 using detail::expect_object;
 using detail::field;
@@ -15,7 +16,6 @@ using detail::read_int;
 using detail::read_string;
 using nlohmann::json;
 
-std::string at(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
 Status read_bounded(const json* v, std::string& out, const std::string& path, std::size_t max) {
   EXTENDER_TRY(read_string(v, out, path));

@@ -79,4 +79,27 @@ Status expect_array(const json* v, std::string_view path) {
   return {};
 }
 
+Status read_name(const json& object, std::string_view kind, std::string& name, std::string* ns) {
+  EXTENDER_TRY(expect_object(&object, kind));
+  const json* meta = field(object, "metadata");
+  EXTENDER_TRY(expect_object(meta, "metadata"));
+  if (!meta) return {};
+  EXTENDER_TRY(read_string(field(*meta, "name"), name, "metadata.name"));
+  if (ns) EXTENDER_TRY(read_string(field(*meta, "namespace"), *ns, "metadata.namespace"));
+  return {};
+}
+
+std::string at(std::string_view path, std::size_t i) { return std::string(path) + "[" + std::to_string(i) + "]"; }
+
+Status read_strings(const json* v, std::vector<std::string>& out, std::string_view path) {
+  EXTENDER_TRY(expect_array(v, path));
+  if (!v) return {};
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    if (!item.is_string()) return Error{at(path, i) + ": expected a string"};
+    out.push_back(item.get<std::string>());
+  }
+  return {};
+}
+
 }  // namespace extender::wire::detail

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "extender/common/result.h"
 #include "extender/model/pod.h"
@@ -23,5 +24,11 @@ Status read_string_map(const json* v, model::StringMap& out, std::string_view pa
 // An object (or absent); fails for any other type.
 Status expect_object(const json* v, std::string_view path);
 Status expect_array(const json* v, std::string_view path);
+// An array of strings, appended to out.
+Status read_strings(const json* v, std::vector<std::string>& out, std::string_view path);
+// "path[i]".
+std::string at(std::string_view path, std::size_t i);
+// metadata.name, and metadata.namespace when `ns` is given, of an object of `kind`.
+Status read_name(const json& object, std::string_view kind, std::string& name, std::string* ns);
 
 }  // namespace extender::wire::detail

@@ -5,8 +5,6 @@
 namespace extender::wire::detail {
 namespace {
 
-std::string at(std::string_view path, std::size_t i) { return std::string(path) + "[" + std::to_string(i) + "]"; }
-
 // Calls read(item, item's path) for each item of an array of objects (absent: none).
 template <class Read>
 Status for_each_object(const json* v, std::string_view path, const Read& read) {
@@ -16,17 +14,6 @@ Status for_each_object(const json* v, std::string_view path, const Read& read) {
     const std::string p = at(path, i);
     EXTENDER_TRY(expect_object(&(*v)[i], p));
     EXTENDER_TRY(read((*v)[i], p));
-  }
-  return {};
-}
-
-Status read_strings(const json* v, std::vector<std::string>& out, std::string_view path) {
-  EXTENDER_TRY(expect_array(v, path));
-  if (!v) return {};
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    const json& item = (*v)[i];
-    if (!item.is_string()) return Error{at(path, i) + ": expected a string"};
-    out.push_back(item.get<std::string>());
   }
   return {};
 }

@@ -11,6 +11,7 @@ namespace extender::wire {
 namespace {
 
 using detail::field;
+using detail::read_name;
 using detail::read_string;
 using detail::read_string_map;
 using nlohmann::json;
@@ -37,16 +38,6 @@ Status read_topology(const json* v, std::optional<std::vector<model::NodeSelecto
   EXTENDER_TRY(read_string_map(field(*v, "matchLabels"), labels, "nodeTopology.matchLabels"));
   for (const auto& [key, value] : labels) reqs.push_back({key, "In", {value}});
   return detail::read_requirements(field(*v, "matchExpressions"), reqs, "nodeTopology.matchExpressions");
-}
-
-Status read_name(const json& object, std::string_view kind, std::string& name, std::string* ns) {
-  EXTENDER_TRY(detail::expect_object(&object, kind));
-  const json* meta = field(object, "metadata");
-  EXTENDER_TRY(detail::expect_object(meta, "metadata"));
-  if (!meta) return {};
-  EXTENDER_TRY(read_string(field(*meta, "name"), name, "metadata.name"));
-  if (ns) EXTENDER_TRY(read_string(field(*meta, "namespace"), *ns, "metadata.namespace"));
-  return {};
 }
 
 model::AccessMode access_mode(std::string_view name) {
