@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, 4> kGroupClasses{"HDDLVG", "SSDLVG", "NVM
 // One offer as the plan sees it: its free space, and whether a drive has become a group.
 struct Room {
   std::int64_t free = 0;
-  std::string_view group_class;  // a drive turned into a group by an earlier ask; else empty
+  std::string group_class;  // a drive turned into a group (by an earlier ask, or before); else empty
   bool taken_whole = false;
 };
 
@@ -39,7 +39,7 @@ std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<co
   if (!at) {
     const std::string media(*volume_group_media(ask.storage_class));
     at = pick(rooms, offers, media, bytes, true);
-    if (at) rooms[*at].group_class = ask.storage_class;
+    if (at) rooms[*at].group_class = std::string(ask.storage_class);
   }
   if (at) rooms[*at].free -= bytes;
   return at;
@@ -86,7 +86,12 @@ DrivePlan plan_drives(std::span<const DriveAsk> asks, std::span<const DriveOffer
     return asks[a].bytes < asks[b].bytes;
   });
   std::vector<Room> rooms(offers.size());
-  for (std::size_t i = 0; i < offers.size(); ++i) rooms[i].free = offers[i].bytes;
+  for (std::size_t i = 0; i < offers.size(); ++i) {
+    rooms[i].free = offers[i].bytes;
+    if (offers[i].grouped && !volume_group_media(offers[i].storage_class)) {
+      rooms[i].group_class = std::string(offers[i].storage_class) + "LVG";
+    }
+  }
   DrivePlan plan;
   plan.taken.assign(asks.size(), std::nullopt);
   for (std::size_t i : order) {

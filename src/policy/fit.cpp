@@ -1,5 +1,7 @@
 #include "extender/policy/fit.h"
 
+#include "extender/policy/drive_plan.h"
+
 #include "extender/model/gpu_availability.h"
 #include "extender/common/quantity.h"
 #include "extender/policy/local_volumes.h"
@@ -136,12 +138,42 @@ bool place_on_local_volumes(const PodDemand& pod, const Pool& pool, const std::v
   return true;
 }
 
+// Places the volumes bound for a pool of csi-baremetal drives and volume groups as one drive plan.
+// A drive some placement already carves holds a volume group; one taken whole has no room left.
+bool place_on_drives(const PodDemand& pod, const Pool& pool, const std::vector<const VolumeDemand*>& volumes,
+                     const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
+  std::vector<DriveOffer> offers;
+  offers.reserve(pool.devices.size());
+  for (const auto& d : pool.devices) {
+    const std::int64_t used = usage.device_used(pool.name, d.name);
+    offers.push_back({d.name, d.drive_class, std::max<std::int64_t>(d.capacity_bytes - used, 0), used > 0});
+  }
+  std::vector<DriveAsk> asks;
+  asks.reserve(volumes.size());
+  for (const auto* v : volumes) asks.push_back({v->drive_class, v->bytes});
+  const DrivePlan plan = plan_drives(asks, offers);
+  if (!plan.fits) {
+    const bool freeable = usage.pool_freeable_bytes(pool.name) > 0;
+    f.fail(freeable ? Verdict::kInsufficient : Verdict::kUnresolvable, {Kind::kNoDrive, pool.name, 0, 0, 0, plan.reason});
+    return false;
+  }
+  for (std::size_t k = 0; k < volumes.size(); ++k) {
+    const VolumeDemand& v = *volumes[k];
+    const model::Device& d = pool.devices[*plan.taken[k]];
+    const bool whole = !volume_group_media(v.drive_class);
+    out.push_back({v.volume, pool.name, d.name, whole ? d.capacity_bytes : extent_aligned(v.bytes), v.claim,
+                   v.ephemeral ? pod.uid : std::string()});
+  }
+  return true;
+}
+
 // Places the volumes bound for one pool; returns false (with a finding) when they do not fit. A
 // shortage that evicting other pods' generic ephemeral volumes would cover is kInsufficient
 // (preemption may help); any other is kUnresolvable (evicting a pod frees no persistent volume).
 bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
                    const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
   if (pool.whole_devices) return place_on_local_volumes(pod, pool, volumes, usage, out, f);
+  if (pool.drives) return place_on_drives(pod, pool, volumes, usage, out, f);
   std::int64_t need = 0;
   for (const auto* v : volumes) {
     if (pool.max_volume_bytes > 0 && v->bytes > pool.max_volume_bytes) {
@@ -274,6 +306,7 @@ std::string format_reason(const FitReason& r) {
       return "pool " + s + ": volume " + r.detail + " needs a free local PersistentVolume of " + format_bytes(r.need) +
              " with its access modes, node has " + std::to_string(r.have) + " free of " + std::to_string(r.total);
     case Kind::kDraTooFewDevices: return r.detail;
+    case Kind::kNoDrive: return "pool " + s + ": " + r.detail;
   }
   return {};
 }

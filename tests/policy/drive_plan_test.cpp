@@ -87,6 +87,15 @@ TEST(DrivePlan, Table) {
        {{"ssd", GiB}},
        {},
        "no ssd capacity of 1 GiB (not a class of drives or volume groups)"},
+      {"a drive carved before serves group requests of its media, not drive requests",
+       {{"carved", "SSD", 6 * GiB, true}, {"free", "SSD", 10 * GiB}},
+       {{"SSD", GiB}, {"SSDLVG", 4 * GiB}},
+       {1, 0}},
+      {"a drive carved before is no HDD group",
+       {{"carved", "SSD", 6 * GiB, true}},
+       {{"HDDLVG", GiB}},
+       {},
+       "no HDDLVG capacity of 1 GiB"},
       {"no request: fits", {{"drive", "SSD", GiB}}, {}, {}},
   };
   for (const Row& row : rows) {

@@ -278,6 +278,50 @@ TEST(CheckFit, DevicesBestFit) {
   EXPECT_EQ(format_reason(g.reason), "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
 }
 
+// A pool of csi-baremetal drives and volume groups: a drive claim takes a whole drive, a group
+// claim whole extents of a group (or of a free drive, which then serves no drive claim), and what
+// earlier pods hold carries from one pod to the next.
+TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
+  Pool pool{"csi-baremetal:SSD", 0, {{"ac-big"}, {"ac-small"}}};
+  pool.devices[0].capacity_bytes = 100 * GiB;
+  pool.devices[1].capacity_bytes = 10 * GiB;
+  for (auto& d : pool.devices) d.drive_class = "SSD";
+  pool.drives = true;
+  const NodeSupply node = pool_node({pool});
+  auto pod = [](std::vector<std::pair<const char*, std::int64_t>> asks) {
+    PodDemand p = volume_pod({});
+    for (const auto& [cls, bytes] : asks) {
+      model::VolumeDemand v;
+      v.volume = "v" + std::to_string(p.volumes.size() + 1);
+      v.pool = "csi-baremetal:SSD";
+      v.drive_class = cls;
+      v.bytes = bytes;
+      p.volumes.push_back(v);
+    }
+    return p;
+  };
+
+  Fit drive = check_fit(pod({{"SSD", 5 * GiB}}), node, {});
+  ASSERT_EQ(drive.verdict, Verdict::kFits) << format_reason(drive.reason);
+  EXPECT_EQ(drive.allocation.volumes[0].device, "ac-small") << "the smallest drive that holds it";
+  EXPECT_EQ(drive.allocation.volumes[0].bytes, 10 * GiB) << "the whole drive is held";
+
+  NodeUsage used;
+  used.add(drive.allocation);
+  Fit group = check_fit(pod({{"SSDLVG", GiB + 1}}), node, used);
+  ASSERT_EQ(group.verdict, Verdict::kFits) << format_reason(group.reason);
+  EXPECT_EQ(group.allocation.volumes[0].device, "ac-big");
+  EXPECT_EQ(group.allocation.volumes[0].bytes, GiB + 4 * MiB) << "whole 4 MiB extents";
+
+  used.add(group.allocation);
+  Fit no_drive = check_fit(pod({{"SSD", GiB}}), node, used);
+  EXPECT_EQ(no_drive.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(format_reason(no_drive.reason), "pool csi-baremetal:SSD: no SSD capacity of 1 GiB")
+      << "one drive is taken whole, the other carved by a group";
+  EXPECT_EQ(check_fit(pod({{"SSDLVG", 90 * GiB}}), node, used).verdict, Verdict::kFits) << "the group's room is left";
+  EXPECT_EQ(check_fit(pod({{"SSDLVG", 99 * GiB}}), node, used).verdict, Verdict::kUnresolvable);
+}
+
 // A pool of local PersistentVolumes: each claim takes one whole volume, as VolumeBinding matches.
 TEST(CheckFit, LocalPersistentVolumesAreTakenWhole) {
   Pool pool{"fast-disks", 300 * GiB, {{"pv-a", 100 * GiB}, {"pv-b", 100 * GiB}, {"pv-c", 100 * GiB}}};

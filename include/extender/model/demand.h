@@ -32,6 +32,9 @@ struct VolumeDemand {
   std::uint8_t access_modes = 0;
   bool block = false;
   std::string bound_volume;
+  // Read for pools of csi-baremetal drives (model::Pool::drives): the storage type of the claim's
+  // class (HDD, SSDLVG, ...).
+  std::string drive_class;
 };
 
 struct PodDemand {

@@ -21,6 +21,9 @@ struct Device {
   // and whether it is a block volume. Unused for devices carved at will.
   std::uint8_t access_modes = 0;
   bool block = false;
+  // A csi-baremetal AvailableCapacity's (Pool::drives): its storage class, HDD, SSD, NVME (a whole
+  // drive) or HDDLVG, SSDLVG, NVMELVG, SYSLVG (a volume group's free space).
+  std::string drive_class;
   bool operator==(const Device&) const = default;
 };
 
@@ -38,6 +41,9 @@ struct Pool {
   // claim takes one whole device, chosen as kube-scheduler's VolumeBinding does
   // (policy/local_volumes.h), and two claims never share one.
   bool whole_devices = false;
+  // Each device is a csi-baremetal AvailableCapacity (source "csi-baremetal"): one pool per media
+  // holds its drives and volume groups, and claims take them as policy/drive_plan.h plans.
+  bool drives = false;
   bool operator==(const Pool&) const = default;
 };
 

@@ -32,6 +32,9 @@ struct DriveOffer {
   std::string_view name;           // the AvailableCapacity's name
   std::string_view storage_class;  // HDD, SSD, NVME, HDDLVG, ...
   std::int64_t bytes = 0;          // free space (a drive: its size; a group: what is left)
+  // A drive of a drive class that volumes already carve as a volume group (the drive's AC before
+  // csi-baremetal turns it into a group's): it serves group requests of its media only.
+  bool grouped = false;
 };
 
 struct DriveAsk {

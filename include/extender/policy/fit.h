@@ -40,6 +40,7 @@ struct FitReason {
     kVolumeTooLarge,        // subject: the pool; detail: the volume; need; have: the pool's largest volume
     kNoLocalVolume,         // subject: the pool; detail: the volume; need; have: free volumes; total: volumes
     kDraTooFewDevices,      // subject: the resource; detail: the DRA judge's reason, whole (policy/dra_fit.h)
+    kNoDrive,               // subject: the pool; detail: the drive plan's reason (policy/drive_plan.h)
   };
   Kind kind = Kind::kNone;
   std::string subject;
