@@ -105,6 +105,12 @@ Status add_gpus(const Pod& pod, const DemandRules& rules, PodDemand& d) {
   return {};
 }
 
+// The storage type of a csi-baremetal class, else empty.
+std::string drive_class_of(const DemandRules& rules, std::string_view cls) {
+  auto it = rules.drive_class_by_class.find(cls);
+  return it == rules.drive_class_by_class.end() ? std::string() : it->second;
+}
+
 // A generic ephemeral volume, counted in its class's pool until its claim is bound to a volume.
 Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rules, const ClaimLookup& claims,
                      PodDemand& d) {
@@ -123,7 +129,7 @@ Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rule
   }
   if (info && info->bound) bytes = info->bytes;
   d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
-                       info && info->bound ? info->node : std::string(), 0, false, {}});
+                       info && info->bound ? info->node : std::string(), 0, false, {}, drive_class_of(rules, cls)});
   if (info) claim_details(*info, d.volumes.back());
   return {};
 }
@@ -143,7 +149,8 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
   if (pool == rules.pool_by_class.end()) return {};
   if (info->bound && info->node.empty()) return {};  // bound to a volume: not counted here
   d.volumes.push_back(
-      {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {}});
+      {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {},
+       drive_class_of(rules, cls)});
   claim_details(*info, d.volumes.back());
   return {};
 }

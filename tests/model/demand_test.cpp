@@ -224,5 +224,29 @@ TEST(ComputeDemand, ClaimsResolvedThroughTheLookup) {
   EXPECT_NE(missing.message().find("ml/missing"), std::string::npos);
 }
 
+TEST(ComputeDemand, CsiBaremetalClaimsCarryTheirClassesStorageType) {
+  Pod pod;
+  pod.namespace_name = "ml";
+  pod.volumes = {PodVolume{"data", PodVolume::Kind::kClaim, "data", std::nullopt, std::nullopt},
+                 PodVolume{"scratch", PodVolume::Kind::kEphemeral, "", std::string("bm-ssdlvg"), std::string("1Gi")},
+                 PodVolume{"logs", PodVolume::Kind::kClaim, "logs", std::nullopt, std::nullopt}};
+  DemandRules r = rules();
+  r.pool_by_class.insert({{"bm-hdd", "csi-baremetal:HDD"}, {"bm-ssdlvg", "csi-baremetal:SSD"}});
+  r.drive_class_by_class = {{"bm-hdd", "HDD"}, {"bm-ssdlvg", "SSDLVG"}};
+  ClaimLookup lookup = [](const std::string&, const std::string& name) -> std::optional<ClaimInfo> {
+    if (name == "data") return ClaimInfo{"bm-hdd", 7, false, "", 0, false, ""};
+    return ClaimInfo{"local-hdd", 9, false, "", 0, false, ""};
+  };
+  auto d = compute_demand(pod, r, lookup);
+  ASSERT_TRUE(d) << d.message();
+  ASSERT_EQ(d->volumes.size(), 3u);
+  EXPECT_EQ(d->volumes[0].pool, "csi-baremetal:HDD");
+  EXPECT_EQ(d->volumes[0].drive_class, "HDD");
+  EXPECT_EQ(d->volumes[1].pool, "csi-baremetal:SSD");
+  EXPECT_EQ(d->volumes[1].drive_class, "SSDLVG");
+  EXPECT_EQ(d->volumes[2].pool, "hdd");
+  EXPECT_EQ(d->volumes[2].drive_class, "") << "a class of another provisioner has no storage type";
+}
+
 }  // namespace
 }  // namespace extender::model
