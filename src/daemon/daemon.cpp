@@ -164,7 +164,7 @@ class DaemonGate final : public engine::Gate {
     if (election_) return election_->election->not_leading();
     return std::nullopt;
   }
-  std::optional<std::chrono::steady_clock::time_point> write_fence() const override {
+  std::optional<TimePoint> write_fence() const override {
     if (election_) return election_->election->write_fence();
     return std::nullopt;
   }

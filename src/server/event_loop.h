@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/server/body_budget.h"
 #include "extender/server/body_pool.h"
 #include "extender/server/deadline_queue.h"
@@ -29,7 +30,6 @@
 namespace extender::server {
 namespace event_loop {
 
-using Clock = std::chrono::steady_clock;
 using Phase = HttpConnection::Phase;
 
 constexpr std::uint64_t kListenId = 0;
@@ -41,7 +41,7 @@ constexpr auto kLongestWait = std::chrono::milliseconds(1000);
 
 // One accepted connection: its bytes (transport) and its HTTP state (http).
 struct Session {
-  Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, Clock::time_point now,
+  Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, TimePoint now,
           bool handshaking, BodyBuffers* bodies)
       : id(id_), transport(std::move(transport_)), http(options, transport->peer(), now, handshaking, bodies) {}
   std::uint64_t id;
@@ -55,7 +55,6 @@ struct Session {
 }  // namespace event_loop
 
 struct Listener::Loop {
-  using Clock = event_loop::Clock;
   using Session = event_loop::Session;
 
   Loop(const ListenerOptions& o, const Dispatch& d)
@@ -89,9 +88,9 @@ struct Listener::Loop {
   std::unordered_map<std::string, int> per_peer;
   BodyBudget budget;  // shared with the lanes, which charge the bodies they inflate
   std::unique_ptr<Lanes> lanes;
-  Clock::time_point last_refusal_log{};
+  TimePoint last_refusal_log{};
   std::uint64_t refused_since_log = 0;
-  Clock::time_point last_budget_log{};
+  TimePoint last_budget_log{};
   std::uint64_t budget_refused_since_log = 0;
 
   std::mutex done_mu;
@@ -100,7 +99,7 @@ struct Listener::Loop {
   void run();
   void begin_stop();
   void accept_all();
-  void add(int fd, PeerAddress peer, Clock::time_point now);
+  void add(int fd, PeerAddress peer, TimePoint now);
   void on_event(Session& s, std::uint32_t ev);
   void handshake(Session& s);
   void read_some(Session& s);
@@ -112,8 +111,8 @@ struct Listener::Loop {
   void settle(Session& s);
   void start_dispatch(Session& s, HttpRequest req);
   void drain_done();
-  void expire(Clock::time_point now);
-  int wait_ms(Clock::time_point now) const;
+  void expire(TimePoint now);
+  int wait_ms(TimePoint now) const;
   void close(Session& s);
   void reap();
   void account(Session& s, std::size_t bytes);
@@ -122,17 +121,17 @@ struct Listener::Loop {
   void schedule(Session& s);
   // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
   // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
-  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only = false,
+  bool evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only = false,
                     const Session* keep = nullptr);
   // Counts a refused connection; true at most once a second, when it is to be logged.
-  bool log_refusal(Clock::time_point now) {
+  bool log_refusal(TimePoint now) {
     ++refused_since_log;
     if (now - last_refusal_log < std::chrono::seconds(1)) return false;
     last_refusal_log = now;
     return true;
   }
   // Counts a request refused for the body budget; true at most once a second, when it is to be logged.
-  bool log_budget_refusal(Clock::time_point now) {
+  bool log_budget_refusal(TimePoint now) {
     ++budget_refused_since_log;
     if (now - last_budget_log < std::chrono::seconds(1)) return false;
     last_budget_log = now;

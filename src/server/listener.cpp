@@ -78,17 +78,17 @@ void Listener::stop() {
 
 void Listener::Loop::run() {
   std::vector<epoll_event> events(256);
-  Clock::time_point stop_by = Clock::time_point::max();
+  TimePoint stop_by = TimePoint::max();
   for (;;) {
     if (stopping) {
       if (accepting) {
         begin_stop();
-        stop_by = Clock::now() + kShutdownGrace;
+        stop_by = SteadyClock::now() + kShutdownGrace;
       }
       reap();
-      if (sessions.empty() || Clock::now() > stop_by) return;
+      if (sessions.empty() || SteadyClock::now() > stop_by) return;
     }
-    const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms(Clock::now()));
+    const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms(SteadyClock::now()));
     for (int i = 0; i < n; ++i) {
       const std::uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -102,7 +102,7 @@ void Listener::Loop::run() {
         on_event(*it->second, events[i].events);
       }
     }
-    expire(Clock::now());
+    expire(SteadyClock::now());
     reap();
   }
 }
@@ -119,7 +119,7 @@ void Listener::Loop::begin_stop() {
   }
 }
 
-int Listener::Loop::wait_ms(Clock::time_point now) const {
+int Listener::Loop::wait_ms(TimePoint now) const {
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(kLongestWait);
   if (stopping) wait = std::chrono::milliseconds(100);
   if (auto next = timers.next()) {
@@ -137,7 +137,7 @@ void Listener::Loop::accept_all() {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
-        if (evict_oldest(nullptr, Clock::now())) {
+        if (evict_oldest(nullptr, SteadyClock::now())) {
           reap();
           continue;
         }
@@ -152,7 +152,7 @@ void Listener::Loop::accept_all() {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     PeerAddress peer = peer_address(ss);
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     if (per_peer[peer.ip] >= options.max_connections_per_peer && !evict_oldest(&peer.ip, now)) {
       if (log_refusal(now)) {
         spdlog::warn("{} listener: {} has {} connections open, all busy (server.max_connections_per_peer); "
@@ -175,7 +175,7 @@ void Listener::Loop::accept_all() {
   }
 }
 
-void Listener::Loop::add(int fd, PeerAddress peer, Clock::time_point now) {
+void Listener::Loop::add(int fd, PeerAddress peer, TimePoint now) {
   std::unique_ptr<Transport> transport;
   if (tls) {
     auto made = tls_transport(fd, peer, tls->current());
@@ -199,7 +199,7 @@ void Listener::Loop::add(int fd, PeerAddress peer, Clock::time_point now) {
   schedule(s);
 }
 
-bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only,
+bool Listener::Loop::evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only,
                                   const Session* keep) {
   Session* oldest = nullptr;
   for (auto& [id, s] : sessions) {
@@ -219,7 +219,7 @@ bool Listener::Loop::evict_oldest(const std::string* peer_ip, Clock::time_point 
 bool Listener::Loop::admit(Session& s, std::size_t held_bytes) {
   const std::size_t held = budget.charge_for(held_bytes);
   const std::string& ip = s.http.peer().ip;
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   for (;;) {
     const BodyBudget::Fit fit = budget.set(ip, s.accounted, held);
     if (fit == BodyBudget::Fit::kFits) return true;
@@ -261,7 +261,7 @@ void Listener::Loop::schedule(Session& s) {
   timers.arm(s.id, s.http.deadline());
 }
 
-void Listener::Loop::expire(Clock::time_point now) {
+void Listener::Loop::expire(TimePoint now) {
   while (auto id = timers.pop_due(now)) {
     auto it = sessions.find(*id);
     if (it == sessions.end() || it->second->closing) continue;

@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+
 #include "event_loop.h"
 
 namespace extender::server {
@@ -85,7 +86,7 @@ void Listener::Loop::read_some(Session& s) {
       return;
     }
     total += r.bytes;
-    s.http.on_bytes(std::string_view(buf, r.bytes), Clock::now());
+    s.http.on_bytes(std::string_view(buf, r.bytes), SteadyClock::now());
     pump(s);
   }
 }
@@ -110,7 +111,7 @@ void Listener::Loop::pump(Session& s) {
       close(s);
       return;
     }
-    s.http.wrote(r.bytes, Clock::now());
+    s.http.wrote(r.bytes, SteadyClock::now());
     const Phase phase = s.http.phase();
     if (phase == Phase::kIdle || phase == Phase::kLinger) account(s, 0);
   }
@@ -129,7 +130,7 @@ void Listener::Loop::settle(Session& s) {
 void Listener::Loop::start_dispatch(Session& s, HttpRequest req) {
   const Lane lane = options.lane_of ? options.lane_of(req.method, req.path) : Lane::kDecide;
   if (lane == Lane::kInline) {
-    s.http.respond(dispatch(req), Clock::now());
+    s.http.respond(dispatch(req), SteadyClock::now());
     return;
   }
   lanes->serve(lane, dispatch, std::move(req), [this, id = s.id](HttpResponse res) {
@@ -147,7 +148,7 @@ void Listener::Loop::drain_done() {
     std::lock_guard lock(done_mu);
     ready.swap(done);
   }
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   for (auto& [id, res] : ready) {
     auto it = sessions.find(id);
     if (it == sessions.end() || it->second->closing) continue;
