@@ -324,7 +324,7 @@ class PartitionedStore : public LeaseStore {
 // then (inside a hung call if the scenario hangs one).
 struct Handover {
   std::optional<TimePoint> takeover;  // b's first successful attempt
-  bool a_decides = false;                     // a still leads at the takeover
+  bool a_decides = false;             // a still leads at the takeover
   TimePoint a_fence{};                // by when a's writes are answered (its last term's)
 };
 

@@ -14,9 +14,9 @@ TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds
   struct Case {
     const char* name;
     std::set<std::string> placed;  // claims that show a placement
-    Duration since;          // how long after the filter `wait_until` is asked
-    const char* asking;             // the pod asking
-    Duration want_wait;      // from the time asked; 0: no wait
+    Duration since;                // how long after the filter `wait_until` is asked
+    const char* asking;            // the pod asking
+    Duration want_wait;            // from the time asked; 0: no wait
   };
   const Case cases[] = {
       {"nothing placed: wait out the rest of the earlier pod's wait", {}, 100ms, "u2", 400ms},

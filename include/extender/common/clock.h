@@ -1,6 +1,6 @@
 #pragma once
 // The daemon's one clock. Every deadline, expiry, age and elapsed time is a TimePoint or Duration
-// of the process's monotonic clock, SteadyClock; nothing else names std::chrono::steady_clock.
+// of the process's monotonic clock, SteadyClock; code names these, not std::chrono::steady_clock.
 // Wall time (std::chrono::system_clock) appears only where the API server's objects carry it.
 //
 // Clock is the injectable source of "now" for code that expires or waits on time, so that tests
