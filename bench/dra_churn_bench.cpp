@@ -105,15 +105,9 @@ int main(int argc, char** argv) {
   }
   state::DemandCache demands(1000, std::chrono::minutes(10));
   sources::LocalBinder binder(h.state);
-  engine::ExtenderDeps deps;
-  deps.state = &h.state;
-  deps.demands = &demands;
-  deps.binder = &binder;
-  deps.pods = h.cluster.get();
-  deps.claims = h.cluster.get();
-  deps.dra = h.cluster.get();
-  deps.gate = h.cluster.get();
-  engine::Extender ext(h.cfg.extender_options(), deps);
+  engine::Extender ext = engine::EngineBuilder(h.cfg.extender_options(), h.state, demands, binder)
+                             .cluster(h.cluster.get())
+                             .build();
   const wire::ExtenderArgs args = bench::gpu_pod_args("1", names);
   const auto passed = ext.filter(args).result.node_names->size();
   std::printf("%d DRA nodes, %zu pass the filter, %d s per phase\n", nodes, passed, seconds);

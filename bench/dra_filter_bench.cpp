@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "extender/config/config.h"
-#include "extender/engine/extender.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/sim/sim_dra.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/local_binder.h"
@@ -110,12 +110,7 @@ void run(const Cluster& c, int nodes, int runs) {
                     "nvidia.com/gpu"}};
     dra.compiled = std::make_shared<const policy::DraClasses>(dra.classes);
   }
-  engine::ExtenderDeps deps;
-  deps.state = &state;
-  deps.demands = &demands;
-  deps.binder = &binder;
-  deps.dra = &dra;
-  engine::Extender ext(cfg.extender_options(), deps);
+  engine::Extender ext = engine::EngineBuilder(cfg.extender_options(), state, demands, binder).dra(&dra).build();
 
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i) names.push_back((c.half_dra && i % 2 == 1 ? "dra-" : "dp-") + std::to_string(i));

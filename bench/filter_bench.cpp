@@ -32,7 +32,7 @@
 #include <thread>
 
 #include "extender/config/config.h"
-#include "extender/engine/extender.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/server/api.h"
 #include "extender/server/listener.h"
 #include "extender/sources/local_binder.h"
@@ -267,12 +267,8 @@ int main(int argc, char** argv) {
   sources::RequestNodes request_nodes(cluster, {}, cfg.supply_rules(),
                                       static_cast<std::size_t>(cfg.standalone.max_request_nodes));
   sources::LocalBinder binder(cluster);
-  engine::ExtenderDeps deps;
-  deps.state = &cluster;
-  deps.demands = &demands;
-  deps.request_nodes = &request_nodes;
-  deps.binder = &binder;
-  engine::Extender extender(cfg.extender_options(), deps);
+  engine::Extender extender =
+      engine::EngineBuilder(cfg.extender_options(), cluster, demands, binder).request_nodes(&request_nodes).build();
   server::Metrics metrics;
   server::ApiDeps api_deps;
   api_deps.extender = &extender;

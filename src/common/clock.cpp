@@ -3,15 +3,15 @@
 namespace extender {
 namespace {
 
-class SteadyClock final : public Clock {
+class ProcessClock final : public Clock {
  public:
-  time_point now() const override { return std::chrono::steady_clock::now(); }
+  TimePoint now() const override { return SteadyClock::now(); }
 };
 
 }  // namespace
 
 const Clock& steady_clock() {
-  static const SteadyClock clock;
+  static const ProcessClock clock;
   return clock;
 }
 

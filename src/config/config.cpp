@@ -5,6 +5,8 @@
 
 #include "extender/common/yaml_reader.h"
 #include "extender/common/quantity.h"
+#include "extender/policy/packing.h"
+#include "extender/policy/score.h"
 
 #include "log_level.h"
 
@@ -178,22 +180,20 @@ Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s)
                                             "fragmentation_window", "fragmentation_prior", "capacity_weight",
                                             "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  EXTENDER_TRY(read_at_least(r, n, "volume_balance_weight", "scoring", s.volume_balance_weight, 0));
-  EXTENDER_TRY(read_at_least(r, n, "gpu_packing_weight", "scoring", s.gpu_packing_weight, 0));
-  EXTENDER_TRY(read_at_least(r, n, "capacity_weight", "scoring", s.capacity_weight, 0));
+  for (const policy::Scorer& scorer : policy::scorers()) {
+    EXTENDER_TRY(read_at_least(r, n, scorer.weight_key, "scoring", s.*scorer.weight, 0));
+    if (s.*scorer.weight > policy::kMaxScorerWeight) return r.error_at(n, "scoring", "weights must be at most 1000000");
+  }
   std::string preference = s.capacity_more_free ? "more_free" : "less_free";
   EXTENDER_TRY(r.read(n, "capacity_preference", "scoring", preference));
   if (preference != "more_free" && preference != "less_free") {
     return r.error_at(n["capacity_preference"], "scoring.capacity_preference", "expected more_free or less_free");
   }
   s.capacity_more_free = preference == "more_free";
-  if (s.volume_balance_weight > 1'000'000 || s.gpu_packing_weight > 1'000'000 || s.capacity_weight > 1'000'000) {
-    return r.error_at(n, "scoring", "weights must be at most 1000000");
-  }
   std::string packing = policy::packing_name(s.packing);
   EXTENDER_TRY(r.read(n, "gpu_packing", "scoring", packing));
   auto strategy = policy::parse_packing(packing);
-  if (!strategy) return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected binpack, spread or fragmentation");
+  if (!strategy) return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected " + policy::packing_names());
   s.packing = *strategy;
   EXTENDER_TRY(read_at_least(r, n, "fragmentation_window", "scoring", s.fragmentation_window, 0));
   if (s.fragmentation_window > 1'000'000) {

@@ -9,6 +9,7 @@
 #include "extender/common/logging.h"
 #include "extender/common/yaml_reader.h"
 #include "extender/daemon/sweeper.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/kube/api_client.h"
 #include "extender/kube/api_binder.h"
 #include "extender/kube/credentials.h"
@@ -164,7 +165,7 @@ class DaemonGate final : public engine::Gate {
     if (election_) return election_->election->not_leading();
     return std::nullopt;
   }
-  std::optional<std::chrono::steady_clock::time_point> write_fence() const override {
+  std::optional<TimePoint> write_fence() const override {
     if (election_) return election_->election->write_fence();
     return std::nullopt;
   }
@@ -285,17 +286,12 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
   parts->feed = std::move(*feed);
   if (parts->feed.cluster && cfg.ha.enabled) parts->election = make_election(cfg, parts->feed);
   parts->gate = std::make_unique<DaemonGate>(parts->feed, parts->election.get());
-  engine::ExtenderDeps deps;
-  deps.state = &parts->state;
-  deps.demands = &parts->demands;
-  deps.verdicts = &parts->verdicts;
-  deps.request_nodes = parts->feed.request_nodes.get();
-  deps.binder = parts->feed.binder();
-  deps.pods = parts->feed.cluster.get();
-  deps.claims = parts->feed.cluster.get();
-  deps.dra = parts->feed.cluster.get();
-  deps.gate = parts->gate.get();
-  parts->extender = std::make_unique<engine::Extender>(cfg.extender_options(), deps);
+  parts->extender = engine::EngineBuilder(cfg.extender_options(), parts->state, parts->demands, *parts->feed.binder())
+                        .cluster(parts->feed.cluster.get())
+                        .gate(parts->gate.get())
+                        .request_nodes(parts->feed.request_nodes.get())
+                        .verdicts(&parts->verdicts)
+                        .build_owned();
   EXTENDER_TRY(parts->listen());
   return std::unique_ptr<Daemon>(new Daemon(std::move(parts)));
 }

@@ -43,7 +43,7 @@ Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
       shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior),
       unseen_(options.placement_wait) {}
 
-void Extender::remember(const model::PodDemand& demand, state::Clock::time_point now) {
+void Extender::remember(const model::PodDemand& demand, TimePoint now) {
   const bool known = deps_.demands->find(demand.uid, now).has_value();
   deps_.demands->remember(demand, now);
   if (known) return;
@@ -163,7 +163,7 @@ void observe_request_nodes(NodeSink* sink, const wire::ExtenderArgs& args) {
 // Judges the names in steps, with the deadline checked between them; false when it passed (the
 // result is then that error alone: no answer rather than a partial one).
 bool judge_in_steps(FilterPass& judge, std::span<const std::string_view> names,
-                    std::optional<state::Clock::time_point> deadline, const Clock& clock,
+                    std::optional<TimePoint> deadline, const Clock& clock,
                     std::vector<std::uint32_t>& fitting, wire::FilterResult& r) {
   constexpr std::size_t kBetweenDeadlineChecks = 256;
   for (std::size_t begin = 0; begin < names.size(); begin += kBetweenDeadlineChecks) {
@@ -185,7 +185,7 @@ struct ScoringCandidates {
   std::vector<std::optional<std::size_t>> index;
 
   void add_all(const state::Snapshot& snap, std::span<const std::string_view> names, const model::PodDemand& demand,
-               const policy::DraFit* dra, state::Clock::time_point now) {
+               const policy::DraFit* dra, TimePoint now) {
     index.resize(names.size());
     for (std::size_t i = 0; i < names.size(); ++i) {
       const state::NodeState* node = snap.find(names[i]);
@@ -220,7 +220,7 @@ bool Extender::in_scope(const model::PodDemand& demand, PodScope scope) {
 }
 
 void Extender::await_unseen_placements(const model::PodDemand& demand,
-                                       std::optional<state::Clock::time_point> deadline) {
+                                       std::optional<TimePoint> deadline) {
   if (!deps_.claims) return;
   auto placed = [this](const std::string& claim) {
     const auto slash = claim.find('/');
@@ -232,16 +232,16 @@ void Extender::await_unseen_placements(const model::PodDemand& demand,
   const auto until = unseen_.wait_until(demand.uid, placed, start);
   if (until <= start) return;
   constexpr auto kPoll = std::chrono::milliseconds(2);
-  auto limit = std::chrono::steady_clock::now() + (until - start);
+  auto limit = SteadyClock::now() + (until - start);
   if (deadline) limit = std::min(limit, *deadline - kPoll);
-  while (std::chrono::steady_clock::now() < limit) {
+  while (SteadyClock::now() < limit) {
     std::this_thread::sleep_for(kPoll);
     const auto now = clock_.now();
     if (unseen_.wait_until(demand.uid, placed, now) <= now) return;
   }
 }
 
-FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline,
                               PodScope scope) {
   FilterAnswer answer;
   answer.owned_names = args.owned_names;
@@ -295,7 +295,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<stat
 }
 
 void Extender::record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
-                              const std::vector<std::uint32_t>& passed, state::Clock::time_point now) {
+                              const std::vector<std::uint32_t>& passed, TimePoint now) {
   if (!deps_.verdicts) return;
   std::vector<std::string_view> passed_names;
   passed_names.reserve(passed.size());
@@ -303,7 +303,7 @@ void Extender::record_verdict(const model::PodDemand& demand, std::span<const st
   deps_.verdicts->record(demand.uid, passed_names, now);
 }
 
-PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline,
+PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline,
                                       PodScope scope) {
   PrioritizeAnswer answer;
   answer.owned_names = args.owned_names;
@@ -358,7 +358,7 @@ Deadline Extender::fenced(Deadline deadline) const {
   return fence ? std::min(deadline, *fence) : deadline;
 }
 
-std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const {
+std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args, TimePoint now) const {
   if (!deps_.verdicts) return std::nullopt;
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
   switch (deps_.verdicts->verdict(args.pod_uid, args.node, now)) {
@@ -398,7 +398,7 @@ std::optional<BindAnswer> already_placed(const state::ClusterState& state, const
 
 }  // namespace
 
-Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, state::Clock::time_point now,
+Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, TimePoint now,
                                                Refusal& refusal) {
   std::optional<model::PodDemand> demand;
   const std::string who = args.pod_namespace + "/" + args.pod_name;
@@ -433,7 +433,7 @@ Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, st
 }
 
 std::optional<BindAnswer> Extender::reserve_for_bind(const wire::BindingArgs& args, const model::PodDemand& demand,
-                                                     state::Clock::time_point now, BindAnswer& answer,
+                                                     TimePoint now, BindAnswer& answer,
                                                      BindRecords& records) {
   const auto dra = dra_fit(demand);
   std::lock_guard lock(deps_.state->bind_lock(args.node));
@@ -484,7 +484,7 @@ std::string Extender::write_bind(const wire::BindingArgs& args, const BindRecord
 }
 
 BindAnswer Extender::bind(const wire::BindingArgs& args) {
-  const Deadline binder_deadline = std::chrono::steady_clock::now() + bind_timeout_;
+  const Deadline binder_deadline = SteadyClock::now() + bind_timeout_;
   BindAnswer answer;
   answer.summary.pod = args.pod_namespace + "/" + args.pod_name;
   answer.summary.nodes_in = 1;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+
 namespace extender::engine {
 namespace {
 
@@ -15,7 +16,7 @@ constexpr policy::GpuPlacement kVerdictOnly{policy::PackingStrategy::kBinpack, n
 std::string FilterPass::unknown_node_reason() { return "node is not known to scheduler-extender"; }
 
 FilterPass::FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot,
-                       state::Clock::time_point now, std::string_view pod_for_logs)
+                       TimePoint now, std::string_view pod_for_logs)
     : demand_(demand),
       dra_(dra),
       snapshot_(std::move(snapshot)),

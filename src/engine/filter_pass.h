@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/model/demand.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/fit.h"
@@ -24,7 +25,7 @@ namespace extender::engine {
 class FilterPass {
  public:
   FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot,
-             state::Clock::time_point now, std::string_view pod_for_logs);
+             TimePoint now, std::string_view pod_for_logs);
 
   // Judges names[begin, end): appends the index of each node that fits to `fitting` and records
   // the others (unknown names too) in r.failed / r.failed_unresolvable, a known node by the
@@ -67,7 +68,7 @@ class FilterPass {
   const model::PodDemand& demand_;
   const policy::DraFit* dra_;
   const state::Snapshot snapshot_;
-  const state::Clock::time_point now_;
+  const TimePoint now_;
   const std::string_view pod_;
   const bool whole_gpus_only_;
   const std::uint64_t uid_bits_;

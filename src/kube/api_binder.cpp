@@ -12,12 +12,11 @@
 namespace extender::kube {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // What is left until `deadline`, for one request (at least 1 ms: a request that cannot finish in
 // time fails by its own timeout rather than not being sent).
 std::chrono::milliseconds time_left(engine::Deadline deadline) {
-  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
 }
 
 // The node named in a conflict such as: pod p is already assigned to node "n".
@@ -47,7 +46,7 @@ std::string binding_body(const wire::BindingArgs& args) {
 
 std::string ApiBinder::refused_permission() const {
   std::lock_guard lock(mu_);
-  if (Clock::now() - refused_at_ > std::chrono::seconds(30)) return {};
+  if (SteadyClock::now() - refused_at_ > std::chrono::seconds(30)) return {};
   return refused_;
 }
 
@@ -61,7 +60,7 @@ void ApiBinder::refuse(std::string why) {
   spdlog::error("{}; add it to the daemon's ClusterRole", why);
   std::lock_guard lock(mu_);
   refused_ = std::move(why);
-  refused_at_ = Clock::now();
+  refused_at_ = SteadyClock::now();
 }
 
 std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
@@ -109,7 +108,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
   const std::string body = binding_body(args);
   std::string last_error;
   for (int attempt = 1;; ++attempt) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 50) {
       return last_error.empty() ? "no time left to bind within kubernetes.bind_timeout and this replica's leadership term" : last_error;
     }
@@ -138,7 +137,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
     spdlog::warn("bind {}/{} to {}: attempt {} failed: {}", args.pod_namespace, args.pod_name, args.node, attempt, last_error);
     // Never sleep past the deadline: with no time left for another attempt after the pause, answer now.
     const auto pause = std::chrono::milliseconds(100 * attempt);
-    if (deadline - Clock::now() - pause <= std::chrono::milliseconds(50)) return last_error;
+    if (deadline - SteadyClock::now() - pause <= std::chrono::milliseconds(50)) return last_error;
     std::this_thread::sleep_for(pause);
     if (std::string late = wait_turn(deadline); !late.empty()) return last_error + "; no retry: " + late;
   }

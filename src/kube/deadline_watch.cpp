@@ -24,7 +24,7 @@ DeadlineWatch::~DeadlineWatch() {
   if (thread_.joinable()) thread_.join();
 }
 
-DeadlineWatch::Registration DeadlineWatch::watch(Clock::time_point deadline, std::function<void()> action) {
+DeadlineWatch::Registration DeadlineWatch::watch(TimePoint deadline, std::function<void()> action) {
   std::lock_guard lock(mu_);
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   const std::uint64_t id = next_id_++;
@@ -45,8 +45,8 @@ void DeadlineWatch::end(std::uint64_t id) {
 void DeadlineWatch::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    const Clock::time_point now = Clock::now();
-    Clock::time_point next = Clock::time_point::max();
+    const TimePoint now = SteadyClock::now();
+    TimePoint next = TimePoint::max();
     std::uint64_t due_id = 0;
     bool due = false;
     for (auto& [id, e] : entries_) {
@@ -73,7 +73,7 @@ void DeadlineWatch::run() {
     lock.lock();
     e.running = false;
     e.expired = true;
-    e.due = Clock::now() + repeat_;
+    e.due = SteadyClock::now() + repeat_;
     cv_.notify_all();
   }
 }

@@ -28,15 +28,14 @@ void LeaderElection::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  const bool led = elector_.view(LeaderElector::Clock::now()).leading;
-  elector_.release(LeaderElector::Clock::now(), LeaderElector::WallClock::now());
+  const bool led = elector_.view(SteadyClock::now()).leading;
+  elector_.release(SteadyClock::now(), LeaderElector::WallClock::now());
   const auto& heard = hooks_.on_release ? hooks_.on_release : hooks_.on_transition;
-  if (led && heard) heard(elector_.view(LeaderElector::Clock::now()));
+  if (led && heard) heard(elector_.view(SteadyClock::now()));
   if (hooks_.after_step) hooks_.after_step(false);
 }
 
 void LeaderElection::run() {
-  using Clock = LeaderElector::Clock;
   const ElectionTiming& t = elector_.timing();
   std::mt19937_64 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(0.0, kJitter);
@@ -44,21 +43,21 @@ void LeaderElection::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    const Clock::time_point started = Clock::now();
+    const TimePoint started = SteadyClock::now();
     bool leads = elector_.leads(started);
     const bool campaign = leads || !hooks_.may_campaign || hooks_.may_campaign();
     if (campaign) leads = elector_.try_acquire_or_renew(started, LeaderElector::WallClock::now());
     if (leads != reported) {
       reported = leads;
-      if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(SteadyClock::now()));
     }
     if (campaign && hooks_.after_step) hooks_.after_step(leads);
-    Clock::time_point next = Clock::now() + t.retry_period;
+    TimePoint next = SteadyClock::now() + t.retry_period;
     if (!campaign) {
-      next = Clock::now() + std::min<Clock::duration>(t.retry_period, kSyncPoll);
+      next = SteadyClock::now() + std::min<Duration>(t.retry_period, kSyncPoll);
     } else if (!leads) {
-      next += std::chrono::duration_cast<Clock::duration>(t.retry_period * jitter(rng));
-      if (auto ends = elector_.others_lease_ends(); ends && *ends < next) next = std::max(*ends, Clock::now());
+      next += std::chrono::duration_cast<Duration>(t.retry_period * jitter(rng));
+      if (auto ends = elector_.others_lease_ends(); ends && *ends < next) next = std::max(*ends, SteadyClock::now());
     } else {
       next = std::min(next, elector_.valid_until());
     }
@@ -66,9 +65,9 @@ void LeaderElection::run() {
     cv_.wait_until(lock, next, [this] { return stop_; });
     if (stop_) break;
     lock.unlock();
-    if (elector_.note_deadline(Clock::now(), LeaderElector::WallClock::now())) {
+    if (elector_.note_deadline(SteadyClock::now(), LeaderElector::WallClock::now())) {
       reported = false;
-      if (hooks_.on_transition) hooks_.on_transition(elector_.view(Clock::now()));
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(SteadyClock::now()));
       if (hooks_.after_step) hooks_.after_step(false);
     }
     lock.lock();

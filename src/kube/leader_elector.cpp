@@ -25,10 +25,10 @@ std::string env(const char* name) {
 }  // namespace
 
 LeaderElector::LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
-                             std::function<Clock::time_point()> clock)
+                             std::function<TimePoint()> clock)
     : store_(store), identity_(std::move(identity)), timing_(timing), clock_(std::move(clock)) {}
 
-bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_point wall) {
+bool LeaderElector::try_acquire_or_renew(TimePoint now, WallClock::time_point wall) {
   auto fail = [&](std::string why) {
     std::lock_guard lock(mu_);
     last_error_ = std::move(why);
@@ -56,7 +56,7 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
     if (*written == WriteOutcome::kConflict) return fail("Lease " + store_.where() + " was created by another replica meanwhile");
   } else {
     const LeaseRecord& old = **got;
-    const Clock::time_point seen = std::max(now, clock_());
+    const TimePoint seen = std::max(now, clock_());
     std::unique_lock lock(mu_);
     if (!old.same_spec(observed_)) {
       observed_ = old;
@@ -85,13 +85,13 @@ bool LeaderElector::try_acquire_or_renew(Clock::time_point now, WallClock::time_
   return won(next, now, wall);
 }
 
-std::optional<LeaseRecord> LeaderElector::renewable(Clock::time_point now) const {
+std::optional<LeaseRecord> LeaderElector::renewable(TimePoint now) const {
   std::lock_guard lock(mu_);
   if (!leads(now) || observed_.holder != identity_ || observed_.resource_version.empty()) return std::nullopt;
   return observed_;
 }
 
-bool LeaderElector::won(const LeaseRecord& written, Clock::time_point now, WallClock::time_point wall) {
+bool LeaderElector::won(const LeaseRecord& written, TimePoint now, WallClock::time_point wall) {
   std::lock_guard lock(mu_);
   observed_ = written;
   observed_at_ = now;
@@ -100,19 +100,19 @@ bool LeaderElector::won(const LeaseRecord& written, Clock::time_point now, WallC
   return true;
 }
 
-std::optional<LeaderElector::Clock::time_point> LeaderElector::others_lease_ends() const {
+std::optional<TimePoint> LeaderElector::others_lease_ends() const {
   std::lock_guard lock(mu_);
-  if (observed_.holder.empty() || observed_.holder == identity_ || observed_at_ == Clock::time_point{}) return std::nullopt;
+  if (observed_.holder.empty() || observed_.holder == identity_ || observed_at_ == TimePoint{}) return std::nullopt;
   return observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(observed_.lease_duration_seconds, 0, kMaxLeaseSeconds));
 }
 
-LeaderElector::Clock::time_point LeaderElector::write_fence() const {
-  const Clock::time_point until = valid_until();
-  if (until == Clock::time_point{}) return until;
+TimePoint LeaderElector::write_fence() const {
+  const TimePoint until = valid_until();
+  if (until == TimePoint{}) return until;
   return until + (timing_.lease_duration - timing_.renew_deadline) / 2;
 }
 
-void LeaderElector::release(Clock::time_point now, WallClock::time_point wall) {
+void LeaderElector::release(TimePoint now, WallClock::time_point wall) {
   LeaseRecord released;
   {
     std::lock_guard lock(mu_);
@@ -138,7 +138,7 @@ void LeaderElector::release(Clock::time_point now, WallClock::time_point wall) {
   }
 }
 
-std::optional<std::string> LeaderElector::not_leading(Clock::time_point now) const {
+std::optional<std::string> LeaderElector::not_leading(TimePoint now) const {
   if (leads(now)) return std::nullopt;
   std::lock_guard lock(mu_);
   if (leading_ || lapsed_) {
@@ -151,7 +151,7 @@ std::optional<std::string> LeaderElector::not_leading(Clock::time_point now) con
   return "this replica is a standby; " + observed_.holder + " leads (Lease " + store_.where() + ")";
 }
 
-bool LeaderElector::note_deadline(Clock::time_point now, WallClock::time_point wall) {
+bool LeaderElector::note_deadline(TimePoint now, WallClock::time_point wall) {
   std::lock_guard lock(mu_);
   if (!leading_ || leads(now)) return false;
   step_down(wall);
@@ -159,12 +159,12 @@ bool LeaderElector::note_deadline(Clock::time_point now, WallClock::time_point w
   return true;
 }
 
-Leadership LeaderElector::view(Clock::time_point now) const {
+Leadership LeaderElector::view(TimePoint now) const {
   std::lock_guard lock(mu_);
   return {leads(now), identity_, observed_.holder, since_, transitions_, last_error_};
 }
 
-void LeaderElector::lead_until(Clock::time_point until, WallClock::time_point wall) {
+void LeaderElector::lead_until(TimePoint until, WallClock::time_point wall) {
   valid_until_.store(until.time_since_epoch().count());
   lapsed_ = false;
   if (leading_) return;

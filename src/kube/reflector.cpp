@@ -90,7 +90,7 @@ void Reflector::fail(std::string message) {
   spdlog::warn("{} reflector: {}", options_.resource, message);
   std::lock_guard lock(mu_);
   status_.last_error = std::move(message);
-  if (!status_.down_since) status_.down_since = std::chrono::steady_clock::now();
+  if (!status_.down_since) status_.down_since = SteadyClock::now();
 }
 
 void Reflector::mark_up() {
@@ -198,7 +198,6 @@ Reflector::Outcome Reflector::list() {
 // One watch request: its lines handed to the sink as they arrive, and how the stream ended.
 class Reflector::WatchPass {
  public:
-  using Clock = std::chrono::steady_clock;
 
   WatchPass(Reflector& r, long long timeout_seconds)
       : r_(r), seconds_(timeout_seconds), idle_bound_(std::chrono::seconds(timeout_seconds) + r.options_.watch_grace) {}
@@ -210,7 +209,7 @@ class Reflector::WatchPass {
   void on_status(int status) {
     if (status != 200) return;
     established_ = true;
-    last_data_ = Clock::now();
+    last_data_ = SteadyClock::now();
     if (!r_.last_stream_failed_) bring_up();
   }
   // What the watch comes to, once the stream is over with `reply`.
@@ -235,15 +234,15 @@ class Reflector::WatchPass {
   const std::chrono::milliseconds idle_bound_;
   std::string line_;  // a line cut by the end of a piece
   Outcome outcome_ = Outcome::kResume;
-  const Clock::time_point started_ = Clock::now();
-  Clock::time_point last_data_ = started_;
+  const TimePoint started_ = SteadyClock::now();
+  TimePoint last_data_ = started_;
   bool established_ = false;
   bool up_ = false;
   bool got_event_ = false;
 };
 
 bool Reflector::WatchPass::on_data(std::string_view data) {
-  last_data_ = Clock::now();
+  last_data_ = SteadyClock::now();
   const std::size_t max = r_.options_.max_line_bytes;
   std::size_t start = 0;
   for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
@@ -311,7 +310,7 @@ Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
     }
     // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
     // once with nothing in it is not a timeout; do not spin on it.
-    if (!got_event_ && Clock::now() - started_ < std::chrono::seconds(1)) r_.wait(r_.options_.backoff_initial);
+    if (!got_event_ && SteadyClock::now() - started_ < std::chrono::seconds(1)) r_.wait(r_.options_.backoff_initial);
     return Outcome::kResume;
   }
   if (is_expired(*reply)) return Outcome::kRelist;
@@ -321,7 +320,7 @@ Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
 
 // The stream failed: gone silent past the idle bound once established, or not served at all.
 Reflector::Outcome Reflector::WatchPass::failed(const std::string& message) {
-  const auto silent = Clock::now() - last_data_;
+  const auto silent = SteadyClock::now() - last_data_;
   if (established_ && silent >= idle_bound_) {
     r_.fail("watch: nothing received for " + seconds_text(idle_bound_) + " (timeoutSeconds " + std::to_string(seconds_) +
             " plus " + seconds_text(r_.options_.watch_grace) + " of grace); dropped the stream, resuming from resourceVersion " +

@@ -7,7 +7,7 @@
 
 namespace extender::policy {
 
-bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, CapacityClock::time_point now,
+bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, TimePoint now,
                const CapacityRule& rule) {
   if (!claim.volume_seen) return false;
   if (published.changed && *published.changed > *claim.volume_seen) return true;
@@ -15,7 +15,7 @@ bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, C
 }
 
 CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims,
-                        CapacityClock::time_point now, const CapacityRule& rule) {
+                        TimePoint now, const CapacityRule& rule) {
   CapacityAccount out;
   out.published = published.bytes;
   for (const auto& c : claims) {

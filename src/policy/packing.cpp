@@ -31,6 +31,15 @@ const PackingPolicy& packing_policy(PackingStrategy strategy) {
   return kPolicies[0];
 }
 
+std::string packing_names(std::string_view last) {
+  std::string out;
+  for (std::size_t i = 0; i < std::size(kPolicies); ++i) {
+    if (i > 0) out += i + 1 == std::size(kPolicies) ? last : std::string_view(", ");
+    out += kPolicies[i].name;
+  }
+  return out;
+}
+
 const char* packing_name(PackingStrategy s) { return packing_policy(s).name; }
 
 std::optional<PackingStrategy> parse_packing(std::string_view name) {

@@ -194,7 +194,42 @@ bool in_published_pool(const model::PodDemand& pod, std::span<const Candidate> c
   return false;
 }
 
+bool has_volumes(const model::PodDemand& pod, std::span<const Candidate>, const ScoringRules&) {
+  return !pod.volumes.empty();
+}
+
+bool has_published_volumes(const model::PodDemand& pod, std::span<const Candidate> candidates, const ScoringRules&) {
+  return !pod.volumes.empty() && in_published_pool(pod, candidates);
+}
+
+bool packs(const model::PodDemand& pod, std::span<const Candidate>, const ScoringRules& rules) {
+  return pod.needs_gpu() || packing_policy(rules.packing).ranks_every_pod;
+}
+
+std::vector<std::int64_t> volume_balance(const model::PodDemand&, std::span<const Candidate> candidates,
+                                         const ScoringRules&, const ShapeMix&) {
+  return volume_balance_scores(candidates);
+}
+
+std::vector<std::int64_t> capacity(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                   const ScoringRules& rules, const ShapeMix&) {
+  return capacity_scores(pod, candidates, rules.capacity_more_free);
+}
+
+std::vector<std::int64_t> gpu_packing(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                      const ScoringRules& rules, const ShapeMix& mix) {
+  return gpu_packing_scores(pod, candidates, rules.packing, mix);
+}
+
+constexpr Scorer kScorers[] = {
+    {"volume_balance_weight", &ScoringRules::volume_balance_weight, &has_volumes, &volume_balance},
+    {"capacity_weight", &ScoringRules::capacity_weight, &has_published_volumes, &capacity},
+    {"gpu_packing_weight", &ScoringRules::gpu_packing_weight, &packs, &gpu_packing},
+};
+
 }  // namespace
+
+std::span<const Scorer> scorers() { return kScorers; }
 
 std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                            const ScoringRules& rules, const ShapeMix& mix) {
@@ -203,15 +238,11 @@ std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::spa
     std::vector<std::int64_t> scores;
   };
   std::vector<Applied> applied;
-  if (!pod.volumes.empty() && rules.volume_balance_weight > 0) {
-    applied.push_back({rules.volume_balance_weight, volume_balance_scores(candidates)});
-  }
-  if (!pod.volumes.empty() && rules.capacity_weight > 0 && in_published_pool(pod, candidates)) {
-    applied.push_back({rules.capacity_weight, capacity_scores(pod, candidates, rules.capacity_more_free)});
-  }
-  const bool packs = pod.needs_gpu() || packing_policy(rules.packing).ranks_every_pod;
-  if (packs && rules.gpu_packing_weight > 0) {
-    applied.push_back({rules.gpu_packing_weight, gpu_packing_scores(pod, candidates, rules.packing, mix)});
+  for (const Scorer& scorer : kScorers) {
+    const std::int64_t weight = rules.*scorer.weight;
+    if (weight > 0 && scorer.applies(pod, candidates, rules)) {
+      applied.push_back({weight, scorer.score(pod, candidates, rules, mix)});
+    }
   }
   if (applied.empty()) return {};
   __int128 total_weight = 0;

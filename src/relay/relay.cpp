@@ -389,7 +389,7 @@ struct Relay::Impl {
     Breaker::Ticket ticket;
     {
       std::lock_guard lock(breaker_mu);
-      ticket = breaker.admit(std::chrono::steady_clock::now());
+      ticket = breaker.admit(SteadyClock::now());
     }
     if (!ticket.admitted) return text_answer(503, "relay: upstream unavailable (circuit open)\n");
     if (ticket.probe) spdlog::info("circuit half-open: one call goes to upstream {}", upstream.scheme_host_port());
@@ -400,7 +400,7 @@ struct Relay::Impl {
       // The admitted call must be reported, or a probe would hold the breaker half-open forever.
       if (!reported) {
         std::lock_guard lock(breaker_mu);
-        breaker.report(ticket, false, std::chrono::steady_clock::now());
+        breaker.report(ticket, false, SteadyClock::now());
       }
       spdlog::error("relay: {}", e.what());
       return text_answer(503, "relay: internal error\n");
@@ -415,11 +415,11 @@ struct Relay::Impl {
     const std::string_view body(req.body);
     bool reused = false;
     auto client = take_client(true, reused);
-    const auto sent = std::chrono::steady_clock::now();
+    const auto sent = SteadyClock::now();
     httplib::Result r = client->Post(path, body.data(), body.size(), content_type);
     // A kept-alive connection the daemon closed while idle fails at once: one more try on a new
     // connection (never after a failure that took half the timeout, so no call waits much longer).
-    if (!r && reused && std::chrono::steady_clock::now() - sent < options.upstream_timeout / 2) {
+    if (!r && reused && SteadyClock::now() - sent < options.upstream_timeout / 2) {
       client = take_client(false, reused);
       r = client->Post(path, body.data(), body.size(), content_type);
     }
@@ -428,7 +428,7 @@ struct Relay::Impl {
     Breaker::Transition t;
     {
       std::lock_guard lock(breaker_mu);
-      t = breaker.report(ticket, !failed, std::chrono::steady_clock::now());
+      t = breaker.report(ticket, !failed, SteadyClock::now());
       reported = true;
     }
     log_transition(t, why);
@@ -498,7 +498,7 @@ void Relay::stop() {
 
 BreakerState Relay::breaker_state() const {
   std::lock_guard lock(impl_->breaker_mu);
-  return impl_->breaker.state(std::chrono::steady_clock::now());
+  return impl_->breaker.state(SteadyClock::now());
 }
 
 }  // namespace extender::relay

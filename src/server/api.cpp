@@ -78,7 +78,7 @@ void decline(Endpoint endpoint, std::string message, VerbCall& call) {
 // Filter and prioritize, managed or unmanaged; the decoded request and decision stay alive with
 // the answer (HttpResponse::spent).
 void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request,
-                    std::chrono::steady_clock::time_point deadline, VerbCall& call) {
+                    TimePoint deadline, VerbCall& call) {
   const auto padded = wire::PaddedBody::of(request.body);
   wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
   auto args = wire::decode_extender_args(padded, deps.node_fields, deps.decode_limits, &failure);
@@ -145,7 +145,7 @@ void answer_preempt(const ApiDeps& deps, const HttpRequest& request, VerbCall& c
 
 // Counts the request (and a refusal) in the metrics and writes its log line.
 void record(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request, const VerbCall& call,
-            std::chrono::steady_clock::duration elapsed) {
+            Duration elapsed) {
   const char* name = verb_name(endpoint);
   if (deps.metrics) deps.metrics->observe_request(metric_verb(endpoint), call.outcome, elapsed);
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
@@ -243,8 +243,8 @@ Lane Api::lane_of(std::string_view method, std::string_view path) const {
 }
 
 HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
-  const auto started = request.queued_at != std::chrono::steady_clock::time_point{} ? request.queued_at
-                                                                                    : std::chrono::steady_clock::now();
+  const auto started = request.queued_at != TimePoint{} ? request.queued_at
+                                                                                    : SteadyClock::now();
   VerbCall call;
   if (request.body.empty()) {
     call.body_error = "request body is empty; send a JSON object";
@@ -271,7 +271,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
     call.outcome = Outcome::kRejected;
     call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
-  record(deps_, route.endpoint, request, call, std::chrono::steady_clock::now() - started);
+  record(deps_, route.endpoint, request, call, SteadyClock::now() - started);
   return std::move(call.res);
 }
 
@@ -301,7 +301,7 @@ HttpResponse Api::metrics() const {
   ScrapeView view;
   std::optional<state::Snapshot> snap;
   if (deps_.state) view.snapshot = &snap.emplace(deps_.state->snapshot());
-  view.now = state::Clock::now();
+  view.now = SteadyClock::now();
   if (deps_.demands) view.demand_cache_entries = deps_.demands->size();
   if (deps_.watches) view.watches = deps_.watches();
   if (deps_.leadership) view.leadership = deps_.leadership();
@@ -315,7 +315,7 @@ HttpResponse Api::metrics() const {
 HttpResponse Api::debug_state() const {
   std::optional<LeadershipView> leadership;
   if (deps_.leadership) leadership = deps_.leadership();
-  return json(200, render_state(deps_.state->snapshot(), state::Clock::now(), leadership ? &*leadership : nullptr));
+  return json(200, render_state(deps_.state->snapshot(), SteadyClock::now(), leadership ? &*leadership : nullptr));
 }
 
 HttpResponse Api::debug_dra() const {
@@ -328,7 +328,7 @@ HttpResponse Api::debug_node(const std::string& name) const {
   const state::Snapshot snap = deps_.state->snapshot();
   const state::NodeState* node = snap.find(name);
   if (!node) return error(404, "node " + name.substr(0, 256) + " is not known");
-  return json(200, render_node(*node, state::Clock::now()));
+  return json(200, render_node(*node, SteadyClock::now()));
 }
 
 HttpResponse Api::admin_remove_pod(const std::string& uid) {

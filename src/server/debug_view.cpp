@@ -106,7 +106,7 @@ ordered_json pool_json(const model::Pool& p, const model::NodeUsage& usage) {
 }
 
 // The node's claims as "pods" (placed) and "reservations" (binds in flight, with their age).
-void add_claims(ordered_json& j, const state::NodeState& node, state::Clock::time_point now) {
+void add_claims(ordered_json& j, const state::NodeState& node, TimePoint now) {
   ordered_json placed = ordered_json::array();
   ordered_json reserved = ordered_json::array();
   for (const auto& [uid, claim] : node.claims) {
@@ -128,7 +128,7 @@ void add_claims(ordered_json& j, const state::NodeState& node, state::Clock::tim
   j["reservations"] = std::move(reserved);
 }
 
-ordered_json node_json(const state::NodeState& node, state::Clock::time_point now) {
+ordered_json node_json(const state::NodeState& node, TimePoint now) {
   const model::NodeSupply& s = node.supply;
   model::NodeUsage usage = node.usage_excluding("", now);
   ordered_json j;
@@ -155,7 +155,7 @@ ordered_json node_json(const state::NodeState& node, state::Clock::time_point no
 
 }  // namespace
 
-std::string render_state(const state::Snapshot& snapshot, state::Clock::time_point now,
+std::string render_state(const state::Snapshot& snapshot, TimePoint now,
                          const LeadershipView* leadership) {
   ordered_json nodes = ordered_json::array();
   std::size_t reservations = 0;
@@ -185,7 +185,7 @@ std::string render_state(const state::Snapshot& snapshot, state::Clock::time_poi
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string render_node(const state::NodeState& node, state::Clock::time_point now) {
+std::string render_node(const state::NodeState& node, TimePoint now) {
   return node_json(node, now).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

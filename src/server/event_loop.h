@@ -1,9 +1,16 @@
 #pragma once
-// The event loop of a Listener (private to src/server): one thread owns every Session (a
-// Transport and its HttpConnection), waits on epoll, accepts within the connection caps, keeps
-// the body budget, arms each connection's deadline in a DeadlineQueue, and closes connections by
-// marking them (they are destroyed at the end of the loop iteration, so no callback finds its
-// connection gone). Workers hand answers back through `done` and the wake descriptor.
+// EventLoop: the event loop of one Listener (private to src/server). One thread, the one that
+// calls serve(), owns every Session (a Transport and its HttpConnection): it waits on epoll,
+// accepts within the connection caps (server.max_connections, max_connections_per_peer), keeps
+// the body budget, arms each connection's deadline in a DeadlineQueue, hands complete requests
+// to their Lanes and writes the answers the lanes hand back (through `done` and the wake
+// descriptor). Connections are closed by marking them; they are destroyed at the end of the loop
+// iteration, so that no callback finds its connection gone.
+//
+// Ownership: the loop owns the listening socket once open() succeeds, its epoll and wake
+// descriptors, the sessions, the lanes (for the time of serve()) and the BodyPool they share.
+// Thread-safety: open() and serve() from one thread; stop() from any thread. Every other member
+// is the loop thread's alone, but for `done` (under done_mu) and `budget` (thread-safe).
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -17,19 +24,20 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
+#include "extender/common/result.h"
 #include "extender/server/body_budget.h"
 #include "extender/server/body_pool.h"
 #include "extender/server/deadline_queue.h"
 #include "extender/server/http_connection.h"
+#include "extender/server/lanes.h"
 #include "extender/server/listener.h"
 #include "extender/server/tls_context.h"
 #include "extender/server/transport.h"
-#include "extender/server/lanes.h"
 
 namespace extender::server {
 namespace event_loop {
 
-using Clock = std::chrono::steady_clock;
 using Phase = HttpConnection::Phase;
 
 constexpr std::uint64_t kListenId = 0;
@@ -41,7 +49,7 @@ constexpr auto kLongestWait = std::chrono::milliseconds(1000);
 
 // One accepted connection: its bytes (transport) and its HTTP state (http).
 struct Session {
-  Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, Clock::time_point now,
+  Session(std::uint64_t id_, std::unique_ptr<Transport> transport_, const ServerOptions& options, TimePoint now,
           bool handshaking, BodyBuffers* bodies)
       : id(id_), transport(std::move(transport_)), http(options, transport->peer(), now, handshaking, bodies) {}
   std::uint64_t id;
@@ -54,22 +62,28 @@ struct Session {
 
 }  // namespace event_loop
 
-struct Listener::Loop {
-  using Clock = event_loop::Clock;
+struct EventLoop {
   using Session = event_loop::Session;
 
-  Loop(const ListenerOptions& o, const Dispatch& d)
+  // `options` and `dispatch` outlive the loop (the Listener holds them).
+  EventLoop(const ListenerOptions& o, const Dispatch& d)
       : options(o),
         dispatch(d),
         budget(static_cast<std::size_t>(o.max_buffered_bytes),
                BodyBudget::share_for(static_cast<std::size_t>(o.max_buffered_bytes),
                                      static_cast<std::size_t>(o.max_body_bytes + o.max_header_bytes))) {}
-  ~Loop() {
-    sessions.clear();
-    for (int fd : {listen_fd, epoll_fd, wake_fd, reserve_fd}) {
-      if (fd >= 0) ::close(fd);
-    }
-  }
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Takes the listening socket `fd` (and TLS, when given) and creates the epoll and wake
+  // descriptors. Fails with a readable reason.
+  Status open(int fd, std::unique_ptr<TlsContextSource> tls_source);
+  // Runs the loop on the calling thread until stop(); returns when the socket is closed and every
+  // request in flight has been answered (or kShutdownGrace has passed). No-op unless open.
+  void serve();
+  // Asks serve() to return (any thread).
+  void stop();
 
   const ListenerOptions& options;
   const Dispatch& dispatch;
@@ -83,15 +97,15 @@ struct Listener::Loop {
   std::uint64_t next_id = 2;
   BodyPool bodies;  // outlives the sessions and the lanes
   std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
-  std::size_t open = 0;                  // sessions not closing
-  std::vector<std::uint64_t> to_reap;    // closed this iteration, destroyed at its end
+  std::size_t open_sessions = 0;        // sessions not closing
+  std::vector<std::uint64_t> to_reap;  // closed this iteration, destroyed at its end
   DeadlineQueue timers;
   std::unordered_map<std::string, int> per_peer;
   BodyBudget budget;  // shared with the lanes, which charge the bodies they inflate
   std::unique_ptr<Lanes> lanes;
-  Clock::time_point last_refusal_log{};
+  TimePoint last_refusal_log{};
   std::uint64_t refused_since_log = 0;
-  Clock::time_point last_budget_log{};
+  TimePoint last_budget_log{};
   std::uint64_t budget_refused_since_log = 0;
 
   std::mutex done_mu;
@@ -100,7 +114,7 @@ struct Listener::Loop {
   void run();
   void begin_stop();
   void accept_all();
-  void add(int fd, PeerAddress peer, Clock::time_point now);
+  void add(int fd, PeerAddress peer, TimePoint now);
   void on_event(Session& s, std::uint32_t ev);
   void handshake(Session& s);
   void read_some(Session& s);
@@ -112,8 +126,8 @@ struct Listener::Loop {
   void settle(Session& s);
   void start_dispatch(Session& s, HttpRequest req);
   void drain_done();
-  void expire(Clock::time_point now);
-  int wait_ms(Clock::time_point now) const;
+  void expire(TimePoint now);
+  int wait_ms(TimePoint now) const;
   void close(Session& s);
   void reap();
   void account(Session& s, std::size_t bytes);
@@ -122,26 +136,13 @@ struct Listener::Loop {
   void schedule(Session& s);
   // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
   // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
-  bool evict_oldest(const std::string* peer_ip, Clock::time_point now, bool slow_only = false,
+  bool evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only = false,
                     const Session* keep = nullptr);
   // Counts a refused connection; true at most once a second, when it is to be logged.
-  bool log_refusal(Clock::time_point now) {
-    ++refused_since_log;
-    if (now - last_refusal_log < std::chrono::seconds(1)) return false;
-    last_refusal_log = now;
-    return true;
-  }
+  bool log_refusal(TimePoint now);
   // Counts a request refused for the body budget; true at most once a second, when it is to be logged.
-  bool log_budget_refusal(Clock::time_point now) {
-    ++budget_refused_since_log;
-    if (now - last_budget_log < std::chrono::seconds(1)) return false;
-    last_budget_log = now;
-    return true;
-  }
-  void wake() {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
-  }
+  bool log_budget_refusal(TimePoint now);
+  void wake();
 };
 
 }  // namespace extender::server

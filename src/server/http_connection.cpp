@@ -236,7 +236,7 @@ void HttpConnection::finish_answer(TimePoint now) {
   }
 }
 
-HttpConnection::TimePoint HttpConnection::deadline() const {
+TimePoint HttpConnection::deadline() const {
   if (phase_ == Phase::kDispatched || phase_ == Phase::kClosed) return TimePoint::max();
   return deadline_;
 }

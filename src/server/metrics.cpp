@@ -48,12 +48,12 @@ void gauge(MetricFamily& f, std::vector<ClientMetric::Label> labels, double valu
   f.metric.push_back(std::move(m));
 }
 
-double seconds(state::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The families of the nodes in the cache, filled node by node.
 class NodeFamilies {
  public:
-  void add(const std::string& name, const state::NodeState& node, state::Clock::time_point now,
+  void add(const std::string& name, const state::NodeState& node, TimePoint now,
            const std::vector<std::string>& gpu_resources) {
     const model::NodeUsage held = count_claims(node, now);
     add_gpus(name, node, held, gpu_resources);
@@ -80,7 +80,7 @@ class NodeFamilies {
 
  private:
   // Counts the node's claims; returns what its live reservations hold.
-  model::NodeUsage count_claims(const state::NodeState& node, state::Clock::time_point now) {
+  model::NodeUsage count_claims(const state::NodeState& node, TimePoint now) {
     model::NodeUsage held;
     for (const auto& [uid, claim] : node.claims) {
       if (claim.kind == state::Claim::Kind::kPlaced) {

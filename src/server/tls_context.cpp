@@ -98,7 +98,7 @@ Result<std::unique_ptr<TlsContextSource>> TlsContextSource::create(TlsOptions tl
   auto ctx = load_server_context(source->tls_);
   if (!ctx) return Error{source->name_ + " listener: " + ctx.message()};
   source->current_ = std::move(*ctx);
-  source->checked_ = std::chrono::steady_clock::now();
+  source->checked_ = SteadyClock::now();
   return source;
 }
 
@@ -120,7 +120,7 @@ std::vector<TlsContextSource::FileStamp> TlsContextSource::stamps() const {
 
 SslContext TlsContextSource::current() {
   std::lock_guard lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = SteadyClock::now();
   if (now - checked_ < interval_) return current_;
   checked_ = now;
   std::vector<FileStamp> seen = stamps();

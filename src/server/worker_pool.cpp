@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "extender/common/clock.h"
+
 namespace extender::server {
 
 std::size_t WorkerPool::default_heavy_limit(std::size_t threads, std::size_t cores) {
@@ -90,10 +92,10 @@ void WorkerPool::run() {
     const std::string key = it->first;
     forget_settled_callers();
     lock.unlock();
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = SteadyClock::now();
     task();
     task = nullptr;
-    const Nanos cost = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started).count();
+    const Nanos cost = std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - started).count();
     lock.lock();
     Caller& done = callers_[key];
     --done.running;

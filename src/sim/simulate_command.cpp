@@ -115,7 +115,8 @@ bool set_flag(Command& c, const std::string& name, const char* v) {
   } else if (name == "--policy") {
     auto p = policy::parse_packing(v);
     if (!p && std::string_view(v) != "best-fit") {
-      std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (binpack, spread, fragmentation, best-fit)\n", v);
+      std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (%s, best-fit)\n", v,
+                   policy::packing_names(", ").c_str());
       return false;
     }
     c.policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});

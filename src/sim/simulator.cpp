@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "extender/engine/extender.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/gpu_placement.h"
 #include "extender/policy/packing.h"
@@ -77,7 +77,9 @@ class Simulation {
         demands_(row_count + 16, std::chrono::hours(24 * 365)),
         binder_(cluster_),
         dra_source_(dra, whole_resource_),
-        ext_(cfg, deps()),
+        ext_(engine::EngineBuilder(cfg, cluster_, demands_, binder_)
+                 .dra(dra.empty() ? nullptr : &dra_source_)
+                 .build()),
         scheduler_(nodes, seed, options.scheduler),
         is_dra_(nodes.size(), false),
         device_free_(nodes.size()) {
@@ -94,14 +96,6 @@ class Simulation {
   PolicyResult finish();
 
  private:
-  engine::ExtenderDeps deps() {
-    engine::ExtenderDeps deps;
-    deps.state = &cluster_;
-    deps.demands = &demands_;
-    deps.binder = &binder_;
-    if (!dra_.empty()) deps.dra = &dra_source_;
-    return deps;
-  }
   // What prioritize reads of a DRA node's GPUs (policy/dra_fit.h), for the pod's demand.
   std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const {
     if (dra_.empty()) return nullptr;

@@ -13,7 +13,6 @@ namespace extender::sources {
 namespace {
 
 using nlohmann::json;
-using Clock = policy::CapacityClock;
 
 std::string claim_key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
 
@@ -132,7 +131,7 @@ std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) 
   return claim;
 }
 
-void CapacityStore::record(const wire::Claim& pvc, Clock::time_point now) {
+void CapacityStore::record(const wire::Claim& pvc, TimePoint now) {
   if (pvc.selected_node.empty()) {
     claims_.erase(pvc.uid);
     return;
@@ -169,12 +168,12 @@ void CapacityStore::nodes_listed(std::map<std::string, NodeFacts> nodes) {
   }
   nodes_ = std::move(next);
   selection_dirty_ = true;
-  publish(Clock::now());
+  publish(SteadyClock::now());
 }
 
 void CapacityStore::node_changed(const std::string& name, std::optional<NodeFacts> facts) {
   std::lock_guard lock(mu_);
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   auto it = nodes_.find(name);
   if (!facts) {
     if (it == nodes_.end()) return;
@@ -230,7 +229,7 @@ void CapacityStore::driver_changed(const std::string& name, std::optional<bool> 
 
 void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
   std::lock_guard lock(mu_);
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   std::map<std::string, Recorded, std::less<>> before = std::move(claims_);
   claims_.clear();
   std::vector<std::pair<std::string, state::Claim>> placed;
@@ -250,14 +249,14 @@ void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
     claims_.erase(pvc.uid);
     state_.drop(claim_key(pvc));
   } else {
-    record(pvc, Clock::now());
+    record(pvc, SteadyClock::now());
     if (auto claim = placement_of(pvc)) {
       state_.place(claim_key(pvc), std::move(*claim));
     } else {
       state_.drop(claim_key(pvc));
     }
   }
-  publish(Clock::now());
+  publish(SteadyClock::now());
 }
 
 void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects) {
@@ -272,12 +271,12 @@ void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects
   }
   published_ = std::move(next);
   selection_dirty_ = true;
-  publish(Clock::now());
+  publish(SteadyClock::now());
 }
 
 void CapacityStore::capacity_changed(const std::string& key, std::optional<wire::StorageCapacity> object) {
   std::lock_guard lock(mu_);
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   if (!object) {
     selection_dirty_ = published_.erase(key) > 0 || selection_dirty_;
   } else {
@@ -331,7 +330,7 @@ void CapacityStore::reclassify() {
       }
     }
   }
-  publish(Clock::now());
+  publish(SteadyClock::now());
 }
 
 void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes) {
@@ -441,7 +440,7 @@ void CapacityStore::place_volumes() {
   volumes_dirty_ = false;
 }
 
-void CapacityStore::tick(Clock::time_point now) {
+void CapacityStore::tick(TimePoint now) {
   std::lock_guard lock(mu_);
   if (next_change_ && now >= *next_change_) publish(now);
 }
@@ -459,7 +458,7 @@ void CapacityStore::select() {
   selection_dirty_ = false;
 }
 
-void CapacityStore::publish(Clock::time_point now) {
+void CapacityStore::publish(TimePoint now) {
   if (selection_dirty_) select();
   std::map<std::pair<std::string, std::string>, std::vector<policy::CapacityClaim>> claims;
   for (const auto& [uid, r] : claims_) {
@@ -514,7 +513,7 @@ std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view 
 }
 
 void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                                    std::vector<policy::CapacityClaim> claims, Clock::time_point now,
+                                    std::vector<policy::CapacityClaim> claims, TimePoint now,
                                     std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
                                     std::vector<PoolAccount>& accounts) {
   const std::string device_class = *topolvm_device_class(cls);

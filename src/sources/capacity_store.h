@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/kube/reflector.h"
 #include "extender/model/demand.h"
 #include "extender/policy/capacity_accounting.h"
@@ -78,7 +79,7 @@ class CapacityStore {
   std::string local_volume_node(std::string_view volume) const;
 
   // Publishes again when a claim has settled since the last publication.
-  void tick(policy::CapacityClock::time_point now);
+  void tick(TimePoint now);
   // The classes managed from published capacity, and their pools (configured classes excluded).
   std::shared_ptr<const ClassPools> class_pools() const;
   std::vector<PoolAccount> accounts() const;
@@ -86,18 +87,18 @@ class CapacityStore {
  private:
   struct Published {
     wire::StorageCapacity object;
-    std::optional<policy::CapacityClock::time_point> changed;
+    std::optional<TimePoint> changed;
   };
   struct Recorded {
     wire::Claim claim;
-    std::optional<policy::CapacityClock::time_point> volume_seen;
+    std::optional<TimePoint> volume_seen;
   };
   std::string pool_of(std::string_view cls) const;
   std::optional<state::Claim> placement_of(const wire::Claim& pvc) const;
-  void record(const wire::Claim& pvc, policy::CapacityClock::time_point now);
+  void record(const wire::Claim& pvc, TimePoint now);
   // After classes or drivers changed: the managed set, and the placements that depend on it.
   void reclassify();
-  void publish(policy::CapacityClock::time_point now);
+  void publish(TimePoint now);
   // Which objects select which node, per class: rebuilt when nodes, objects' topology or the
   // managed classes change, not for each claim.
   void select();
@@ -116,14 +117,14 @@ class CapacityStore {
   mutable std::mutex mu_;
   struct NodeEntry {
     NodeFacts facts;
-    std::map<std::string, policy::CapacityClock::time_point, std::less<>> topolvm_changed;  // by device class
+    std::map<std::string, TimePoint, std::less<>> topolvm_changed;  // by device class
   };
   std::map<std::string, NodeEntry, std::less<>> nodes_;
   // A managed class's TopoLVM device class, or nullopt when it is no TopoLVM class.
   std::optional<std::string> topolvm_device_class(std::string_view cls) const;
   // The pool a node's TopoLVM annotation gives a class, when no CSIStorageCapacity selects it.
   void annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                       std::vector<policy::CapacityClaim> claims, policy::CapacityClock::time_point now,
+                       std::vector<policy::CapacityClaim> claims, TimePoint now,
                        std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
                        std::vector<PoolAccount>& accounts);
   std::map<std::string, wire::StorageClass, std::less<>> classes_;
@@ -138,7 +139,7 @@ class CapacityStore {
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> selection_;  // (node, class) -> objects
   bool selection_dirty_ = true;
   std::vector<PoolAccount> accounts_;
-  std::optional<policy::CapacityClock::time_point> next_change_;
+  std::optional<TimePoint> next_change_;
 };
 
 }  // namespace extender::sources

@@ -357,7 +357,7 @@ std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
 }
 
 void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = SteadyClock::now();
   kube::ReflectorStatus st = r.status();
   if (!st.synced) {
     if (!reasons.empty()) reasons += "; ";
@@ -410,7 +410,7 @@ void KubeCluster::start() {
       wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
       if (stopping_) return;
       lock.unlock();
-      capacity_->tick(policy::CapacityClock::now());
+      capacity_->tick(SteadyClock::now());
       lock.lock();
     }
   });

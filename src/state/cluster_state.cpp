@@ -77,7 +77,7 @@ namespace {
 
 }  // namespace
 
-model::NodeUsage NodeState::usage_excluding(std::string_view uid, Clock::time_point now) const {
+model::NodeUsage NodeState::usage_excluding(std::string_view uid, TimePoint now) const {
   model::NodeUsage usage = placed;
   for (const auto& [claim_uid, claim] : claims) {
     if (claim.kind == Claim::Kind::kPlaced) {
@@ -93,7 +93,7 @@ model::NodeUsage NodeState::usage_excluding(std::string_view uid, Clock::time_po
   return usage;
 }
 
-model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now) const {
+model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, TimePoint now) const {
   model::NodeUsage usage = usage_excluding(pod.uid, now);
   std::set<std::string_view> own;
   for (const auto& v : pod.volumes) {
@@ -119,7 +119,7 @@ bool NodeState::sees_placed_only(const model::PodDemand& pod) const {
   return !holds_volumes_here && (claims.empty() || !claims.count(pod.uid));
 }
 
-const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, Clock::time_point now,
+const model::NodeUsage& NodeState::usage_for(const model::PodDemand& pod, TimePoint now,
                                              model::NodeUsage& scratch) const {
   if (sees_placed_only(pod)) return placed;
   scratch = usage_for(pod, now);
@@ -262,7 +262,7 @@ void ClusterState::place(std::string uid, Claim claim) {
   publish(touched);
 }
 
-void ClusterState::reserve(std::string uid, Claim claim, Clock::duration ttl, Clock::time_point now) {
+void ClusterState::reserve(std::string uid, Claim claim, Duration ttl, TimePoint now) {
   claim.kind = Claim::Kind::kReserved;
   claim.since = now;
   claim.expires = now + ttl;
@@ -310,7 +310,7 @@ std::optional<Claim> ClusterState::claim_of(std::string_view uid) const {
   return it->second;
 }
 
-std::size_t ClusterState::sweep_expired(Clock::time_point now) {
+std::size_t ClusterState::sweep_expired(TimePoint now) {
   std::lock_guard lock(write_mu_);
   std::set<std::string, std::less<>> touched;
   std::vector<std::string> expired;

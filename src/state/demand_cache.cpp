@@ -2,7 +2,7 @@
 
 namespace extender::state {
 
-void DemandCache::remember(const model::PodDemand& demand, Clock::time_point now) {
+void DemandCache::remember(const model::PodDemand& demand, TimePoint now) {
   if (capacity_ == 0 || demand.uid.empty()) return;
   std::lock_guard lock(mu_);
   if (auto it = index_.find(demand.uid); it != index_.end()) {
@@ -17,7 +17,7 @@ void DemandCache::remember(const model::PodDemand& demand, Clock::time_point now
   }
 }
 
-std::optional<model::PodDemand> DemandCache::find(std::string_view uid, Clock::time_point now) const {
+std::optional<model::PodDemand> DemandCache::find(std::string_view uid, TimePoint now) const {
   std::lock_guard lock(mu_);
   auto it = index_.find(std::string(uid));
   if (it == index_.end() || now - it->second->stored > max_age_) return std::nullopt;

@@ -12,7 +12,7 @@ std::uint64_t hash_of(std::string_view name) {
 
 }  // namespace
 
-void FilterVerdicts::record(std::string_view uid, const std::vector<std::string_view>& passed, Clock::time_point now) {
+void FilterVerdicts::record(std::string_view uid, const std::vector<std::string_view>& passed, TimePoint now) {
   std::vector<std::uint64_t> hashes;
   hashes.reserve(passed.size());
   for (std::string_view name : passed) hashes.push_back(hash_of(name));
@@ -31,7 +31,7 @@ void FilterVerdicts::record(std::string_view uid, const std::vector<std::string_
   names_ += order_.front().hashes.size();
 }
 
-void FilterVerdicts::forget_oldest_until(std::size_t room, Clock::time_point now) {
+void FilterVerdicts::forget_oldest_until(std::size_t room, TimePoint now) {
   while (!order_.empty() && (names_ > room || now - order_.back().stored > max_age_)) {
     names_ -= order_.back().hashes.size();
     index_.erase(order_.back().uid);
@@ -40,7 +40,7 @@ void FilterVerdicts::forget_oldest_until(std::size_t room, Clock::time_point now
 }
 
 FilterVerdicts::Verdict FilterVerdicts::verdict(std::string_view uid, std::string_view node,
-                                                Clock::time_point now) const {
+                                                TimePoint now) const {
   std::lock_guard lock(mu_);
   auto it = index_.find(uid);
   if (it == index_.end() || now - it->second->stored > max_age_) return Verdict::kNotFiltered;

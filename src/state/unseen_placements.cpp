@@ -4,7 +4,7 @@
 
 namespace extender::state {
 
-void UnseenPlacements::record(const std::string& uid, std::vector<std::string> claims, Clock::time_point now) {
+void UnseenPlacements::record(const std::string& uid, std::vector<std::string> claims, TimePoint now) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) { return e.uid == uid; });
   if (claims.empty() || capacity_ == 0) return;
@@ -12,12 +12,12 @@ void UnseenPlacements::record(const std::string& uid, std::vector<std::string> c
   entries_.push_back({uid, std::move(claims), now});
 }
 
-UnseenPlacements::Clock::time_point UnseenPlacements::wait_until(const std::string& uid, const Placed& placed, Clock::time_point now) {
+TimePoint UnseenPlacements::wait_until(const std::string& uid, const Placed& placed, TimePoint now) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) {
     return e.filtered + wait_ <= now || std::all_of(e.claims.begin(), e.claims.end(), placed);
   });
-  Clock::time_point until = now;
+  TimePoint until = now;
   for (const Entry& e : entries_) {
     if (e.uid != uid) until = std::max(until, e.filtered + wait_);
   }

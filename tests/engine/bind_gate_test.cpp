@@ -32,14 +32,7 @@ nodes:
 struct Gated : testing::EngineHarness {
   Gated() {
     load_inventory(kInventory);
-    ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.gate = &gate;
-    deps.dra = &dra;
-    deps.binder = &local_binder;
-    deps.verdicts = &verdicts;
-    ext = engines.emplace_back(std::make_unique<Extender>(cfg.extender_options(), deps)).get();
+    ext = engines.emplace_back(builder(local_binder).verdicts(&verdicts).build_owned()).get();
   }
   state::FilterVerdicts verdicts{std::size_t{1} << 20, 10min};
   Extender* ext = nullptr;

@@ -68,7 +68,7 @@ struct Harness : testing::EngineHarness {
   }
   // Each device's shared bytes, as the state holds them.
   std::vector<std::int64_t> shared_bytes() {
-    const auto usage = state.snapshot().find("share")->usage_excluding("", state::Clock::now());
+    const auto usage = state.snapshot().find("share")->usage_excluding("", SteadyClock::now());
     std::vector<std::int64_t> out(2, 0);
     for (const auto& [index, use] : usage.gpu_devices) out.at(static_cast<std::size_t>(index)) = use.bytes;
     return out;

@@ -65,7 +65,7 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
       << (a.result.failed_unresolvable.count("n") ? a.result.failed_unresolvable.at("n") : "");
   EXPECT_EQ(ext.bind({"etl", "ml", "u-etl", "n"}).error, "");
   EXPECT_EQ(binder.bound, std::vector<std::string>{"u-etl"});
-  EXPECT_EQ(state.snapshot().find("n")->usage_excluding("another-pod", state::Clock::now()).pool_used("local"), 80 * kGiB)
+  EXPECT_EQ(state.snapshot().find("n")->usage_excluding("another-pod", SteadyClock::now()).pool_used("local"), 80 * kGiB)
       << "other pods see the volume once while the bind is in flight";
 }
 

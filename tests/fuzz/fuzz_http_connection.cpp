@@ -21,7 +21,7 @@ struct Outcome {
   bool operator==(const Outcome&) const = default;
 };
 
-void serve(HttpConnection& http, Outcome& out, HttpConnection::TimePoint now) {
+void serve(HttpConnection& http, Outcome& out, TimePoint now) {
   for (int guard = 0; guard < 1000; ++guard) {
     while (http.has_output()) {
       std::size_t n = 0;
@@ -46,7 +46,7 @@ Outcome run(std::string_view wire, std::uint8_t seed) {
   options.max_header_count = 16;
   options.max_body_bytes = 4096;
   options.keep_alive_max_requests = 8;
-  const HttpConnection::TimePoint now{};
+  const TimePoint now{};
   HttpConnection http(options, PeerAddress{"192.0.2.1", 1, false}, now);
   Outcome out;
   std::uint32_t rng = seed;

@@ -12,12 +12,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::eventually;
-using Clock = DeadlineWatch::Clock;
 
 TEST(DeadlineWatch, ActsOnAPassedDeadlineAndAgainWhileTheRegistrationLasts) {
   DeadlineWatch watch(1ms);
   std::atomic<int> runs{0};
-  auto r = watch.watch(Clock::now() - 1ms, [&] { ++runs; });
+  auto r = watch.watch(SteadyClock::now() - 1ms, [&] { ++runs; });
   EXPECT_TRUE(eventually([&] { return runs >= 3; }));
   EXPECT_TRUE(r.expired());
 }
@@ -26,12 +25,12 @@ TEST(DeadlineWatch, NeverActsForARegistrationEndedBeforeItsDeadline) {
   DeadlineWatch watch;
   std::atomic<int> runs{0};
   {
-    auto far = watch.watch(Clock::now() + 1h, [&] { ++runs; });
+    auto far = watch.watch(SteadyClock::now() + 1h, [&] { ++runs; });
     EXPECT_FALSE(far.expired());
   }
   // A later registration that expires shows the thread is running; the ended one stayed quiet.
   std::atomic<bool> later{false};
-  auto r = watch.watch(Clock::now(), [&] { later = true; });
+  auto r = watch.watch(SteadyClock::now(), [&] { later = true; });
   EXPECT_TRUE(eventually([&] { return later.load(); }));
   EXPECT_EQ(runs, 0);
 }
@@ -40,7 +39,7 @@ TEST(DeadlineWatch, EndingARegistrationWaitsForItsRunningAction) {
   DeadlineWatch watch;
   std::atomic<bool> started{false}, finished{false};
   std::optional<DeadlineWatch::Registration> r;
-  r.emplace(watch.watch(Clock::now(), [&] {
+  r.emplace(watch.watch(SteadyClock::now(), [&] {
     started = true;
     std::this_thread::sleep_for(100ms);
     finished = true;
@@ -55,7 +54,7 @@ TEST(DeadlineWatch, EachOfManyRegistrationsIsActedOnForItself) {
   std::atomic<int> expired_runs{0}, live_runs{0};
   std::vector<DeadlineWatch::Registration> regs;
   for (int i = 0; i < 10; ++i) {
-    regs.push_back(watch.watch(i % 2 ? Clock::now() + 1h : Clock::now(), [&, i] { ++(i % 2 ? live_runs : expired_runs); }));
+    regs.push_back(watch.watch(i % 2 ? SteadyClock::now() + 1h : SteadyClock::now(), [&, i] { ++(i % 2 ? live_runs : expired_runs); }));
   }
   EXPECT_TRUE(eventually([&] { return expired_runs >= 5; }));
   for (int i = 0; i < 10; ++i) EXPECT_EQ(regs[i].expired(), i % 2 == 0) << i;

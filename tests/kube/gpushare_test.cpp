@@ -47,7 +47,7 @@ std::vector<std::string> device_view(const state::ClusterState& state, const std
   const state::NodeState* n = state.snapshot().find(node);
   if (!n) return {"no node " + node};
   std::vector<std::string> out;
-  for (const auto& [index, use] : n->usage_excluding("", state::Clock::now()).gpu_devices) {
+  for (const auto& [index, use] : n->usage_excluding("", SteadyClock::now()).gpu_devices) {
     out.push_back(std::to_string(index) + "=" + std::to_string(use.bytes / kGiB) + "/" + std::to_string(use.shares));
   }
   return out;

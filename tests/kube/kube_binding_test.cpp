@@ -49,7 +49,7 @@ wire::BindingArgs binding(const std::string& name, const std::string& node) {
 
 std::int64_t gpus_held(const state::ClusterState& state, const std::string& node) {
   const state::NodeState* n = state.snapshot().find(node);
-  return n ? n->usage_excluding("", state::Clock::now()).gpus_used(kGpu) : -1;
+  return n ? n->usage_excluding("", SteadyClock::now()).gpus_used(kGpu) : -1;
 }
 
 std::vector<kube::testing::RecordedRequest> binding_posts(const ClusterHarness& h, const std::string& pod) {
@@ -179,9 +179,9 @@ TEST_F(KubeBinding, ABindingThatNeverAnswersFailsWithinTheDeadlineAndReleasesThe
     if (b.name == "p1") return BindingReply{0, {}, true};
     return std::nullopt;
   });
-  const auto started = std::chrono::steady_clock::now();
+  const auto started = SteadyClock::now();
   BindAnswer answer = bind("p1");
-  const auto took = std::chrono::steady_clock::now() - started;
+  const auto took = SteadyClock::now() - started;
   EXPECT_NE(answer.error.find("binding ml/p1 to gpu-1 failed"), std::string::npos) << answer.error;
   EXPECT_LT(took, 700ms + 250ms) << "bind must answer within kubernetes.bind_timeout";
   EXPECT_FALSE(claim("p1")) << "the reservation is dropped";
@@ -309,7 +309,7 @@ TEST(KubeBindingConcurrency, NeverMoreGpusHeldThanANodeHas) {
   std::thread monitor([&] {
     while (!done) {
       const state::Snapshot snap = h.state.snapshot();
-      const auto now = state::Clock::now();
+      const auto now = SteadyClock::now();
       for (const auto& [key, node] : snap.nodes()) {
         const std::string& name = node->supply.name;
         const std::int64_t held = node->usage_excluding("", now).gpus_used(kGpu);

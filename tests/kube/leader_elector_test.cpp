@@ -9,7 +9,6 @@ namespace extender::kube {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = LeaderElector::Clock;
 using WallClock = LeaderElector::WallClock;
 
 // A Lease in memory, with the API server's rules: create fails when it exists, update when the
@@ -59,17 +58,17 @@ class MemoryLeaseStore : public LeaseStore {
 };
 
 const ElectionTiming kTiming{15s, 10s, 2s};
-const Clock::time_point T0 = Clock::time_point(1h);
+const TimePoint T0 = TimePoint(1h);
 const WallClock::time_point W0 = WallClock::time_point(std::chrono::hours(24 * 365 * 56));
 
 // The fake monotonic clock the electors read when a read returns; an attempt moves it to its start.
-Clock::time_point fake_now = T0;
-Clock::time_point fake_clock() { return fake_now; }
+TimePoint fake_now = T0;
+TimePoint fake_clock() { return fake_now; }
 
 // Wall time moves with the fake monotonic clock.
-WallClock::time_point wall(Clock::time_point t) { return W0 + (t - T0); }
+WallClock::time_point wall(TimePoint t) { return W0 + (t - T0); }
 
-bool attempt(LeaderElector& e, Clock::time_point t) {
+bool attempt(LeaderElector& e, TimePoint t) {
   fake_now = t;
   return e.try_acquire_or_renew(t, wall(t));
 }
@@ -324,19 +323,19 @@ class PartitionedStore : public LeaseStore {
 // What a fencing scenario shows: when the standby b first leads, and what the old leader a says
 // then (inside a hung call if the scenario hangs one).
 struct Handover {
-  std::optional<Clock::time_point> takeover;  // b's first successful attempt
-  bool a_decides = false;                     // a still leads at the takeover
-  Clock::time_point a_fence{};                // by when a's writes are answered (its last term's)
+  std::optional<TimePoint> takeover;  // b's first successful attempt
+  bool a_decides = false;             // a still leads at the takeover
+  TimePoint a_fence{};                // by when a's writes are answered (its last term's)
 };
 
 // b attempts every retry period from `from` until it leads (at most 10 s); a's state is taken then.
-void standby_polls(LeaderElector& b, LeaderElector& a, Clock::time_point from, Handover& out) {
+void standby_polls(LeaderElector& b, LeaderElector& a, TimePoint from, Handover& out) {
   for (auto t = from; t < from + 10s; t += 500ms) {
     if (attempt(b, t)) {
       out.takeover = t;
       out.a_decides = !a.not_leading(t);
     }
-    if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
+    if (a.write_fence() != TimePoint{}) out.a_fence = a.write_fence();
     if (out.takeover) return;
   }
 }
@@ -348,7 +347,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
   struct Case {
     const char* what;
     std::function<void(MemoryLeaseStore&, PartitionedStore&, LeaderElector& a, LeaderElector& b, Handover&)> run;
-    Clock::time_point latest_takeover;  // failover still comes, by then
+    TimePoint latest_takeover;  // failover still comes, by then
   };
   const Case cases[] = {
       {"slow Lease GET by the standby (guard: the lease duration counts from when the read returned)",
@@ -389,7 +388,7 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
              out.takeover = t + 1ms;
              out.a_decides = !a.not_leading(t + 1ms);
            }
-           if (a.write_fence() != Clock::time_point{}) out.a_fence = a.write_fence();
+           if (a.write_fence() != TimePoint{}) out.a_fence = a.write_fence();
          }
        },
        T0 + 3500ms},

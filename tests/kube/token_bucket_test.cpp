@@ -9,16 +9,15 @@ namespace extender::kube {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = TokenBucket::Clock;
 
-const Clock::time_point T0 = Clock::time_point(1h);
+const TimePoint T0 = TimePoint(1h);
 
 // One write asking for a token at `at` with `wait` to its deadline, and when it may go (offsets
 // from T0), nullopt: refused.
 struct Ask {
-  Clock::duration at;
-  Clock::duration wait;
-  std::optional<Clock::duration> goes;
+  Duration at;
+  Duration wait;
+  std::optional<Duration> goes;
 };
 
 TEST(TokenBucket, Table) {
@@ -57,8 +56,8 @@ TEST(TokenBucket, Table) {
 
 TEST(RateLimiter, RefusesAtOnceAWriteThatCannotGoByItsDeadline) {
   RateLimiter limiter(1, 1);
-  ASSERT_TRUE(limiter.wait(Clock::now() + 100ms));
-  auto refused = limiter.wait(Clock::now() + 100ms);
+  ASSERT_TRUE(limiter.wait(SteadyClock::now() + 100ms));
+  auto refused = limiter.wait(SteadyClock::now() + 100ms);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.message(),
             "the client-side limit of API writes (kubernetes.api_qps 1, api_burst 1) allows none before the deadline");

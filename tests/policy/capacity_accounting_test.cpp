@@ -20,7 +20,7 @@ struct Row {
   int want_next_change;  // -1: none
 };
 
-CapacityClock::time_point at(int s) { return CapacityClock::time_point{} + seconds(1000 + s); }
+TimePoint at(int s) { return TimePoint{} + seconds(1000 + s); }
 
 TEST(CapacityAccounting, Table) {
   const CapacityRule rule{std::chrono::milliseconds(120'000)};

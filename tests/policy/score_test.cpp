@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 namespace extender::policy {
 namespace {
 
@@ -125,6 +128,22 @@ TEST(ScoreCandidates, CombinesWithWeights) {
   EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, gpu_off), (Scores{10, 0, 6}));
   ScoringRules all_off{0, 0, PackingStrategy::kBinpack};
   EXPECT_TRUE(score_candidates(pod(1, 1), f.candidates, all_off).empty());
+}
+
+TEST(ScoreCandidates, EachScorerOfTheTableIsWeighedByItsOwnWeight) {
+  Fixture f({{8, 0, 0}, {8, 6, 10}, {8, 3, 4}});
+  const PodDemand p = pod(1, 1);
+  std::set<std::string> keys;
+  for (const Scorer& scorer : scorers()) {
+    EXPECT_TRUE(keys.insert(scorer.weight_key).second) << scorer.weight_key;
+    ScoringRules only;
+    for (const Scorer& other : scorers()) only.*other.weight = 0;
+    EXPECT_TRUE(score_candidates(p, f.candidates, only).empty()) << scorer.weight_key;
+    only.*scorer.weight = 3;
+    const Scores expected = scorer.applies(p, f.candidates, only) ? scorer.score(p, f.candidates, only, {}) : Scores{};
+    EXPECT_EQ(score_candidates(p, f.candidates, only), expected) << scorer.weight_key;
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"volume_balance_weight", "capacity_weight", "gpu_packing_weight"}));
 }
 
 struct CapacityCase {

@@ -15,7 +15,6 @@ namespace extender::server {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = HttpConnection::Clock;
 using Phase = HttpConnection::Phase;
 
 ServerOptions small_options() {
@@ -111,7 +110,7 @@ struct Harness {
   }
 
   ServerOptions options;
-  Clock::time_point now = Clock::time_point{} + 1000s;
+  TimePoint now = TimePoint{} + 1000s;
   FakeTransport wire;
   HttpConnection http;
   std::vector<HttpRequest> requests;
@@ -132,7 +131,7 @@ TEST(HttpConnection, PipelinedKeepAliveRequestsAreServedInOrderOneAtATime) {
   EXPECT_EQ(h.requests[0].peer_ip, "10.0.0.7");
   EXPECT_EQ(h.requests[0].remote, "10.0.0.7:40000");
   EXPECT_EQ(h.http.phase(), Phase::kDispatched);
-  EXPECT_EQ(h.http.deadline(), Clock::time_point::max());
+  EXPECT_EQ(h.http.deadline(), TimePoint::max());
 
   h.answer("first");
   ASSERT_EQ(h.requests.size(), 2u);
@@ -187,7 +186,7 @@ TEST(HttpConnection, AHeadThatStartedAndMissesItsDeadlineIsAnswered408ThenClosed
   Harness h;
   h.now += 2s;  // the head's deadline counts from the connection
   h.send("POST /filter HTTP/1.1\r\nHo");
-  EXPECT_EQ(h.http.deadline(), Clock::time_point{} + 1000s + 5s);
+  EXPECT_EQ(h.http.deadline(), TimePoint{} + 1000s + 5s);
   h.now = h.http.deadline() - 1ms;
   h.http.on_deadline(h.now);
   EXPECT_EQ(h.http.phase(), Phase::kHead);
@@ -342,11 +341,11 @@ TEST(HttpConnection, AHeadRequestIsAnsweredWithoutItsBodyAndTheLastAllowedReques
 
 TEST(HttpConnection, ARefusedClientCertificateIsAnswered403AtItsHead) {
   ServerOptions o = small_options();
-  HttpConnection http(o, PeerAddress{"::1", 1, true}, Clock::time_point{}, true);
+  HttpConnection http(o, PeerAddress{"::1", 1, true}, TimePoint{}, true);
   EXPECT_EQ(http.phase(), Phase::kHandshake);
   EXPECT_FALSE(http.wants_read());
   http.handshake_done({"intruder"}, true);
-  http.on_bytes("POST /filter HTTP/1.1\r\nContent-Length: 900\r\n\r\n", Clock::time_point{});
+  http.on_bytes("POST /filter HTTP/1.1\r\nContent-Length: 900\r\n\r\n", TimePoint{});
   EXPECT_EQ(http.phase(), Phase::kWriting);
   EXPECT_TRUE(std::string(http.output()[0]).starts_with("HTTP/1.1 403 "));
   EXPECT_FALSE(http.take_request().has_value());
@@ -383,13 +382,13 @@ TEST(HttpConnection, DrainingClosesAnIdleConnectionAndTheNextAnswerCloses) {
 
 TEST(DeadlineQueue, HandsOutDueIdsEarliestFirstAndSkipsSupersededOrForgottenOnes) {
   DeadlineQueue q;
-  const auto t0 = Clock::time_point{} + 100s;
+  const auto t0 = TimePoint{} + 100s;
   q.arm(1, t0 + 3s);
   q.arm(2, t0 + 1s);
   q.arm(3, t0 + 2s);
   q.arm(1, t0 + 500ms);  // earlier: supersedes
   q.arm(2, t0 + 9s);     // later: the earlier entry stays
-  q.arm(4, Clock::time_point::max());
+  q.arm(4, TimePoint::max());
   q.forget(3);
   EXPECT_EQ(q.armed(), 2u);
   EXPECT_EQ(q.next(), t0 + 500ms);

@@ -91,7 +91,7 @@ TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
   }
   Metrics m;
   state::Snapshot snap = s.snapshot();
-  std::string text = m.render(ScrapeView{&snap, state::Clock::now(), 0, {}, std::nullopt});
+  std::string text = m.render(ScrapeView{&snap, SteadyClock::now(), 0, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="lvm",source="CSIStorageCapacity"} 60)"))
       << text;
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="ssd",source="annotation"} 100)"));
@@ -106,7 +106,7 @@ TEST(Metrics, PerNodeSeriesFollowTheNodesTheDaemonKnows) {
   a.pools.push_back({"fast", 1000, {}});
   s.upsert_nodes({a, node("b", 4)});
   s.place("p1", gpu_claim("a", 3));
-  const auto now = state::Clock::now();
+  const auto now = SteadyClock::now();
   s.reserve("p2", gpu_claim("a", 2), 30s, now);
   s.reserve("p3", gpu_claim("b", 1), 1s, now - 10s);  // expired, not yet swept
 
@@ -144,13 +144,13 @@ TEST(Metrics, ANodeWithoutGpusHasTheSeriesOfEveryManagedResource) {
   cpu.name = "cpu-1";
   s.upsert_nodes({cpu});
   state::Snapshot snap = s.snapshot();
-  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, state::Clock::now(), std::nullopt, {}, std::nullopt});
+  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, SteadyClock::now(), std::nullopt, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="cpu-1",resource="amd.com/gpu"} 0)")) << text;
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_used{node="cpu-1",resource="nvidia.com/gpu"} 0)"));
 }
 
 TEST(Metrics, WatchStalenessPerResource) {
-  const auto now = state::Clock::now();
+  const auto now = SteadyClock::now();
   ScrapeView view;
   view.now = now;
   view.watches = {{"nodes", true, std::nullopt, 1}, {"pods", true, now - 90s, 3}};
@@ -174,7 +174,7 @@ TEST(Metrics, NodesWithDevicePluginAndDraGpusAreCountedWhileDraIsServed) {
   const state::Snapshot snap = st.snapshot();
   ScrapeView view;
   view.snapshot = &snap;
-  view.now = state::Clock::now();
+  view.now = SteadyClock::now();
   Metrics m({"nvidia.com/gpu"});
   EXPECT_EQ(m.render(view).find("scheduler_extender_mixed_gpu_source_nodes"), std::string::npos) << "DRA not served";
   view.dra = &dra;
@@ -187,14 +187,14 @@ TEST(Metrics, LabelValuesAreEscaped) {
   s.upsert_nodes({node("odd\"name\\\n", 1)});
   state::Snapshot snap = s.snapshot();
   Metrics m;
-  const std::string text = m.render({&snap, state::Clock::now(), std::nullopt, {}, std::nullopt});
+  const std::string text = m.render({&snap, SteadyClock::now(), std::nullopt, {}, std::nullopt});
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
       << text;
 }
 
 TEST(Metrics, LeadershipIsExportedOnlyWithAnElection) {
   Metrics m;
-  const auto now = state::Clock::now();
+  const auto now = SteadyClock::now();
   EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}, std::nullopt}).find("scheduler_extender_leader"), std::string::npos)
       << "no election (standalone, ha.enabled false): no leadership series";
   LeadershipView standby{false, "ext-1_uid", "ext-0_uid", "2026-12-01T00:00:00.000000Z", 2, "ns/lease", ""};
@@ -215,7 +215,7 @@ TEST(Metrics, TheChartsDashboardQueriesOnlyMetricsTheDaemonExports) {
   a.pools.push_back({"fast", 1000, {}});
   s.upsert_nodes({a});
   s.place("p1", gpu_claim("a", 1));
-  const auto now = state::Clock::now();
+  const auto now = SteadyClock::now();
   s.reserve("p2", gpu_claim("a", 1), 30s, now);
   state::Snapshot snap = s.snapshot();
   ScrapeView view{&snap, now, 1, {{"nodes", true, std::nullopt, 1}}, LeadershipView{}};

@@ -8,6 +8,7 @@
 
 #include "extender/config/config.h"
 #include "extender/daemon/simulator_config.h"
+#include "extender/policy/packing.h"
 #include "extender/sim/sim_dra.h"
 #include "extender/sim/simulator.h"
 #include "extender/sources/inventory.h"
@@ -208,6 +209,16 @@ TEST(SimulateCommand, RunsTheExampleMixedInventory) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0);
   EXPECT_NE(out.find("{\"policies\":{\"binpack\":{\"allocated_at_100\":"), std::string::npos) << out;
+}
+
+TEST(SimulateCommand, AnUnknownPolicyIsRefusedListingThePackingTable) {
+  const char* argv[] = {"--inventory", "unused.yaml", "--workload", "unused.csv", "--policy", "tight"};
+  ::testing::internal::CaptureStderr();
+  const int code = run_simulate_command(6, argv, daemon::simulator_config);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(code, 0);
+  EXPECT_NE(err.find("unknown policy \"tight\" (" + policy::packing_names(", ") + ", best-fit)"), std::string::npos)
+      << err;
 }
 
 }  // namespace

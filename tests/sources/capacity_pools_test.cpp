@@ -71,7 +71,7 @@ class CapacityPools : public kube::testing::EngineFixture {
   std::optional<std::int64_t> free(const std::string& node) {
     const model::Pool* p = pool(node);
     if (!p) return std::nullopt;
-    return p->capacity_bytes - snap_.find(node)->usage_excluding("", state::Clock::now()).pool_used(kClass);
+    return p->capacity_bytes - snap_.find(node)->usage_excluding("", SteadyClock::now()).pool_used(kClass);
   }
   bool free_becomes(const std::string& node, std::int64_t want) {
     return eventually([&] { return free(node) == want; });
@@ -168,7 +168,7 @@ TEST_F(CapacityPools, AClaimIsSubtractedUntilAFigureObservedAfterItsVolumeAppear
   republish("n1", "50Gi");
   EXPECT_EQ(free("n1"), 10 * kGiB) << "the new figure counts a-0: it is not subtracted again";
   EXPECT_EQ(pool("n1")->capacity_bytes, 90 * kGiB) << "published 50 + reflected 40";
-  const json view = json::parse(server::render_node(*snap_.find("n1"), state::Clock::now()));
+  const json view = json::parse(server::render_node(*snap_.find("n1"), SteadyClock::now()));
   ASSERT_EQ(view["pools"].size(), 1u);
   const json& p = view["pools"][0];
   EXPECT_EQ(p["source"], "CSIStorageCapacity kube-system/csisc-n1");

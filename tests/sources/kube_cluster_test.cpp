@@ -49,7 +49,7 @@ void seed(kube::testing::FakeCluster& fake) {
 
 std::int64_t gpus_held(const state::ClusterState& state, const std::string& node) {
   const state::NodeState* n = state.snapshot().find(node);
-  return n ? n->usage_excluding("", state::Clock::now()).gpus_used(kGpu) : -1;
+  return n ? n->usage_excluding("", SteadyClock::now()).gpus_used(kGpu) : -1;
 }
 
 TEST(KubeCluster, AfterSyncTheStateHoldsSupplyPodsAndVolumes) {
@@ -295,7 +295,7 @@ TEST(KubeCluster, AWatchDownLongerThanStaleAfterMakesItNotReadyUntilItIsBack) {
   seed(h.fake);
   h.start();
   ASSERT_TRUE(h.wait_ready()) << *h.cluster->not_ready();
-  const auto down_at = std::chrono::steady_clock::now();
+  const auto down_at = SteadyClock::now();
   h.fake.forbid(Kind::kPods, true);
   h.fake.cut_watches(Kind::kPods);
   std::optional<std::string> reason;
@@ -303,7 +303,7 @@ TEST(KubeCluster, AWatchDownLongerThanStaleAfterMakesItNotReadyUntilItIsBack) {
     reason = h.cluster->not_ready();
     return reason.has_value();
   }));
-  EXPECT_GE(std::chrono::steady_clock::now() - down_at, 300ms) << "a blip shorter than stale_after is not reported";
+  EXPECT_GE(SteadyClock::now() - down_at, 300ms) << "a blip shorter than stale_after is not reported";
   EXPECT_EQ(reason->rfind("pods watch down for ", 0), 0u) << *reason;
   EXPECT_NE(reason->find("s (last error: watch: "), std::string::npos) << *reason;
   EXPECT_EQ(reason->find("nodes"), std::string::npos) << *reason;

@@ -24,12 +24,12 @@ TEST(LocalBinder, TurnsTheReservationOnTheNodeIntoAPlacement) {
   m.name = "m";
   state.upsert_nodes({n, m});
   LocalBinder binder(state);
-  const engine::Deadline deadline = std::chrono::steady_clock::now() + 1s;
+  const engine::Deadline deadline = SteadyClock::now() + 1s;
 
   EXPECT_NE(binder.bind({"p", "ml", "u1", "n"}, deadline), "") << "no reservation: nothing to bind";
   EXPECT_FALSE(state.claim_of("u1"));
 
-  state.reserve("u1", gpu_claim("n"), 30s, state::Clock::now());
+  state.reserve("u1", gpu_claim("n"), 30s, SteadyClock::now());
   EXPECT_NE(binder.bind({"p", "ml", "u1", "m"}, deadline), "") << "reserved on another node";
   EXPECT_EQ(state.claim_of("u1")->kind, state::Claim::Kind::kReserved);
   EXPECT_EQ(binder.bind({"p", "ml", "u1", "n"}, deadline), "");
@@ -37,7 +37,7 @@ TEST(LocalBinder, TurnsTheReservationOnTheNodeIntoAPlacement) {
   ASSERT_TRUE(claim);
   EXPECT_EQ(claim->kind, state::Claim::Kind::kPlaced);
   EXPECT_EQ(claim->node, "n");
-  EXPECT_EQ(state.sweep_expired(state::Clock::now() + 1h), 0u) << "a placement never expires";
+  EXPECT_EQ(state.sweep_expired(SteadyClock::now() + 1h), 0u) << "a placement never expires";
   EXPECT_EQ(binder.bind({"p", "ml", "u1", "n"}, deadline), "") << "binding again where it is succeeds";
 
   EXPECT_EQ(binder.wait_turn(deadline), "");

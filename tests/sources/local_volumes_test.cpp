@@ -97,14 +97,14 @@ TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
   h_.fake.put(Kind::kClaims, claim("a-0", "pv-1b"));
   h_.fake.put(Kind::kClaims, claim("a-1", "pv-1c"));
   ASSERT_TRUE(eventually([&] { return h_.state.claim_of("pv/pv-1c").has_value(); }));
-  const auto usage = h_.state.snapshot().find("n1")->usage_excluding("", state::Clock::now());
+  const auto usage = h_.state.snapshot().find("n1")->usage_excluding("", SteadyClock::now());
   EXPECT_EQ(usage.pool_used(kClass), 200 * kGiB) << "the bound volumes and a's reservation are counted once";
   EXPECT_EQ(filter("b", {"n1"}).result.failed_unresolvable.count("n1"), 1u);
   h_.fake.put(Kind::kPods, pod_with_claims("a", {"a-0", "a-1"}, "n1"));
   ASSERT_TRUE(eventually([&] { return h_.state.claim_of("uid-a") && h_.state.claim_of("uid-a")->kind == state::Claim::Kind::kPlaced; }));
   EXPECT_EQ(filter("b", {"n1"}).result.failed_unresolvable.count("n1"), 1u) << "a's claims hold their volumes";
 
-  const json view = json::parse(server::render_node(*h_.state.snapshot().find("n1"), state::Clock::now()));
+  const json view = json::parse(server::render_node(*h_.state.snapshot().find("n1"), SteadyClock::now()));
   ASSERT_EQ(view["pools"].size(), 1u);
   EXPECT_EQ(view["pools"][0]["source"], "local PVs");
   EXPECT_EQ(view["pools"][0]["devices"].size(), 3u);

@@ -56,7 +56,7 @@ class VolumeAccounting : public ::testing::Test {
     return kube::testing::filter_pending(*ext_, *h_.cluster, pod, std::move(nodes));
   }
   std::int64_t pool_used(const std::string& node) {
-    return h_.state.snapshot().find(node)->usage_excluding("", state::Clock::now()).pool_used("local");
+    return h_.state.snapshot().find(node)->usage_excluding("", SteadyClock::now()).pool_used("local");
   }
 
   ClusterHarness h_;
@@ -82,7 +82,7 @@ TEST_F(VolumeAccounting, ADevicePoolIsCapacityCheckedLikeACapacityPool) {
   EXPECT_TRUE(a.result.node_names->empty());
   EXPECT_EQ(a.result.failed_unresolvable.at("cap"), "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
   EXPECT_EQ(a.result.failed_unresolvable.at("dev"), "pool local: pod needs 800 GiB, node has 248 GiB free of 2048 GiB");
-  const auto usage = h_.state.snapshot().find("dev")->usage_excluding("", state::Clock::now());
+  const auto usage = h_.state.snapshot().find("dev")->usage_excluding("", SteadyClock::now());
   EXPECT_EQ(usage.device_used("local", "nvme0n1") + usage.device_used("local", "nvme1n1"), 1800 * kGiB)
       << "every watched claim sits on a device";
 }

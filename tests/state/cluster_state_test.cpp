@@ -24,7 +24,7 @@ Claim claim(const std::string& node_name, std::int64_t gpus) {
   return c;
 }
 
-std::int64_t used(const ClusterState& s, const std::string& node_name, std::string_view exclude, Clock::time_point now) {
+std::int64_t used(const ClusterState& s, const std::string& node_name, std::string_view exclude, TimePoint now) {
   const Snapshot snap = s.snapshot();
   return snap.find(node_name)->usage_excluding(exclude, now).gpus_used("nvidia.com/gpu");
 }
@@ -92,7 +92,7 @@ TEST(ClusterState, DerivedPoolsJoinTheNodesOwnUnlessItNamesThemItself) {
 TEST(ClusterState, UsageExcludesThePodItselfAndExpiredReservations) {
   ClusterState s;
   s.upsert_nodes({node("a", 8)});
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   s.place("placed", claim("a", 2));
   s.reserve("reserved", claim("a", 3), 30s, t0);
   EXPECT_EQ(used(s, "a", "", t0), 5);
@@ -107,7 +107,7 @@ TEST(ClusterState, UsageExcludesThePodItselfAndExpiredReservations) {
 TEST(ClusterState, OneClaimPerPod) {
   ClusterState s;
   s.upsert_nodes({node("a", 8), node("b", 8)});
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   s.reserve("p", claim("a", 3), 30s, t0);
   s.place("p", claim("b", 3));  // the watch saw the pod bound elsewhere
   EXPECT_EQ(used(s, "a", "", t0), 0);
@@ -124,7 +124,7 @@ TEST(ClusterState, ClaimsSurviveTheirNodeComingAndGoing) {
   s.place("p", claim("late", 2));
   EXPECT_EQ(s.snapshot().find("late"), nullptr);
   s.upsert_nodes({node("late", 4)});
-  EXPECT_EQ(used(s, "late", "", Clock::now()), 2) << "a pod seen before its node counts once the node appears";
+  EXPECT_EQ(used(s, "late", "", SteadyClock::now()), 2) << "a pod seen before its node counts once the node appears";
   s.remove_node("late");
   EXPECT_EQ(s.snapshot().find("late"), nullptr);
   EXPECT_TRUE(s.claim_of("p"));
@@ -133,7 +133,7 @@ TEST(ClusterState, ClaimsSurviveTheirNodeComingAndGoing) {
 TEST(ClusterState, ReplacingPlacementsKeepsReservations) {
   ClusterState s;
   s.upsert_nodes({node("a", 8)});
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   s.place("old", claim("a", 1));
   s.reserve("inflight", claim("a", 2), 30s, t0);
   Claim volume = claim("a", 0);
@@ -159,7 +159,7 @@ TEST(ClusterState, ReplaceNodesRemovesTheUnlisted) {
 
 TEST(DemandCache, BoundedByCountAndAge) {
   DemandCache cache(2, 60s);
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   auto demand = [](const char* uid) {
     model::PodDemand d;
     d.uid = uid;

@@ -122,7 +122,7 @@ TEST(NodeIndex, SummariesAgreeWithTheirNodes) {
     nodes.push_back(n);
   }
   s.upsert_nodes(nodes);
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   for (int i = 0; i < 120; ++i) {
     Claim c;
     c.node = "node-" + std::to_string(i % 40);

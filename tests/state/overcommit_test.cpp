@@ -54,7 +54,7 @@ TEST(Overcommit, ReservationsNeverCount) {
   ClusterState s;
   s.upsert_nodes({node("a", 2)});
   s.place("p1", gpu_claim("a", 2));
-  s.reserve("p2", gpu_claim("a", 1), 30s, Clock::now());
+  s.reserve("p2", gpu_claim("a", 1), 30s, SteadyClock::now());
   EXPECT_TRUE(find_overcommit(*s.snapshot().find("a")).empty());
 }
 

@@ -8,16 +8,15 @@ namespace extender::state {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = UnseenPlacements::Clock;
 
 TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds) {
-  const Clock::time_point t0{};
+  const TimePoint t0{};
   struct Case {
     const char* name;
     std::set<std::string> placed;  // claims that show a placement
-    Clock::duration since;          // how long after the filter `wait_until` is asked
-    const char* asking;             // the pod asking
-    Clock::duration want_wait;      // from the time asked; 0: no wait
+    Duration since;                // how long after the filter `wait_until` is asked
+    const char* asking;            // the pod asking
+    Duration want_wait;            // from the time asked; 0: no wait
   };
   const Case cases[] = {
       {"nothing placed: wait out the rest of the earlier pod's wait", {}, 100ms, "u2", 400ms},
@@ -37,7 +36,7 @@ TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds
 }
 
 TEST(UnseenPlacements, ForgetsWhatIsPlacedOrExpiredAndKeepsTheRest) {
-  const Clock::time_point t0{};
+  const TimePoint t0{};
   UnseenPlacements unseen(500ms);
   unseen.record("u1", {"ml/one"}, t0);
   unseen.record("u2", {"ml/two"}, t0 + 100ms);
@@ -48,7 +47,7 @@ TEST(UnseenPlacements, ForgetsWhatIsPlacedOrExpiredAndKeepsTheRest) {
 }
 
 TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
-  const Clock::time_point t0{};
+  const TimePoint t0{};
   UnseenPlacements unseen(500ms);
   unseen.record("u1", {"ml/one"}, t0);
   unseen.record("u1", {"ml/one"}, t0 + 300ms);
@@ -59,7 +58,7 @@ TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
 }
 
 TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {
-  const Clock::time_point t0{};
+  const TimePoint t0{};
   UnseenPlacements unseen(500ms, 2);
   unseen.record("u1", {"ml/one"}, t0 + 300ms);
   unseen.record("u2", {"ml/two"}, t0);

@@ -41,7 +41,7 @@ TEST(VolumeLedger, ClaimsWithoutARecordedDeviceAreGivenOneByTheRule) {
   s.place("pvc/a", volume_claim("n", "ns/a", 900));
   s.place("pvc/b", volume_claim("n", "ns/b", 900));
   const NodeState* n = s.snapshot().find("n");
-  const model::NodeUsage u = n->usage_excluding("", Clock::now());
+  const model::NodeUsage u = n->usage_excluding("", SteadyClock::now());
   EXPECT_EQ(u.pool_used("local"), 1800 * kGiB);
   EXPECT_EQ(u.device_used("local", "d0") + u.device_used("local", "d1"), 1800 * kGiB)
       << "every claim is on a device, never on one too small for it";
@@ -78,7 +78,7 @@ TEST(VolumeLedger, AReservationNamingAHeldClaimCountsItOnce) {
   pod.owner = "ns/p";
   pod.node = "n";
   pod.allocation.volumes.push_back({"scratch", "local", "d0", 600 * kGiB, "ns/p-scratch", "uid-p"});
-  const auto now = Clock::now();
+  const auto now = SteadyClock::now();
   s.reserve("uid-p", pod, std::chrono::minutes(5), now);
   EXPECT_EQ(s.snapshot().find("n")->usage_excluding("", now).pool_used("local"), 600 * kGiB);
   s.place("pvc/x", volume_claim("n", "ns/p-scratch", 600, "d0"));
@@ -111,7 +111,7 @@ struct LedgerSimulation {
     model::PodDemand pod;
     pod.uid = "pod-" + uid;
     pod.volumes.push_back({"v", "local-storage", "local", gib * kGiB, false, "ns/" + uid, true, ""});
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     const NodeState* n = state->snapshot().find(node.name);
     policy::Fit fit = policy::check_fit(pod, n->supply, n->usage_excluding(pod.uid, now));
     if (fit.verdict != policy::Verdict::kFits) return;

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "extender/config/config.h"
-#include "extender/engine/extender.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/kube/api_client.h"
 #include "extender/model/supply.h"
 #include "extender/sources/kube_cluster.h"
@@ -45,16 +45,11 @@ class ClusterHarness {
 
   void start() { cluster->start(); }
   // The engine over this cluster as the daemon wires it in kubernetes mode: the KubeCluster is its
-  // pod source, claim source and readiness gate; it binds through `binder`.
+  // pod source, claim source, DRA source and readiness gate; it binds through `binder`.
   std::unique_ptr<engine::Extender> extender(state::DemandCache& demands, engine::Binder& binder) {
-    engine::ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.binder = &binder;
-    deps.pods = cluster.get();
-    deps.claims = cluster.get();
-    deps.gate = cluster.get();
-    return std::make_unique<engine::Extender>(cfg.extender_options(), deps);
+    return engine::EngineBuilder(cfg.extender_options(), state, demands, binder)
+        .cluster(cluster.get())
+        .build_owned();
   }
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000)) {
     return eventually([&] { return !cluster->not_ready().has_value(); }, timeout);

@@ -15,7 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "extender/config/config.h"
-#include "extender/engine/extender.h"
+#include "extender/engine/engine_builder.h"
 #include "extender/engine/ports.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/local_binder.h"
@@ -101,19 +101,17 @@ struct EngineHarness {
   }
   // Standalone: binds through the LocalBinder; `request_nodes` remembers Nodes-form nodes.
   engine::Extender& standalone(sources::RequestNodes* request_nodes = nullptr) {
-    engine::ExtenderDeps deps = common_deps();
-    deps.binder = &local_binder;
-    deps.request_nodes = request_nodes;
-    return *engines.emplace_back(std::make_unique<engine::Extender>(cfg.extender_options(), deps));
+    return *engines.emplace_back(builder(local_binder).request_nodes(request_nodes).build_owned());
   }
   // Kubernetes mode: binds through `binder`; pods from `pods`; claims from `claims` once its lookup
   // is set (before, claims are assumed, as with no claim source).
   engine::Extender& kubernetes(engine::Binder& binder) {
-    engine::ExtenderDeps deps = common_deps();
-    deps.binder = &binder;
-    deps.pods = &pods;
-    if (claims.lookup) deps.claims = &claims;
-    return *engines.emplace_back(std::make_unique<engine::Extender>(cfg.extender_options(), deps));
+    return *engines.emplace_back(builder(binder).pods(&pods).claims(claims.lookup ? &claims : nullptr).build_owned());
+  }
+  // The parts every engine of this harness shares (its state, demands, gate and DRA source),
+  // binding through `binder`; for a test that wires more.
+  engine::EngineBuilder builder(engine::Binder& binder) {
+    return engine::EngineBuilder(cfg.extender_options(), state, demands, binder).gate(&gate).dra(&dra);
   }
 
   config::Config cfg;
@@ -125,16 +123,6 @@ struct EngineHarness {
   FakeGate gate;
   FakeDra dra;
   std::vector<std::unique_ptr<engine::Extender>> engines;  // what standalone() and kubernetes() built
-
- private:
-  engine::ExtenderDeps common_deps() {
-    engine::ExtenderDeps deps;
-    deps.state = &state;
-    deps.demands = &demands;
-    deps.gate = &gate;
-    deps.dra = &dra;
-    return deps;
-  }
 };
 
 }  // namespace extender::testing

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/wire/verb_args.h"
 
 namespace extender::engine {
@@ -24,7 +25,7 @@ struct GpuShareAssignment {
   bool operator==(const GpuShareAssignment&) const = default;
 };
 
-using Deadline = std::chrono::steady_clock::time_point;
+using Deadline = TimePoint;
 
 class Binder {
  public:

@@ -139,9 +139,9 @@ class Extender {
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
   // A pod with claims still to be placed first waits, briefly, for the earlier such pods' placements
   // to show on their claims (state/unseen_placements.h).
-  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
+  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline = {},
                       PodScope scope = PodScope::kManaged);
-  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<state::Clock::time_point> deadline = {},
+  PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline = {},
                               PodScope scope = PodScope::kManaged);
   BindAnswer bind(const wire::BindingArgs& args);
   PreemptAnswer preempt(const wire::PreemptionArgs& args);
@@ -157,23 +157,23 @@ class Extender {
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   static bool in_scope(const model::PodDemand& demand, PodScope scope);
-  void await_unseen_placements(const model::PodDemand& demand, std::optional<state::Clock::time_point> deadline);
+  void await_unseen_placements(const model::PodDemand& demand, std::optional<TimePoint> deadline);
   // Records the nodes that passed (FilterVerdicts).
   void record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
-                      const std::vector<std::uint32_t>& passed, state::Clock::time_point now);
+                      const std::vector<std::uint32_t>& passed, TimePoint now);
   // The DRA view for one request: null when DRA is not served or the pod asks nothing a
   // DeviceClass backs (then policy::check_fit decides alone).
   std::unique_ptr<const policy::DraFit> dra_fit(const model::PodDemand& demand) const;
   std::optional<std::string> not_ready() const;
   // Why /bind may not place on args.node: it did not pass the pod's latest /filter (with verdicts).
-  std::optional<std::string> not_filtered(const wire::BindingArgs& args, state::Clock::time_point now) const;
+  std::optional<std::string> not_filtered(const wire::BindingArgs& args, TimePoint now) const;
   // `deadline`, or the leadership term's write fence when that comes first.
   Deadline fenced(Deadline deadline) const;
   // Kubernetes mode: the pending pod `uid` as the API server has it, or why it may not be acted on.
   Result<model::Pod> actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                     Refusal& refusal) const;
   // /bind's steps. The demand of the pod to bind, or why it may not be bound (and `refusal`).
-  Result<model::PodDemand> bind_demand(const wire::BindingArgs& args, state::Clock::time_point now, Refusal& refusal);
+  Result<model::PodDemand> bind_demand(const wire::BindingArgs& args, TimePoint now, Refusal& refusal);
   // What a bind records besides the Binding: the devices of its volumes' claims, its GPU share.
   struct BindRecords {
     std::vector<std::pair<std::string, std::string>> claim_devices;
@@ -182,19 +182,19 @@ class Extender {
   // Under the node's bind lock, reserves the pod's fit on args.node; the answer when the bind ends
   // there (placed already, or refused).
   std::optional<BindAnswer> reserve_for_bind(const wire::BindingArgs& args, const model::PodDemand& demand,
-                                             state::Clock::time_point now, BindAnswer& answer, BindRecords& records);
+                                             TimePoint now, BindAnswer& answer, BindRecords& records);
   // Writes the records and the Binding through the Binder; why it failed, empty when it did not.
   std::string write_bind(const wire::BindingArgs& args, const BindRecords& records, Deadline deadline);
 
   model::DemandRules demand_rules_;
   policy::ScoringRules scoring_;
-  state::Clock::duration reservation_ttl_;
+  Duration reservation_ttl_;
   std::chrono::milliseconds bind_timeout_;  // the Binder's records and Binding together
   std::vector<std::string> scheduler_names_;
   ExtenderDeps deps_;
   const Clock& clock_;
   // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.
-  void remember(const model::PodDemand& demand, state::Clock::time_point now);
+  void remember(const model::PodDemand& demand, TimePoint now);
   policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;
   // The GPU a share pod takes in `allocation` (what its Binder records on the pod); nullopt for
   // a pod that asks no share.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/model/demand.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
@@ -83,7 +84,7 @@ class Gate {
   virtual std::optional<std::string> not_leading() const { return std::nullopt; }
   // The latest instant by which a write to the API server sent now must be answered, so that none
   // lands once another replica may decide (the leadership term's fence); nullopt without election.
-  virtual std::optional<std::chrono::steady_clock::time_point> write_fence() const { return std::nullopt; }
+  virtual std::optional<TimePoint> write_fence() const { return std::nullopt; }
 };
 
 }  // namespace extender::engine

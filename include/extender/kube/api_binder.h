@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include "extender/common/clock.h"
 #include "extender/engine/binder.h"
 #include "extender/kube/api_client.h"
 #include "extender/kube/token_bucket.h"
@@ -40,7 +41,7 @@ class ApiBinder : public engine::Binder {
   void refuse(std::string why);
   mutable std::mutex mu_;
   std::string refused_;
-  std::chrono::steady_clock::time_point refused_at_{};
+  TimePoint refused_at_{};
 };
 
 // The body of a v1 Binding.

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/common/result.h"
 #include "extender/kube/credentials.h"
 #include "extender/kube/deadline_watch.h"
@@ -110,14 +111,14 @@ class ApiClient {
 
   std::mutex token_mu_;
   std::string token_;
-  std::chrono::steady_clock::time_point token_read_{};
+  TimePoint token_read_{};
 
   std::mutex cert_mu_;  // before pool_mu_ when both are held
   std::string cert_pem_;
   std::string key_pem_;
   std::string cert_stamp_;  // device, inode, size and mtime of each file when last read
   std::string key_stamp_;
-  std::chrono::steady_clock::time_point cert_checked_{};
+  TimePoint cert_checked_{};
   std::atomic<std::uint64_t> cert_generation_{0};
 
   std::mutex pool_mu_;

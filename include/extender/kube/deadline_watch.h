@@ -15,11 +15,12 @@
 #include <thread>
 #include <utility>
 
+#include "extender/common/clock.h"
+
 namespace extender::kube {
 
 class DeadlineWatch {
  public:
-  using Clock = std::chrono::steady_clock;
 
   class [[nodiscard]] Registration {
    public:
@@ -43,11 +44,11 @@ class DeadlineWatch {
   DeadlineWatch(const DeadlineWatch&) = delete;
   DeadlineWatch& operator=(const DeadlineWatch&) = delete;
 
-  Registration watch(Clock::time_point deadline, std::function<void()> action);
+  Registration watch(TimePoint deadline, std::function<void()> action);
 
  private:
   struct Entry {
-    Clock::time_point due;
+    TimePoint due;
     std::function<void()> action;
     bool running = false;
     bool expired = false;

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "extender/common/clock.h"
 #include "extender/kube/leader_elector.h"
 
 namespace extender::kube {
@@ -39,9 +40,9 @@ class LeaderElection {
   // one retry_period instead of a lease_duration.
   void stop();
 
-  std::optional<std::string> not_leading() const { return elector_.not_leading(LeaderElector::Clock::now()); }
-  LeaderElector::Clock::time_point write_fence() const { return elector_.write_fence(); }
-  Leadership view() const { return elector_.view(LeaderElector::Clock::now()); }
+  std::optional<std::string> not_leading() const { return elector_.not_leading(SteadyClock::now()); }
+  TimePoint write_fence() const { return elector_.write_fence(); }
+  Leadership view() const { return elector_.view(SteadyClock::now()); }
 
  private:
   void run();

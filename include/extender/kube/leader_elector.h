@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 
+#include "extender/common/clock.h"
 #include "extender/kube/lease.h"
 
 namespace extender::kube {
@@ -54,58 +55,57 @@ struct Leadership {
 
 class LeaderElector {
  public:
-  using Clock = std::chrono::steady_clock;
   using WallClock = std::chrono::system_clock;
 
   LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
-                std::function<Clock::time_point()> clock = Clock::now);
+                std::function<TimePoint()> clock = SteadyClock::now);
 
   // One attempt to acquire the lease or renew it, started at `now` (`wall` is what the lease
   // records; a term it wins runs from `now`). Whether another holder's lease is live is judged
   // by `clock` once the read returns. True when this replica leads after it. A failed renewal
   // keeps the leadership until its deadline.
-  bool try_acquire_or_renew(Clock::time_point now, WallClock::time_point wall);
+  bool try_acquire_or_renew(TimePoint now, WallClock::time_point wall);
   // Gives the lease up if this replica holds it (holder emptied, duration 1 s, as client-go's
   // ReleaseOnCancel), so that a standby takes it at its next attempt. Leads no longer either way.
-  void release(Clock::time_point now, WallClock::time_point wall);
+  void release(TimePoint now, WallClock::time_point wall);
 
   // Why this replica may not decide at `now`: a standby (and who leads), or a leader whose renew
   // deadline has passed; nullopt while it leads.
-  std::optional<std::string> not_leading(Clock::time_point now) const;
-  bool leads(Clock::time_point now) const { return now.time_since_epoch().count() < valid_until_.load(); }
+  std::optional<std::string> not_leading(TimePoint now) const;
+  bool leads(TimePoint now) const { return now.time_since_epoch().count() < valid_until_.load(); }
   // The end of the current term (time_point{} when not leading).
-  Clock::time_point valid_until() const { return Clock::time_point(Clock::duration(valid_until_.load())); }
+  TimePoint valid_until() const { return TimePoint(Duration(valid_until_.load())); }
   // The latest instant by which a write sent now must be answered: the end of the term plus half
   // of (lease_duration - renew_deadline); time_point{} when not leading.
-  Clock::time_point write_fence() const;
+  TimePoint write_fence() const;
   // When the lease another replica holds expires on this replica's clock if it is not renewed;
   // nullopt when nobody else holds it (as last read).
-  std::optional<Clock::time_point> others_lease_ends() const;
+  std::optional<TimePoint> others_lease_ends() const;
   // Records a step down once the deadline has passed; true when this call did (for the log line).
-  bool note_deadline(Clock::time_point now, WallClock::time_point wall);
-  Leadership view(Clock::time_point now) const;
+  bool note_deadline(TimePoint now, WallClock::time_point wall);
+  Leadership view(TimePoint now) const;
   const ElectionTiming& timing() const { return timing_; }
 
  private:
-  std::optional<LeaseRecord> renewable(Clock::time_point now) const;
-  bool won(const LeaseRecord& written, Clock::time_point now, WallClock::time_point wall);
-  void lead_until(Clock::time_point until, WallClock::time_point wall);
+  std::optional<LeaseRecord> renewable(TimePoint now) const;
+  bool won(const LeaseRecord& written, TimePoint now, WallClock::time_point wall);
+  void lead_until(TimePoint until, WallClock::time_point wall);
   void step_down(WallClock::time_point wall);
 
   LeaseStore& store_;
   const std::string identity_;
   const ElectionTiming timing_;
-  const std::function<Clock::time_point()> clock_;
+  const std::function<TimePoint()> clock_;
 
   mutable std::mutex mu_;
   LeaseRecord observed_;                 // the lease as last read or written
-  Clock::time_point observed_at_{};      // when a read or write that showed it changed returned
+  TimePoint observed_at_{};              // when a read or write that showed it changed returned
   bool leading_ = false;                 // the state transitions were reported for
   bool lapsed_ = false;                  // stepped down at the renew deadline, nobody else seen since
   std::string since_;
   std::uint64_t transitions_ = 0;
   std::string last_error_;
-  std::atomic<Clock::rep> valid_until_{0};  // end of the term, in Clock ticks; 0 when not leading
+  std::atomic<SteadyClock::rep> valid_until_{0};  // end of the term, in SteadyClock ticks; 0 when not leading
 };
 
 // This replica's identity: "<POD_NAME>_<POD_UID>" from the downward API, else "<hostname>_<pid>".

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "extender/common/clock.h"
 #include "extender/kube/api_client.h"
 
 namespace extender::kube {
@@ -59,7 +60,7 @@ struct ReflectorStatus {
   // broke off or went silent); unset once a list succeeds or a watch stream is up again. After a
   // stream that went silent or carried a bad line, the next one counts as up only once an event
   // arrives or it ends cleanly, so streams that keep failing that way stay down.
-  std::optional<std::chrono::steady_clock::time_point> down_since;
+  std::optional<TimePoint> down_since;
 };
 
 class Reflector {

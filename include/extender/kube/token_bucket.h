@@ -9,38 +9,37 @@
 #include <optional>
 #include <string>
 
+#include "extender/common/clock.h"
 #include "extender/common/result.h"
 
 namespace extender::kube {
 
 class TokenBucket {
  public:
-  using Clock = std::chrono::steady_clock;
 
   // `qps` tokens a second, held up to `burst` (at least 1); full at `start`. qps 0: no limit.
-  TokenBucket(std::int64_t qps, std::int64_t burst, Clock::time_point start);
+  TokenBucket(std::int64_t qps, std::int64_t burst, TimePoint start);
 
   // Takes a token for one write and says when it may be sent: `now` while tokens are left, else
   // when the refill has made this one (writes waiting queue in the order they asked). nullopt,
   // taking nothing, when that time is after `deadline`.
-  std::optional<Clock::time_point> reserve(Clock::time_point now, Clock::time_point deadline);
+  std::optional<TimePoint> reserve(TimePoint now, TimePoint deadline);
 
  private:
   std::int64_t qps_;
   double burst_;
   double tokens_;  // below 0 while writes wait for the refill
-  Clock::time_point last_;
+  TimePoint last_;
 };
 
 class RateLimiter {
  public:
-  using Clock = TokenBucket::Clock;
 
-  RateLimiter(std::int64_t qps, std::int64_t burst) : qps_(qps), burst_(burst), bucket_(qps, burst, Clock::now()) {}
+  RateLimiter(std::int64_t qps, std::int64_t burst) : qps_(qps), burst_(burst), bucket_(qps, burst, SteadyClock::now()) {}
 
   // Blocks until one write may be sent. When it could not be sent by `deadline` it answers an
   // error at once, without waiting and without taking a token.
-  Status wait(Clock::time_point deadline);
+  Status wait(TimePoint deadline);
 
  private:
   const std::int64_t qps_;

@@ -24,11 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/model/pod_constraints.h"
 
 namespace extender::policy {
-
-using CapacityClock = std::chrono::steady_clock;
 
 struct CapacityRule {
   // At least the driver's poll interval (external-provisioner --capacity-poll-interval, 1m by
@@ -39,17 +38,17 @@ struct CapacityRule {
 struct CapacityClaim {
   std::string id;          // namespace/name, for people
   std::int64_t bytes = 0;  // its requested size
-  std::optional<CapacityClock::time_point> volume_seen;  // when its volume was seen, if it has one
+  std::optional<TimePoint> volume_seen;  // when its volume was seen, if it has one
 };
 
 struct PublishedCapacity {
   std::int64_t bytes = 0;
   // The last change of the figure the daemon saw happen (a watch event); nullopt when the figure
   // has only been listed (it may predate anything).
-  std::optional<CapacityClock::time_point> changed;
+  std::optional<TimePoint> changed;
 };
 
-bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, CapacityClock::time_point now,
+bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, TimePoint now,
                const CapacityRule& rule);
 
 struct CapacityAccount {
@@ -58,11 +57,11 @@ struct CapacityAccount {
   std::int64_t reflected = 0;   // claims it already reflects
   std::int64_t free = 0;        // published - subtracted (negative when over-committed)
   // When a subtracted claim settles (the account changes with no event), if one will.
-  std::optional<CapacityClock::time_point> next_change;
+  std::optional<TimePoint> next_change;
 };
 
 CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims,
-                        CapacityClock::time_point now, const CapacityRule& rule);
+                        TimePoint now, const CapacityRule& rule);
 
 // A CSIStorageCapacity's nodeTopology: nullopt selects no node (the field absent), an empty list
 // every node, else the nodes whose labels meet every requirement (matchLabels as In).

@@ -4,6 +4,8 @@
 // the candidates and how it chooses the device of a GPU share. Pure; the table is constant.
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "extender/model/demand.h"
@@ -30,5 +32,8 @@ struct PackingPolicy {
 // Every strategy, in the order they are listed to people (binpack, spread, fragmentation).
 std::span<const PackingPolicy> packing_policies();
 const PackingPolicy& packing_policy(PackingStrategy strategy);
+// The strategies' names in table order, for messages: "binpack, spread or fragmentation"
+// (`last` goes before the last name).
+std::string packing_names(std::string_view last = " or ");
 
 }  // namespace extender::policy

@@ -41,8 +41,22 @@ struct Candidate {
   model::NodeUsage usage;  // excludes the pod being scored
 };
 
-// One score per candidate, in candidate order; empty when no scorer applies to the pod. `mix` is
-// the recent mix of shapes (fragmentation only).
+// The scorers score_candidates weighs together, in one table: the key of each one's weight under
+// `scoring` in the config, that weight in the rules (0 turns the scorer off), whether it applies
+// to the pod, and its 0..10 scores in candidate order. The table is constant.
+struct Scorer {
+  const char* weight_key;  // "volume_balance_weight", "capacity_weight", "gpu_packing_weight"
+  std::int64_t ScoringRules::*weight;
+  bool (*applies)(const model::PodDemand& pod, std::span<const Candidate> candidates, const ScoringRules& rules);
+  std::vector<std::int64_t> (*score)(const model::PodDemand& pod, std::span<const Candidate> candidates,
+                                     const ScoringRules& rules, const ShapeMix& mix);
+};
+std::span<const Scorer> scorers();
+inline constexpr std::int64_t kMaxScorerWeight = 1'000'000;
+
+// One score per candidate, in candidate order: the weighted mean of the scorers that apply, by
+// the table; empty when none applies to the pod. `mix` is the recent mix of shapes
+// (fragmentation only).
 std::vector<std::int64_t> score_candidates(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                            const ScoringRules& rules, const ShapeMix& mix = {});
 

@@ -14,6 +14,8 @@
 #include <chrono>
 #include <string_view>
 
+#include "extender/common/clock.h"
+
 namespace extender::relay {
 
 struct BreakerOptions {
@@ -25,7 +27,7 @@ std::string_view to_string(BreakerState state);
 
 class Breaker {
  public:
-  using time_point = std::chrono::steady_clock::time_point;
+  using time_point = TimePoint;
 
   struct Ticket {
     bool admitted = false;

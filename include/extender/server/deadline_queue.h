@@ -12,11 +12,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "extender/common/clock.h"
+
 namespace extender::server {
 
 class DeadlineQueue {
  public:
-  using TimePoint = std::chrono::steady_clock::time_point;
 
   // TimePoint::max() arms nothing.
   void arm(std::uint64_t id, TimePoint at) {

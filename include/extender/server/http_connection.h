@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/server/http_message.h"
 #include "extender/server/request_parser.h"
 #include "extender/server/server_options.h"
@@ -28,8 +29,6 @@ namespace extender::server {
 
 class HttpConnection {
  public:
-  using Clock = std::chrono::steady_clock;
-  using TimePoint = Clock::time_point;
   // Asked once the bytes a request holds grow; false refuses the request with 503.
   using Admit = std::function<bool(std::size_t held_bytes)>;
 

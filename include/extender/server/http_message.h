@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
+
 namespace extender::server {
 
 // Where a connection comes from. loopback: 127.0.0.1, ::1 or ::ffff:127.0.0.1 (not the rest of
@@ -39,7 +41,7 @@ struct HttpRequest {
   std::vector<std::string> client_names;  // from a verified TLS client certificate
   // When the complete request was queued for a worker; the request deadline counts from here
   // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.
-  std::chrono::steady_clock::time_point queued_at{};
+  TimePoint queued_at{};
 };
 
 struct HttpResponse {

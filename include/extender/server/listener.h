@@ -5,8 +5,9 @@
 // request goes to the worker lane its path names (lanes never share threads, so binds waiting on
 // the API server cannot hold what filters need); the lane's answer is written back by the loop.
 // Layers: a Transport (transport.h) moves bytes, plain or TLS; an HttpConnection
-// (http_connection.h) frames HTTP/1.1 with no system calls; the event loop (src/server/
-// event_loop.h) owns epoll, the caps, the body budget and a DeadlineQueue; Lanes run handlers.
+// (http_connection.h) frames HTTP/1.1 with no system calls; the EventLoop (src/server/
+// event_loop.h and .cpp) owns epoll, the caps, the body budget and a DeadlineQueue; Lanes run
+// handlers. The Listener itself only binds the socket, loads TLS and hands both to its loop.
 //
 // Deadlines: a request head within header_timeout of its first byte (a new connection's: of its
 // accept), a body within read_timeout plus the bytes received so far (on the wire) at
@@ -41,6 +42,8 @@
 
 namespace extender::server {
 
+struct EventLoop;  // src/server/event_loop.h
+
 // A listener's settings: the server's options, a name for logs ("scheduler" or "admin") and the
 // lane of each request (unset: every request on kDecide), whether coded bodies are decoded.
 // TLS when tls.cert_file is set.
@@ -69,12 +72,10 @@ class Listener {
   void serve();
   void stop();
 
-  struct Loop;  // the event loop's state; defined in the .cpp
-
  private:
   ListenerOptions options_;
   Dispatch dispatch_;
-  std::unique_ptr<Loop> loop_;
+  std::unique_ptr<EventLoop> loop_;
   int port_ = 0;
 };
 

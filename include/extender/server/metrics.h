@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/engine/extender.h"
 #include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
@@ -37,14 +38,14 @@ enum class Outcome { kOk, kRejected, kError, kCount };  // rejected: 4xx; error:
 struct WatchView {
   std::string resource;  // "nodes", "pods", ...
   bool synced = false;
-  std::optional<state::Clock::time_point> down_since;
+  std::optional<TimePoint> down_since;
   std::uint64_t lists = 0;
 };
 
 // What a scrape reads besides the registry.
 struct ScrapeView {
   const state::Snapshot* snapshot = nullptr;  // nullptr: no state metrics
-  state::Clock::time_point now{};
+  TimePoint now{};
   std::optional<std::size_t> demand_cache_entries;
   std::vector<WatchView> watches;  // empty outside Kubernetes mode
   std::optional<LeadershipView> leadership;  // Kubernetes mode with leader election

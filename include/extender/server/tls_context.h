@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/common/result.h"
 #include "extender/server/server_options.h"
 
@@ -53,7 +54,7 @@ class TlsContextSource {
   SslContext current_;
   std::vector<FileStamp> loaded_stamps_;
   std::vector<FileStamp> failed_stamps_;
-  std::chrono::steady_clock::time_point checked_{};
+  TimePoint checked_{};
 };
 
 // Builds a server context from the files; the error names what did not load.

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/model/demand.h"
 #include "extender/model/gpu_availability.h"
 #include "extender/model/supply.h"
@@ -25,7 +26,6 @@
 
 namespace extender::state {
 
-using Clock = std::chrono::steady_clock;
 
 struct Claim {
   enum class Kind { kPlaced, kReserved };
@@ -36,8 +36,8 @@ struct Claim {
   Kind kind = Kind::kPlaced;
   bool terminating = false;  // the pod is being deleted (it holds its allocation until it is gone)
   std::int64_t priority = 0;  // the pod's spec.priority
-  Clock::time_point since{};
-  Clock::time_point expires{};  // kReserved only
+  TimePoint since{};
+  TimePoint expires{};  // kReserved only
 };
 
 // One node as readers see it; immutable once published. One ledger for pools and devices: every
@@ -64,16 +64,16 @@ struct NodeState {
 
   // What is in use for evaluating `uid` at `now`: placed claims and unexpired reservations,
   // without uid's own claim (so evaluating a pod again gives the same answer).
-  model::NodeUsage usage_excluding(std::string_view uid, Clock::time_point now) const;
+  model::NodeUsage usage_excluding(std::string_view uid, TimePoint now) const;
   // The same for a pod, also without the placements of the volume claims it already holds here
   // (the pod's demand places them again, so they count once).
-  model::NodeUsage usage_for(const model::PodDemand& pod, Clock::time_point now) const;
+  model::NodeUsage usage_for(const model::PodDemand& pod, TimePoint now) const;
   // Whether usage_for(pod, now) is `placed` itself: no reservation in flight, nothing of the pod's
   // here (then placed_gpus is what the pod sees of the GPUs).
   bool sees_placed_only(const model::PodDemand& pod) const;
   // As usage_for(), without a copy when sees_placed_only(pod): then `placed` itself, else
   // `scratch` filled in.
-  const model::NodeUsage& usage_for(const model::PodDemand& pod, Clock::time_point now,
+  const model::NodeUsage& usage_for(const model::PodDemand& pod, TimePoint now,
                                     model::NodeUsage& scratch) const;
 };
 
@@ -118,7 +118,7 @@ class ClusterState {
   // Claims, one per uid: placing or reserving replaces whatever uid held before. Placing a claim
   // equal to the one held publishes nothing.
   void place(std::string uid, Claim claim);
-  void reserve(std::string uid, Claim claim, Clock::duration ttl, Clock::time_point now);
+  void reserve(std::string uid, Claim claim, Duration ttl, TimePoint now);
   void drop(std::string_view uid);
   // Drops uid's claim only while it is still a reservation.
   void drop_reservation(std::string_view uid);
@@ -126,7 +126,7 @@ class ClusterState {
   void replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed);
   std::optional<Claim> claim_of(std::string_view uid) const;
   // Removes reservations whose expiry has passed; returns how many.
-  std::size_t sweep_expired(Clock::time_point now);
+  std::size_t sweep_expired(TimePoint now);
 
   // Serialises binds per node (striped: nodes may share a lock, never a node two locks).
   std::mutex& bind_lock(std::string_view node);

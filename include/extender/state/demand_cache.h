@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "extender/common/clock.h"
 #include "extender/model/demand.h"
 #include "extender/state/cluster_state.h"
 
@@ -18,21 +19,21 @@ namespace extender::state {
 
 class DemandCache {
  public:
-  DemandCache(std::size_t capacity, Clock::duration max_age) : capacity_(capacity), max_age_(max_age) {}
+  DemandCache(std::size_t capacity, Duration max_age) : capacity_(capacity), max_age_(max_age) {}
 
-  void remember(const model::PodDemand& demand, Clock::time_point now);
-  std::optional<model::PodDemand> find(std::string_view uid, Clock::time_point now) const;
+  void remember(const model::PodDemand& demand, TimePoint now);
+  std::optional<model::PodDemand> find(std::string_view uid, TimePoint now) const;
   std::size_t size() const;
 
  private:
   struct Entry {
     model::PodDemand demand;
-    Clock::time_point stored;
+    TimePoint stored;
   };
   using Order = std::list<Entry>;
 
   std::size_t capacity_;
-  Clock::duration max_age_;
+  Duration max_age_;
   mutable std::mutex mu_;
   Order order_;  // most recently stored first
   std::unordered_map<std::string, Order::iterator> index_;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::state {
@@ -22,24 +23,24 @@ class FilterVerdicts {
  public:
   enum class Verdict { kPassed, kNotPassed, kNotFiltered };
 
-  FilterVerdicts(std::size_t max_names, Clock::duration max_age) : max_names_(max_names), max_age_(max_age) {}
+  FilterVerdicts(std::size_t max_names, Duration max_age) : max_names_(max_names), max_age_(max_age) {}
 
   // The nodes of `passed` passed the filter of pod `uid` at `now` (replacing what it had).
-  void record(std::string_view uid, const std::vector<std::string_view>& passed, Clock::time_point now);
-  Verdict verdict(std::string_view uid, std::string_view node, Clock::time_point now) const;
+  void record(std::string_view uid, const std::vector<std::string_view>& passed, TimePoint now);
+  Verdict verdict(std::string_view uid, std::string_view node, TimePoint now) const;
   std::size_t names() const;
 
  private:
   struct Entry {
     std::string uid;
     std::vector<std::uint64_t> hashes;
-    Clock::time_point stored;
+    TimePoint stored;
   };
   using Order = std::list<Entry>;
-  void forget_oldest_until(std::size_t room, Clock::time_point now);  // needs mu_
+  void forget_oldest_until(std::size_t room, TimePoint now);  // needs mu_
 
   const std::size_t max_names_;
-  const Clock::duration max_age_;
+  const Duration max_age_;
   mutable std::mutex mu_;
   Order order_;  // most recently filtered first
   std::unordered_map<std::string_view, Order::iterator> index_;  // keys view Entry::uid

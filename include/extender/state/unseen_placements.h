@@ -16,31 +16,32 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
+
 
 namespace extender::state {
 
 class UnseenPlacements {
  public:
-  using Clock = std::chrono::steady_clock;
   // Whether the claim "namespace/name" shows a placement (a selected node, or bound).
   using Placed = std::function<bool(const std::string& claim)>;
 
-  UnseenPlacements(Clock::duration wait, std::size_t capacity = 64) : wait_(wait), capacity_(capacity) {}
+  UnseenPlacements(Duration wait, std::size_t capacity = 64) : wait_(wait), capacity_(capacity) {}
 
   // Pod `uid` passed a filter at `now` with these claims, none placed yet (replacing what it had).
-  void record(const std::string& uid, std::vector<std::string> claims, Clock::time_point now);
+  void record(const std::string& uid, std::vector<std::string> claims, TimePoint now);
   // Forgets the pods other than `uid` whose claims all show a placement or whose wait has passed
   // by `now`, and returns when the latest wait of the rest ends (`now` or earlier: none to wait for).
-  Clock::time_point wait_until(const std::string& uid, const Placed& placed, Clock::time_point now);
+  TimePoint wait_until(const std::string& uid, const Placed& placed, TimePoint now);
   std::size_t size() const;
 
  private:
   struct Entry {
     std::string uid;
     std::vector<std::string> claims;
-    Clock::time_point filtered;
+    TimePoint filtered;
   };
-  const Clock::duration wait_;
+  const Duration wait_;
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::deque<Entry> entries_;
