@@ -10,6 +10,7 @@
 
 namespace {
 
+using extender::TimePoint;
 using extender::server::HttpConnection;
 using extender::server::HttpResponse;
 using extender::server::PeerAddress;
