@@ -37,8 +37,7 @@ std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<co
   const std::int64_t bytes = extent_aligned(ask.bytes);
   auto at = pick(rooms, offers, ask.storage_class, bytes, false);
   if (!at) {
-    const std::string media(*volume_group_media(ask.storage_class));
-    at = pick(rooms, offers, media, bytes, true);
+    at = pick(rooms, offers, *volume_group_media(ask.storage_class), bytes, true);
     if (at) rooms[*at].group_class = std::string(ask.storage_class);
   }
   if (at) rooms[*at].free -= bytes;

@@ -386,14 +386,12 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
   if (!options.capacity.enabled) optional_kinds(KindGroup::kCapacity).state = kAbsent;
   for (const WatchedKind& kind : kWatchedKinds) {
+    const bool required = kind.group == KindGroup::kRequired;
+    if (!required && optional_kinds(kind.group).state != kProbing) continue;  // turned off
     auto sink = sink_for(kind.kind, stores);
     auto reflector = std::make_unique<kube::Reflector>(client, options_for(options.watch, kind), *sink);
     sinks_.push_back(std::move(sink));
-    if (kind.group == KindGroup::kRequired) {
-      reflectors_.push_back(std::move(reflector));
-    } else if (OptionalKinds& kinds = optional_kinds(kind.group); kinds.state == kProbing) {
-      kinds.reflectors.push_back(std::move(reflector));
-    }
+    (required ? reflectors_ : optional_kinds(kind.group).reflectors).push_back(std::move(reflector));
   }
 }
 
