@@ -200,6 +200,20 @@ TEST(KubeCluster, EveryRowOfTheWatchedKindsTableIsWatchedAndReported) {
   EXPECT_EQ(reported, rows);
 }
 
+TEST(KubeCluster, AGroupTurnedOffIsNeitherProbedNorWatchedNorWaitedFor) {
+  ClusterHarness h([](config::Config& c) { c.storage.capacity_tracking = false; });
+  seed(h.fake);
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  for (Kind k : {Kind::kCapacities, Kind::kCsiDrivers}) {
+    EXPECT_TRUE(h.server.requests("GET", kube::testing::kind_path(k)).empty()) << kube::testing::kind_path(k);
+  }
+  for (const auto& [resource, status] : h.cluster->watch_status()) {
+    EXPECT_NE(resource, "csistoragecapacities");
+    EXPECT_NE(resource, "csidrivers");
+  }
+}
+
 TEST(KubeCluster, CutsAndExpiredVersionsConvergeOnTheServersTruth) {
   ClusterHarness h;
   seed(h.fake);
