@@ -246,7 +246,8 @@ TEST(KubeCluster, CutsAndExpiredVersionsConvergeOnTheServersTruth) {
   ASSERT_TRUE(eventually([&] { return h.server.lists("/api/v1/pods").size() == 2; })) << "pods were listed again";
   ASSERT_TRUE(eventually([&] { return view_of(h.state) == view_of(h.fake); }))
       << "state:" << view_of(h.state) << "\nserver:" << view_of(h.fake);
-  EXPECT_TRUE(h.cluster->pending_pod("u-p3").has_value());
+  // The pending lookup is its own store, filled just after the placements: wait for it too.
+  EXPECT_TRUE(eventually([&] { return h.cluster->pending_pod("u-p3").has_value(); }));
 
   // 3. The same for nodes, told with an HTTP 410; a node vanished meanwhile.
   ASSERT_TRUE(eventually([&] { return h.fake.open_watches(Kind::kNodes) == 1; }));
