@@ -11,6 +11,7 @@
 #include "extender/policy/node_eligibility.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
+#include "drive_choices.h"
 #include "filter_pass.h"
 #include "node_fit.h"
 
@@ -124,6 +125,9 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
       with_cluster_default = demand_rules_;
       if (demand_rules_.default_class.empty()) with_cluster_default.default_class = deps_.claims->default_storage_class();
       if (capacity_pools) with_cluster_default.pool_by_class.insert(capacity_pools->begin(), capacity_pools->end());
+      if (auto drives = deps_.claims->drive_classes()) {
+        with_cluster_default.drive_class_by_class.insert(drives->begin(), drives->end());
+      }
       rules = &with_cluster_default;
     }
     claims = [source = deps_.claims](const std::string& ns, const std::string& name) { return source->claim(ns, name); };
@@ -283,6 +287,12 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod);
   std::vector<std::uint32_t> fitting;
   if (!judge_in_steps(judge, names, deadline, clock_, fitting, r)) {
+    answer.summary.note = r.error;
+    return answer;
+  }
+  if (auto not_held = reserve_drives(deps_.drives, *demand, dra.get(), judge.snapshot(), names, fitting, now)) {
+    r = wire::FilterResult{};
+    r.error = std::move(*not_held);
     answer.summary.note = r.error;
     return answer;
   }

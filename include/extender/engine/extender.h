@@ -121,6 +121,8 @@ struct ExtenderDeps {
   // /filter records the nodes that passed for each pod; /bind refuses a node that is not among
   // them (kube-scheduler sent it and the daemon's filter passed it). Null: not checked.
   state::FilterVerdicts* verdicts = nullptr;
+  // csi-baremetal: /filter reserves the drives of the nodes it passes. Null: nothing is reserved.
+  DriveReserver* drives = nullptr;
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
