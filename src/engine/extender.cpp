@@ -290,7 +290,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     answer.summary.note = r.error;
     return answer;
   }
-  if (auto not_held = reserve_drives(deps_.drives, *demand, dra.get(), judge.snapshot(), names, fitting, now)) {
+  if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, now)) {
     r = wire::FilterResult{};
     r.error = std::move(*not_held);
     answer.summary.note = r.error;
@@ -302,6 +302,19 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
+}
+
+std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
+                                                    const state::Snapshot& snapshot,
+                                                    std::span<const std::string_view> names,
+                                                    std::span<const std::uint32_t> passed, TimePoint now) {
+  if (!deps_.drives || !wants_drives(demand)) return std::nullopt;
+  if (deps_.pods) {
+    Refusal refusal{};
+    auto pod = actionable_pod(demand.uid, demand.namespace_name, demand.name, refusal);
+    if (!pod) return "not reserving csi-baremetal drives: " + pod.message();
+  }
+  return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, now);
 }
 
 void Extender::record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,

@@ -152,6 +152,18 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_FALSE(reservation("ml-p1")) << "passing nowhere, it holds nothing";
 }
 
+TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
+  start();
+  add_pod("p1", false);
+  wire::ExtenderArgs args;
+  args.pod = *h_.cluster->pending_pod("uid-p1");
+  args.pod.uid = "uid-forged";
+  args.set_node_names({"n1"});
+  const auto a = ext_->filter(args);
+  EXPECT_NE(a.result.error.find("not reserving csi-baremetal drives"), std::string::npos) << a.result.error;
+  EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty());
+}
+
 TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
   start();
   add_pod("p1", false);
@@ -164,6 +176,26 @@ TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
   const auto third = filter("p3", {"n1"});
   EXPECT_TRUE(third.result.node_names->empty()) << "both SSDs of n1 are held";
   EXPECT_NE(third.result.failed_unresolvable.count("n1") + third.result.failed.count("n1"), 0u);
+}
+
+TEST_F(Baremetal, AfterARestartTheReservationsOnTheApiServerHoldTheirDrives) {
+  h_.fake.put(Kind::kCapacityReservations,
+              {{"apiVersion", "csi-baremetal.dell.com/v1"},
+               {"kind", "AvailableCapacityReservation"},
+               {"metadata", {{"name", "ml-earlier"}}},
+               {"spec",
+                {{"Namespace", "ml"},
+                 {"Status", "RESERVED"},
+                 {"NodeRequests", {{"Requested", {"node-n1"}}, {"Reserved", {"node-n1"}}}},
+                 {"ReservationRequests",
+                  {{{"CapacityRequest", {{"Name", "earlier-data"}, {"StorageClass", "SSD"}, {"Size", test_bytes("50Gi")}}},
+                    {"Reservations", {"n1-ssd60"}}}}}}}});
+  h_.fake.put(Kind::kPods, pod_object("ml", "earlier", "uid-earlier", 0));
+  start();
+  add_pod("p1", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd100"})
+      << "n1-ssd60 is the earlier pod's";
 }
 
 TEST_F(Baremetal, AClaimWithASelectedNodeIsHeldThereOnly) {
