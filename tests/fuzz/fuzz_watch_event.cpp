@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "extender/kube/watch_event.h"
+#include "extender/wire/baremetal_objects.h"
 #include "extender/wire/k8s_objects.h"
 #include "extender/wire/storage_objects.h"
 
@@ -23,6 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)extender::wire::decode_csi_driver(event->object).ok();
       (void)extender::wire::decode_storage_capacity(event->object).ok();
       (void)extender::wire::decode_persistent_volume(event->object).ok();
+      (void)extender::wire::decode_available_capacity(event->object).ok();
+      (void)extender::wire::decode_baremetal_volume(event->object).ok();
+      if (auto acr = extender::wire::decode_capacity_reservation(event->object)) {
+        (void)extender::wire::encode_capacity_reservation(*acr).dump();
+      }
     }
     start = nl + 1;
   }
