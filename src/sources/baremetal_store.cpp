@@ -165,8 +165,14 @@ void BaremetalStore::reservation_written(const std::string& name, std::optional<
   place_holds();
 }
 
+void BaremetalStore::reservation_confirmed(const std::string& name, TimePoint now) {
+  std::lock_guard lock(mu_);
+  if (auto it = reservations_.find(name); it != reservations_.end()) it->second.changed = now;
+}
+
 std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
-    TimePoint now, Duration grace, const std::function<bool(const std::string&, const std::string&)>& pending) const {
+    TimePoint now, Duration grace, Duration idle,
+    const std::function<bool(const std::string&, const std::string&)>& pending) const {
   std::lock_guard lock(mu_);
   std::vector<wire::CapacityReservation> out;
   for (const auto& [name, held] : reservations_) {
@@ -175,7 +181,12 @@ std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
     if (held.acr.pod_namespace.empty() || name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
       continue;  // not named after a pod: not this daemon's to judge
     }
-    if (!pending(held.acr.pod_namespace, name.substr(prefix.size()))) out.push_back(held.acr);
+    const bool placing = std::any_of(held.acr.requests.begin(), held.acr.requests.end(), [&](const auto& r) {
+      return selected_.count(held.acr.pod_namespace + "/" + r.name) > 0;
+    });
+    if (!pending(held.acr.pod_namespace, name.substr(prefix.size())) || (now - held.changed >= idle && !placing)) {
+      out.push_back(held.acr);
+    }
   }
   return out;
 }

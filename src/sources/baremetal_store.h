@@ -70,9 +70,13 @@ class BaremetalStore {
   std::optional<wire::CapacityReservation> reservation(const std::string& name) const;
   // Applies a reservation written (nullopt: deleted) before its watch event arrives.
   void reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr, TimePoint now);
-  // Reservations unchanged for `grace` whose pod `pending(namespace, pod)` denies.
+  // A filter found the reservation as it would write it: it is current as of `now`.
+  void reservation_confirmed(const std::string& name, TimePoint now);
+  // Reservations unchanged for `grace` whose pod `pending(namespace, pod)` denies, and those
+  // unchanged for `idle` none of whose claims has a selected node.
   std::vector<wire::CapacityReservation> stale_reservations(
-      TimePoint now, Duration grace, const std::function<bool(const std::string&, const std::string&)>& pending) const;
+      TimePoint now, Duration grace, Duration idle,
+      const std::function<bool(const std::string&, const std::string&)>& pending) const;
 
  private:
   struct Held {

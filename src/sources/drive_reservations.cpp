@@ -71,7 +71,10 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
     if (!current) return {};
     return remove(acr.name);
   }
-  if (current && same_content(acr, *current)) return {};
+  if (current && same_content(acr, *current)) {
+    store_.reservation_confirmed(acr.name, SteadyClock::now());
+    return {};
+  }
   if (current) acr.resource_version = current->resource_version;
   auto written = write(acr);
   if (!written) return written.error();
@@ -124,14 +127,15 @@ Status DriveReservations::remove(const std::string& name) {
   return {};
 }
 
-std::size_t DriveReservations::collect(TimePoint now, Duration grace) {
+std::size_t DriveReservations::collect(TimePoint now, Duration grace, Duration idle) {
   std::size_t removed = 0;
-  for (const auto& acr : store_.stale_reservations(now, grace, pending_)) {
+  for (const auto& acr : store_.stale_reservations(now, grace, idle, pending_)) {
     if (auto done = remove(acr.name); !done) {
-      spdlog::warn("csi-baremetal: reservation {} of a pod no longer pending: {}", acr.name, done.message());
+      spdlog::warn("csi-baremetal: stale reservation {} not deleted: {}", acr.name, done.message());
       continue;
     }
-    spdlog::info("csi-baremetal: deleted reservation {}: its pod is no longer pending", acr.name);
+    spdlog::info("csi-baremetal: deleted reservation {}: its pod is no longer pending, or was not filtered for a while",
+                 acr.name);
     ++removed;
   }
   return removed;

@@ -7,7 +7,8 @@
 // resourceVersion the store has (a conflict: read again, replace once more), deletes it when no
 // node passed, and applies what it wrote to the store at once, so the next pod's filter counts
 // the drives held. collect() deletes the reservations of pods that are no longer pending (bound,
-// gone, or finished), as csi-baremetal's own reservation validator does. Thread-safe: concurrent
+// gone, or finished), as csi-baremetal's own reservation validator does, and those no filter has
+// confirmed for a while whose pods are not being placed (waiting in kube-scheduler's queue). Thread-safe: concurrent
 // filters of one pod are serialised per reservation name only by the API server (a conflict).
 #include <chrono>
 #include <functional>
@@ -29,8 +30,8 @@ class DriveReservations : public engine::DriveReserver {
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3'000));
 
   Status reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) override;
-  // Deletes the reservations unchanged for `grace` whose pods are not pending; returns how many.
-  std::size_t collect(TimePoint now, Duration grace);
+  // Deletes the reservations BaremetalStore::stale_reservations names; returns how many.
+  std::size_t collect(TimePoint now, Duration grace, Duration idle);
 
   // The collection's path, and one reservation's.
   static std::string path(const std::string& name = {});

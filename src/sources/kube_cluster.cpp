@@ -409,7 +409,8 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       lookups_(std::make_unique<Lookups>()),
       capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
       dra_(std::make_unique<DraStore>(options.dra)),
-      reservation_grace_(options.baremetal.reservation_grace) {
+      reservation_grace_(options.baremetal.reservation_grace),
+      reservation_idle_(options.baremetal.reservation_idle) {
   if (options.baremetal.enabled) {
     baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal);
     drives_ = std::make_unique<DriveReservations>(*baremetal_, client, [this](const std::string& ns, const std::string& name) {
@@ -598,7 +599,7 @@ bool KubeCluster::pending_named(const std::string& ns, const std::string& name) 
 
 void KubeCluster::collect_reservations() {
   if (!drives_ || optional_kinds(KindGroup::kBaremetal).state != kServed || not_ready()) return;
-  drives_->collect(SteadyClock::now(), reservation_grace_);
+  drives_->collect(SteadyClock::now(), reservation_grace_, reservation_idle_);
 }
 
 std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->accounts(); }

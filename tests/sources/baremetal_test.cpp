@@ -58,7 +58,11 @@ json pod_with(const std::string& name, const std::vector<std::pair<std::string, 
 
 class Baremetal : public kube::testing::EngineFixture {
  protected:
-  Baremetal() : EngineFixture([](config::Config& c) { c.storage.baremetal.reservation_grace = 300ms; }) {}
+  explicit Baremetal(std::chrono::milliseconds idle = 60s)
+      : EngineFixture([idle](config::Config& c) {
+          c.storage.baremetal.reservation_grace = 300ms;
+          c.storage.baremetal.reservation_idle = idle;
+        }) {}
 
   void SetUp() override {
     h_.fake.put(Kind::kClasses, bm_class(kSsd, "SSD"));
@@ -272,6 +276,31 @@ TEST_F(Baremetal, TheReservationOfAPodNoLongerPendingIsDeleted) {
   EXPECT_TRUE(eventually([&] { return !reservation("ml-p1").has_value(); })) << "bound: csi-baremetal has provisioned";
   std::this_thread::sleep_for(1500ms);
   EXPECT_TRUE(reservation("ml-p2").has_value()) << "still pending: kept";
+}
+
+class BaremetalIdle : public Baremetal {
+ protected:
+  BaremetalIdle() : Baremetal(1500ms) {}
+};
+
+TEST_F(BaremetalIdle, AReservationNoFilterConfirmedIsDeletedUnlessItsClaimIsBeingPlaced) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  add_pod("p3", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p2", {"n1"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p3", {"n2"})).size(), 1u);
+  h_.fake.put(Kind::kClaims, claim_object("ml", "p2-data", "c-p2-data", kSsd, "50Gi", "n1"));
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(500ms);
+    ASSERT_EQ(passed(filter("p3", {"n2"})).size(), 1u) << "filtered again: confirmed";
+  }
+  EXPECT_TRUE(eventually([&] { return !reservation("ml-p1").has_value(); })) << "waiting in the queue: released";
+  EXPECT_TRUE(reservation("ml-p2").has_value()) << "its claim has a node: CreateVolume may still read it";
+  EXPECT_TRUE(reservation("ml-p3").has_value()) << "confirmed by each filter";
+  add_pod("p4", false);
+  EXPECT_EQ(passed(filter("p4", {"n1"})).size(), 1u) << "p1's drive is free again";
 }
 
 TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {

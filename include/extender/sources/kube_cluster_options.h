@@ -33,6 +33,10 @@ struct BaremetalOptions {
   model::StringMap node_selector;              // labels a node must carry to have drives; empty: any node
   // A reservation unchanged this long whose pod is no longer pending is deleted.
   std::chrono::milliseconds reservation_grace{10'000};
+  // A reservation no filter has written or confirmed this long, none of whose claims has a
+  // selected node yet, is deleted too: its pod waits in kube-scheduler's queue, and the drives
+  // it holds go back to the others until its next filter writes it again.
+  std::chrono::milliseconds reservation_idle{60'000};
 };
 
 struct KubeClusterOptions {
