@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <future>
 
 #include "extender/kube/watch_event.h"
 
@@ -56,8 +57,13 @@ Error api_error(const std::string& what, const kube::ApiReply& reply) {
 }  // namespace
 
 DriveReservations::DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
-                                     std::chrono::milliseconds timeout)
-    : store_(store), client_(client), pending_(std::move(pending)), timeout_(timeout) {}
+                                     std::chrono::milliseconds write_wait, std::chrono::milliseconds timeout)
+    : store_(store), client_(client), pending_(std::move(pending)), write_wait_(write_wait), timeout_(timeout) {}
+
+DriveReservations::~DriveReservations() {
+  std::lock_guard lock(mu_);
+  for (auto& f : in_flight_) f.wait();
+}
 
 std::string DriveReservations::path(const std::string& name) {
   std::string p = "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations";
@@ -76,10 +82,22 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
     return {};
   }
   if (current) acr.resource_version = current->resource_version;
-  auto written = write(acr);
-  if (!written) return written.error();
-  spdlog::debug("csi-baremetal: reservation {} holds drives on {} nodes", acr.name, acr.reserved_nodes.size());
-  store_.reservation_written(acr.name, std::move(*written), SteadyClock::now());
+  store_.reservation_written(acr.name, acr, SteadyClock::now());
+  auto done = std::async(std::launch::async, [this, acr, current] {
+    auto written = write(acr);
+    if (written) {
+      store_.reservation_written(acr.name, std::move(*written), SteadyClock::now());
+      return Status{};
+    }
+    spdlog::warn("csi-baremetal: reservation {} not written: {}", acr.name, written.message());
+    store_.reservation_written(acr.name, current, SteadyClock::now());
+    return Status{written.error()};
+  });
+  const bool answered = done.wait_for(write_wait_) == std::future_status::ready;
+  if (answered) return done.get();
+  std::lock_guard lock(mu_);
+  std::erase_if(in_flight_, [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
+  in_flight_.push_back(std::move(done));
   return {};
 }
 

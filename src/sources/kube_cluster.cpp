@@ -413,9 +413,9 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       reservation_idle_(options.baremetal.reservation_idle) {
   if (options.baremetal.enabled) {
     baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal);
-    drives_ = std::make_unique<DriveReservations>(*baremetal_, client, [this](const std::string& ns, const std::string& name) {
-      return pending_named(ns, name);
-    });
+    drives_ = std::make_unique<DriveReservations>(
+        *baremetal_, client, [this](const std::string& ns, const std::string& name) { return pending_named(ns, name); },
+        options.baremetal.reservation_write_wait);
   }
   const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get()};
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;

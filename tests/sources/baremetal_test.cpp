@@ -58,10 +58,12 @@ json pod_with(const std::string& name, const std::vector<std::pair<std::string, 
 
 class Baremetal : public kube::testing::EngineFixture {
  protected:
-  explicit Baremetal(std::chrono::milliseconds idle = 60s)
-      : EngineFixture([idle](config::Config& c) {
+  // write_wait 5s: the reservation is on the server when /filter answers.
+  explicit Baremetal(std::chrono::milliseconds idle = 60s, std::chrono::milliseconds write_wait = 5s)
+      : EngineFixture([idle, write_wait](config::Config& c) {
           c.storage.baremetal.reservation_grace = 300ms;
           c.storage.baremetal.reservation_idle = idle;
+          c.storage.baremetal.reservation_write_wait = write_wait;
         }) {}
 
   void SetUp() override {
@@ -301,6 +303,25 @@ TEST_F(BaremetalIdle, AReservationNoFilterConfirmedIsDeletedUnlessItsClaimIsBein
   EXPECT_TRUE(reservation("ml-p3").has_value()) << "confirmed by each filter";
   add_pod("p4", false);
   EXPECT_EQ(passed(filter("p4", {"n1"})).size(), 1u) << "p1's drive is free again";
+}
+
+class BaremetalSlowApi : public Baremetal {
+ protected:
+  BaremetalSlowApi() : Baremetal(60s, 50ms) {}
+};
+
+TEST_F(BaremetalSlowApi, AFilterDoesNotWaitForASlowWriteButItsDrivesCountAtOnce) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  h_.fake.delay_writes(1500ms);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  EXPECT_FALSE(reservation("ml-p1").has_value()) << "answered before the write landed";
+  ASSERT_EQ(passed(filter("p2", {"n1"})).size(), 1u);
+  EXPECT_TRUE(eventually([&] { return reservation("ml-p1") && reservation("ml-p2"); }));
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd60"});
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"})
+      << "p1's drive was held while its write was in flight";
 }
 
 TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {

@@ -15,6 +15,9 @@
 // answer 404 for the group, its discovery document included, once serve_dra(false) makes the
 // server an old one (before v1.34).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <array>
 #include <cstdint>
 
@@ -171,6 +174,8 @@ class FakeCluster {
     page_cap_ = n;
   }
   // Patches of kind k answer `status` (a Status body) while it is not 0.
+  // Each create, replace or delete of a cluster-scoped object answers only after `delay`.
+  void delay_writes(std::chrono::milliseconds delay) { write_delay_ = delay; }
   void refuse_patches(Kind k, int status) {
     std::lock_guard lock(mu_);
     store(k).patch_refusal = status;
@@ -399,6 +404,7 @@ class FakeCluster {
       }
       name = object["metadata"]["name"].get<std::string>();
     }
+    if (const auto delay = write_delay_.load(); req.method != "GET" && delay.count() > 0) std::this_thread::sleep_for(delay);
     std::lock_guard lock(mu_);
     Store& s = store(k);
     auto it = s.objects.find(name);
@@ -463,6 +469,7 @@ class FakeCluster {
 
   FakeApiServer& server_;
   mutable std::mutex mu_;
+  std::atomic<std::chrono::milliseconds> write_delay_{std::chrono::milliseconds(0)};
   std::uint64_t rv_ = 100;
   std::array<Store, kKindCount> stores_;
   bool serve_dra_ = true;

@@ -37,6 +37,9 @@ struct BaremetalOptions {
   // selected node yet, is deleted too: its pod waits in kube-scheduler's queue, and the drives
   // it holds go back to the others until its next filter writes it again.
   std::chrono::milliseconds reservation_idle{60'000};
+  // How long /filter waits for its reservation's write before it answers (the drives count as
+  // held meanwhile, and the write goes on; drive_reservations.h).
+  std::chrono::milliseconds reservation_write_wait{50};
 };
 
 struct KubeClusterOptions {
