@@ -210,7 +210,7 @@ K get events -o json >"$WORKDIR/events.json"
 K get events.v1.events.k8s.io -o json >"$WORKDIR/events-v1.json"
 K get "availablecapacities.$GROUP" -o json >"$WORKDIR/acs.json"
 K get "volumes.$GROUP" -o json >"$WORKDIR/volumes.json"
-K get nodes -o json >"$WORKDIR/nodes.json"
+for ((i = 1; i <= NODES; i++)); do curl -s "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-$i" >"$WORKDIR/daemon-bm-$i.json" || true; done
 python3 - "$WORKDIR" "$T_CREATE" "$NODES" >"$WORKDIR/figures.env" <<'EOF'
 import json, statistics, sys, datetime
 wd, t_create, nodes = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
@@ -256,9 +256,12 @@ out = {
     "LAT_MIN": "%.2f" % (min(lat) if lat else -1),
     "TWICE": twice, "OVERDRAWN": len({e["ac"] for e in ctl["group_overdrawn"]}), "NEGATIVE": len(ctl["negative_acs"]),
     "EXHAUSTED_CLAIMS": len(ctl["exhausted"]), "EXHAUSTED_ATTEMPTS": sum(ctl["exhausted"].values()),
-    "EXHAUSTED_LIST": " ".join(sorted(ctl["exhausted"])),
+    "EXHAUSTED_LIST": " ".join(sorted(ctl["exhausted"])[:6]) + (" ..." if len(ctl["exhausted"]) > 6 else ""),
     "TAKEN": len(ctl["taken"]), "PROVISIONED": ctl["provisioned"], "VOLUMES": len(load("volumes.json")["items"]),
     "GROUPS": " ".join(groups),
+    "ACR_SEEN": len(ctl["reservations_seen"]),
+    "ACR_STATUS": " ".join(sorted({str(r["status"]) for r in ctl["reservations_seen"].values()})),
+    "ACR_NODES_MAX": max([r["nodes"] for r in ctl["reservations_seen"].values()] or [0]),
 }
 for k, v in out.items():
     print("%s=%s" % (k, json.dumps(str(v))))
@@ -269,6 +272,7 @@ result "pods bound: $BOUND of $PODS ($FIT fit); bound in their first scheduling 
 result "scheduling attempts per bound pod: mean $ATTEMPTS_MEAN, max $ATTEMPTS_MAX ($ATTEMPTS); FailedScheduling of the Pending ones: $FAILED_PENDING"
 result "ACs used twice: $TWICE; volume groups overdrawn: $OVERDRAWN; ACs below zero: $NEGATIVE; ACs taken: $TAKEN, Volumes: $VOLUMES (groups left: $GROUPS)"
 result "claims refused by CreateVolume (ResourceExhausted, then rescheduled): $EXHAUSTED_CLAIMS ($EXHAUSTED_ATTEMPTS refusals) ${EXHAUSTED_LIST}"
+result "reservations seen by the controller (0.2 s polls): $ACR_SEEN, status ${ACR_STATUS:-none}, at most $ACR_NODES_MAX nodes in one"
 result "spread: bound per node $PER_NODE; the first $NODES bound pods on $FIRST_NODES nodes"
 result "creation to bound: median ${LAT_MEDIAN}s, min ${LAT_MIN}s, max ${LAT_MAX}s (settled $((T_SETTLED - T0))s into the suite)"
 

@@ -36,6 +36,7 @@ reservation error and is recorded as such (a drive handed to a second claim, a g
   exhausted        {namespace/claim: refusals} claims refused (ResourceExhausted), each rescheduled
   provisioned      claims provisioned
   released         reservations deleted once their last request was served
+  reservations_seen {name: {status, nodes (NodeRequests.Requested), acs (ACs listed)}} as last listed
 
 The API is reached as admin (lib/kube_api.py).
 """
@@ -97,6 +98,7 @@ class Controller:
         self.provisioned = 0
         self.released = 0
         self.negative = []
+        self.seen = {}          # reservation name -> {status, nodes, acs} as last listed
 
     # ----- one claim
 
@@ -285,10 +287,15 @@ class Controller:
                 work.append((claim, node, sc_name))
         ac_list = items(self.api, GROUP + "/availablecapacities")
         self.negative = sorted(a["metadata"]["name"] for a in ac_list if int((a.get("spec") or {}).get("Size") or 0) < 0)
+        acrs = items(self.api, GROUP + "/availablecapacityreservations")
+        for acr in acrs:
+            spec = acr.get("spec") or {}
+            self.seen[acr["metadata"]["name"]] = {
+                "status": spec.get("Status"), "nodes": len((spec.get("NodeRequests") or {}).get("Requested") or []),
+                "acs": sum(len(r.get("Reservations") or []) for r in spec.get("ReservationRequests") or [])}
         if work:
             node_ids = self.node_ids()
             acs = {a["metadata"]["name"]: a for a in ac_list}
-            acrs = None
             for claim, node, sc_name in sorted(work, key=lambda w: w[0]["metadata"]["creationTimestamp"]):
                 if acrs is None:  # read again after each volume: the reservation it served changed
                     acrs = items(self.api, GROUP + "/availablecapacityreservations")
@@ -302,7 +309,7 @@ class Controller:
     def write_report(self):
         body = {"taken": self.taken, "drive_reused": self.drive_reused, "group_overdrawn": self.group_overdrawn,
                 "negative_acs": self.negative, "exhausted": self.exhausted, "provisioned": self.provisioned,
-                "released": self.released}
+                "released": self.released, "reservations_seen": self.seen}
         tmp = self.report + ".tmp"
         with open(tmp, "w") as f:
             json.dump(body, f)
