@@ -258,7 +258,7 @@ out = {
     "EXHAUSTED_CLAIMS": len(ctl["exhausted"]), "EXHAUSTED_ATTEMPTS": sum(ctl["exhausted"].values()),
     "EXHAUSTED_LIST": " ".join(sorted(ctl["exhausted"])[:6]) + (" ..." if len(ctl["exhausted"]) > 6 else ""),
     "TAKEN": len(ctl["taken"]), "PROVISIONED": ctl["provisioned"], "VOLUMES": len(load("volumes.json")["items"]),
-    "GROUPS": " ".join(groups),
+    "GROUPS_LEFT": " ".join(groups),
     "ACR_SEEN": len(ctl["reservations_seen"]),
     "ACR_STATUS": " ".join(sorted({str(r["status"]) for r in ctl["reservations_seen"].values()})),
     "ACR_NODES_MAX": max([r["nodes"] for r in ctl["reservations_seen"].values()] or [0]),
@@ -270,7 +270,7 @@ EOF
 source "$WORKDIR/figures.env"
 result "pods bound: $BOUND of $PODS ($FIT fit); bound in their first scheduling cycle: $FIRST_CYCLE"
 result "scheduling attempts per bound pod: mean $ATTEMPTS_MEAN, max $ATTEMPTS_MAX ($ATTEMPTS); FailedScheduling of the Pending ones: $FAILED_PENDING"
-result "ACs used twice: $TWICE; volume groups overdrawn: $OVERDRAWN; ACs below zero: $NEGATIVE; ACs taken: $TAKEN, Volumes: $VOLUMES (groups left: $GROUPS)"
+result "ACs used twice: $TWICE; volume groups overdrawn: $OVERDRAWN; ACs below zero: $NEGATIVE; ACs taken: $TAKEN, Volumes: $VOLUMES (groups left: $GROUPS_LEFT)"
 result "claims refused by CreateVolume (ResourceExhausted, then rescheduled): $EXHAUSTED_CLAIMS ($EXHAUSTED_ATTEMPTS refusals) ${EXHAUSTED_LIST}"
 result "reservations seen by the controller (0.2 s polls): $ACR_SEEN, status ${ACR_STATUS:-none}, at most $ACR_NODES_MAX nodes in one"
 result "spread: bound per node $PER_NODE; the first $NODES bound pods on $FIRST_NODES nodes"
