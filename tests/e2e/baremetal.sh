@@ -87,21 +87,16 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: $EXTENDER_USE
 EOF
 cluster_can_i "$EXTENDER_USER" create availablecapacityreservations "$GROUP" || fail "RBAC: $EXTENDER_USER cannot create reservations"
 
-K apply -f - >/dev/null <<'EOF'
+for type in SSD SSDLVG; do
+  K apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
-metadata: {name: bm-ssd}
+metadata: {name: bm-${type,,}}
 provisioner: csi-baremetal
-parameters: {storageType: SSD, fsType: xfs}
-volumeBindingMode: WaitForFirstConsumer
----
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata: {name: bm-ssdlvg}
-provisioner: csi-baremetal
-parameters: {storageType: SSDLVG, fsType: xfs}
+parameters: {storageType: $type, fsType: xfs}
 volumeBindingMode: WaitForFirstConsumer
 EOF
+done
 
 # ac NAME NODE_ID CLASS GIB LOCATION: one AvailableCapacity.
 ac() {

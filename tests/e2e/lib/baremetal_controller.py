@@ -44,11 +44,11 @@ import argparse
 import datetime
 import json
 import os
-import re
 import sys
 import time
 import urllib.error
 
+from csi_provisioner import items, quantity
 from kube_api import Api
 
 SELECTED = "volume.kubernetes.io/selected-node"
@@ -56,27 +56,11 @@ GROUP = "/apis/csi-baremetal.dell.com/v1"
 EXTENT = 4 << 20
 DRIVES = {"HDD", "SSD", "NVME"}
 GROUPS = {"HDDLVG": "HDD", "SSDLVG": "SSD", "NVMELVG": "NVME", "SYSLVG": "SYS"}
-UNITS = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
-         "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
 
 
 def log(msg):
     sys.stderr.write("%s baremetal-controller: %s\n" % (datetime.datetime.utcnow().strftime("%H:%M:%S.%f")[:-3], msg))
     sys.stderr.flush()
-
-
-def quantity(text):
-    m = re.fullmatch(r"([0-9]+)(|k|M|G|T|Ki|Mi|Gi|Ti)", str(text).strip())
-    if not m:
-        raise ValueError("unsupported quantity %r" % text)
-    return int(m.group(1)) * UNITS[m.group(2)]
-
-
-def items(api, path):
-    status, body = api.call("GET", path)
-    if status != 200:
-        raise RuntimeError("GET %s: HTTP %s" % (path, status))
-    return body["items"]
 
 
 def rfc3339_now():
