@@ -147,10 +147,36 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
   return {};
 }
 
+// A mapping of non-empty scalars (`what` names an entry in the error), replacing `out`.
+Status read_scalar_map(YamlReader& r, const YAML::Node& map, const std::string& path, std::string_view what,
+                       model::StringMap& out) {
+  if (!map.IsDefined() || map.IsNull()) return {};
+  if (!map.IsMap()) return r.error_at(map, path, "expected a mapping, each entry " + std::string(what));
+  out.clear();
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    EXTENDER_TRY(r.spend(it->second, path));
+    if (!it->first.IsScalar() || !it->second.IsScalar() || it->second.Scalar().empty()) {
+      return r.error_at(it->first, path, "each entry is " + std::string(what));
+    }
+    out[it->first.Scalar()] = it->second.Scalar();
+  }
+  return {};
+}
+
+Status load_baremetal(YamlReader& r, const YAML::Node& n, sources::BaremetalOptions& b) {
+  EXTENDER_TRY(r.expect_keys(n, "storage.baremetal", {"enabled", "provisioner", "node_id_annotation", "node_selector"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  EXTENDER_TRY(r.read(n, "enabled", "storage.baremetal", b.enabled));
+  EXTENDER_TRY(r.read(n, "provisioner", "storage.baremetal", b.provisioner));
+  if (b.provisioner.empty()) return r.error_at(n["provisioner"], "storage.baremetal.provisioner", "must not be empty");
+  EXTENDER_TRY(r.read(n, "node_id_annotation", "storage.baremetal", b.node_id_annotation));
+  return read_scalar_map(r, n["node_selector"], "storage.baremetal.node_selector", "<label>: <value>", b.node_selector);
+}
+
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
                                        "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
-                                       "capacity_settle", "placement_wait"}));
+                                       "capacity_settle", "placement_wait", "baremetal"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
   EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
@@ -160,19 +186,8 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
   EXTENDER_TRY(r.read_quantity(n, "default_claim_size", "storage", s.default_claim_bytes));
   EXTENDER_TRY(r.read(n, "pool_annotation_prefix", "storage", s.pool_annotation_prefix));
-  const YAML::Node classes = n["classes"];
-  if (classes.IsDefined() && !classes.IsNull()) {
-    if (!classes.IsMap()) return r.error_at(classes, "storage.classes", "expected a mapping of storage class to pool");
-    s.classes.clear();
-    for (auto it = classes.begin(); it != classes.end(); ++it) {
-      EXTENDER_TRY(r.spend(it->second, "storage.classes"));
-      if (!it->first.IsScalar() || !it->second.IsScalar() || it->second.Scalar().empty()) {
-        return r.error_at(it->first, "storage.classes", "each entry is <storage class>: <pool name>");
-      }
-      s.classes[it->first.Scalar()] = it->second.Scalar();
-    }
-  }
-  return {};
+  EXTENDER_TRY(read_scalar_map(r, n["classes"], "storage.classes", "<storage class>: <pool name>", s.classes));
+  return load_baremetal(r, n["baremetal"], s.baremetal);
 }
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
@@ -431,6 +446,7 @@ sources::KubeClusterOptions Config::kube_cluster_options() const {
   options.capacity.enabled = storage.capacity_tracking;
   options.capacity.classes = storage.capacity_classes;
   options.capacity.rule.settle = storage.capacity_settle;
+  options.baremetal = storage.baremetal;
   return options;
 }
 

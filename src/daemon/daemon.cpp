@@ -291,6 +291,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
                         .gate(parts->gate.get())
                         .request_nodes(parts->feed.request_nodes.get())
                         .verdicts(&parts->verdicts)
+                        .drives(parts->feed.cluster ? parts->feed.cluster->drive_reserver() : nullptr)
                         .build_owned();
   EXTENDER_TRY(parts->listen());
   return std::unique_ptr<Daemon>(new Daemon(std::move(parts)));

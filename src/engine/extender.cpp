@@ -11,6 +11,7 @@
 #include "extender/policy/node_eligibility.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
+#include "drive_choices.h"
 #include "filter_pass.h"
 #include "node_fit.h"
 
@@ -124,6 +125,9 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
       with_cluster_default = demand_rules_;
       if (demand_rules_.default_class.empty()) with_cluster_default.default_class = deps_.claims->default_storage_class();
       if (capacity_pools) with_cluster_default.pool_by_class.insert(capacity_pools->begin(), capacity_pools->end());
+      if (auto drives = deps_.claims->drive_classes()) {
+        with_cluster_default.drive_class_by_class.insert(drives->begin(), drives->end());
+      }
       rules = &with_cluster_default;
     }
     claims = [source = deps_.claims](const std::string& ns, const std::string& name) { return source->claim(ns, name); };
@@ -286,12 +290,31 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     answer.summary.note = r.error;
     return answer;
   }
+  if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, now)) {
+    r = wire::FilterResult{};
+    r.error = std::move(*not_held);
+    answer.summary.note = r.error;
+    return answer;
+  }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
   if (!fitting.empty()) unseen_.record(demand->uid, std::move(claims), clock_.now());
   record_verdict(*demand, names, fitting, now);
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
+}
+
+std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
+                                                    const state::Snapshot& snapshot,
+                                                    std::span<const std::string_view> names,
+                                                    std::span<const std::uint32_t> passed, TimePoint now) {
+  if (!deps_.drives || !wants_drives(demand)) return std::nullopt;
+  if (deps_.pods) {
+    Refusal refusal{};
+    auto pod = actionable_pod(demand.uid, demand.namespace_name, demand.name, refusal);
+    if (!pod) return "not reserving csi-baremetal drives: " + pod.message();
+  }
+  return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, now);
 }
 
 void Extender::record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,

@@ -295,6 +295,7 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
       httplib::Result r = method == "POST"    ? client.Post(path, *body, "application/json")
                           : method == "PATCH" ? client.Patch(path, *body, "application/merge-patch+json")
                           : method == "PUT"   ? client.Put(path, *body, "application/json")
+                          : method == "DELETE" ? client.Delete(path)
                                               : client.Get(path);
       expired = watch.expired();
       return r;
@@ -326,6 +327,10 @@ Result<ApiReply> ApiClient::post(const std::string& path, const std::string& jso
 
 Result<ApiReply> ApiClient::put(const std::string& path, const std::string& json, std::chrono::milliseconds timeout) {
   return send("PUT", path, &json, timeout);
+}
+
+Result<ApiReply> ApiClient::remove(const std::string& path, std::chrono::milliseconds timeout) {
+  return send("DELETE", path, nullptr, timeout);
 }
 
 Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::milliseconds idle_timeout,

@@ -111,6 +111,11 @@ std::string drive_class_of(const DemandRules& rules, std::string_view cls) {
   return it == rules.drive_class_by_class.end() ? std::string() : it->second;
 }
 
+// A csi-baremetal claim whose volume exists: the drive's AvailableCapacity no longer offers it.
+bool provisioned_on_drive(const DemandRules& rules, std::string_view cls, const ClaimInfo& info) {
+  return !info.volume.empty() && rules.drive_class_by_class.count(cls) > 0;
+}
+
 // A generic ephemeral volume, counted in its class's pool until its claim is bound to a volume.
 Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rules, const ClaimLookup& claims,
                      PodDemand& d) {
@@ -121,6 +126,7 @@ Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rule
   std::string cls = v.storage_class.value_or(rules.default_class);
   auto pool = rules.pool_by_class.find(cls);
   if (pool == rules.pool_by_class.end()) return {};
+  if (info && provisioned_on_drive(rules, cls, *info)) return {};
   std::int64_t bytes = 0;
   if (v.storage_request) {
     auto b = parse_count(*v.storage_request, "volume " + v.name + " storage request");
@@ -148,6 +154,7 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
   auto pool = rules.pool_by_class.find(cls);
   if (pool == rules.pool_by_class.end()) return {};
   if (info->bound && info->node.empty()) return {};  // bound to a volume: not counted here
+  if (provisioned_on_drive(rules, cls, *info)) return {};
   d.volumes.push_back(
       {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {},
        drive_class_of(rules, cls)});

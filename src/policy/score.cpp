@@ -188,7 +188,7 @@ bool in_published_pool(const model::PodDemand& pod, std::span<const Candidate> c
   for (const auto& c : candidates) {
     for (const auto& v : pod.volumes) {
       const model::Pool* pool = c.node->find_pool(v.pool);
-      if (pool && !pool->source.empty()) return true;
+      if (pool && !pool->source.empty() && !pool->drives) return true;
     }
   }
   return false;

@@ -8,6 +8,7 @@
 
 #include "extender/common/quantity.h"
 #include "extender/policy/local_volumes.h"
+#include "object_sink.h"
 
 namespace extender::sources {
 namespace {
@@ -20,47 +21,6 @@ constexpr std::string_view kTopolvmPrefix = "capacity.topolvm.io/";
 constexpr std::string_view kTopolvmDriver = "topolvm.io";
 constexpr std::string_view kTopolvmDeviceClass = "topolvm.io/device-class";
 constexpr std::string_view kTopolvmDefaultDeviceClass = "00default";
-
-// A list and watch of one kind of object: each decoded, listed as a whole, changed by key.
-template <class Object>
-class ObjectSink : public kube::ReflectorSink {
- public:
-  struct Hooks {
-    const char* resource;
-    Result<Object> (*decode)(const json&);
-    std::string (*key)(const Object&);  // empty: the object cannot be told apart
-    std::function<void(std::vector<Object>)> listed;
-    std::function<void(const std::string&, std::optional<Object>)> changed;
-  };
-  explicit ObjectSink(Hooks hooks) : hooks_(std::move(hooks)) {}
-  void begin_list() override { listed_.clear(); }
-  void list_item(const json& object) override {
-    if (auto o = decode(object)) listed_.push_back(std::move(*o));
-  }
-  void end_list() override {
-    spdlog::info("{}: {} listed", hooks_.resource, listed_.size());
-    hooks_.listed(std::move(listed_));
-    listed_.clear();
-  }
-  void event(std::string_view type, const json& object) override {
-    auto o = decode(object);
-    if (!o) return;
-    const std::string key = hooks_.key(*o);
-    hooks_.changed(key, type == "DELETED" ? std::nullopt : std::move(o));
-  }
-
- private:
-  std::optional<Object> decode(const json& object) const {
-    auto o = hooks_.decode(object);
-    if (!o || hooks_.key(*o).empty()) {
-      spdlog::warn("{}: skipping an object that cannot be read: {}", hooks_.resource, o ? "no name" : o.message());
-      return std::nullopt;
-    }
-    return std::move(*o);
-  }
-  Hooks hooks_;
-  std::vector<Object> listed_;
-};
 
 std::string driver_key(const wire::CsiDriver& d) { return d.name; }
 std::string capacity_key(const wire::StorageCapacity& c) { return c.key == "/" ? std::string() : c.key; }
@@ -299,7 +259,7 @@ void CapacityStore::reclassify() {
   auto next = std::make_shared<ClassPools>();
   std::set<std::string, std::less<>> local;
   for (const auto& [name, sc] : classes_) {
-    if (rules_.pool_by_class.count(name)) continue;
+    if (rules_.pool_by_class.count(name) || drive_classes_.count(name)) continue;
     if (!options_.classes.empty() &&
         std::find(options_.classes.begin(), options_.classes.end(), name) == options_.classes.end()) {
       continue;
@@ -321,6 +281,7 @@ void CapacityStore::reclassify() {
   if (*next != *class_pools_ || local != local_classes_) {
     class_pools_ = std::move(next);
     local_classes_ = std::move(local);
+    merge_class_pools();
     selection_dirty_ = true;
     for (const auto& [uid, r] : claims_) {
       if (auto claim = placement_of(r.claim)) {
@@ -410,7 +371,7 @@ void CapacityStore::local_pools(std::map<std::string, std::vector<model::Pool>, 
     pool.whole_devices = true;
     pool.capacity_bytes = saturating_add(pool.capacity_bytes, pv.bytes);
     pool.published_bytes = pool.capacity_bytes;
-    pool.devices.push_back({pv.name, pv.bytes, pv.access_modes, pv.block});
+    pool.devices.push_back({pv.name, pv.bytes, pv.access_modes, pv.block, {}});
     if (!policy::local_volume_free(pv)) taken[{node, pv.storage_class}] += pv.bytes;
   }
   for (auto& [where, pool] : by_place) {
@@ -496,6 +457,10 @@ void CapacityStore::publish(TimePoint now) {
     }
   }
   local_pools(pools, accounts);
+  for (const auto& [node, drive_pools] : drive_pools_) {
+    auto& into = pools[node];
+    into.insert(into.end(), drive_pools.begin(), drive_pools.end());
+  }
   for (const auto& a : accounts) {
     if (a.account.next_change && (!next_change_ || *a.account.next_change < *next_change_)) next_change_ = a.account.next_change;
   }
@@ -537,7 +502,26 @@ void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& en
 
 std::shared_ptr<const ClassPools> CapacityStore::class_pools() const {
   std::lock_guard lock(mu_);
-  return class_pools_;
+  return merged_class_pools_;
+}
+
+void CapacityStore::merge_class_pools() {
+  auto merged = std::make_shared<ClassPools>(*class_pools_);
+  merged->insert(drive_classes_.begin(), drive_classes_.end());
+  merged_class_pools_ = std::move(merged);
+}
+
+void CapacityStore::set_drive_pools(ClassPools classes, std::map<std::string, std::vector<model::Pool>, std::less<>> pools) {
+  std::lock_guard lock(mu_);
+  const bool reclassified = classes != drive_classes_;
+  drive_classes_ = std::move(classes);
+  drive_pools_ = std::move(pools);
+  if (reclassified) {
+    merge_class_pools();
+    reclassify();
+  } else {
+    publish(SteadyClock::now());
+  }
 }
 
 std::vector<PoolAccount> CapacityStore::accounts() const {

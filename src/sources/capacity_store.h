@@ -78,9 +78,14 @@ class CapacityStore {
   // The node of a local volume of a managed class; empty when there is none such.
   std::string local_volume_node(std::string_view volume) const;
 
+  // csi-baremetal's classes (-> pool) and its pools of drives by node (baremetal_store.h): its
+  // classes are never managed here; the pools are published with the others.
+  void set_drive_pools(ClassPools classes, std::map<std::string, std::vector<model::Pool>, std::less<>> pools);
+
   // Publishes again when a claim has settled since the last publication.
   void tick(TimePoint now);
-  // The classes managed from published capacity, and their pools (configured classes excluded).
+  // The classes managed from published capacity and csi-baremetal's, and their pools (configured
+  // classes excluded).
   std::shared_ptr<const ClassPools> class_pools() const;
   std::vector<PoolAccount> accounts() const;
 
@@ -132,6 +137,11 @@ class CapacityStore {
   std::map<std::string, Published, std::less<>> published_;  // by namespace/name
   std::map<std::string, Recorded, std::less<>> claims_;      // by uid; claims with a selected node
   std::shared_ptr<const ClassPools> class_pools_ = std::make_shared<const ClassPools>();
+  ClassPools drive_classes_;
+  std::map<std::string, std::vector<model::Pool>, std::less<>> drive_pools_;
+  // class_pools_ and drive_classes_: what class_pools() answers.
+  std::shared_ptr<const ClassPools> merged_class_pools_ = std::make_shared<const ClassPools>();
+  void merge_class_pools();
   std::map<std::string, model::PersistentVolume, std::less<>> volumes_;  // by name
   std::set<std::string, std::less<>> local_classes_;                     // managed classes of local volumes
   std::map<std::string, std::string, std::less<>> volume_node_;          // local volume of a managed class -> node

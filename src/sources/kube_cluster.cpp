@@ -15,7 +15,9 @@
 #include "extender/wire/dra_objects.h"
 #include "extender/wire/k8s_objects.h"
 #include "extender/wire/storage_objects.h"
+#include "baremetal_store.h"
 #include "capacity_store.h"
+#include "drive_reservations.h"
 #include "dra_store.h"
 
 namespace extender::sources {
@@ -39,16 +41,18 @@ std::string uid_of(const json& object) {
 
 class NodeSink : public kube::ReflectorSink {
  public:
-  NodeSink(state::ClusterState& state, model::SupplyRules rules, CapacityStore& capacity)
-      : state_(state), rules_(std::move(rules)), capacity_(capacity) {}
+  NodeSink(state::ClusterState& state, model::SupplyRules rules, CapacityStore& capacity, BaremetalStore* baremetal)
+      : state_(state), rules_(std::move(rules)), capacity_(capacity), baremetal_(baremetal) {}
 
   void begin_list() override {
     listed_.clear();
     facts_.clear();
+    ids_.clear();
   }
   void list_item(const json& object) override {
     if (auto node = decode(object)) {
       facts_[node->name] = node_facts(*node);
+      if (baremetal_) ids_[node->name] = baremetal_->node_id(*node);
       listed_.push_back(model::supply_from_node(*node, rules_));
     }
   }
@@ -58,6 +62,8 @@ class NodeSink : public kube::ReflectorSink {
     listed_.clear();
     capacity_.nodes_listed(std::move(facts_));
     facts_.clear();
+    if (baremetal_) baremetal_->nodes_listed(std::move(ids_));
+    ids_.clear();
   }
   void event(std::string_view type, const json& object) override {
     auto node = decode(object);
@@ -65,9 +71,11 @@ class NodeSink : public kube::ReflectorSink {
     if (type == "DELETED") {
       state_.remove_node(node->name);
       capacity_.node_changed(node->name, std::nullopt);
+      if (baremetal_) baremetal_->node_changed(node->name, {});
     } else {
       state_.upsert_nodes({model::supply_from_node(*node, rules_)});
       capacity_.node_changed(node->name, node_facts(*node));
+      if (baremetal_) baremetal_->node_changed(node->name, baremetal_->node_id(*node));
     }
   }
 
@@ -84,8 +92,10 @@ class NodeSink : public kube::ReflectorSink {
   state::ClusterState& state_;
   model::SupplyRules rules_;
   CapacityStore& capacity_;
+  BaremetalStore* baremetal_;
   std::vector<model::NodeSupply> listed_;
   std::map<std::string, NodeFacts> facts_;
+  StringTable ids_;
 };
 
 class PodSink : public kube::ReflectorSink {
@@ -217,19 +227,25 @@ class PodSink : public kube::ReflectorSink {
 
 class ClaimSink : public kube::ReflectorSink {
  public:
-  ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity) : lookups_(lookups), capacity_(capacity) {}
+  ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity, BaremetalStore* baremetal)
+      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal) {}
 
   void begin_list() override {
     listed_.clear();
     infos_.clear();
+    selected_.clear();
   }
   void list_item(const json& object) override {
     auto pvc = decode(object);
     if (!pvc) return;
-    infos_[pvc->namespace_name + "/" + pvc->name] = info_of(*pvc);
+    const std::string name = pvc->namespace_name + "/" + pvc->name;
+    if (!pvc->selected_node.empty()) selected_[name] = pvc->selected_node;
+    infos_[name] = info_of(*pvc);
     listed_.push_back(std::move(*pvc));
   }
   void end_list() override {
+    if (baremetal_) baremetal_->claims_listed(std::move(selected_));
+    selected_.clear();
     capacity_.claims_listed(std::move(listed_));
     listed_.clear();
     std::lock_guard lock(lookups_.mu);
@@ -241,6 +257,7 @@ class ClaimSink : public kube::ReflectorSink {
     if (!pvc) return;
     const std::string name = pvc->namespace_name + "/" + pvc->name;
     // The state counts the claim's placement before the lookup shows it (ClaimSource's contract).
+    if (baremetal_) baremetal_->claim_changed(name, type == "DELETED" ? std::string() : pvc->selected_node);
     capacity_.claim_changed(*pvc, type == "DELETED");
     std::lock_guard lock(lookups_.mu);
     if (type == "DELETED") {
@@ -269,13 +286,16 @@ class ClaimSink : public kube::ReflectorSink {
 
   KubeCluster::Lookups& lookups_;
   CapacityStore& capacity_;
+  BaremetalStore* baremetal_;
   std::vector<wire::Claim> listed_;
   std::map<std::string, model::ClaimInfo, std::less<>> infos_;
+  StringTable selected_;
 };
 
 class ClassSink : public kube::ReflectorSink {
  public:
-  ClassSink(KubeCluster::Lookups& lookups, CapacityStore& capacity) : lookups_(lookups), capacity_(capacity) {}
+  ClassSink(KubeCluster::Lookups& lookups, CapacityStore& capacity, BaremetalStore* baremetal)
+      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal) {}
 
   void begin_list() override { listed_.clear(); }
   void list_item(const json& object) override {
@@ -287,6 +307,7 @@ class ClassSink : public kube::ReflectorSink {
       lookups_.default_classes.clear();
       for (const auto& sc : listed_) lookups_.default_classes[sc.name] = sc.is_default;
     }
+    if (baremetal_) baremetal_->classes_listed(listed_);
     capacity_.classes_listed(std::move(listed_));
     listed_.clear();
   }
@@ -302,6 +323,7 @@ class ClassSink : public kube::ReflectorSink {
       }
     }
     const std::string name = sc->name;
+    if (baremetal_) baremetal_->class_changed(name, type == "DELETED" ? nullptr : &*sc);
     capacity_.class_changed(name, type == "DELETED" ? std::nullopt : std::move(sc));
   }
 
@@ -317,6 +339,7 @@ class ClassSink : public kube::ReflectorSink {
 
   KubeCluster::Lookups& lookups_;
   CapacityStore& capacity_;
+  BaremetalStore* baremetal_;
   std::vector<wire::StorageClass> listed_;
 };
 
@@ -336,22 +359,26 @@ struct Stores {
   KubeCluster::Lookups& lookups;
   CapacityStore& capacity;
   DraStore& dra;
+  BaremetalStore* baremetal;  // null: csi-baremetal is turned off
 };
 
 // Each watched kind's sink: the decoder of its objects and the store they go to.
 std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
   switch (kind) {
-    case Kind::kNodes: return std::make_unique<NodeSink>(s.state, s.options.supply, s.capacity);
+    case Kind::kNodes: return std::make_unique<NodeSink>(s.state, s.options.supply, s.capacity, s.baremetal);
     case Kind::kPods:
       return std::make_unique<PodSink>(s.state, s.lookups, s.options.demand.gpu_resources, s.options.demand.share);
-    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity);
-    case Kind::kClasses: return std::make_unique<ClassSink>(s.lookups, s.capacity);
+    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity, s.baremetal);
+    case Kind::kClasses: return std::make_unique<ClassSink>(s.lookups, s.capacity, s.baremetal);
     case Kind::kResourceSlices: return s.dra.slice_sink();
     case Kind::kResourceClaims: return s.dra.claim_sink();
     case Kind::kDeviceClasses: return s.dra.class_sink();
     case Kind::kCsiDrivers: return s.capacity.driver_sink();
     case Kind::kCapacities: return s.capacity.capacity_sink();
     case Kind::kVolumes: return s.capacity.volume_sink();
+    case Kind::kAvailableCapacities: return s.baremetal->capacity_sink();
+    case Kind::kCapacityReservations: return s.baremetal->reservation_sink();
+    case Kind::kBaremetalVolumes: return s.baremetal->volume_sink();
   }
   return nullptr;
 }
@@ -381,10 +408,18 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       fetch_timeout_(options.fetch_timeout),
       lookups_(std::make_unique<Lookups>()),
       capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
-      dra_(std::make_unique<DraStore>(options.dra)) {
-  const Stores stores{state, options, *lookups_, *capacity_, *dra_};
+      dra_(std::make_unique<DraStore>(options.dra)),
+      reservation_grace_(options.baremetal.reservation_grace) {
+  if (options.baremetal.enabled) {
+    baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal);
+    drives_ = std::make_unique<DriveReservations>(*baremetal_, client, [this](const std::string& ns, const std::string& name) {
+      return pending_named(ns, name);
+    });
+  }
+  const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get()};
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
   if (!options.capacity.enabled) optional_kinds(KindGroup::kCapacity).state = kAbsent;
+  if (!options.baremetal.enabled) optional_kinds(KindGroup::kBaremetal).state = kAbsent;
   for (const WatchedKind& kind : kWatchedKinds) {
     const bool required = kind.group == KindGroup::kRequired;
     if (!required && optional_kinds(kind.group).state != kProbing) continue;  // turned off
@@ -409,6 +444,7 @@ void KubeCluster::start() {
       if (stopping_) return;
       lock.unlock();
       capacity_->tick(SteadyClock::now());
+      collect_reservations();
       lock.lock();
     }
   });
@@ -543,6 +579,26 @@ std::string KubeCluster::default_storage_class() const {
 
 std::shared_ptr<const std::map<std::string, std::string, std::less<>>> KubeCluster::capacity_class_pools() const {
   return capacity_->class_pools();
+}
+
+std::shared_ptr<const std::map<std::string, std::string, std::less<>>> KubeCluster::drive_classes() const {
+  return baremetal_ ? baremetal_->drive_classes() : nullptr;
+}
+
+engine::DriveReserver* KubeCluster::drive_reserver() {
+  return optional_kinds(KindGroup::kBaremetal).state == kAbsent ? nullptr : drives_.get();
+}
+
+bool KubeCluster::pending_named(const std::string& ns, const std::string& name) const {
+  std::lock_guard lock(lookups_->mu);
+  return std::any_of(lookups_->pending.begin(), lookups_->pending.end(), [&](const auto& entry) {
+    return entry.second.namespace_name == ns && entry.second.name == name;
+  });
+}
+
+void KubeCluster::collect_reservations() {
+  if (!drives_ || optional_kinds(KindGroup::kBaremetal).state != kServed || not_ready()) return;
+  drives_->collect(SteadyClock::now(), reservation_grace_);
 }
 
 std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->accounts(); }

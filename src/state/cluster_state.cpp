@@ -97,7 +97,7 @@ model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, TimePoint now
   model::NodeUsage usage = usage_excluding(pod.uid, now);
   std::set<std::string_view> own;
   for (const auto& v : pod.volumes) {
-    if (!v.held_on.empty() && !v.claim.empty()) own.insert(v.claim);
+    if (!v.claim.empty() && (!v.held_on.empty() || held_volume_claims.count(v.claim))) own.insert(v.claim);
   }
   if (own.empty()) return usage;
   model::Allocation held;
@@ -114,7 +114,7 @@ model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, TimePoint now
 bool NodeState::sees_placed_only(const model::PodDemand& pod) const {
   if (reservations != 0) return false;
   const bool holds_volumes_here = std::any_of(pod.volumes.begin(), pod.volumes.end(), [&](const model::VolumeDemand& v) {
-    return !v.held_on.empty() && v.held_on == supply.name;
+    return (!v.held_on.empty() && v.held_on == supply.name) || (!v.claim.empty() && held_volume_claims.count(v.claim));
   });
   return !holds_volumes_here && (claims.empty() || !claims.count(pod.uid));
 }

@@ -124,6 +124,7 @@ Result<model::Node> decode_node(const json& node) {
   if (const json* meta = field(node, "metadata")) {
     EXTENDER_TRY(detail::expect_object(meta, "Node.metadata"));
     EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "Node.metadata.name"));
+    EXTENDER_TRY(read_string(field(*meta, "uid"), out.uid, "Node.metadata.uid"));
     EXTENDER_TRY(read_string_map(field(*meta, "labels"), out.labels, "Node.metadata.labels"));
     EXTENDER_TRY(read_string_map(field(*meta, "annotations"), out.annotations, "Node.metadata.annotations"));
   }

@@ -95,6 +95,7 @@ storage:
   default_claim_size: 1Gi
   capacity_classes: [topolvm-provisioner]
   capacity_settle: 90s
+  baremetal: {provisioner: bm, node_id_annotation: csi-baremetal.dell.com/uuid, node_selector: {disks: "yes"}}
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
           capacity_preference: less_free}
 logging: {level: debug, format: json}
@@ -118,6 +119,10 @@ logging: {level: debug, format: json}
   EXPECT_TRUE(c->storage.capacity_tracking) << "on by default";
   EXPECT_EQ(c->kube_cluster_options().capacity.classes, std::vector<std::string>{"topolvm-provisioner"});
   EXPECT_EQ(c->kube_cluster_options().capacity.rule.settle, std::chrono::milliseconds(90'000));
+  EXPECT_TRUE(c->kube_cluster_options().baremetal.enabled) << "on by default";
+  EXPECT_EQ(c->kube_cluster_options().baremetal.provisioner, "bm");
+  EXPECT_EQ(c->kube_cluster_options().baremetal.node_id_annotation, "csi-baremetal.dell.com/uuid");
+  EXPECT_EQ(c->kube_cluster_options().baremetal.node_selector, (model::StringMap{{"disks", "yes"}}));
   EXPECT_EQ(c->scoring.volume_balance_weight, 3);
   EXPECT_EQ(c->scoring.gpu_packing_weight, 0);
   EXPECT_EQ(c->scoring.capacity_weight, 2);
@@ -170,6 +175,9 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"storage:\n  classes: [a]\n", "storage.classes"},
       {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
       {"storage:\n  capacity_tracking: maybe\n", "storage.capacity_tracking"},
+      {"storage:\n  baremetal: {provisioner: \"\"}\n", "storage.baremetal.provisioner: must not be empty"},
+      {"storage:\n  baremetal: {node_selector: [a]}\n", "storage.baremetal.node_selector"},
+      {"storage:\n  baremetal: {nodeid: x}\n", "nodeid"},
       {"- a\n- b\n", "expected a mapping"},
       {"server: [\n", "not valid YAML"},
       {"kubernetes:\n  bind_timeout: 0s\n", "must be longer than 0"},

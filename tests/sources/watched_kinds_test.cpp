@@ -14,8 +14,8 @@ TEST(WatchedKinds, EveryKindHasOneRowAndEveryOptionalGroupItsName) {
     EXPECT_TRUE(seen.insert(row.kind).second) << row.resource << " has two rows";
     EXPECT_EQ(watched(row.kind).resource, row.resource);
   }
-  EXPECT_EQ(seen.size(), static_cast<std::size_t>(Kind::kVolumes) + 1);
-  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes}) {
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(Kind::kBaremetalVolumes) + 1);
+  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes, KindGroup::kBaremetal}) {
     EXPECT_FALSE(kinds_of(group).empty());
     EXPECT_EQ(optional_group(group).group, group);
     EXPECT_FALSE(optional_group(group).name.empty());
@@ -30,7 +30,9 @@ TEST(WatchedKinds, CollectionPathsAndRightsReadAsTheApiServerAndALogLineWant) {
   for (const Row& row : std::vector<Row>{{Kind::kNodes, "/api/v1/nodes"},
                                          {Kind::kClasses, "/apis/storage.k8s.io/v1/storageclasses"},
                                          {Kind::kResourceSlices, "/apis/resource.k8s.io/v1/resourceslices"},
-                                         {Kind::kVolumes, "/api/v1/persistentvolumes"}}) {
+                                         {Kind::kVolumes, "/api/v1/persistentvolumes"},
+                                         {Kind::kCapacityReservations,
+                                          "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations"}}) {
     EXPECT_EQ(collection_path(watched(row.kind)), row.path);
   }
   EXPECT_EQ(rights_phrase(KindGroup::kDra), "get, list and watch resourceslices, resourceclaims and deviceclasses");

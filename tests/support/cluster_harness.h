@@ -45,10 +45,12 @@ class ClusterHarness {
 
   void start() { cluster->start(); }
   // The engine over this cluster as the daemon wires it in kubernetes mode: the KubeCluster is its
-  // pod source, claim source, DRA source and readiness gate; it binds through `binder`.
+  // pod source, claim source, DRA source and readiness gate, and reserves csi-baremetal's drives;
+  // it binds through `binder`.
   std::unique_ptr<engine::Extender> extender(state::DemandCache& demands, engine::Binder& binder) {
     return engine::EngineBuilder(cfg.extender_options(), state, demands, binder)
         .cluster(cluster.get())
+        .drives(cluster->drive_reserver())
         .build_owned();
   }
   bool wait_ready(std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000)) {

@@ -140,6 +140,7 @@ class FakeApiServer {
     server_.Post(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("POST", req, res); });
     server_.Patch(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("PATCH", req, res); });
     server_.Put(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("PUT", req, res); });
+    server_.Delete(".*", [this](const httplib::Request& req, httplib::Response& res) { dispatch("DELETE", req, res); });
     port_ = server_.bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });

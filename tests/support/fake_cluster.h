@@ -70,6 +70,13 @@ class FakeCluster {
                   [this](const httplib::Request& req, httplib::Response& res) { patch(Kind::kClaims, req, res); });
     server_.route("PATCH", "/api/v1/namespaces/*/pods/*",
                   [this](const httplib::Request& req, httplib::Response& res) { patch(Kind::kPods, req, res); });
+    // csi-baremetal's reservations: created, read, replaced (guarded by resourceVersion), deleted.
+    const Kind acr = Kind::kCapacityReservations;
+    server_.route("POST", kind_path(acr), [this, acr](const httplib::Request& req, httplib::Response& res) { write(acr, req, res); });
+    for (const char* method : {"GET", "PUT", "DELETE"}) {
+      server_.route(method, kind_path(acr) + "/*",
+                    [this, acr](const httplib::Request& req, httplib::Response& res) { write(acr, req, res); });
+    }
   }
 
   // ADDED or MODIFIED, by namespace/name; sets metadata.resourceVersion. Returns the version.
@@ -79,13 +86,7 @@ class FakeCluster {
   }
   void remove(Kind k, const std::string& key) {
     std::lock_guard lock(mu_);
-    Store& s = store(k);
-    auto it = s.objects.find(key);
-    if (it == s.objects.end()) return;
-    json object = it->second;
-    s.objects.erase(it);
-    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
-    emit(s, rv_, "DELETED", std::move(object));
+    remove_locked(k, key);
   }
   std::map<std::string, json> objects(Kind k) const {
     std::lock_guard lock(mu_);
@@ -206,6 +207,16 @@ class FakeCluster {
     s.objects[key] = object;
     emit(s, rv_, existed ? "MODIFIED" : "ADDED", std::move(object));
     return rv_;
+  }
+
+  void remove_locked(Kind k, const std::string& key) {
+    Store& s = store(k);
+    auto it = s.objects.find(key);
+    if (it == s.objects.end()) return;
+    json object = it->second;
+    s.objects.erase(it);
+    object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+    emit(s, rv_, "DELETED", std::move(object));
   }
 
   void emit(Store& s, std::uint64_t rv, std::string type, json object) {
@@ -371,6 +382,48 @@ class FakeCluster {
     put_locked(Kind::kPods, std::move(pod));
     FakeApiServer::reply(res, 201, json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
                                         {"status", "Success"}, {"code", 201}});
+  }
+
+  // A cluster-scoped object by name: POST creates it (409 when it exists), GET reads it, PUT
+  // replaces it when its metadata.resourceVersion is the stored one (else 409), DELETE removes it;
+  // 404 for one that does not exist.
+  void write(Kind k, const httplib::Request& req, httplib::Response& res) {
+    const auto parts = FakeApiServer::segments(req.path);
+    const bool collection = req.path == kind_path(k);
+    json object = req.body.empty() ? json() : json::parse(req.body, nullptr, false);
+    std::string name = collection ? std::string() : parts.back();
+    if (collection) {
+      if (!object.is_object() || !object.contains("metadata") || !object["metadata"].contains("name")) {
+        FakeApiServer::reply(res, 400, status_body(400, "BadRequest", "no metadata.name"));
+        return;
+      }
+      name = object["metadata"]["name"].get<std::string>();
+    }
+    std::lock_guard lock(mu_);
+    Store& s = store(k);
+    auto it = s.objects.find(name);
+    auto not_found = [&] { FakeApiServer::reply(res, 404, status_body(404, "NotFound", "\"" + name + "\" not found")); };
+    if (req.method == "POST") {
+      if (it != s.objects.end()) {
+        FakeApiServer::reply(res, 409, status_body(409, "AlreadyExists", "\"" + name + "\" already exists"));
+        return;
+      }
+      object["metadata"].erase("resourceVersion");
+      put_locked(k, object);
+      FakeApiServer::reply(res, 201, s.objects.at(name));
+    } else if (it == s.objects.end()) {
+      not_found();
+    } else if (req.method == "GET") {
+      FakeApiServer::reply(res, 200, it->second);
+    } else if (req.method == "DELETE") {
+      remove_locked(k, name);
+      FakeApiServer::reply(res, 200, status_body(200, "Success", "deleted"));
+    } else if (!object.is_object() || object["metadata"].value("resourceVersion", "") != it->second["metadata"]["resourceVersion"]) {
+      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "the object has been modified; please apply your changes to the latest version"));
+    } else {
+      put_locked(k, object);
+      FakeApiServer::reply(res, 200, s.objects.at(name));
+    }
   }
 
   // A merge patch of an object's annotations (what the binder writes), emitted as MODIFIED.

@@ -69,6 +69,8 @@ struct StorageConfig {
   // How long a filter waits, at most, for kube-scheduler's placement of the previous pod with
   // claims to place to show on its claims (engine::ExtenderOptions::placement_wait).
   milliseconds placement_wait{100};
+  // csi-baremetal's drives (kubernetes mode): its provisioner, node ids and node selector.
+  sources::BaremetalOptions baremetal;
 };
 
 struct StateConfig : engine::ReservationOptions {

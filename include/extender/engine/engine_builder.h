@@ -41,6 +41,7 @@ class EngineBuilder {
   EngineBuilder& gate(const Gate* gate) { return set(deps_.gate, gate); }
   EngineBuilder& clock(const Clock* clock) { return set(deps_.clock, clock); }
   EngineBuilder& verdicts(state::FilterVerdicts* verdicts) { return set(deps_.verdicts, verdicts); }
+  EngineBuilder& drives(DriveReserver* drives) { return set(deps_.drives, drives); }
 
   const ExtenderOptions& options() const { return options_; }
   const ExtenderDeps& deps() const { return deps_; }

@@ -121,6 +121,8 @@ struct ExtenderDeps {
   // /filter records the nodes that passed for each pod; /bind refuses a node that is not among
   // them (kube-scheduler sent it and the daemon's filter passed it). Null: not checked.
   state::FilterVerdicts* verdicts = nullptr;
+  // csi-baremetal: /filter reserves the drives of the nodes it passes. Null: nothing is reserved.
+  DriveReserver* drives = nullptr;
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
@@ -158,6 +160,11 @@ class Extender {
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   static bool in_scope(const model::PodDemand& demand, PodScope scope);
   void await_unseen_placements(const model::PodDemand& demand, std::optional<TimePoint> deadline);
+  // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes, for a pod the
+  // API server has pending (the caller is not trusted to name one); the filter's error, if any.
+  std::optional<std::string> reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
+                                            const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                                            std::span<const std::uint32_t> passed, TimePoint now);
   // Records the nodes that passed (FilterVerdicts).
   void record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
                       const std::vector<std::uint32_t>& passed, TimePoint now);

@@ -5,6 +5,7 @@
 // whether this process may decide at all.
 // Implementations must be thread-safe: the engine calls them from every worker at once.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -12,11 +13,13 @@
 #include <vector>
 
 #include "extender/common/clock.h"
+#include "extender/common/result.h"
 #include "extender/model/demand.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
 #include "extender/model/node.h"
 #include "extender/model/pod.h"
+#include "extender/model/usage.h"
 #include "extender/policy/dra_demand.h"
 
 namespace extender::engine {
@@ -47,6 +50,27 @@ class ClaimSource {
   virtual std::shared_ptr<const std::map<std::string, std::string, std::less<>>> capacity_class_pools() const {
     return nullptr;
   }
+  // Classes of csi-baremetal's provisioner -> their storage type (HDD, SSDLVG, ...), their claims
+  // placed on its drives (model::Pool::drives); null or empty when none.
+  virtual std::shared_ptr<const std::map<std::string, std::string, std::less<>>> drive_classes() const {
+    return nullptr;
+  }
+};
+
+// The drives a pod's csi-baremetal volumes would take on one node that passed /filter.
+struct DriveChoice {
+  std::string node;
+  std::vector<model::VolumePlacement> volumes;  // each with its claim and its AvailableCapacity (device)
+};
+
+// csi-baremetal (kubernetes mode): its CreateVolume provisions a claim only on a drive that a
+// RESERVED AvailableCapacityReservation of the claim's pod lists for the selected node. /filter
+// hands over, before it answers, the drives of every node it passed (none: the reservation is
+// dropped); an error fails the filter, and kube-scheduler tries the pod again.
+class DriveReserver {
+ public:
+  virtual ~DriveReserver() = default;
+  virtual Status reserve(const model::PodDemand& pod, std::span<const DriveChoice> choices) = 0;
 };
 
 // Dynamic Resource Allocation (resource.k8s.io/v1) as the watches have it (kubernetes mode).

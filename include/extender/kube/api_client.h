@@ -68,6 +68,8 @@ class ApiClient {
   Result<ApiReply> post(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
   // Replaces the object at `path` (an update; a stale metadata.resourceVersion is answered 409).
   Result<ApiReply> put(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
+  // Deletes the object at `path` (DELETE; 404 when it is gone already).
+  Result<ApiReply> remove(const std::string& path, std::chrono::milliseconds timeout);
   // A JSON merge patch (application/merge-patch+json).
   Result<ApiReply> merge_patch(const std::string& path, const std::string& json, std::chrono::milliseconds timeout);
 

@@ -79,7 +79,9 @@ struct DemandRules {
   std::vector<std::string> gpu_resources;                 // e.g. nvidia.com/gpu, amd.com/gpu
   std::string gpu_memory_annotation;                      // e.g. scheduler-extender.io/gpu-memory
   std::map<std::string, std::string, std::less<>> pool_by_class;  // managed storage class -> pool
-  // csi-baremetal's classes -> their storage type (HDD, SSDLVG, ...), for pools of drives
+  // csi-baremetal's classes -> their storage type (HDD, SSDLVG, ...), for pools of drives. A
+  // claim of one whose volume exists (spec.volumeName) is no demand: its drive's published
+  // AvailableCapacity already went down by it.
   std::map<std::string, std::string, std::less<>> drive_class_by_class;
   std::string default_class;                              // for claim templates without a class
   std::string default_pool;                               // for claims that cannot be resolved

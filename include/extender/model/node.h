@@ -18,6 +18,7 @@ struct Taint {
 
 struct Node {
   std::string name;
+  std::string uid;  // metadata.uid (read from the API server's objects only)
   StringMap labels;
   StringMap annotations;
   StringMap capacity;

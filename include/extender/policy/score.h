@@ -30,7 +30,8 @@ struct ScoringRules {
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
   // Storage capacity (as KEP-4049's StorageCapacityScoring, on this daemon's own accounting):
   // applies to pods with volumes in a pool a storage driver publishes (docs/storage.md) on some
-  // candidate; 0 turns it off. more_free: the node with the most free space left in the pod's
+  // candidate (csi-baremetal's drives aside: volume balance by count ranks those, as its users
+  // expect); 0 turns it off. more_free: the node with the most free space left in the pod's
   // pools ranks highest (a burst spreads); false: the least (packs).
   std::int64_t capacity_weight = 1;
   bool capacity_more_free = true;

@@ -13,7 +13,9 @@
 // is left out, not counted as "not ready" (a restart looks again). Only the slices of the drivers
 // options.dra names are read (kubernetes.dra.drivers; default NVIDIA's).
 // CSIStorageCapacity (storage.k8s.io/v1 since v1.24) is probed likewise: on an older server or
-// without the rights, classes are managed by configuration only.
+// without the rights, classes are managed by configuration only. csi-baremetal's kinds
+// (AvailableCapacity, AvailableCapacityReservation, Volume; its CRDs) are probed likewise
+// (baremetal_store.h, drive_reservations.h).
 // The engine's pod source, claim source, DRA source and readiness gate in this mode. Thread-safe: lookups may
 // come from any thread while the reflectors run.
 #include <array>
@@ -43,7 +45,9 @@
 
 namespace extender::sources {
 
+class BaremetalStore;
 class CapacityStore;
+class DriveReservations;
 
 // One pool on one node whose size a storage driver publishes, as decided (for /debug).
 struct PoolAccount {
@@ -81,6 +85,11 @@ class KubeCluster final : public engine::PodSource,
   std::string default_storage_class() const override;
   // The classes managed from the capacity their CSI driver publishes, and their pools.
   std::shared_ptr<const std::map<std::string, std::string, std::less<>>> capacity_class_pools() const override;
+  // csi-baremetal's classes and their storage types (null while its drives are not known).
+  std::shared_ptr<const std::map<std::string, std::string, std::less<>>> drive_classes() const override;
+  // What /filter reserves csi-baremetal's drives through; null when storage.baremetal is off. It
+  // refuses nothing while the kinds are not served (no class maps to its pools then).
+  engine::DriveReserver* drive_reserver();
   // Each such pool on each node, with its accounting.
   std::vector<PoolAccount> pool_accounts() const;
   // Each reflector's resource and status (for /metrics: synced, down since when, lists).
@@ -127,6 +136,12 @@ class KubeCluster final : public engine::PodSource,
   OptionalKinds& optional_kinds(KindGroup group);
   const OptionalKinds& optional_kinds(KindGroup group) const;
   std::unique_ptr<DraStore> dra_;
+  std::unique_ptr<BaremetalStore> baremetal_;    // null: storage.baremetal off
+  std::unique_ptr<DriveReservations> drives_;    // with baremetal_
+  std::chrono::milliseconds reservation_grace_;
+  bool pending_named(const std::string& ns, const std::string& name) const;
+  // Deletes the reservations of pods no longer pending, once the watches are synced.
+  void collect_reservations();
   std::array<OptionalKinds, kOptionalGroups.size()> optional_;
   mutable std::mutex optional_mu_;  // guards stopping_ and the kinds' marked fields
   std::condition_variable wake_;

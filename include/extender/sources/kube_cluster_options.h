@@ -25,6 +25,16 @@ struct CapacityOptions {
   policy::CapacityRule rule;         // when a claim's volume counts as reflected
 };
 
+// csi-baremetal's drives (baremetal_store.h), read as its own extender's flags say.
+struct BaremetalOptions {
+  bool enabled = true;                         // watch its kinds when the API server serves them
+  std::string provisioner = "csi-baremetal";   // the StorageClasses whose claims go on its drives
+  std::string node_id_annotation;              // empty: a node's id is its UID; else this annotation's value
+  model::StringMap node_selector;              // labels a node must carry to have drives; empty: any node
+  // A reservation unchanged this long whose pod is no longer pending is deleted.
+  std::chrono::milliseconds reservation_grace{10'000};
+};
+
 struct KubeClusterOptions {
   model::DemandRules demand;  // which pods and claims hold what
   model::SupplyRules supply;  // what nodes offer
@@ -32,6 +42,7 @@ struct KubeClusterOptions {
   std::chrono::milliseconds fetch_timeout{2'000};  // a pod read from the API server (fetch_pod)
   model::DraRules dra;  // which drivers' ResourceSlices offer GPUs, and how their devices read
   CapacityOptions capacity;
+  BaremetalOptions baremetal;
 };
 
 }  // namespace extender::sources

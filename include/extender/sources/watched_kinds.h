@@ -23,11 +23,14 @@ enum class Kind {
   kCsiDrivers,
   kCapacities,
   kVolumes,
+  kAvailableCapacities,
+  kCapacityReservations,
+  kBaremetalVolumes,
 };
 
 // Required kinds are watched from the start. The others only once a list of one object of the
 // group's first row shows the API server serves them and the role may read them.
-enum class KindGroup { kRequired, kDra, kCapacity, kLocalVolumes };
+enum class KindGroup { kRequired, kDra, kCapacity, kLocalVolumes, kBaremetal };
 
 struct WatchedKind {
   Kind kind;
@@ -38,7 +41,7 @@ struct WatchedKind {
   std::string_view field_selector;  // URL-encoded; empty: every object
 };
 
-inline constexpr std::array<WatchedKind, 10> kWatchedKinds{{
+inline constexpr std::array<WatchedKind, 13> kWatchedKinds{{
     {Kind::kNodes, KindGroup::kRequired, "", "v1", "nodes", ""},
     // As kube-scheduler's own pod informer: finished pods hold nothing.
     {Kind::kPods, KindGroup::kRequired, "", "v1", "pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"},
@@ -51,6 +54,10 @@ inline constexpr std::array<WatchedKind, 10> kWatchedKinds{{
     {Kind::kCapacities, KindGroup::kCapacity, "storage.k8s.io", "v1", "csistoragecapacities", ""},
     {Kind::kCsiDrivers, KindGroup::kCapacity, "storage.k8s.io", "v1", "csidrivers", ""},
     {Kind::kVolumes, KindGroup::kLocalVolumes, "", "v1", "persistentvolumes", ""},
+    // csi-baremetal's kinds (its CRDs), served where it is installed.
+    {Kind::kAvailableCapacities, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacities", ""},
+    {Kind::kCapacityReservations, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacityreservations", ""},
+    {Kind::kBaremetalVolumes, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "volumes", ""},
 }};
 
 // What an optional group is called in /readyz and in the log, and what its absence means.
@@ -60,11 +67,13 @@ struct OptionalGroup {
   std::string_view without_it;  // the consequence, logged when the server or the role lacks it
 };
 
-inline constexpr std::array<OptionalGroup, 3> kOptionalGroups{{
+inline constexpr std::array<OptionalGroup, 4> kOptionalGroups{{
     {KindGroup::kDra, "resource.k8s.io/v1", "DRA ResourceSlices, ResourceClaims and DeviceClasses are not watched"},
     {KindGroup::kCapacity, "storage.k8s.io/v1 csistoragecapacities",
      "the capacity CSI drivers publish is not read: storage classes are managed by storage.classes only"},
     {KindGroup::kLocalVolumes, "persistentvolumes", "local PersistentVolumes are not read"},
+    {KindGroup::kBaremetal, "csi-baremetal.dell.com/v1",
+     "csi-baremetal's drives are not read: claims of its classes are left to its own extender"},
 }};
 
 const WatchedKind& watched(Kind kind);
@@ -85,12 +94,16 @@ struct RbacRule {
   auto operator<=>(const RbacRule&) const = default;
 };
 
-// Rights that are not watches: the Binding of each pod the daemon binds, and the merge patches
-// of the records (a GPU share pod's device, a claim's device of a local pool).
-inline constexpr std::array<RbacRule, 3> kClusterWrites{{
+// Rights that are not watches: the Binding of each pod the daemon binds, the merge patches of
+// the records (a GPU share pod's device, a claim's device of a local pool), and csi-baremetal's
+// reservations /filter writes and deletes.
+inline constexpr std::array<RbacRule, 6> kClusterWrites{{
     {"", "pods/binding", "create", ""},
     {"", "pods", "patch", ""},
     {"", "persistentvolumeclaims", "patch", ""},
+    {"csi-baremetal.dell.com", "availablecapacityreservations", "create", ""},
+    {"csi-baremetal.dell.com", "availablecapacityreservations", "update", ""},
+    {"csi-baremetal.dell.com", "availablecapacityreservations", "delete", ""},
 }};
 
 // The ClusterRole's rights: get, list and watch of every row, then kClusterWrites.

@@ -66,7 +66,8 @@ struct NodeState {
   // without uid's own claim (so evaluating a pod again gives the same answer).
   model::NodeUsage usage_excluding(std::string_view uid, TimePoint now) const;
   // The same for a pod, also without the placements of the volume claims it already holds here
-  // (the pod's demand places them again, so they count once).
+  // (the pod's demand places them again, so they count once): those of the node selected for
+  // them, and any placed here for its claims (a csi-baremetal reservation's drives).
   model::NodeUsage usage_for(const model::PodDemand& pod, TimePoint now) const;
   // Whether usage_for(pod, now) is `placed` itself: no reservation in flight, nothing of the pod's
   // here (then placed_gpus is what the pod sees of the GPUs).

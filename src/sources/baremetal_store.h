@@ -1,0 +1,110 @@
+#pragma once
+// BaremetalStore (private to sources): csi-baremetal's drives as its own objects describe them
+// (group csi-baremetal.dell.com/v1), for KubeCluster:
+// - each AvailableCapacity (AC) is a device of its node's pool for its media, "csi-baremetal:SSD"
+//   holding the SSD drives and the SSDLVG volume groups (model::Pool::drives, planned by
+//   policy/drive_plan.h); the drives of a storage group (AC label
+//   drive.csi-baremetal.dell.com/storage-group) form a pool of their own, "csi-baremetal:SSD/<group>",
+//   which no class maps to (a drive kept for a group serves no other claim); an AC labelled with
+//   csi-baremetal's taint offers nothing. Published through CapacityStore, with the classes of
+//   options.provisioner (parameters.storageType a known type) mapped to their pools; both only
+//   once the ACs were listed.
+// - each RESERVED AvailableCapacityReservation holds the drives it lists for its claims in the
+//   state ("csi-baremetal reservation" placements, one per node and reservation): on every node
+//   while the claim has no selected node, then on that node only; its own pod does not count
+//   them (state::NodeState::usage_for).
+// - each Volume object counts as a volume of its node ("csi-baremetal volume" placements of no
+//   bytes: its AC's figure already went down by it), so volume balance counts them.
+// A node's id is its UID, or the value of options.node_id_annotation; a node outside
+// options.node_selector has none and offers nothing. Thread-safe; its lock is taken before
+// CapacityStore's and the state's and is never held across I/O.
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capacity_store.h"
+#include "extender/common/clock.h"
+#include "extender/kube/reflector.h"
+#include "extender/model/node.h"
+#include "extender/sources/kube_cluster_options.h"
+#include "extender/state/cluster_state.h"
+#include "extender/wire/baremetal_objects.h"
+#include "extender/wire/storage_objects.h"
+
+namespace extender::sources {
+
+inline constexpr const char* kBaremetalPoolPrefix = "csi-baremetal:";
+inline constexpr const char* kStorageGroupLabel = "drive.csi-baremetal.dell.com/storage-group";
+inline constexpr const char* kDriveTaintLabel = "drive.csi-baremetal.dell.com/taint";
+
+using StringTable = std::map<std::string, std::string, std::less<>>;
+
+class BaremetalStore {
+ public:
+  BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options);
+
+  std::unique_ptr<kube::ReflectorSink> capacity_sink();
+  std::unique_ptr<kube::ReflectorSink> reservation_sink();
+  std::unique_ptr<kube::ReflectorSink> volume_sink();
+
+  // The node's id for csi-baremetal, empty when it has no drives (outside the node selector).
+  std::string node_id(const model::Node& node) const;
+  // From KubeCluster's sinks: node name -> id; classes; claims ("namespace/name") -> selected node.
+  void nodes_listed(StringTable ids);
+  void node_changed(const std::string& name, std::string id);  // empty id: gone or without drives
+  void classes_listed(const std::vector<wire::StorageClass>& classes);
+  void class_changed(const std::string& name, const wire::StorageClass* sc);  // null: deleted
+  void claims_listed(StringTable selected);
+  void claim_changed(const std::string& claim, std::string selected);  // empty: none, or deleted
+
+  // Class -> storage type, for demand (engine::ClaimSource::drive_classes); null before the ACs
+  // were listed.
+  std::shared_ptr<const StringTable> drive_classes() const;
+  // The ids of nodes by name; empty for a node without drives.
+  std::string id_of(std::string_view node) const;
+  // A reservation as the store has it (written or watched), by name.
+  std::optional<wire::CapacityReservation> reservation(const std::string& name) const;
+  // Applies a reservation written (nullopt: deleted) before its watch event arrives.
+  void reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr, TimePoint now);
+  // Reservations unchanged for `grace` whose pod `pending(namespace, pod)` denies.
+  std::vector<wire::CapacityReservation> stale_reservations(
+      TimePoint now, Duration grace, const std::function<bool(const std::string&, const std::string&)>& pending) const;
+
+ private:
+  struct Held {
+    wire::CapacityReservation acr;
+    TimePoint changed;
+  };
+  void acs_listed(std::vector<wire::AvailableCapacity> acs);
+  void ac_changed(const std::string& name, std::optional<wire::AvailableCapacity> ac);
+  void reservations_listed(std::vector<wire::CapacityReservation> acrs);
+  void reservation_changed(const std::string& name, std::optional<wire::CapacityReservation> acr);
+  void volumes_listed(std::vector<wire::BaremetalVolume> volumes);
+  void volume_changed(const std::string& name, std::optional<wire::BaremetalVolume> volume);
+  // With mu_ held: publish the pools and classes; place the reservations' holds; count volumes.
+  void publish_pools();
+  void place_holds();
+  void place_volumes();
+  std::string pool_of(const wire::AvailableCapacity& ac) const;
+  std::string node_of_id(const std::string& id) const;
+
+  state::ClusterState& state_;
+  CapacityStore& capacity_;
+  BaremetalOptions options_;
+  mutable std::mutex mu_;
+  StringTable node_ids_;  // node name -> id
+  StringTable id_nodes_;  // id -> node name
+  std::map<std::string, wire::StorageClass, std::less<>> classes_;
+  StringTable selected_;  // claim -> selected node
+  bool acs_listed_ = false;
+  std::map<std::string, wire::AvailableCapacity, std::less<>> acs_;
+  std::map<std::string, Held, std::less<>> reservations_;
+  std::map<std::string, wire::BaremetalVolume, std::less<>> volumes_;
+  std::shared_ptr<const StringTable> drive_classes_;
+};
+
+}  // namespace extender::sources

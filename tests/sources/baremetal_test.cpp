@@ -1,0 +1,287 @@
+// csi-baremetal's drives in kubernetes mode against the fake API server: each AvailableCapacity a
+// drive of its node's pool for its media, /filter reserving the best-fit drive of every passing
+// node in the reservation csi-baremetal's CreateVolume reads, no drive held for two pods, a claim's
+// hold kept on its selected node only, Volume objects counted by volume balance, and the
+// reservations of pods no longer pending deleted.
+#include <gtest/gtest.h>
+
+#include "support/cluster_harness.h"
+#include "support/engine_fixture.h"
+
+namespace extender::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using kube::testing::claim_object;
+using kube::testing::csi_class_object;
+using kube::testing::eventually;
+using kube::testing::json;
+using kube::testing::Kind;
+using kube::testing::node_object;
+using kube::testing::pod_object;
+using kube::testing::test_bytes;
+
+constexpr const char* kSsd = "bm-ssd";
+constexpr const char* kLvg = "bm-ssdlvg";
+constexpr const char* kSsdPool = "csi-baremetal:SSD";
+
+json ac(const std::string& name, const std::string& node, const std::string& type, const std::string& size,
+        std::map<std::string, std::string> labels = {}) {
+  json o{{"apiVersion", "csi-baremetal.dell.com/v1"},
+         {"kind", "AvailableCapacity"},
+         {"metadata", {{"name", name}}},
+         {"spec", {{"Location", name + "-drive"}, {"NodeId", "node-" + node}, {"storageClass", type}, {"Size", test_bytes(size)}}}};
+  if (!labels.empty()) o["metadata"]["labels"] = labels;
+  return o;
+}
+
+json volume(const std::string& name, const std::string& node) {
+  return {{"apiVersion", "csi-baremetal.dell.com/v1"},
+          {"kind", "Volume"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"Id", name}, {"NodeId", "node-" + node}, {"Location", "x"}, {"StorageClass", "SSD"}, {"Size", 1 << 30}}}};
+}
+
+json bm_class(const std::string& name, const std::string& type) {
+  json sc = csi_class_object(name, "csi-baremetal");
+  sc["parameters"] = {{"storageType", type}};
+  return sc;
+}
+
+json pod_with(const std::string& name, const std::vector<std::pair<std::string, std::string>>& claims) {
+  json pod = pod_object("ml", name, "uid-" + name, 0);
+  json volumes = json::array();
+  for (const auto& [claim, cls] : claims) volumes.push_back({{"name", claim}, {"persistentVolumeClaim", {{"claimName", claim}}}});
+  pod["spec"]["volumes"] = volumes;
+  return pod;
+}
+
+class Baremetal : public kube::testing::EngineFixture {
+ protected:
+  Baremetal() : EngineFixture([](config::Config& c) { c.storage.baremetal.reservation_grace = 300ms; }) {}
+
+  void SetUp() override {
+    h_.fake.put(Kind::kClasses, bm_class(kSsd, "SSD"));
+    h_.fake.put(Kind::kClasses, bm_class(kLvg, "SSDLVG"));
+    for (const char* n : {"n1", "n2", "n3"}) h_.fake.put(Kind::kNodes, node_object(n, 0));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n1-ssd100", "n1", "SSD", "100Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n1-ssd60", "n1", "SSD", "60Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n1-lvg", "n1", "SSDLVG", "200Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n2-ssd100", "n2", "SSD", "100Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n2-lvg", "n2", "SSDLVG", "100Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n3-ssd40", "n3", "SSD", "40Gi"));
+    h_.fake.put(Kind::kAvailableCapacities, ac("n3-lvg", "n3", "SSDLVG", "100Gi"));
+  }
+
+  // A pending pod with a 50Gi SSD claim and, when `scratch`, a 30Gi SSDLVG claim, seen by the watch.
+  void add_pod(const std::string& name, bool scratch = true) {
+    std::vector<std::pair<std::string, std::string>> claims{{name + "-data", kSsd}};
+    h_.fake.put(Kind::kClaims, claim_object("ml", name + "-data", "c-" + name + "-data", kSsd, "50Gi"));
+    if (scratch) {
+      claims.emplace_back(name + "-scratch", kLvg);
+      h_.fake.put(Kind::kClaims, claim_object("ml", name + "-scratch", "c-" + name + "-scratch", kLvg, "30Gi"));
+    }
+    h_.fake.put(Kind::kPods, pod_with(name, claims));
+    ASSERT_TRUE(eventually([&] {
+      return h_.cluster->pending_pod("uid-" + name).has_value() &&
+             std::all_of(claims.begin(), claims.end(), [&](const auto& c) { return h_.cluster->claim("ml", c.first).has_value(); });
+    }));
+  }
+
+  std::vector<std::string> passed(const FilterAnswer& a) {
+    EXPECT_TRUE(a.result.error.empty()) << a.result.error;
+    std::vector<std::string> out;
+    for (auto name : a.result.node_names.value_or(std::vector<std::string_view>{})) out.emplace_back(name);
+    return out;
+  }
+
+  std::optional<json> reservation(const std::string& name) {
+    return h_.fake.object(Kind::kCapacityReservations, name);
+  }
+
+  // The ACs a reservation lists for one claim, in node order.
+  static std::vector<std::string> drives_for(const json& acr, const std::string& claim) {
+    for (const auto& r : acr["spec"]["ReservationRequests"]) {
+      if (r["CapacityRequest"]["Name"] == claim) return r["Reservations"].get<std::vector<std::string>>();
+    }
+    return {};
+  }
+};
+
+TEST_F(Baremetal, EachAvailableCapacityIsADriveOfItsNodesPoolForItsMedia) {
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd", "n1", "HDD", "1Ti"));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-tainted", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-grouped", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/storage-group", "fast"}}));
+  h_.fake.put(Kind::kAvailableCapacities, ac("elsewhere", "gone", "SSD", "100Gi"));
+  start();
+  ASSERT_TRUE(eventually([&] { return pool_of("n1", "csi-baremetal:HDD") != nullptr; }));
+  const model::Pool* ssd = pool_of("n1", kSsdPool);
+  ASSERT_NE(ssd, nullptr);
+  EXPECT_TRUE(ssd->drives);
+  EXPECT_EQ(kube::testing::pool_text(*ssd), "n1-lvg=" + std::to_string(test_bytes("200Gi")) + ",n1-ssd100=" +
+                                                std::to_string(test_bytes("100Gi")) + ",n1-ssd60=" +
+                                                std::to_string(test_bytes("60Gi")));
+  EXPECT_EQ(ssd->capacity_bytes, test_bytes("360Gi"));
+  EXPECT_EQ(ssd->devices[0].drive_class, "SSDLVG");
+  const model::Pool* group = pool_of("n1", "csi-baremetal:SSD/fast");
+  ASSERT_NE(group, nullptr) << "a storage group's drives are a pool of their own";
+  EXPECT_EQ(group->devices.size(), 1u);
+  EXPECT_EQ(pool_of("n2", kSsdPool)->devices.size(), 2u);
+}
+
+TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) {
+  start();
+  add_pod("p1");
+  const auto a = filter("p1", {"n1", "n2", "n3"});
+  EXPECT_EQ(passed(a), (std::vector<std::string>{"n1", "n2"})) << "n3's only SSD is 40Gi";
+  const auto acr = reservation("ml-p1");
+  ASSERT_TRUE(acr) << "written before the filter answered";
+  EXPECT_EQ((*acr)["spec"]["Status"], "RESERVED");
+  EXPECT_EQ((*acr)["spec"]["Namespace"], "ml");
+  EXPECT_EQ((*acr)["spec"]["NodeRequests"]["Reserved"], json({"node-n1", "node-n2"}));
+  EXPECT_EQ(drives_for(*acr, "p1-data"), (std::vector<std::string>{"n1-ssd60", "n2-ssd100"})) << "the smallest that holds it";
+  EXPECT_EQ(drives_for(*acr, "p1-scratch"), (std::vector<std::string>{"n1-lvg", "n2-lvg"}));
+
+  const std::string version = (*acr)["metadata"]["resourceVersion"];
+  EXPECT_EQ(passed(filter("p1", {"n1", "n2", "n3"})).size(), 2u) << "its own holds do not count against it";
+  EXPECT_EQ((*reservation("ml-p1"))["metadata"]["resourceVersion"], version) << "unchanged: not written again";
+
+  EXPECT_EQ(passed(filter("p1", {"n2"})), std::vector<std::string>{"n2"});
+  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"})) << "follows the candidates";
+  EXPECT_TRUE(passed(filter("p1", {"n3"})).empty());
+  EXPECT_FALSE(reservation("ml-p1")) << "passing nowhere, it holds nothing";
+}
+
+TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
+  start();
+  add_pod("p1", false);
+  wire::ExtenderArgs args;
+  args.pod = *h_.cluster->pending_pod("uid-p1");
+  args.pod.uid = "uid-forged";
+  args.set_node_names({"n1"});
+  const auto a = ext_->filter(args);
+  EXPECT_NE(a.result.error.find("not reserving csi-baremetal drives"), std::string::npos) << a.result.error;
+  EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty());
+}
+
+TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  add_pod("p3", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p2", {"n1"})).size(), 1u);
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd60"});
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"});
+  const auto third = filter("p3", {"n1"});
+  EXPECT_TRUE(third.result.node_names->empty()) << "both SSDs of n1 are held";
+  EXPECT_NE(third.result.failed_unresolvable.count("n1") + third.result.failed.count("n1"), 0u);
+}
+
+TEST_F(Baremetal, AfterARestartTheReservationsOnTheApiServerHoldTheirDrives) {
+  h_.fake.put(Kind::kCapacityReservations,
+              {{"apiVersion", "csi-baremetal.dell.com/v1"},
+               {"kind", "AvailableCapacityReservation"},
+               {"metadata", {{"name", "ml-earlier"}}},
+               {"spec",
+                {{"Namespace", "ml"},
+                 {"Status", "RESERVED"},
+                 {"NodeRequests", {{"Requested", {"node-n1"}}, {"Reserved", {"node-n1"}}}},
+                 {"ReservationRequests",
+                  {{{"CapacityRequest", {{"Name", "earlier-data"}, {"StorageClass", "SSD"}, {"Size", test_bytes("50Gi")}}},
+                    {"Reservations", {"n1-ssd60"}}}}}}}});
+  h_.fake.put(Kind::kPods, pod_object("ml", "earlier", "uid-earlier", 0));
+  start();
+  add_pod("p1", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd100"})
+      << "n1-ssd60 is the earlier pod's";
+}
+
+TEST_F(Baremetal, AClaimWithASelectedNodeIsHeldThereOnly) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u);
+  EXPECT_TRUE(passed(filter("p2", {"n2"})).empty()) << "n2's only SSD is held for p1";
+  h_.fake.put(Kind::kClaims, claim_object("ml", "p1-data", "c-p1-data", kSsd, "50Gi", "n1"));
+  EXPECT_TRUE(eventually([&] { return !passed(filter("p2", {"n2"})).empty(); }))
+      << "once p1's claim is placed on n1, its drive on n2 is free";
+}
+
+TEST_F(Baremetal, AProvisionedClaimAsksNothingAndAShrunkDriveOffersWhatIsLeft) {
+  start();
+  add_pod("p1", false);
+  json pvc = claim_object("ml", "p1-data", "c-p1-data", kSsd, "50Gi", "n1");
+  pvc["spec"]["volumeName"] = "pvc-p1";
+  pvc["status"]["phase"] = "Bound";
+  h_.fake.put(Kind::kClaims, pvc);
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-ssd60", "n1", "SSD", "0Gi"));
+  ASSERT_TRUE(eventually([&] { return h_.cluster->claim("ml", "p1-data")->volume == "pvc-p1"; }));
+  EXPECT_EQ(passed(filter("p1", {"n1"})), std::vector<std::string>{"n1"});
+  EXPECT_FALSE(reservation("ml-p1")) << "nothing left to reserve";
+  add_pod("p2", false);
+  ASSERT_EQ(passed(filter("p2", {"n1"})).size(), 1u);
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"});
+}
+
+TEST_F(Baremetal, VolumeBalanceCountsVolumeObjects) {
+  h_.fake.put(Kind::kBaremetalVolumes, volume("pvc-a", "n1"));
+  h_.fake.put(Kind::kBaremetalVolumes, volume("pvc-b", "n1"));
+  start();
+  add_pod("p1");
+  wire::ExtenderArgs args;
+  args.pod = *h_.cluster->pending_pod("uid-p1");
+  args.set_node_names({"n1", "n2"});
+  ASSERT_TRUE(eventually([&] {
+    const auto ranked = ext_->prioritize(args);
+    std::map<std::string, std::int64_t> scores;
+    for (const auto& s : ranked.scores) scores[std::string(s.host)] = s.score;
+    return scores["n2"] > scores["n1"];
+  })) << "n1 holds two volumes, n2 none";
+}
+
+TEST_F(Baremetal, TheReservationOfAPodNoLongerPendingIsDeleted) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p2", {"n2"})).size(), 1u);
+  h_.fake.put(Kind::kPods, pod_object("ml", "p1", "uid-p1", 0, "n1"));
+  EXPECT_TRUE(eventually([&] { return !reservation("ml-p1").has_value(); })) << "bound: csi-baremetal has provisioned";
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(reservation("ml-p2").has_value()) << "still pending: kept";
+}
+
+TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {
+  kube::testing::ClusterHarness h([](config::Config& c) { c.storage.baremetal.enabled = false; });
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  EXPECT_EQ(h.cluster->drive_reserver(), nullptr);
+  EXPECT_TRUE(h.server.requests("GET", kube::testing::kind_path(Kind::kAvailableCapacities)).empty());
+}
+
+TEST(BaremetalConfig, ANodeIdMayComeFromAnAnnotationAndANodeSelectorLimitsTheNodes) {
+  kube::testing::ClusterHarness h([](config::Config& c) {
+    c.storage.baremetal.node_id_annotation = "csi-baremetal.dell.com/uuid";
+    c.storage.baremetal.node_selector = {{"storage", "local"}};
+  });
+  h.fake.put(Kind::kNodes, node_object("a", 0, {{"csi-baremetal.dell.com/uuid", "uuid-a"}}, {{"storage", "local"}}));
+  h.fake.put(Kind::kNodes, node_object("b", 0, {{"csi-baremetal.dell.com/uuid", "uuid-b"}}));
+  for (const char* n : {"a", "b"}) {
+    json o = ac(std::string("ac-") + n, n, "SSD", "10Gi");
+    o["spec"]["NodeId"] = std::string("uuid-") + n;
+    h.fake.put(Kind::kAvailableCapacities, o);
+  }
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  ASSERT_TRUE(eventually([&] {
+    const auto snap = h.state.snapshot();
+    return snap.find("a") && snap.find("a")->supply.find_pool(kSsdPool);
+  }));
+  const auto snap = h.state.snapshot();
+  EXPECT_EQ(snap.find("b")->supply.find_pool(kSsdPool), nullptr) << "outside the node selector";
+}
+
+}  // namespace
+}  // namespace extender::engine
