@@ -46,8 +46,8 @@ fi
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-20s}"
 
 GIB=1073741824
-NODES=4
-PODS=12
+NODES="${E2E_BM_NODES:-4}" # E2E_BM_NODES, E2E_BM_PODS: a larger burst, by hand
+PODS="${E2E_BM_PODS:-12}"
 FIT=$((NODES * 2))
 GROUP=csi-baremetal.dell.com
 ACR_GONE_WITHIN=70 # csi-baremetal's validator sweeps every 60 s
