@@ -17,6 +17,8 @@ each claim of such a class (WaitForFirstConsumer) that the scheduler selected a 
    CREATED), then the PersistentVolume bound to the claim (claimRef, node affinity on
    kubernetes.io/hostname, CSI driver --provisioner), as lib/csi_provisioner.py does;
 4. releases the reservation: the request is removed, the reservation deleted when none remain.
+ACs are taken one claim at a time; steps 3 and 4 run on 8 workers, claims in parallel, as
+external-provisioner's workers do.
 
 No such reservation, no AC of the selected node in it, or an AC without room (a drive already
 taken, a group too small): CreateVolume fails with ResourceExhausted and the claim is NOT
@@ -37,14 +39,17 @@ reservation error and is recorded as such (a drive handed to a second claim, a g
   provisioned      claims provisioned
   released         reservations deleted once their last request was served
   reservations_seen {name: {status, nodes (NodeRequests.Requested), acs (ACs listed)}} as last listed
+  provision_seconds per provisioned claim: from its selected node first seen to the claim bound
 
 The API is reached as admin (lib/kube_api.py).
 """
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
 import sys
+import threading
 import time
 import urllib.error
 
@@ -83,6 +88,11 @@ class Controller:
         self.released = 0
         self.negative = []
         self.seen = {}          # reservation name -> {status, nodes, acs} as last listed
+        self.lock = threading.Lock()  # the workers' counters and in-flight set
+        self.inflight = set()   # claim uids a worker is provisioning
+        self.first_seen = {}    # claim uid -> monotonic time its selected node was first seen
+        self.seconds = []       # per provisioned claim: selected node first seen -> claim bound
+        self.workers = concurrent.futures.ThreadPoolExecutor(max_workers=8)
 
     # ----- one claim
 
@@ -189,7 +199,8 @@ class Controller:
                 rv = acr["metadata"]["resourceVersion"]
                 status, _ = self.api.call("DELETE", path, {"preconditions": {"resourceVersion": rv}})
                 if status in (200, 202, 404):
-                    self.released += status != 404
+                    with self.lock:
+                        self.released += status != 404
                     log("reservation %s released (deleted)" % acr_name)
                     return
             else:
@@ -240,13 +251,30 @@ class Controller:
             self.sizes[uid] = (vol_size, location_type)
         else:
             ac = acs[ac_name]
-        vol_size, location_type = self.sizes[uid]
-        volume = self.create_volume(claim, node_id, ac, storage_type, vol_size, location_type)
-        self.create_pv(claim, node, sc_name, volume)
-        self.release(acr["metadata"]["name"], name)
-        self.provisioned += 1
-        log("claim %s (%s %s): AC %s on %s, Volume %s" % (who, storage_type, claim["spec"]["resources"]["requests"]["storage"],
-                                                         ac["metadata"]["name"], node, volume))
+        with self.lock:
+            self.inflight.add(uid)
+        self.workers.submit(self.finish, claim, node, node_id, sc_name, storage_type, ac, acr["metadata"]["name"])
+
+    def finish(self, claim, node, node_id, sc_name, storage_type, ac, acr_name):
+        """The rest of CreateVolume, and external-provisioner's binding, on a worker: claims are
+        provisioned in parallel once their ACs are taken (one at a time, in step())."""
+        meta = claim["metadata"]
+        who, uid = meta["namespace"] + "/" + meta["name"], meta["uid"]
+        try:
+            vol_size, location_type = self.sizes[uid]
+            volume = self.create_volume(claim, node_id, ac, storage_type, vol_size, location_type)
+            self.create_pv(claim, node, sc_name, volume)
+            self.release(acr_name, meta["name"])
+            with self.lock:
+                self.provisioned += 1
+                self.seconds.append(time.monotonic() - self.first_seen.get(uid, time.monotonic()))
+            log("claim %s (%s %s): AC %s on %s, Volume %s" % (who, storage_type, claim["spec"]["resources"]["requests"]["storage"],
+                                                             ac["metadata"]["name"], node, volume))
+        except (RuntimeError, KeyError, ValueError, urllib.error.URLError, OSError) as e:
+            log("claim %s: %s (tried again)" % (who, e))
+        finally:
+            with self.lock:
+                self.inflight.discard(uid)
 
     # ----- a pass
 
@@ -268,6 +296,10 @@ class Controller:
             sc_name = claim["spec"].get("storageClassName")
             if node and sc_name in classes and not claim["spec"].get("volumeName") \
                     and not claim["metadata"].get("deletionTimestamp"):
+                self.first_seen.setdefault(claim["metadata"]["uid"], time.monotonic())
+                with self.lock:
+                    if claim["metadata"]["uid"] in self.inflight:
+                        continue
                 work.append((claim, node, sc_name))
         ac_list = items(self.api, GROUP + "/availablecapacities")
         self.negative = sorted(a["metadata"]["name"] for a in ac_list if int((a.get("spec") or {}).get("Size") or 0) < 0)
@@ -291,9 +323,10 @@ class Controller:
         self.write_report()
 
     def write_report(self):
-        body = {"taken": self.taken, "drive_reused": self.drive_reused, "group_overdrawn": self.group_overdrawn,
-                "negative_acs": self.negative, "exhausted": self.exhausted, "provisioned": self.provisioned,
-                "released": self.released, "reservations_seen": self.seen}
+        with self.lock:
+            body = {"taken": self.taken, "drive_reused": self.drive_reused, "group_overdrawn": self.group_overdrawn,
+                    "negative_acs": self.negative, "exhausted": self.exhausted, "provisioned": self.provisioned,
+                    "released": self.released, "reservations_seen": self.seen, "provision_seconds": list(self.seconds)}
         tmp = self.report + ".tmp"
         with open(tmp, "w") as f:
             json.dump(body, f)
