@@ -155,9 +155,11 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
   if (pool == rules.pool_by_class.end()) return {};
   if (info->bound && info->node.empty()) return {};  // bound to a volume: not counted here
   if (provisioned_on_drive(rules, cls, *info)) return {};
-  d.volumes.push_back(
-      {v.name, cls, pool->second, info->bytes, false, claim_id, false, info->bound ? info->node : "", 0, false, {},
-       drive_class_of(rules, cls)});
+  std::string drive_class = drive_class_of(rules, cls);
+  std::string pool_name = pool->second;
+  if (!drive_class.empty() && !info->storage_group.empty()) pool_name += "/" + info->storage_group;
+  d.volumes.push_back({v.name, cls, std::move(pool_name), info->bytes, false, claim_id, false,
+                       info->bound ? info->node : "", 0, false, {}, std::move(drive_class)});
   claim_details(*info, d.volumes.back());
   return {};
 }

@@ -5,7 +5,7 @@
 //   holding the SSD drives and the SSDLVG volume groups (model::Pool::drives, planned by
 //   policy/drive_plan.h); the drives of a storage group (AC label
 //   drive.csi-baremetal.dell.com/storage-group) form a pool of their own, "csi-baremetal:SSD/<group>",
-//   which no class maps to (a drive kept for a group serves no other claim); an AC labelled with
+//   for the claims with that label alone (model::compute_demand); an AC labelled with
 //   csi-baremetal's taint offers nothing. Published through CapacityStore, with the classes of
 //   options.provisioner (parameters.storageType a known type) mapped to their pools; both only
 //   once the ACs were listed.
@@ -38,7 +38,7 @@
 namespace extender::sources {
 
 inline constexpr const char* kBaremetalPoolPrefix = "csi-baremetal:";
-inline constexpr const char* kStorageGroupLabel = "drive.csi-baremetal.dell.com/storage-group";
+using model::kStorageGroupLabel;
 inline constexpr const char* kDriveTaintLabel = "drive.csi-baremetal.dell.com/taint";
 
 using StringTable = std::map<std::string, std::string, std::less<>>;

@@ -26,7 +26,9 @@ wire::CapacityReservation reservation_of(const model::PodDemand& pod, std::span<
   acr.status = wire::kReservationReserved;
   for (const auto& v : pod.volumes) {
     if (v.drive_class.empty() || !v.held_on.empty()) continue;
-    acr.requests.push_back({claim_name(v.claim), v.drive_class, v.bytes, {}, {}});
+    const auto group = v.pool.find('/');
+    acr.requests.push_back({claim_name(v.claim), v.drive_class, v.bytes,
+                            group == std::string::npos ? std::string() : v.pool.substr(group + 1), {}});
   }
   for (const auto& choice : choices) {
     const std::string id = store.id_of(choice.node);

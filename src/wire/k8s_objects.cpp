@@ -166,6 +166,9 @@ Result<Claim> decode_claim(const json& pvc) {
       out.selected_node = it->second;
     }
     if (auto it = annotations.find(kDeviceAnnotation); it != annotations.end()) out.device = it->second;
+    model::StringMap labels;
+    EXTENDER_TRY(read_string_map(field(*meta, "labels"), labels, "metadata.labels"));
+    if (auto it = labels.find(model::kStorageGroupLabel); it != labels.end()) out.info.storage_group = it->second;
     out.terminating = field(*meta, "deletionTimestamp") != nullptr;
     const json* owners = field(*meta, "ownerReferences");
     EXTENDER_TRY(detail::expect_array(owners, "metadata.ownerReferences"));

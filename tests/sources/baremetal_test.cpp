@@ -164,6 +164,27 @@ TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
   EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty());
 }
 
+TEST_F(Baremetal, ADriveOfAStorageGroupHoldsOnlyTheClaimsOfThatGroup) {
+  h_.fake.put(Kind::kAvailableCapacities,
+              ac("n3-fast", "n3", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/storage-group", "fast"}}));
+  start();
+  add_pod("p1", false);
+  EXPECT_TRUE(passed(filter("p1", {"n3"})).empty()) << "n3's free 100Gi drive is the group's";
+  json pvc = claim_object("ml", "pg-data", "c-pg-data", kSsd, "50Gi");
+  pvc["metadata"]["labels"] = {{"drive.csi-baremetal.dell.com/storage-group", "fast"}};
+  h_.fake.put(Kind::kClaims, pvc);
+  h_.fake.put(Kind::kPods, pod_with("pg", {{"pg-data", kSsd}}));
+  ASSERT_TRUE(eventually([&] {
+    return h_.cluster->pending_pod("uid-pg") && h_.cluster->claim("ml", "pg-data") &&
+           h_.cluster->claim("ml", "pg-data")->storage_group == "fast";
+  }));
+  EXPECT_EQ(passed(filter("pg", {"n1", "n3"})), std::vector<std::string>{"n3"}) << "only the group's drives";
+  const auto acr = reservation("ml-pg");
+  ASSERT_TRUE(acr);
+  EXPECT_EQ(drives_for(*acr, "pg-data"), std::vector<std::string>{"n3-fast"});
+  EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageGroup"], "fast");
+}
+
 TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
   start();
   add_pod("p1", false);

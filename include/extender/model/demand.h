@@ -70,7 +70,11 @@ struct ClaimInfo {
   std::uint8_t access_modes = 0;  // spec.accessModes (model::AccessMode bits)
   bool block = false;             // spec.volumeMode Block
   std::string volume;             // spec.volumeName
+  // csi-baremetal: the storage group whose drives alone may hold it (label kStorageGroupLabel).
+  std::string storage_group;
 };
+
+inline constexpr const char* kStorageGroupLabel = "drive.csi-baremetal.dell.com/storage-group";
 
 // Looks up a claim by namespace and name; nullopt when unknown.
 using ClaimLookup = std::function<std::optional<ClaimInfo>(const std::string& ns, const std::string& name)>;
