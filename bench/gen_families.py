@@ -22,7 +22,8 @@ Families (GPU pods: pods asking at least one GPU or a share; CPU-only pods: the 
                nvidia.com/gpu.product, which each node carries from the node list's model column.
   small-nodes  half of the 8-GPU nodes are each split into four 2-GPU nodes with a quarter of its
                CPU and memory (same model): as many GPUs, half the 8-GPU nodes.
---scale F keeps that fraction of the nodes and of the pods (drawn), for quick checks.
+--scale F keeps that fraction of the nodes and of the pods (drawn, the same for every family), for
+quick checks.
 """
 import argparse
 import csv
@@ -141,11 +142,12 @@ def derive(trace, family, out, seed, scale):
     for needed, header in (("model", node_header), ("gpu_spec", pod_header)):
         if needed not in header:
             header.append(needed)
-    rng = random.Random(f"{family}/{seed}")
     if scale < 1:
+        # The same part of the trace for every family, so that scaled families compare.
+        rng = random.Random(f"scale/{seed}")
         nodes = sorted(rng.sample(nodes, max(1, round(len(nodes) * scale))), key=lambda x: x["sn"])
         pods = sorted(rng.sample(pods, max(1, round(len(pods) * scale))), key=lambda p: p["name"])
-    nodes, pods = DERIVE[family](rng, nodes, pods)
+    nodes, pods = DERIVE[family](random.Random(f"{family}/{seed}"), nodes, pods)
     os.makedirs(out, exist_ok=True)
     write(os.path.join(out, NODES), node_header, nodes)
     write(os.path.join(out, PODS), pod_header, pods)
