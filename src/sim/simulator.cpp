@@ -163,7 +163,7 @@ Status Simulation::prepare() {
     is_dra_[at->second] = true;
     scheduler_.set_dra_gpus(at->second, d.gpus);
   }
-  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource_, "", 0), cfg_.demand);
+  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0, {}}, 0, whole_resource_, "", 0), cfg_.demand);
   if (!one_gpu) return Error{one_gpu.message()};
   one_gpu_ = std::move(*one_gpu);
   for (std::size_t k = 0; k < nodes_.size(); ++k) {

@@ -135,7 +135,9 @@ TEST(GpuModel, SchedulerModelFiltersAsTheDaemonsEligibilityCheck) {
     for (const auto& n : nodes) {
       const policy::Eligibility e = policy::node_eligibility(*demand, n, {});
       EXPECT_EQ(e.eligible(), c.feasible.count(n.name) == 1) << n.name << ": " << e.reason;
-      if (!e.eligible()) EXPECT_EQ(e.check, policy::Ineligible::kNodeAffinity) << n.name;
+      if (!e.eligible()) {
+        EXPECT_EQ(e.check, policy::Ineligible::kNodeAffinity) << n.name;
+      }
     }
   }
 }
