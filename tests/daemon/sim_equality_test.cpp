@@ -140,6 +140,14 @@ class TempFile {
   std::string path_;
 };
 
+// The standalone daemon's config: this policy on this inventory, a window of 20 pods.
+std::string daemon_yaml(const std::string& policy, const std::string& inventory) {
+  return "admin:\n  listen: 127.0.0.1:0\n"
+         "gpu:\n  share:\n    unit: \"\"\n"
+         "scoring:\n  gpu_packing: " + policy + "\n  fragmentation_window: 20\n"
+         "standalone:\n  inventory: " + inventory + "\n";
+}
+
 // The placements the daemon makes when kube-scheduler, as SchedulerModel, drives it over HTTP.
 // A pod without GPUs is ranked by /prioritize-unmanaged (the every-pod entry) and placed by the
 // scheduler alone: a standalone daemon has no watch to count its CPU and memory, so such a pod
@@ -232,10 +240,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
   const std::vector<Case> cases = {{"binpack", 1}, {"spread", 1}, {"fragmentation", 1}, {"fragmentation", 2}};
   std::map<std::string, std::vector<sim::Placement>> by_policy;
   for (const auto& c : cases) {
-    const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
-                             "gpu:\n  share:\n    unit: \"\"\n"
-                             "scoring:\n  gpu_packing: " + c.policy + "\n  fragmentation_window: 20\n"
-                             "standalone:\n  inventory: " + inventory.path() + "\n";
+    const std::string yaml = daemon_yaml(c.policy, inventory.path());
     auto cfg = config::parse_config(yaml, "<test>");
     ASSERT_TRUE(cfg) << cfg.message();
     auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
@@ -270,10 +275,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
 TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritizeUnmanagedVerb) {
   const TempFile inventory(kInventory);
   const auto gpu_rows = workload();
-  const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
-                           "gpu:\n  share:\n    unit: \"\"\n"
-                           "scoring:\n  gpu_packing: fragmentation\n  fragmentation_window: 20\n"
-                           "standalone:\n  inventory: " + inventory.path() + "\n";
+  const std::string yaml = daemon_yaml("fragmentation", inventory.path());
   auto cfg = config::parse_config(yaml, "<test>");
   ASSERT_TRUE(cfg) << cfg.message();
   auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
@@ -329,10 +331,7 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
 // over HTTP as in the simulator, and every pod lands alike, a constrained one on its model only.
 TEST(SimulatorEqualsDaemon, PodsConstrainedToAGpuModelLandAlike) {
   const TempFile inventory(kInventory);
-  const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
-                           "gpu:\n  share:\n    unit: \"\"\n"
-                           "scoring:\n  gpu_packing: fragmentation\n  fragmentation_window: 20\n"
-                           "standalone:\n  inventory: " + inventory.path() + "\n";
+  const std::string yaml = daemon_yaml("fragmentation", inventory.path());
   auto cfg = config::parse_config(yaml, "<test>");
   ASSERT_TRUE(cfg) << cfg.message();
   auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
