@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
 # The 2023 Alibaba GPU trace (the FGD paper's "openb" files, read as published from TRACE_DIR)
 # through `scheduler-extender simulate`, by the paper's protocol for seeds 42-51: GPU allocation when
-# the arrived GPU demand reaches 100% of capacity, per seed, then per deployment and policy one line
-#   mean <gpu-pods|every-pod> <policy> <allocation>%
+# the arrived GPU demand reaches 100% of capacity, per seed, for each workload family
+# (bench/gen_families.py derives it from the trace; default: the trace as is), then per family,
+# deployment and policy the worst seed and the mean:
+#   worst|mean <family> <gpu-pods|every-pod> <policy> <allocation>%
+# and last one table of them all (family × policy × deployment, mean and worst seed).
 # The extender's weight and percentageOfNodesToScore are the chart's (extender.weight,
-# secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set. Builds the Release
-# daemon into BUILD_DIR (default build) when it is not there.
-# usage: bench/run_trace.sh TRACE_DIR [BUILD_DIR]   (env: SEEDS, POLICIES, DEPLOYMENTS, WEIGHT, PERCENTAGE)
+# secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set. SCALE (a fraction,
+# default 1) runs a drawn part of the nodes and pods, for quick checks. Builds the Release daemon
+# into BUILD_DIR (default build) when it is not there.
+# usage: bench/run_trace.sh [--family NAME]... TRACE_DIR [BUILD_DIR]
+#        (env: SEEDS, POLICIES, DEPLOYMENTS, FAMILIES, WEIGHT, PERCENTAGE, SCALE)
 set -euo pipefail
-[ $# -ge 1 ] || { echo "usage: $0 TRACE_DIR [BUILD_DIR]" >&2; exit 2; }
+families=()
+while [ $# -ge 2 ] && [ "$1" = --family ]; do families+=("$2"); shift 2; done
+[ $# -ge 1 ] || { echo "usage: $0 [--family NAME]... TRACE_DIR [BUILD_DIR]" >&2; exit 2; }
 trace=$1
 cd "$(dirname "$0")/.."
 build=${2:-build}
 seeds=${SEEDS:-42 43 44 45 46 47 48 49 50 51}
 policies=${POLICIES:-binpack spread fragmentation best-fit}
 deployments=${DEPLOYMENTS:-gpu-pods every-pod}
+[ ${#families[@]} -gt 0 ] || read -r -a families <<<"${FAMILIES:-default}"
+[ "${families[0]}" != all ] || read -r -a families <<<"$(bench/gen_families.py list)"
+scale=${SCALE:-1}
 values=charts/scheduler-extender/values.yaml
 chart() { python3 -c 'import sys, yaml; print(int(yaml.safe_load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]]))' "$values" "$1" "$2"; }
 weight=${WEIGHT:-$(chart extender weight)}
@@ -29,31 +39,41 @@ fi
 policy_args=()
 for p in $policies; do policy_args+=(--policy "$p"); done
 echo "# extender weight $weight, percentageOfNodesToScore $percentage; GPU allocation at 100% arrival"
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
-for d in $deployments; do
-  for s in $seeds; do
-    start=$(date +%s.%N)
-    json=$("$build/scheduler-extender" simulate --trace "$trace" --seed "$s" --deployment "$d" --weight "$weight" \
-           --percentage-of-nodes-to-score "$percentage" --json "${policy_args[@]}")
-    took=$(echo "$(date +%s.%N) - $start" | bc)
-    python3 - "$d" "$s" "$took" "$json" >>"$results" <<'PY'
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results=$work/results
+: >"$results"
+for family in "${families[@]}"; do
+  dir=$trace
+  if [ "$family" != default ] || [ "$scale" != 1 ]; then
+    dir=$work/$family
+    bench/gen_families.py derive "$trace" "$family" "$dir" --scale "$scale" 2>&1 | sed 's/^/# /'
+  fi
+  for d in $deployments; do
+    for s in $seeds; do
+      start=$(date +%s.%N)
+      json=$("$build/scheduler-extender" simulate --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
+             --percentage-of-nodes-to-score "$percentage" --json "${policy_args[@]}")
+      took=$(echo "$(date +%s.%N) - $start" | bc)
+      python3 - "$family" "$d" "$s" "$json" >>"$results" <<'PY'
 import json, sys
-d, seed, took, answer = sys.argv[1], sys.argv[2], float(sys.argv[3]), json.loads(sys.argv[4])
+family, d, seed, answer = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 for policy, r in answer["policies"].items():
-    print(f"{d} {policy} {seed} {100 * r['allocated_at_100']:.2f}")
+    print(f"{family} {d} {policy} {seed} {100 * r['allocated_at_100']:.2f}")
 PY
-    awk -v d="$d" -v s="$s" -v t="$took" '$1 == d && $3 == s { printf "seed %s %s %s %s%%\n", s, $1, $2, $4 } END { printf "# seed %s %s: %.1f s\n", s, d, t }' "$results"
+      awk -v f="$family" -v d="$d" -v s="$s" -v t="$took" '$1 == f && $2 == d && $4 == s { printf "seed %s %s %s %s %s%%\n", s, f, d, $3, $5 }
+        END { printf "# seed %s %s %s: %.1f s\n", s, f, d, t }' "$results"
+    done
   done
 done
 python3 - "$results" <<'PY'
 import sys
 rows = {}
 for line in open(sys.argv[1]):
-    d, policy, seed, value = line.split()
-    rows.setdefault((d, policy), []).append(float(value))
-for (d, policy), values in rows.items():
-    print(f"worst {d} {policy} {min(values):.2f}%")
-for (d, policy), values in rows.items():
-    print(f"mean {d} {policy} {sum(values) / len(values):.2f}%")
+    family, d, policy, seed, value = line.split()
+    rows.setdefault((family, d, policy), []).append(float(value))
+for kind, pick in (("worst", min), ("mean", lambda v: sum(v) / len(v))):
+    for (family, d, policy), values in rows.items():
+        print(f"{kind} {family} {d} {policy} {pick(values):.2f}%")
 PY
+bench/gen_families.py table "$results"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "extender/policy/node_eligibility.h"
+
 namespace extender::sim {
 namespace {
 
@@ -59,13 +61,18 @@ SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std:
     index_.emplace(n.name, nodes_.size());
     nodes_.push_back({n.name, !n.unschedulable, std::max<std::int64_t>(n.cpu_milli, 0),
                       std::max<std::int64_t>(n.memory_bytes, 0)});
+    model::NodeSupply labelled;
+    labelled.name = n.name;
+    labelled.labels = n.labels;
+    labelled_.push_back(std::move(labelled));
   }
 }
 
 void SchedulerModel::set_dra_gpus(std::size_t i, std::int64_t gpus) { nodes_[i].dra_free = gpus; }
 
 std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes,
-                                                     std::int64_t dra_gpus) {
+                                                     std::int64_t dra_gpus, const model::PodConstraints& constraints) {
+  const bool constrained = !constraints.node_selector.empty() || constraints.required_node_affinity.has_value();
   std::vector<std::size_t> out;
   if (nodes_.empty()) return out;
   const auto wanted = static_cast<std::size_t>(
@@ -76,7 +83,8 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
     const std::size_t i = (next_start_ + processed) % nodes_.size();
     const Node& n = nodes_[i];
     if (n.schedulable && fits(cpu_milli, n.cpu_allocatable, n.cpu_requested) &&
-        fits(memory_bytes, n.memory_allocatable, n.memory_requested) && (n.dra_free < 0 || dra_gpus <= n.dra_free)) {
+        fits(memory_bytes, n.memory_allocatable, n.memory_requested) && (n.dra_free < 0 || dra_gpus <= n.dra_free) &&
+        (!constrained || policy::node_affinity_mismatch(constraints, labelled_[i]).empty())) {
       out.push_back(i);
     }
   }
@@ -86,9 +94,9 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
 }
 
 std::vector<std::string> SchedulerModel::feasible(std::int64_t cpu_milli, std::int64_t memory_bytes,
-                                                  std::int64_t dra_gpus) {
+                                                  std::int64_t dra_gpus, const model::PodConstraints& constraints) {
   std::vector<std::string> out;
-  for (std::size_t i : feasible_at(cpu_milli, memory_bytes, dra_gpus)) out.push_back(nodes_[i].name);
+  for (std::size_t i : feasible_at(cpu_milli, memory_bytes, dra_gpus, constraints)) out.push_back(nodes_[i].name);
   return out;
 }
 

@@ -33,14 +33,21 @@ struct Refusal {
   std::int64_t gpus = 0;  // whole GPUs, or a share's thousandths
   std::int64_t cpu_milli = 0;
   std::int64_t memory_mib = 0;
+  std::vector<std::string> gpu_models;  // sorted; empty: any node
 
   static Refusal of(const WorkloadRow& r) {
     const bool share = is_share(r);
-    return {share, share ? r.gpu_milli : r.num_gpu, r.cpu_milli, r.memory_mib};
+    return {share, share ? r.gpu_milli : r.num_gpu, r.cpu_milli, r.memory_mib, r.gpu_models};
+  }
+  // The later pod may run on no node the refused one could not: any, or only models it allowed.
+  bool models_covered(const Refusal& later) const {
+    if (gpu_models.empty()) return true;
+    return !later.gpu_models.empty() &&
+           std::includes(gpu_models.begin(), gpu_models.end(), later.gpu_models.begin(), later.gpu_models.end());
   }
   bool covers(const Refusal& later) const {
     const bool gpus_covered = (share == later.share && gpus <= later.gpus) || (!share && gpus == 0);
-    return gpus_covered && cpu_milli <= later.cpu_milli && memory_mib <= later.memory_mib;
+    return gpus_covered && cpu_milli <= later.cpu_milli && memory_mib <= later.memory_mib && models_covered(later);
   }
 };
 
@@ -156,7 +163,7 @@ Status Simulation::prepare() {
     is_dra_[at->second] = true;
     scheduler_.set_dra_gpus(at->second, d.gpus);
   }
-  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0}, 0, whole_resource_, "", 0), cfg_.demand);
+  auto one_gpu = model::compute_demand(workload_pod({"", 1, 1000, 0, 0, {}}, 0, whole_resource_, "", 0), cfg_.demand);
   if (!one_gpu) return Error{one_gpu.message()};
   one_gpu_ = std::move(*one_gpu);
   for (std::size_t k = 0; k < nodes_.size(); ++k) {
@@ -251,7 +258,7 @@ Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::Ext
 Result<std::optional<std::size_t>> Simulation::cycle(const Arrival& a) {
   wire::ExtenderArgs args;
   args.pod = a.pod;
-  std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus);
+  std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
   if (a.managed && !candidates.empty()) {
     auto passed = filtered(a, args, candidates);
     if (!passed) return passed.error();
@@ -284,7 +291,7 @@ Result<bool> Simulation::refused_again(const Arrival& a) {
   if (std::none_of(refusals_.begin(), refusals_.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
   bool filtered = false;
   for (std::size_t searched = 0; searched < scheduler_.node_count();) {
-    const std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus);
+    const std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
     if (a.managed && !filtered && !candidates.empty()) {
       wire::ExtenderArgs args;
       args.pod = a.pod;
@@ -396,6 +403,11 @@ model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::st
     c.requests[share_resource] = std::to_string((row.gpu_milli * device_memory + 999) / 1000);
   } else if (row.num_gpu > 0) {
     c.requests[whole_resource] = std::to_string(row.num_gpu);
+  }
+  if (!row.gpu_models.empty()) {
+    model::NodeSelectorTerm term;
+    term.match_expressions.push_back({kGpuModelLabel, "In", row.gpu_models});
+    pod.constraints.required_node_affinity = std::vector<model::NodeSelectorTerm>{std::move(term)};
   }
   c.requests["cpu"] = std::to_string(row.cpu_milli) + "m";
   c.requests["memory"] = std::to_string(row.memory_mib) + "Mi";

@@ -59,6 +59,9 @@ class Table {
     return t;
   }
   std::size_t size() const { return rows_.size(); }
+  bool has(const std::string& column) const {
+    return std::find(header_.begin(), header_.end(), column) != header_.end();
+  }
   std::string where(std::size_t row) const { return source_ + ":" + std::to_string(rows_[row].first); }
   const std::string& cell(std::size_t row, const std::string& column) const {
     const auto at = std::find(header_.begin(), header_.end(), column) - header_.begin();
@@ -80,6 +83,32 @@ bool plain_name(const std::string& name) {
   });
 }
 
+// A label value as Kubernetes validates it: at most 63 characters of [A-Za-z0-9-_.], starting and
+// ending alphanumeric.
+bool label_value(const std::string& v) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  return !v.empty() && v.size() <= 63 && alnum(v.front()) && alnum(v.back()) &&
+         std::all_of(v.begin(), v.end(), [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// gpu_spec: empty, or models separated by '|'.
+Result<std::vector<std::string>> gpu_models(const std::string& spec, const std::string& where) {
+  std::vector<std::string> models;
+  if (spec.empty()) return models;
+  std::string model;
+  std::stringstream in(spec);
+  while (std::getline(in, model, '|')) {
+    if (!label_value(model) || models.size() >= 64) {
+      return Error{where + ": gpu_spec \"" + spec.substr(0, 64) + "\" is not GPU models separated by '|'"};
+    }
+    models.push_back(model);
+  }
+  if (spec.back() == '|') return Error{where + ": gpu_spec \"" + spec.substr(0, 64) + "\" ends with '|'"};
+  std::sort(models.begin(), models.end());
+  models.erase(std::unique(models.begin(), models.end()), models.end());
+  return models;
+}
+
 Result<std::vector<WorkloadRow>> rows_of(const Table& t, const std::vector<std::string>& columns) {
   std::vector<WorkloadRow> rows;
   rows.reserve(t.size());
@@ -97,6 +126,11 @@ Result<std::vector<WorkloadRow>> rows_of(const Table& t, const std::vector<std::
       return Error{t.where(i) + ": " + std::to_string(r.num_gpu) + " GPUs of " + std::to_string(r.gpu_milli) +
                    " thousandths is not a GPU request"};
     }
+    if (t.has("gpu_spec")) {
+      auto models = gpu_models(t.cell(i, "gpu_spec"), t.where(i));
+      if (!models) return models.error();
+      r.gpu_models = std::move(*models);
+    }
     rows.push_back(std::move(r));
   }
   return rows;
@@ -111,8 +145,8 @@ std::int64_t gpu_milli_requested(const WorkloadRow& r) { return is_share(r) ? r.
 Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source) {
   std::string header = text.substr(0, text.find('\n'));
   if (!header.empty() && header.back() == '\r') header.pop_back();
-  if (header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib") {
-    return Error{source + ":1: expected the header name,num_gpu,gpu_milli,cpu_milli,memory_mib"};
+  if (header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib" && header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec") {
+    return Error{source + ":1: expected the header name,num_gpu,gpu_milli,cpu_milli,memory_mib[,gpu_spec]"};
   }
   auto t = Table::read(text, source, {});
   if (!t) return t.error();
@@ -147,6 +181,14 @@ Result<std::vector<model::NodeSupply>> parse_trace_nodes(const std::string& text
     if (*gpus > 1024) return Error{t->where(i) + ": " + std::to_string(*gpus) + " GPUs on one node"};
     n.cpu_milli = *cpu;
     n.memory_bytes = *memory << 20;
+    if (t->has("model")) {
+      const std::string& model = t->cell(i, "model");
+      if (!model.empty() && !label_value(model)) {
+        return Error{t->where(i) + ": model \"" + model.substr(0, 64) + "\" is not a label value"};
+      }
+      if (!model.empty()) n.labels[kGpuModelLabel] = model;
+      n.labels_known = true;
+    }
     if (*gpus > 0) {
       n.gpus[whole_resource] = *gpus;
       n.gpu_memory_bytes[whole_resource] = gpu_memory_bytes;

@@ -106,12 +106,21 @@ std::vector<sim::WorkloadRow> workload() {
   return rows;
 }
 
+// The pod as kube-scheduler sends it; a required node affinity's terms (match expressions only) too.
 std::string pod_json(const model::Pod& pod) {
   json requests = json::object();
   for (const auto& [k, v] : pod.containers.front().requests) requests[k] = v;
-  return json{{"metadata", {{"name", pod.name}, {"namespace", pod.namespace_name}, {"uid", pod.uid}}},
-              {"spec", {{"containers", json::array({{{"name", "main"}, {"resources", {{"requests", requests}}}}})}}}}
-      .dump();
+  json spec = {{"containers", json::array({{{"name", "main"}, {"resources", {{"requests", requests}}}}})}};
+  if (const auto& terms = pod.constraints.required_node_affinity) {
+    json selector_terms = json::array();
+    for (const auto& t : *terms) {
+      json expressions = json::array();
+      for (const auto& r : t.match_expressions) expressions.push_back({{"key", r.key}, {"operator", r.op}, {"values", r.values}});
+      selector_terms.push_back({{"matchExpressions", expressions}});
+    }
+    spec["affinity"] = {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", selector_terms}}}}}};
+  }
+  return json{{"metadata", {{"name", pod.name}, {"namespace", pod.namespace_name}, {"uid", pod.uid}}}, {"spec", spec}}.dump();
 }
 
 class TempFile {
@@ -130,6 +139,14 @@ class TempFile {
  private:
   std::string path_;
 };
+
+// The standalone daemon's config: this policy on this inventory, a window of 20 pods.
+std::string daemon_yaml(const std::string& policy, const std::string& inventory) {
+  return "admin:\n  listen: 127.0.0.1:0\n"
+         "gpu:\n  share:\n    unit: \"\"\n"
+         "scoring:\n  gpu_packing: " + policy + "\n  fragmentation_window: 20\n"
+         "standalone:\n  inventory: " + inventory + "\n";
+}
 
 // The placements the daemon makes when kube-scheduler, as SchedulerModel, drives it over HTTP.
 // A pod without GPUs is ranked by /prioritize-unmanaged (the every-pod entry) and placed by the
@@ -150,7 +167,7 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
     const auto& row = rows[i];
     const model::Pod pod = sim::workload_pod(row, i, "nvidia.com/gpu", "aliyun.com/gpu-mem", memory);
     const std::int64_t mem_bytes = row.memory_mib << 20;
-    const std::vector<std::string> fitting = scheduler.feasible(row.cpu_milli, mem_bytes);
+    const std::vector<std::string> fitting = scheduler.feasible(row.cpu_milli, mem_bytes, 0, pod.constraints);
     if (fitting.empty()) continue;
     const json request = {{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}};
     auto u = c.Post("/prioritize-unmanaged", request.dump(), "application/json");
@@ -223,10 +240,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
   const std::vector<Case> cases = {{"binpack", 1}, {"spread", 1}, {"fragmentation", 1}, {"fragmentation", 2}};
   std::map<std::string, std::vector<sim::Placement>> by_policy;
   for (const auto& c : cases) {
-    const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
-                             "gpu:\n  share:\n    unit: \"\"\n"
-                             "scoring:\n  gpu_packing: " + c.policy + "\n  fragmentation_window: 20\n"
-                             "standalone:\n  inventory: " + inventory.path() + "\n";
+    const std::string yaml = daemon_yaml(c.policy, inventory.path());
     auto cfg = config::parse_config(yaml, "<test>");
     ASSERT_TRUE(cfg) << cfg.message();
     auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
@@ -261,10 +275,7 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
 TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritizeUnmanagedVerb) {
   const TempFile inventory(kInventory);
   const auto gpu_rows = workload();
-  const std::string yaml = std::string("admin:\n  listen: 127.0.0.1:0\n") +
-                           "gpu:\n  share:\n    unit: \"\"\n"
-                           "scoring:\n  gpu_packing: fragmentation\n  fragmentation_window: 20\n"
-                           "standalone:\n  inventory: " + inventory.path() + "\n";
+  const std::string yaml = daemon_yaml("fragmentation", inventory.path());
   auto cfg = config::parse_config(yaml, "<test>");
   ASSERT_TRUE(cfg) << cfg.message();
   auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
@@ -313,6 +324,45 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
   // plugins would put it, so equal placements are not an accident of the workload.
   EXPECT_EQ(ranked, cases);
   EXPECT_GE(moved_by_ranking, cases / 2);
+}
+
+// Pods constrained to GPU models (the trace's gpu_spec): kube-scheduler, as SchedulerModel, filters
+// nodes by the pods' required node affinity on nvidia.com/gpu.product before the daemon sees them,
+// over HTTP as in the simulator, and every pod lands alike, a constrained one on its model only.
+TEST(SimulatorEqualsDaemon, PodsConstrainedToAGpuModelLandAlike) {
+  const TempFile inventory(kInventory);
+  const std::string yaml = daemon_yaml("fragmentation", inventory.path());
+  auto cfg = config::parse_config(yaml, "<test>");
+  ASSERT_TRUE(cfg) << cfg.message();
+  auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
+  ASSERT_TRUE(nodes) << nodes.message();
+  const std::map<std::string, std::string> model_of = {{"eq-a", "A"}, {"eq-b", "B"}, {"eq-c", "A"},
+                                                       {"eq-d", "B"}, {"eq-e", "A"}, {"eq-f", "B"}};
+  for (auto& n : *nodes) {
+    n.labels[sim::kGpuModelLabel] = model_of.at(n.name);
+    n.labels_known = true;
+  }
+  auto rows = workload();
+  const std::vector<std::vector<std::string>> specs = {{"A"}, {"B"}, {}, {"A", "B"}};
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].gpu_models = specs[i % specs.size()];
+  for (std::uint64_t seed : {1, 2}) {
+    auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed);
+    ASSERT_TRUE(simulated) << simulated.message();
+    const auto live = through_daemon(yaml, *nodes, rows, seed, sim::SimulationOptions{}.scheduler.extender_weight);
+    ASSERT_EQ(live, simulated->placements) << "seed " << seed;
+    std::map<std::string, const sim::WorkloadRow*> by_name;
+    for (const auto& r : rows) by_name[r.name] = &r;
+    std::set<std::string> unconstrained_models;
+    for (const auto& p : live) {
+      const auto& models = by_name.at(p.pod)->gpu_models;
+      if (models.empty()) unconstrained_models.insert(model_of.at(p.node));
+      if (models.size() == 1) {
+        EXPECT_EQ(model_of.at(p.node), models.front()) << p.pod << " seed " << seed;
+      }
+    }
+    EXPECT_EQ(unconstrained_models.size(), 2u) << "unconstrained pods land on both models, seed " << seed;
+    EXPECT_LT(live.size(), rows.size()) << "some pods are refused, seed " << seed;
+  }
 }
 
 }  // namespace

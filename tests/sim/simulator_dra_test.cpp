@@ -29,8 +29,8 @@ sources::Inventory inventory(const std::string& yaml) {
   return inv ? std::move(*inv) : sources::Inventory{};
 }
 
-WorkloadRow whole(std::string name, std::int64_t gpus) { return {std::move(name), gpus, 1000 * gpus, 1000, 4096}; }
-WorkloadRow share(std::string name, std::int64_t milli) { return {std::move(name), 1, milli, 1000, 4096}; }
+WorkloadRow whole(std::string name, std::int64_t gpus) { return {std::move(name), gpus, 1000 * gpus, 1000, 4096, {}}; }
+WorkloadRow share(std::string name, std::int64_t milli) { return {std::move(name), 1, milli, 1000, 4096, {}}; }
 
 constexpr const char* kMixed = R"(nodes:
   - {name: dp-a, cpu: "64", memory: 512Gi, gpus: {nvidia.com/gpu: 4}, gpu_memory: {nvidia.com/gpu: 80Gi}}

@@ -1,7 +1,9 @@
 #pragma once
 // SchedulerModel: kube-scheduler (v1.37) as the simulator models it around the extender.
 // Filter: NodeResourcesFit's CPU and memory check on schedulable nodes (a node that gives no
-// `cpu` or `memory` never runs out of it), searched from where the previous pod's search stopped
+// `cpu` or `memory` never runs out of it) and NodeAffinity (the pod's nodeSelector and required
+// node affinity on the node's labels, judged by the daemon's own policy::node_affinity_mismatch),
+// searched from where the previous pod's search stopped
 // until numFeasibleNodesToFind nodes pass (percentageOfNodesToScore; 0 is the adaptive rule).
 // Score: the default plugins that differ between nodes here, each 0..100 × its weight 1:
 // NodeResourcesFit LeastAllocated (cpu and memory, weight 1 each) and
@@ -19,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "extender/model/pod_constraints.h"
 #include "extender/model/supply.h"
 
 namespace extender::sim {
@@ -49,10 +52,13 @@ class SchedulerModel {
   // Makes node i a DRA node with `gpus` free devices.
   void set_dra_gpus(std::size_t i, std::int64_t gpus);
   // The filter phase for a pod of this CPU and memory, asking `dra_gpus` whole GPUs of the resource
-  // DRA serves: the feasible nodes in search order.
-  std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
+  // DRA serves, with these node constraints (tolerations are not judged): the feasible nodes in
+  // search order.
+  std::vector<std::string> feasible(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0,
+                                    const model::PodConstraints& constraints = {});
   // The same by position: node i is the i-th of the nodes given to the constructor, name(i).
-  std::vector<std::size_t> feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0);
+  std::vector<std::size_t> feasible_at(std::int64_t cpu_milli, std::int64_t memory_bytes, std::int64_t dra_gpus = 0,
+                                       const model::PodConstraints& constraints = {});
   const std::string& name(std::size_t i) const { return nodes_[i].name; }
   // How many nodes the last filter phase looked at (all of them when it found too few).
   std::size_t last_searched() const { return last_searched_; }
@@ -88,6 +94,7 @@ class SchedulerModel {
   std::optional<std::size_t> pick(const std::vector<std::int64_t>& total);
 
   std::vector<Node> nodes_;
+  std::vector<model::NodeSupply> labelled_;  // each node's name and labels, for NodeAffinity
   std::unordered_map<std::string, std::size_t> index_;
   SchedulerSettings settings_;
   std::size_t next_start_ = 0;

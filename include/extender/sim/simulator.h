@@ -35,7 +35,8 @@ struct Placement {
 
 // The pod a row stands for: uid "sim-<index>", namespace "sim", one container "main" requesting
 // the row's CPU and memory and its GPUs, as `whole_resource` for whole GPUs or as
-// `share_resource` in bytes for a share (its fraction of `device_memory`, rounded up).
+// `share_resource` in bytes for a share (its fraction of `device_memory`, rounded up); with
+// gpu_models, a required node affinity `kGpuModelLabel In (gpu_models)`.
 model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::string& whole_resource,
                         const std::string& share_resource, std::int64_t device_memory);
 

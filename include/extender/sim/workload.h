@@ -18,23 +18,35 @@ struct WorkloadRow {
   std::int64_t gpu_milli = 0;  // < 1000 with num_gpu 1: a share of that fraction of one GPU's memory
   std::int64_t cpu_milli = 0;
   std::int64_t memory_mib = 0;
+  // The GPU models the pod may run on (any one of them; empty: any node), sorted, each a label
+  // value: a required node affinity `kGpuModelLabel In (models)`.
+  std::vector<std::string> gpu_models;
 };
+
+// The node label naming its GPU model, as NVIDIA's GPU Feature Discovery publishes it; the trace's
+// node `model` column and pod `gpu_spec` column are read onto it.
+inline constexpr const char* kGpuModelLabel = "nvidia.com/gpu.product";
 
 // A share: one GPU, 0 < gpu_milli < 1000. Otherwise the row asks num_gpu whole GPUs.
 bool is_share(const WorkloadRow& row);
 // GPUs requested, in thousandths: gpu_milli for a share, 1000 × num_gpu otherwise.
 std::int64_t gpu_milli_requested(const WorkloadRow& row);
 
-// Parses `name,num_gpu,gpu_milli,cpu_milli,memory_mib` with that header line.
+// Parses `name,num_gpu,gpu_milli,cpu_milli,memory_mib` with that header line, optionally followed
+// by a `gpu_spec` column: empty, or GPU models separated by '|' ("A|B": either), each a valid
+// label value (at most 63 of [A-Za-z0-9-_.], starting and ending alphanumeric).
 Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source);
 
 // The trace's pod list: a header naming at least name, cpu_milli, memory_mib, num_gpu and
-// gpu_milli (in any order; other columns are ignored), then one pod per line.
+// gpu_milli (in any order; other columns are ignored but gpu_spec, read as parse_workload reads
+// it), then one pod per line.
 Result<std::vector<WorkloadRow>> parse_trace_pods(const std::string& text, const std::string& source);
 
 // The trace's node list: a header naming at least sn, cpu_milli, memory_mib and gpu, then one node
 // per line. Each node offers its GPUs as `whole_resource`, every GPU with `gpu_memory_bytes`
 // (the trace's gpu_milli is a fraction of any GPU, whatever its model), and its CPU and memory.
+// With a `model` column, a node with a model there carries it as label kGpuModelLabel, and every
+// node's labels count as known (labels_known: the daemon's eligibility check reads them).
 Result<std::vector<model::NodeSupply>> parse_trace_nodes(const std::string& text, const std::string& source,
                                                          const std::string& whole_resource,
                                                          std::int64_t gpu_memory_bytes);
