@@ -47,7 +47,7 @@ WorkloadRow row(std::string name, std::int64_t gpus, std::vector<std::string> mo
 
 TEST(GpuModel, GpuSpecIsReadAsTheModelsAPodMayRunOn) {
   struct Case {
-    const char* spec;
+    std::string spec;
     std::vector<std::string> models;  // unused when the spec is refused
     bool refused;
   };
@@ -62,10 +62,10 @@ TEST(GpuModel, GpuSpecIsReadAsTheModelsAPodMayRunOn) {
       {"-A", {}, true},
       {"A B", {}, true},
       {"A/B", {}, true},
-      {std::string(64, 'x').c_str(), {}, true},
+      {std::string(64, 'x'), {}, true},
   };
   for (const auto& c : cases) {
-    const std::string line = std::string("p,1000,1024,1,1000,") + c.spec + "\n";
+    const std::string line = "p,1000,1024,1,1000," + c.spec + "\n";
     auto trace = parse_trace_pods(std::string(kPodHeader) + line, "pods.csv");
     auto own = parse_workload("name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec\np,1,1000,1000,1024," +
                                   std::string(c.spec) + "\n",
