@@ -52,17 +52,6 @@ FIT=$((NODES * 2))
 GROUP=csi-baremetal.dell.com
 ACR_GONE_WITHIN=70 # csi-baremetal's validator sweeps every 60 s
 
-FAILURES=()
-# expect TEST MESSAGE...: a failed TEST is recorded; the suite fails at its end.
-expect() {
-  local test="$1"
-  shift
-  if ! eval "$test"; then
-    FAILURES+=("$*")
-    step "EXPECTATION FAILED: $*"
-  fi
-}
-
 ##### csi-baremetal's kinds, and the daemon's rights on them (the chart's RBAC for csi-baremetal).
 K apply -f "$HERE/baremetal/crds.yaml" >/dev/null
 K wait --for condition=established --timeout=30s \

@@ -55,18 +55,8 @@ PODS=16
 FIT=$((NODES * (POOL_GIB / 40)))
 POD_RESOURCES='{limits: {nvidia.com/gpu: "1"}}'  # each burst pod's; scenario V asks no GPU
 
-# expect TEST MESSAGE...: a failed TEST is recorded and the suite goes on (so every scenario's
-# figures are printed); the suite fails at its end when any was recorded.
-FAILURES=()
-expect() {
-  local test="$1"
-  shift
-  if ! eval "$test"; then
-    FAILURES+=("$*")
-    step "EXPECTATION FAILED: $*"
-  fi
-}
-
+# Expectations (lib/suite.sh's expect) are recorded and the suite goes on, so every scenario's
+# figures are printed; it fails at its end when any was recorded.
 suite_start_daemon
 
 python3 "$SUITE_LIB/csi_provisioner.py" --drivers "$DRIVER,topolvm.io" --delay "$DELAY" \

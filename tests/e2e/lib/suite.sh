@@ -53,6 +53,18 @@ result() {
   step "RESULT ($CLUSTER_KUBE_VERSION): $*"
 }
 
+# expect TEST MESSAGE...: a failed TEST (a bash expression) is recorded in FAILURES and logged;
+# the suite decides at its end.
+FAILURES=()
+expect() {
+  local test="$1"
+  shift
+  if ! eval "$test"; then
+    FAILURES+=("$*")
+    step "EXPECTATION FAILED: $*"
+  fi
+}
+
 # The daemon runs as a pod would: POD_NAME/POD_UID/POD_NAMESPACE name a placeholder pod (never
 # scheduled) that carries the leader label while it leads, and make a restarted daemon the same
 # replica (it renews its own Lease at once, as a restarted container does).
