@@ -57,8 +57,14 @@ Error api_error(const std::string& what, const kube::ApiReply& reply) {
 }  // namespace
 
 DriveReservations::DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
-                                     std::chrono::milliseconds write_wait, std::chrono::milliseconds timeout)
-    : store_(store), client_(client), pending_(std::move(pending)), write_wait_(write_wait), timeout_(timeout) {}
+                                     const BaremetalOptions& options, std::chrono::milliseconds timeout)
+    : store_(store),
+      client_(client),
+      pending_(std::move(pending)),
+      write_wait_(options.reservation_write_wait),
+      grace_(options.reservation_grace),
+      idle_(options.reservation_idle),
+      timeout_(timeout) {}
 
 DriveReservations::~DriveReservations() {
   std::lock_guard lock(mu_);
@@ -145,9 +151,9 @@ Status DriveReservations::remove(const std::string& name) {
   return {};
 }
 
-std::size_t DriveReservations::collect(TimePoint now, Duration grace, Duration idle) {
+std::size_t DriveReservations::collect(TimePoint now) {
   std::size_t removed = 0;
-  for (const auto& acr : store_.stale_reservations(now, grace, idle, pending_)) {
+  for (const auto& acr : store_.stale_reservations(now, grace_, idle_, pending_)) {
     if (auto done = remove(acr.name); !done) {
       spdlog::warn("csi-baremetal: stale reservation {} not deleted: {}", acr.name, done.message());
       continue;

@@ -7,9 +7,10 @@
 // resourceVersion the store has (a conflict: read again, replace once more), deletes it when no
 // node passed. The drives count as held in the store at once, before the write, so the next
 // pod's filter counts them; the write then runs on its own thread, and reserve() waits for it at
-// most `write_wait`: a slow API server does not make the filter miss kube-scheduler's timeout
-// (the write still lands long before CreateVolume, which needs the claim's selected node first).
-// A write that fails puts the store back as it was, logged; one that fails within `write_wait`
+// most options.reservation_write_wait: a slow API server does not make the filter miss kube-scheduler's timeout
+// (CreateVolume reads the reservation only after kube-scheduler's binding cycle wrote the claim's
+// selected node).
+// A write that fails puts the store back as it was, logged; one that fails within that wait
 // fails the filter. collect() deletes the reservations of pods that are no longer pending (bound,
 // gone, or finished), as csi-baremetal's own reservation validator does, and those no filter has
 // confirmed for a while whose pods are not being placed (waiting in kube-scheduler's queue). Thread-safe: concurrent
@@ -34,14 +35,15 @@ class DriveReservations : public engine::DriveReserver {
   // `pending(namespace, name)`: whether the pod waits to be scheduled.
   using PendingLookup = std::function<bool(const std::string&, const std::string&)>;
   DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
-                    std::chrono::milliseconds write_wait = std::chrono::milliseconds(50),
+                    const BaremetalOptions& options,
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3'000));
   // Waits for the writes still in flight.
   ~DriveReservations() override;
 
   Status reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) override;
-  // Deletes the reservations BaremetalStore::stale_reservations names; returns how many.
-  std::size_t collect(TimePoint now, Duration grace, Duration idle);
+  // Deletes the reservations BaremetalStore::stale_reservations names for the options' grace and
+  // idle times; returns how many.
+  std::size_t collect(TimePoint now);
 
   // The collection's path, and one reservation's.
   static std::string path(const std::string& name = {});
@@ -54,6 +56,8 @@ class DriveReservations : public engine::DriveReserver {
   kube::ApiClient& client_;
   PendingLookup pending_;
   std::chrono::milliseconds write_wait_;
+  std::chrono::milliseconds grace_;
+  std::chrono::milliseconds idle_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;  // guards in_flight_
   std::vector<std::future<Status>> in_flight_;

@@ -408,14 +408,12 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
       fetch_timeout_(options.fetch_timeout),
       lookups_(std::make_unique<Lookups>()),
       capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
-      dra_(std::make_unique<DraStore>(options.dra)),
-      reservation_grace_(options.baremetal.reservation_grace),
-      reservation_idle_(options.baremetal.reservation_idle) {
+      dra_(std::make_unique<DraStore>(options.dra)) {
   if (options.baremetal.enabled) {
     baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal);
     drives_ = std::make_unique<DriveReservations>(
         *baremetal_, client, [this](const std::string& ns, const std::string& name) { return pending_named(ns, name); },
-        options.baremetal.reservation_write_wait);
+        options.baremetal);
   }
   const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get()};
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
@@ -599,7 +597,7 @@ bool KubeCluster::pending_named(const std::string& ns, const std::string& name) 
 
 void KubeCluster::collect_reservations() {
   if (!drives_ || optional_kinds(KindGroup::kBaremetal).state != kServed || not_ready()) return;
-  drives_->collect(SteadyClock::now(), reservation_grace_, reservation_idle_);
+  drives_->collect(SteadyClock::now());
 }
 
 std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->accounts(); }

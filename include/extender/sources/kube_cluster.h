@@ -138,8 +138,6 @@ class KubeCluster final : public engine::PodSource,
   std::unique_ptr<DraStore> dra_;
   std::unique_ptr<BaremetalStore> baremetal_;    // null: storage.baremetal off
   std::unique_ptr<DriveReservations> drives_;    // with baremetal_
-  std::chrono::milliseconds reservation_grace_;
-  std::chrono::milliseconds reservation_idle_;
   bool pending_named(const std::string& ns, const std::string& name) const;
   // Deletes the reservations of pods no longer pending, once the watches are synced.
   void collect_reservations();
