@@ -20,7 +20,7 @@ trace=$1
 cd "$(dirname "$0")/.."
 build=${2:-build}
 seeds=${SEEDS:-42 43 44 45 46 47 48 49 50 51}
-policies=${POLICIES:-binpack spread fragmentation best-fit}
+policies=${POLICIES:-binpack spread fragmentation best-fit fgd}
 deployments=${DEPLOYMENTS:-gpu-pods every-pod}
 [ ${#families[@]} -gt 0 ] || read -r -a families <<<"${FAMILIES:-default}"
 [ "${families[0]}" != all ] || read -r -a families <<<"$(bench/gen_families.py list)"

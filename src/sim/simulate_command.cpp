@@ -50,7 +50,7 @@ Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read
 struct Policy {
   std::string name;
   policy::PackingStrategy packing = policy::PackingStrategy::kBinpack;
-  bool best_fit = false;
+  Reference reference = Reference::kNone;
 };
 
 // The subcommand's flags.
@@ -114,12 +114,16 @@ bool set_flag(Command& c, const std::string& name, const char* v) {
     }
   } else if (name == "--policy") {
     auto p = policy::parse_packing(v);
-    if (!p && std::string_view(v) != "best-fit") {
-      std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (%s, best-fit)\n", v,
+    auto reference = parse_reference(v);
+    if (!p && !reference) {
+      std::fprintf(stderr, "scheduler-extender simulate: unknown policy \"%s\" (%s, best-fit, fgd)\n", v,
                    policy::packing_names(", ").c_str());
       return false;
     }
-    c.policies.push_back({v, p.value_or(policy::PackingStrategy::kBinpack), !p});
+    // fgd chooses a share's device as fragmentation does; best-fit as binpack does.
+    const auto packing = reference == Reference::kFgd ? policy::PackingStrategy::kFragmentation
+                                                      : p.value_or(policy::PackingStrategy::kBinpack);
+    c.policies.push_back({v, packing, reference.value_or(Reference::kNone)});
   } else if (name == "--deployment") {
     auto d = parse_deployment(v);
     if (!d) return usage();
@@ -156,7 +160,7 @@ std::optional<Command> parse_command(int argc, const char* const* argv) {
     return std::nullopt;
   }
   if (c.policies.empty()) {
-    for (const auto& p : policy::packing_policies()) c.policies.push_back({p.name, p.strategy, false});
+    for (const auto& p : policy::packing_policies()) c.policies.push_back({p.name, p.strategy, Reference::kNone});
   }
   return c;
 }
@@ -189,7 +193,7 @@ Outcomes run_policies(const Command& c, const Input& in, const engine::ExtenderO
   auto work = [&] {
     for (std::size_t k; (k = next++) < c.policies.size();) {
       SimulationOptions run = c.options;
-      run.best_fit = c.policies[k].best_fit;
+      run.reference = c.policies[k].reference;
       results[k].emplace(simulate(in.nodes, in.dra, in.rows, engine, c.policies[k].packing, c.seed, run));
     }
   };

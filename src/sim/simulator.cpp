@@ -6,7 +6,7 @@
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/gpu_placement.h"
 #include "extender/policy/packing.h"
-#include "extender/sim/best_fit.h"
+#include "extender/sim/reference_scores.h"
 #include "extender/sim/sim_dra.h"
 #include "extender/sources/local_binder.h"
 #include "extender/state/cluster_state.h"
@@ -241,14 +241,20 @@ Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::Ext
   std::vector<std::int64_t> scores;
   if (candidates.empty() || (!a.managed && options_.deployment != Deployment::kEveryPod)) return scores;
   std::vector<std::string> names = names_of(candidates);
-  if (options_.best_fit) {
+  if (options_.reference == Reference::kBestFit) {
     auto demand = model::compute_demand(a.pod, cfg_.demand);
     if (!demand) return Error{demand.message()};
     return best_fit_scores(cluster_.snapshot(), names, *demand, dra_fit(*demand).get());
   }
-  args.set_node_names(std::move(names));
+  args.set_node_names(names);
   const auto scope = a.managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
+  // fgd reads the mix of shapes prioritize has seen, this pod's included.
   auto scored = ext_.prioritize(args, {}, scope);
+  if (options_.reference == Reference::kFgd) {
+    auto demand = model::compute_demand(a.pod, cfg_.demand);
+    if (!demand) return Error{demand.message()};
+    return fgd_scores(cluster_.snapshot(), names, *demand, ext_.shape_mix(), dra_fit(*demand).get());
+  }
   if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
   for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
   return scores;
@@ -413,6 +419,12 @@ model::Pod workload_pod(const WorkloadRow& row, std::size_t index, const std::st
   c.requests["memory"] = std::to_string(row.memory_mib) + "Mi";
   pod.containers.push_back(std::move(c));
   return pod;
+}
+
+std::optional<Reference> parse_reference(std::string_view name) {
+  if (name == "best-fit") return Reference::kBestFit;
+  if (name == "fgd") return Reference::kFgd;
+  return std::nullopt;
 }
 
 const char* deployment_name(Deployment d) { return d == Deployment::kGpuPods ? "gpu-pods" : "every-pod"; }

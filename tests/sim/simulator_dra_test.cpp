@@ -217,7 +217,7 @@ TEST(SimulateCommand, AnUnknownPolicyIsRefusedListingThePackingTable) {
   const int code = run_simulate_command(6, argv, daemon::simulator_config);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(code, 0);
-  EXPECT_NE(err.find("unknown policy \"tight\" (" + policy::packing_names(", ") + ", best-fit)"), std::string::npos)
+  EXPECT_NE(err.find("unknown policy \"tight\" (" + policy::packing_names(", ") + ", best-fit, fgd)"), std::string::npos)
       << err;
 }
 

@@ -60,12 +60,17 @@ enum class Deployment { kGpuPods, kEveryPod };
 const char* deployment_name(Deployment d);  // "gpu-pods", "every-pod"
 std::optional<Deployment> parse_deployment(std::string_view name);
 
+// The simulator's reference policies (reference_scores.h): none (the daemon's prioritize), best-fit, fgd.
+enum class Reference { kNone, kBestFit, kFgd };
+// "best-fit" or "fgd"; nullopt for other names.
+std::optional<Reference> parse_reference(std::string_view name);
+
 struct SimulationOptions {
   Deployment deployment = Deployment::kGpuPods;
   SchedulerSettings scheduler;  // the extender's weight and percentageOfNodesToScore
-  // Scores with the best-fit reference (best_fit.h) instead of the daemon's prioritize; filter
+  // Scores with a reference policy (reference_scores.h) instead of the daemon's prioritize; filter
   // and bind stay the daemon's.
-  bool best_fit = false;
+  Reference reference = Reference::kNone;
 };
 
 // Runs the workload through an Extender of `base` with scoring.gpu_packing = `policy`. The share unit is set to

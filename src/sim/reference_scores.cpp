@@ -1,0 +1,85 @@
+#include "extender/sim/reference_scores.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace extender::sim {
+namespace {
+
+// A candidate's supply and GPU view as prioritize reads them.
+struct CandidateView {
+  const model::NodeSupply* supply = nullptr;
+  policy::GpuNodeView view;
+};
+
+std::optional<CandidateView> candidate_view(const state::Snapshot& snap, const std::string& name,
+                                            const model::PodDemand& pod, const policy::DraFit* dra) {
+  const state::NodeState* node = snap.find(name);
+  if (!node) return std::nullopt;
+  const model::NodeUsage usage = node->usage_for(pod, {});
+  const auto served = dra ? dra->scoring_view(node->supply, usage) : std::nullopt;
+  if (served) return CandidateView{&node->supply, policy::gpu_view(served->supply, served->usage)};
+  return CandidateView{&node->supply, policy::gpu_view(node->supply, usage)};
+}
+
+double left_after(const CandidateView& c, const model::PodDemand& pod) {
+  const policy::GpuNodeView& view = c.view;
+  double value = 0;
+  if (view.cpu_free != INT64_MAX && c.supply->cpu_milli > 0) {
+    value += static_cast<double>(view.cpu_free - pod.cpu_milli) / static_cast<double>(c.supply->cpu_milli);
+  }
+  if (!view.free.empty()) {
+    const policy::GpuShape shape = policy::shape_of(pod);
+    double free = 0;
+    for (std::int64_t f : view.free) free += static_cast<double>(f);
+    free -= pod.gpu_share_bytes > 0 ? static_cast<double>(pod.gpu_share_bytes)
+                                    : static_cast<double>(shape.whole) * static_cast<double>(view.capacity);
+    value += free / (static_cast<double>(view.capacity) * static_cast<double>(view.free.size()));
+  }
+  return value;
+}
+
+// Ranks `values` (lower is better; `absent` scores 0) 10, 9, ... 0 by distinct value.
+std::vector<std::int64_t> rank_ascending(const std::vector<long double>& values, long double absent) {
+  std::vector<long double> distinct = values;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<std::int64_t> out;
+  out.reserve(values.size());
+  for (long double v : values) {
+    const auto rank = std::lower_bound(distinct.begin(), distinct.end(), v) - distinct.begin();
+    out.push_back(v == absent ? 0 : std::max<std::int64_t>(10 - rank, 0));
+  }
+  return out;
+}
+
+constexpr long double kAbsent = std::numeric_limits<long double>::infinity();
+
+}  // namespace
+
+std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std::vector<std::string>& names,
+                                          const model::PodDemand& pod, const policy::DraFit* dra) {
+  std::vector<long double> left;
+  left.reserve(names.size());
+  for (const auto& name : names) {
+    const auto c = candidate_view(snap, name, pod, dra);
+    left.push_back(c ? left_after(*c, pod) : kAbsent);
+  }
+  return rank_ascending(left, kAbsent);
+}
+
+std::vector<std::int64_t> fgd_scores(const state::Snapshot& snap, const std::vector<std::string>& names,
+                                     const model::PodDemand& pod, const policy::ShapeMix& mix,
+                                     const policy::DraFit* dra) {
+  std::vector<long double> delta;
+  delta.reserve(names.size());
+  for (const auto& name : names) {
+    const auto c = candidate_view(snap, name, pod, dra);
+    const auto d = c ? policy::fragmentation_delta(pod, *c->supply, c->view, mix) : std::nullopt;
+    delta.push_back(d ? static_cast<long double>(d->num) / static_cast<long double>(d->den) : kAbsent);
+  }
+  return rank_ascending(delta, kAbsent);
+}
+
+}  // namespace extender::sim
