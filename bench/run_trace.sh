@@ -7,11 +7,13 @@
 #   worst|mean <family> <gpu-pods|every-pod> <policy> <allocation>%
 # and last one table of them all (family × policy × deployment, mean and worst seed).
 # The extender's weight and percentageOfNodesToScore are the chart's (extender.weight,
-# secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set. SCALE (a fraction,
+# secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set, and so are the
+# daemon's scoring settings (config.scoring: the fragmentation window, size exponent and fit
+# weight) unless CONFIG names a daemon configuration file to use instead. SCALE (a fraction,
 # default 1) runs a drawn part of the nodes and pods, for quick checks. Builds the Release daemon
 # into BUILD_DIR (default build) when it is not there.
 # usage: bench/run_trace.sh [--family NAME]... TRACE_DIR [BUILD_DIR]
-#        (env: SEEDS, POLICIES, DEPLOYMENTS, FAMILIES, WEIGHT, PERCENTAGE, SCALE)
+#        (env: SEEDS, POLICIES, DEPLOYMENTS, FAMILIES, WEIGHT, PERCENTAGE, SCALE, CONFIG)
 set -euo pipefail
 families=()
 while [ $# -ge 2 ] && [ "$1" = --family ]; do families+=("$2"); shift 2; done
@@ -41,6 +43,12 @@ for p in $policies; do policy_args+=(--policy "$p"); done
 echo "# extender weight $weight, percentageOfNodesToScore $percentage; GPU allocation at 100% arrival"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+config=${CONFIG:-$work/config.yaml}
+if [ -z "${CONFIG:-}" ]; then
+  python3 -c 'import sys, yaml; yaml.safe_dump({"scoring": yaml.safe_load(open(sys.argv[1]))["config"]["scoring"]}, sys.stdout)' \
+    "$values" >"$config"
+fi
+echo "# scoring: $(python3 -c 'import sys, yaml; s = (yaml.safe_load(open(sys.argv[1])) or {}).get("scoring") or {}; print(", ".join(f"{k} {v}" for k, v in s.items() if k.startswith("fragmentation_") and k != "fragmentation_prior"))' "$config")"
 results=$work/results
 : >"$results"
 for family in "${families[@]}"; do
@@ -52,7 +60,7 @@ for family in "${families[@]}"; do
   for d in $deployments; do
     for s in $seeds; do
       start=$(date +%s.%N)
-      json=$("$build/scheduler-extender" simulate --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
+      json=$("$build/scheduler-extender" simulate --config "$config" --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
              --percentage-of-nodes-to-score "$percentage" --json "${policy_args[@]}")
       took=$(echo "$(date +%s.%N) - $start" | bc)
       python3 - "$family" "$d" "$s" "$json" >>"$results" <<'PY'

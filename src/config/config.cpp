@@ -1,7 +1,10 @@
 #include "extender/config/config.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include "extender/common/yaml_reader.h"
 #include "extender/common/quantity.h"
@@ -23,6 +26,23 @@ Status read_at_least(YamlReader& r, const YAML::Node& map, std::string_view key,
   if (out < min) {
     return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be at least " + std::to_string(min));
   }
+  return {};
+}
+
+// Reads a decimal number from `low` to `high` (both included).
+Status read_decimal(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path, double& out,
+                    double low, double high) {
+  std::string text;
+  EXTENDER_TRY(r.read(map, key, path, text));
+  if (text.empty()) return {};
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || !(value >= low && value <= high)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "expected a number from %g to %g", low, high);
+    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), range);
+  }
+  out = value;
   return {};
 }
 
@@ -190,9 +210,37 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   return load_baremetal(r, n["baremetal"], s.baremetal);
 }
 
+Status load_fragmentation_prior(YamlReader& r, const YAML::Node& prior, policy::ShapeMix& out) {
+  if (!prior.IsDefined() || prior.IsNull()) return {};
+  if (!prior.IsMap()) return r.error_at(prior, "scoring.fragmentation_prior", "expected a mapping of GPUs (1, 8, 0.5) to weight");
+  out.clear();
+  for (auto it = prior.begin(); it != prior.end(); ++it) {
+    EXTENDER_TRY(r.spend(it->second, "scoring.fragmentation_prior"));
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    auto shape = policy::parse_shape(key);
+    if (!shape) return r.error_at(it->first, "scoring.fragmentation_prior", "\"" + key + "\": " + shape.message());
+    std::int64_t weight = 0;
+    EXTENDER_TRY(read_at_least(r, prior, key, "scoring.fragmentation_prior", weight, 1));
+    if (weight > 1'000'000) return r.error_at(it->second, "scoring.fragmentation_prior", "weights must be at most 1000000");
+    out.emplace_back(*shape, weight);
+  }
+  return {};
+}
+
+Status load_fragmentation(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
+  EXTENDER_TRY(read_at_least(r, n, "fragmentation_window", "scoring", s.fragmentation_window, 0));
+  if (s.fragmentation_window > 1'000'000) {
+    return r.error_at(n["fragmentation_window"], "scoring.fragmentation_window", "must be at most 1000000");
+  }
+  EXTENDER_TRY(read_decimal(r, n, "fragmentation_size_exponent", "scoring", s.fragmentation_size_exponent, 0, 2));
+  EXTENDER_TRY(read_decimal(r, n, "fragmentation_fit_weight", "scoring", s.fragmentation_fit_weight, 0, 100));
+  return load_fragmentation_prior(r, n["fragmentation_prior"], s.fragmentation_prior);
+}
+
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
   EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing",
-                                            "fragmentation_window", "fragmentation_prior", "capacity_weight",
+                                            "fragmentation_window", "fragmentation_prior", "fragmentation_size_exponent",
+                                            "fragmentation_fit_weight", "capacity_weight",
                                             "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   for (const policy::Scorer& scorer : policy::scorers()) {
@@ -210,25 +258,7 @@ Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s)
   auto strategy = policy::parse_packing(packing);
   if (!strategy) return r.error_at(n["gpu_packing"], "scoring.gpu_packing", "expected " + policy::packing_names());
   s.packing = *strategy;
-  EXTENDER_TRY(read_at_least(r, n, "fragmentation_window", "scoring", s.fragmentation_window, 0));
-  if (s.fragmentation_window > 1'000'000) {
-    return r.error_at(n["fragmentation_window"], "scoring.fragmentation_window", "must be at most 1000000");
-  }
-  if (const YAML::Node prior = n["fragmentation_prior"]; prior.IsDefined() && !prior.IsNull()) {
-    if (!prior.IsMap()) return r.error_at(prior, "scoring.fragmentation_prior", "expected a mapping of GPUs (1, 8, 0.5) to weight");
-    s.fragmentation_prior.clear();
-    for (auto it = prior.begin(); it != prior.end(); ++it) {
-      EXTENDER_TRY(r.spend(it->second, "scoring.fragmentation_prior"));
-      const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
-      auto shape = policy::parse_shape(key);
-      if (!shape) return r.error_at(it->first, "scoring.fragmentation_prior", "\"" + key + "\": " + shape.message());
-      std::int64_t weight = 0;
-      EXTENDER_TRY(read_at_least(r, prior, key, "scoring.fragmentation_prior", weight, 1));
-      if (weight > 1'000'000) return r.error_at(it->second, "scoring.fragmentation_prior", "weights must be at most 1000000");
-      s.fragmentation_prior.emplace_back(*shape, weight);
-    }
-  }
-  return {};
+  return load_fragmentation(r, n, s);
 }
 
 Status load_state(YamlReader& r, const YAML::Node& n, StateConfig& s) {

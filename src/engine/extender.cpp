@@ -41,7 +41,8 @@ Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
       scheduler_names_(std::move(options.bind.scheduler_names)),
       deps_(std::move(deps)),
       clock_(deps_.clock ? *deps_.clock : steady_clock()),
-      shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior),
+      shapes_(static_cast<std::size_t>(scoring_.fragmentation_window), scoring_.fragmentation_prior,
+              scoring_.fragmentation_size_exponent),
       unseen_(options.placement_wait) {}
 
 void Extender::remember(const model::PodDemand& demand, TimePoint now) {

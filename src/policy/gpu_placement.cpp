@@ -1,6 +1,7 @@
 #include "extender/policy/gpu_placement.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "extender/common/quantity.h"
@@ -8,6 +9,14 @@
 
 namespace extender::policy {
 namespace {
+
+constexpr double kQuarters = 4;                         // a size-weighted mix counts in quarter pods
+constexpr __int128 kMaxMixWeight = std::int64_t{1} << 24;
+
+std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
+  const __int128 p = static_cast<__int128>(a) * b;
+  return p > INT64_MAX ? INT64_MAX : static_cast<std::int64_t>(p);
+}
 
 std::int64_t share_need(const GpuNodeView& view, const GpuShape& shape) {
   if (shape.share_bytes > 0) return shape.share_bytes;
@@ -210,7 +219,8 @@ GpuShape shape_of(const model::PodDemand& pod) {
   return s;
 }
 
-ShapeWindow::ShapeWindow(std::size_t capacity, ShapeMix prior) : capacity_(capacity), prior_(std::move(prior)) {}
+ShapeWindow::ShapeWindow(std::size_t capacity, ShapeMix prior, double size_exponent)
+    : capacity_(capacity), prior_(std::move(prior)), size_exponent_(size_exponent) {}
 
 void ShapeWindow::add(const GpuShape& shape) {
   if (shape == GpuShape{} || capacity_ == 0) return;
@@ -223,10 +233,30 @@ void ShapeWindow::add(const GpuShape& shape) {
   }
 }
 
+std::int64_t ShapeWindow::unit_weight(const GpuShape& shape) const {
+  if (size_exponent_ <= 0) return 1;
+  const double gpus = static_cast<double>(std::max<std::int64_t>(shape.whole, 1));
+  return std::max<std::int64_t>(std::llround(kQuarters * std::pow(gpus, size_exponent_)), 1);
+}
+
 ShapeMix ShapeWindow::mix() const {
-  std::map<GpuShape, std::int64_t> merged(counts_.begin(), counts_.end());
+  std::map<GpuShape, std::int64_t> merged;
+  __int128 total = 0;
+  for (const auto& [shape, n] : counts_) {
+    const std::int64_t w = saturating_mul(n, unit_weight(shape));
+    merged[shape] += w;
+    total += w;
+  }
+  const std::int64_t prior_unit = size_exponent_ > 0 ? kQuarters : 1;
   for (const auto& [shape, weight] : prior_) {
-    if (weight > 0) merged[shape] += weight;
+    if (weight <= 0) continue;
+    merged[shape] += saturating_mul(weight, prior_unit);
+    total += saturating_mul(weight, prior_unit);
+  }
+  if (total > kMaxMixWeight) {
+    for (auto& [shape, w] : merged) {
+      w = std::max<std::int64_t>(static_cast<std::int64_t>(static_cast<__int128>(w) * kMaxMixWeight / total), 1);
+    }
   }
   return {merged.begin(), merged.end()};
 }

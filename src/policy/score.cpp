@@ -1,6 +1,7 @@
 #include "extender/policy/score.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -75,16 +76,19 @@ std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span
 
 namespace {
 
-// What the fragmentation policy ranks by: the increase of expected fragmentation, then (ties)
+// What the fragmentation policy ranks by: the increase of expected fragmentation blended with
+// best-fit's measure (0 for all when it weighs nothing), then the increase exactly, then (ties)
 // the node's free GPU memory after the placement in device units (less first), then its free CPU
 // after (more first).
 struct RankKey {
+  long double blended = 0;
   Ratio delta;
   Ratio gpu_free;
   std::int64_t cpu_free = 0;
 };
 
 bool key_less(const RankKey& a, const RankKey& b) {
+  if (a.blended != b.blended) return a.blended < b.blended;
   if (less(a.delta, b.delta)) return true;
   if (less(b.delta, a.delta)) return false;
   if (less(a.gpu_free, b.gpu_free)) return true;
@@ -107,17 +111,35 @@ std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
   return out;
 }
 
-RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix) {
+// Best-fit's measure: the node's free CPU after the placement over its CPU (0 when unknown), plus
+// its free GPU memory after over all of its devices' (0 without devices).
+long double left_after(const model::NodeSupply& node, const GpuNodeView& view, __int128 gpu_free,
+                       std::int64_t cpu_free) {
+  long double left = 0;
+  if (cpu_free != INT64_MAX && node.cpu_milli > 0) left += static_cast<long double>(cpu_free) / node.cpu_milli;
+  if (!view.free.empty()) {
+    left += static_cast<long double>(gpu_free) /
+            (static_cast<long double>(view.capacity) * static_cast<long double>(view.free.size()));
+  }
+  return left;
+}
+
+RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix, double fit_weight) {
   const GpuNodeView view = gpu_view(*c.node, c.usage);
   auto d = fragmentation_delta(pod, *c.node, view, mix);
   // A candidate whose devices cannot take the pod ranks last.
-  if (!d) return {{INT64_MAX, 1}, {INT64_MAX, 1}, INT64_MAX};
+  if (!d) return {HUGE_VALL, {INT64_MAX, 1}, {INT64_MAX, 1}, INT64_MAX};
   __int128 free = 0;
   for (std::int64_t f : view.free) free += f;
   const GpuShape shape = shape_of(pod);
   free -= pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes : static_cast<__int128>(shape.whole) * view.capacity;
   const std::int64_t cpu_free = view.cpu_free == INT64_MAX ? INT64_MAX : view.cpu_free - pod.cpu_milli;
-  return {{d->num, d->den}, {free, view.capacity}, cpu_free};
+  long double blended = 0;
+  if (fit_weight > 0) {
+    blended = static_cast<long double>(d->num) / static_cast<long double>(d->den) +
+              fit_weight * left_after(*c.node, view, free, cpu_free);
+  }
+  return {blended, {d->num, d->den}, {free, view.capacity}, cpu_free};
 }
 
 // The whole GPUs the pod asks of the node's devices; nullopt when it asks whole GPUs of another
@@ -145,10 +167,10 @@ Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candida
 }  // namespace
 
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                               const ShapeMix& mix) {
+                                               const ShapeMix& mix, double fit_weight) {
   std::vector<RankKey> keys;
   keys.reserve(candidates.size());
-  for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix));
+  for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix, fit_weight));
   return rank_scores(keys);
 }
 
@@ -178,8 +200,8 @@ std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<con
 }
 
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy, const ShapeMix& mix) {
-  return packing_policy(strategy).score(pod, candidates, mix);
+                                             PackingStrategy strategy, const ShapeMix& mix, double fit_weight) {
+  return packing_policy(strategy).score(pod, candidates, mix, fit_weight);
 }
 
 namespace {
@@ -218,7 +240,7 @@ std::vector<std::int64_t> capacity(const model::PodDemand& pod, std::span<const 
 
 std::vector<std::int64_t> gpu_packing(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                       const ScoringRules& rules, const ShapeMix& mix) {
-  return gpu_packing_scores(pod, candidates, rules.packing, mix);
+  return gpu_packing_scores(pod, candidates, rules.packing, mix, rules.fragmentation_fit_weight);
 }
 
 constexpr Scorer kScorers[] = {

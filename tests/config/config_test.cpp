@@ -61,6 +61,8 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->gpu.share.unit_bytes, d->gpu.share.unit_bytes);
   EXPECT_EQ(c->scoring.packing, d->scoring.packing);
   EXPECT_EQ(c->scoring.fragmentation_window, d->scoring.fragmentation_window);
+  EXPECT_EQ(c->scoring.fragmentation_size_exponent, d->scoring.fragmentation_size_exponent);
+  EXPECT_EQ(c->scoring.fragmentation_fit_weight, d->scoring.fragmentation_fit_weight);
   EXPECT_EQ(c->scoring.fragmentation_prior, d->scoring.fragmentation_prior);
   EXPECT_EQ(c->ha.enabled, d->ha.enabled);
   EXPECT_EQ(c->ha.lease_name, d->ha.lease_name);
@@ -97,7 +99,7 @@ storage:
   capacity_settle: 90s
   baremetal: {provisioner: bm, node_id_annotation: csi-baremetal.dell.com/uuid, node_selector: {disks: "yes"}}
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
-          capacity_preference: less_free}
+          capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05}
 logging: {level: debug, format: json}
 )", "test");
   ASSERT_TRUE(c) << c.message();
@@ -128,6 +130,8 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->scoring.capacity_weight, 2);
   EXPECT_FALSE(c->scoring.capacity_more_free);
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_size_exponent, 1.5);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_fit_weight, 0.05);
   EXPECT_EQ(c->logging.format, "json");
   model::DemandRules rules = c->demand_rules();
   EXPECT_EQ(rules.gpu_resources, (std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"}));
@@ -167,6 +171,10 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"scoring:\n  gpu_packing: tight\n", "expected binpack, spread or fragmentation"},
       {"scoring:\n  capacity_preference: most\n", "expected more_free or less_free"},
       {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
+      {"scoring:\n  fragmentation_size_exponent: 3\n", "scoring.fragmentation_size_exponent: expected a number from 0 to 2"},
+      {"scoring:\n  fragmentation_fit_weight: -0.1\n", "scoring.fragmentation_fit_weight: expected a number from 0 to 100"},
+      {"scoring:\n  fragmentation_fit_weight: a lot\n", "scoring.fragmentation_fit_weight: expected a number"},
+      {"scoring:\n  fragmentation_fit_weight: nan\n", "scoring.fragmentation_fit_weight: expected a number"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
       {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},
       {"gpu:\n  resources:\n    - {name: a, memory_label_unit: bananas}\n", "memory_label_unit"},

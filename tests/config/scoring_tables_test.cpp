@@ -2,6 +2,7 @@
 // chart's values schema and the error messages follow the tables.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <fstream>
 #include <string>
@@ -62,6 +63,28 @@ TEST(ScoringTables, EveryPackingNameParsesAndAnUnknownOneListsThemAll) {
   ASSERT_FALSE(c);
   EXPECT_NE(c.message().find("expected " + policy::packing_names()), std::string::npos) << c.message();
   for (const auto& p : policy::packing_policies()) EXPECT_NE(c.message().find(p.name), std::string::npos) << p.name;
+}
+
+// The daemon configuration of the chart's default rendering (deploy/ is that rendering; the
+// chart_deploy test holds it to the chart).
+std::string chart_default_config() {
+  for (const YAML::Node& doc : YAML::LoadAllFromFile(std::string(EXTENDER_SOURCE_DIR) + "/deploy/scheduler-extender.yaml")) {
+    if (doc["kind"] && doc["kind"].as<std::string>() == "ConfigMap" && doc["data"]["config.yaml"]) {
+      return doc["data"]["config.yaml"].as<std::string>();
+    }
+  }
+  return "";
+}
+
+TEST(ScoringTables, TheChartShipsTheRecommendedPlacementSetup) {
+  // docs/placement.md, "Which policy to run": fragmentation over a 600-pod mix weighted by size^1.5,
+  // blended with best-fit at 0.05, with the every-pod entry.
+  auto c = parse_config(chart_default_config(), "deploy/scheduler-extender.yaml");
+  ASSERT_TRUE(c) << c.message();
+  EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kFragmentation);
+  EXPECT_EQ(c->scoring.fragmentation_window, 600);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_size_exponent, 1.5);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_fit_weight, 0.05);
 }
 
 }  // namespace

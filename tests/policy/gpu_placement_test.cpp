@@ -230,6 +230,52 @@ TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
   EXPECT_TRUE(score_candidates(with_host(none, 4, 8), cands, rules, mix).empty()) << "binpack does not";
 }
 
+TEST(GpuDevices, TheFitWeightSeparatesNearEqualIncreasesByWhatTheNodeKeepsFree) {
+  // a: 2 free GPUs, 16 cores. b: 2 free GPUs, 64 cores. c: one of 2 GPUs held, 64 cores.
+  std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256), host("c", 2, 64, 256)};
+  std::vector<Candidate> cands = {{&nodes[0], {}}, {&nodes[1], {}}, {&nodes[2], holding({{0, 0, true}})}};
+  const model::PodDemand pod = with_host(whole(1), 4, 8);
+  struct Case {
+    const char* what;
+    ShapeMix mix;
+    double fit_weight;
+    std::vector<std::int64_t> scores;
+  };
+  const std::vector<Case> cases = {
+      {"no increase anywhere, no fit weight: the fullest GPUs, then the most CPU left", {{{1, 0, 0}, 1}}, 0,
+       {8, 9, 10}},
+      {"no increase anywhere, a fit weight: the node left least free (GPU and CPU fractions) first",
+       {{{1, 0, 0}, 1}}, 0.05, {9, 8, 10}},
+      {"2-GPU shapes: c's lone free GPU goes, a and b strand one; the fit weight only orders a before b",
+       {{{2, 0, 0}, 1}}, 0.05, {9, 8, 10}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(gpu_packing_scores(pod, cands, PackingStrategy::kFragmentation, c.mix, c.fit_weight), c.scores)
+        << c.what;
+  }
+  ScoringRules rules;
+  rules.packing = PackingStrategy::kFragmentation;
+  rules.fragmentation_fit_weight = 0.05;
+  EXPECT_EQ(score_candidates(pod, cands, rules, {{{1, 0, 0}, 1}}), (std::vector<std::int64_t>{9, 8, 10}))
+      << "the scoring rules carry the fit weight";
+}
+
+TEST(GpuDevices, ShapeWindowWeighsLargeShapesBySizeExponent) {
+  ShapeWindow w(10, {{{1, 0, 0}, 1}}, 1.5);
+  w.add({8, 0, 0});
+  w.add({1, 0, 0});
+  w.add({0, 0, 0, 4000, kGi});
+  EXPECT_EQ(w.mix(), (ShapeMix{{{0, 0, 0, 4000, kGi}, 4}, {{1, 0, 0}, 8}, {{8, 0, 0}, 91}}))
+      << "in quarter pods: 8 GPUs weigh 8^1.5 = 22.6 pods, the prior and pods without GPUs one each";
+  ShapeWindow huge(1, {{{1, 0, 0}, 1'000'000}, {{2, 0, 0}, 1'000'000}, {{4, 0, 0}, 1'000'000},
+                       {{8, 0, 0}, 1'000'000}, {{0, 0, 500}, 1'000'000}},
+                   2);
+  std::int64_t total = 0;
+  for (const auto& [shape, weight] : huge.mix()) total += weight;
+  EXPECT_LE(total, std::int64_t{1} << 24) << "the total is scaled down to keep exact ratios in 128 bits";
+  EXPECT_GT(total, (std::int64_t{1} << 24) - 8);
+}
+
 TEST(GpuDevices, ShapeWindowCountsPodsWithoutGpus) {
   ShapeWindow w(3, {});
   w.add({0, 0, 0, 4000, kGi});

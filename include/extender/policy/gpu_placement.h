@@ -52,17 +52,25 @@ GpuShape shape_of(const model::PodDemand& pod);
 
 using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
 
-// The recent mix of shapes: the last `capacity` shapes added plus a prior of pseudo-counts. A value
-// type; not thread-safe (its owner serialises access).
+// The recent mix of shapes: the last `capacity` shapes added plus a prior of pseudo-counts. With
+// `size_exponent` e > 0 a shape of k whole GPUs weighs k^e pods (shares and pods without GPUs one;
+// each weight then in quarters, the prior's too), so that the large shapes, whose refusal loses
+// the most GPUs and which fewer nodes can hold, count for more than their number; at 0 each pod
+// counts once. The weights' total is kept below 2^24 (scaled down alike), which keeps
+// fragmentation's exact ratios within 128 bits. A value type; not thread-safe (its owner
+// serialises access).
 class ShapeWindow {
  public:
-  ShapeWindow(std::size_t capacity, ShapeMix prior);
+  ShapeWindow(std::size_t capacity, ShapeMix prior, double size_exponent = 0);
   void add(const GpuShape& shape);  // an empty shape (no GPU, CPU or memory) is ignored
   ShapeMix mix() const;
 
  private:
+  std::int64_t unit_weight(const GpuShape& shape) const;
+
   std::size_t capacity_;
   ShapeMix prior_;
+  double size_exponent_;
   std::deque<GpuShape> recent_;
   std::map<GpuShape, std::int64_t> counts_;
 };

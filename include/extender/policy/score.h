@@ -26,6 +26,13 @@ struct ScoringRules {
   // At 100 pods the prior weighs about a tenth of the mix, which keeps plain GPU fragmentation in
   // view.
   std::int64_t fragmentation_window = 100;
+  // fragmentation: a shape of k whole GPUs weighs k^this pods in the mix (ShapeWindow); 0: each pod
+  // counts once.
+  double fragmentation_size_exponent = 0;
+  // fragmentation: best-fit's measure of what the node keeps free after the placement (its free
+  // CPU over its CPU plus its free GPU over its GPUs, 0..2) times this is added to the increase of
+  // fragmentation (GPUs per pod of the mix) before ranking; 0: the increase alone.
+  double fragmentation_fit_weight = 0;
   ShapeMix fragmentation_prior = {{{1, 0, 0}, 4}, {{2, 0, 0}, 1}, {{4, 0, 0}, 1}, {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
   // Storage capacity (as KEP-4049's StorageCapacityScoring, on this daemon's own accounting):
@@ -72,19 +79,21 @@ std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span
 // resources, counted in device memory when the node has devices and the pod asks a share or
 // whole GPUs of them (a share holds its bytes of a device, a whole GPU all of it, so a node's
 // shares count for whole-GPU pods too); min-max normalised. fragmentation: the
-// least increase of the node's expected fragmentation over `mix` (fragmentation_delta), then
+// least increase of the node's expected fragmentation over `mix` (fragmentation_delta; plus
+// `fit_weight` times best-fit's measure, see ScoringRules::fragmentation_fit_weight), then
 // (ties) the least free GPU memory after the placement, then the most free CPU after (headroom
 // for the pods kube-scheduler places by its own plugins), ranked:
 // the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
 // best node is never tied with a worse one.
 // The strategy's scorer is its entry of the packing table (packing.h).
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy, const ShapeMix& mix = {});
+                                             PackingStrategy strategy, const ShapeMix& mix = {},
+                                             double fit_weight = 0);
 // binpack (fuller_first) and spread, as above.
 std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                       bool fuller_first);
 // fragmentation, as above.
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                               const ShapeMix& mix);
+                                               const ShapeMix& mix, double fit_weight = 0);
 
 }  // namespace extender::policy
