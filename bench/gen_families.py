@@ -180,6 +180,38 @@ def table(results):
     return "\n".join(lines)
 
 
+# What the recommended policy is held to (docs/placement.md, "Which policy to run"): per
+# deployment, the baselines whose best it must reach on each family and seed.
+RECOMMENDED = "fragmentation"
+BASELINES = {"every-pod": ("best-fit", "fgd"), "gpu-pods": ("binpack",)}
+
+
+def verdict(results):
+    """Per family and deployment: the recommended policy's mean minus the mean of the best baseline
+    on each seed, and its worst gap on one seed (negative: below)."""
+    by_seed = {}
+    for line in results:
+        if not line.strip() or line.startswith("#"):
+            continue
+        family, deployment, policy, seed, value = line.split()
+        by_seed.setdefault((family, deployment), {}).setdefault(seed, {})[policy] = float(value.rstrip("%"))
+    lines = ["| family | deployment | against | mean gap | worst seed gap |", "|---|---|---|---|---|"]
+    for (family, deployment), seeds in by_seed.items():
+        baselines = BASELINES.get(deployment, ())
+        gaps, ours, best = [], [], []
+        for values in seeds.values():
+            present = [values[b] for b in baselines if b in values]
+            if RECOMMENDED not in values or not present:
+                continue
+            ours.append(values[RECOMMENDED])
+            best.append(max(present))
+            gaps.append(values[RECOMMENDED] - max(present))
+        if gaps:
+            mean_gap = sum(ours) / len(ours) - sum(best) / len(best)
+            lines.append(f"| {family} | {deployment} | max({', '.join(baselines)}) | {mean_gap:+.2f} | {min(gaps):+.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -199,7 +231,10 @@ def main(argv):
         derive(a.trace, a.family, a.out, a.seed, a.scale)
     elif a.command == "table":
         with open(a.results) as f:
-            print(table(f))
+            lines = f.readlines()
+        print(table(lines))
+        print()
+        print(verdict(lines))
     else:
         print(" ".join(FAMILIES))
 

@@ -5,11 +5,13 @@
 # (bench/gen_families.py derives it from the trace; default: the trace as is), then per family,
 # deployment and policy the worst seed and the mean:
 #   worst|mean <family> <gpu-pods|every-pod> <policy> <allocation>%
-# and last one table of them all (family × policy × deployment, mean and worst seed).
+# then one table of them all (family × policy × deployment, mean and worst seed), and last how far
+# the recommended policy (fragmentation) is above its baselines (every-pod: the best of best-fit and
+# fgd on each seed; gpu-pods: binpack), on the mean and on its worst seed.
 # The extender's weight and percentageOfNodesToScore are the chart's (extender.weight,
 # secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set, and so are the
-# daemon's scoring settings (config.scoring: the fragmentation window, size exponent and fit
-# weight) unless CONFIG names a daemon configuration file to use instead. SCALE (a fraction,
+# daemon's scoring settings for each deployment (config.scoring with placementByRoute's everyPod or
+# gpuPods set) unless CONFIG names a daemon configuration file to use for both instead. SCALE (a fraction,
 # default 1) runs a drawn part of the nodes and pods, for quick checks. Builds the Release daemon
 # into BUILD_DIR (default build) when it is not there.
 # usage: bench/run_trace.sh [--family NAME]... TRACE_DIR [BUILD_DIR]
@@ -43,12 +45,23 @@ for p in $policies; do policy_args+=(--policy "$p"); done
 echo "# extender weight $weight, percentageOfNodesToScore $percentage; GPU allocation at 100% arrival"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-config=${CONFIG:-$work/config.yaml}
-if [ -z "${CONFIG:-}" ]; then
-  python3 -c 'import sys, yaml; yaml.safe_dump({"scoring": yaml.safe_load(open(sys.argv[1]))["config"]["scoring"]}, sys.stdout)' \
-    "$values" >"$config"
-fi
-echo "# scoring: $(python3 -c 'import sys, yaml; s = (yaml.safe_load(open(sys.argv[1])) or {}).get("scoring") or {}; print(", ".join(f"{k} {v}" for k, v in s.items() if k.startswith("fragmentation_") and k != "fragmentation_prior"))' "$config")"
+# The daemon's configuration for deployment $1: the chart's, or CONFIG.
+config_for() {
+  if [ -n "${CONFIG:-}" ]; then echo "$CONFIG"; return; fi
+  python3 - "$values" "$1" "$work/config-$1.yaml" <<'PY'
+import sys, yaml
+values, deployment, out = yaml.safe_load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+scoring = dict(values["config"]["scoring"])
+route = values["placementByRoute"]["everyPod" if deployment == "every-pod" else "gpuPods"]
+for key, value in route.items():
+    scoring.setdefault(key, value)
+yaml.safe_dump({"scoring": scoring}, open(out, "w"))
+PY
+  echo "$work/config-$1.yaml"
+}
+for d in $deployments; do
+  echo "# $d scoring: $(python3 -c 'import sys, yaml; s = (yaml.safe_load(open(sys.argv[1])) or {}).get("scoring") or {}; print(", ".join(f"{k} {v}" for k, v in s.items() if k.startswith("fragmentation_") and k != "fragmentation_prior"))' "$(config_for "$d")")"
+done
 results=$work/results
 : >"$results"
 for family in "${families[@]}"; do
@@ -60,7 +73,7 @@ for family in "${families[@]}"; do
   for d in $deployments; do
     for s in $seeds; do
       start=$(date +%s.%N)
-      json=$("$build/scheduler-extender" simulate --config "$config" --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
+      json=$("$build/scheduler-extender" simulate --config "$(config_for "$d")" --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
              --percentage-of-nodes-to-score "$percentage" --json "${policy_args[@]}")
       took=$(echo "$(date +%s.%N) - $start" | bc)
       python3 - "$family" "$d" "$s" "$json" >>"$results" <<'PY'

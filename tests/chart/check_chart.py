@@ -253,10 +253,13 @@ def step_lint():
     C.ok(not unknown, "chart README.md documents no value that values.yaml lacks", f"unknown: {unknown}")
 
     # The chart exposes every key of the daemon's configuration (examples/config.yaml documents
-    # them all), except those it sets itself; and nothing else.
+    # them all), except those it sets itself; and nothing else. placementByRoute's keys are
+    # config.scoring's, filled in by route unless config.scoring sets them.
     daemon = load_yaml(os.path.join(ARGS.repo, "examples/config.yaml"))
     want = {p for p in key_paths(daemon) if not any(p[:len(f)] == f for f in FORCED)}
     have = key_paths(values["config"])
+    for route in values["placementByRoute"].values():
+        have |= {("scoring",) + p for p in key_paths(route)}
     C.ok(want == have, "values `config` mirrors the daemon's keys in examples/config.yaml (minus forced ones)",
          f"missing in values: {sorted(want - have)}; unknown to the daemon: {sorted(have - want)}")
     C.ok(values.get("replicaCount") == 2, "values.yaml: replicaCount is 2")
@@ -451,6 +454,25 @@ def check_daemon_objects(docs, kv, tls, second_scheduler=False, monitor=False):
              f"[{kv}] PodDisruptionBudget: maxUnavailable 1 (no minAvailable) over every replica")
 
 
+def check_placement_route(docs, kv, route, overrides=None):
+    """The daemon's scoring carries placementByRoute's set for the route, but what config.scoring sets."""
+    scoring = (daemon_config(docs) or {}).get("scoring") or {}
+    values = load_yaml(os.path.join(ARGS.repo, CHART_REL, "values.yaml"))
+    want = dict(values["placementByRoute"][route], **(overrides or {}))
+    got = {k: scoring.get(k) for k in want}
+    C.eq(got, want, f"[{kv}] fragmentation settings of the {route} route")
+    C.eq(scoring.get("gpu_packing"), "fragmentation", f"[{kv}] gpu_packing fragmentation")
+
+
+def check_placement_routes():
+    docs = render("1.31.0", "default placement")
+    if docs:
+        check_placement_route(docs, "1.31.0/default", "everyPod")
+    docs = render("1.31.0", "placement with a window of its own", sets=["config.scoring.fragmentation_window=50"])
+    if docs:
+        check_placement_route(docs, "1.31.0/window", "everyPod", {"fragmentation_window": 50})
+
+
 def check_second_scheduler(docs, kv, want_api, want_tag, tls, every_pod=True, relay=True):
     cfg = scheduler_config(docs)
     if not C.ok(cfg is not None, f"[{kv}] second scheduler ConfigMap rendered"):
@@ -622,6 +644,8 @@ def step_render():
                   sets=["secondScheduler.enabled=true", "extender.everyPod.enabled=false"])
     if docs:
         check_second_scheduler(docs, "1.31.0/http", "v1", "v1.31.0", tls=False, every_pod=False)
+        check_placement_route(docs, "1.31.0/http", "gpuPods")
+    check_placement_routes()
     docs = render("1.31.0", "second scheduler, every-pod entry without the relay",
                   values_files=[nondefault], sets=["extender.everyPod.enabled=true", "extender.everyPod.relay.enabled=false"])
     if docs:

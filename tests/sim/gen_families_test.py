@@ -119,6 +119,19 @@ class Families(unittest.TestCase):
             "| multi-gpu | `spread` | 70.50% | 70.50% |  |  |",
         ])
 
+    def test_the_verdict_holds_the_recommended_policy_to_its_baselines_by_mean_and_seed(self):
+        lines = ["default every-pod fragmentation 42 95.00", "default every-pod best-fit 42 94.00",
+                 "default every-pod fgd 42 96.00", "default every-pod fragmentation 43 95.00",
+                 "default every-pod best-fit 43 93.00", "default every-pod fgd 43 93.50",
+                 "default gpu-pods fragmentation 42 80.00", "default gpu-pods binpack 42 80.25",
+                 "default gpu-pods spread 42 99.00"]
+        self.assertEqual(gen_families.verdict(lines).splitlines(), [
+            "| family | deployment | against | mean gap | worst seed gap |",
+            "|---|---|---|---|---|",
+            "| default | every-pod | max(best-fit, fgd) | +0.25 | -1.00 |",
+            "| default | gpu-pods | max(binpack) | -0.25 | -0.25 |",
+        ])
+
 
 if __name__ == "__main__":
     unittest.main()

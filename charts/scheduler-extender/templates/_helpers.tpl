@@ -345,6 +345,13 @@ The daemon's configuration file
 {{- $_ := set $storage "capacity_tracking" false -}}
 {{- $_ := set $cfg "storage" $storage -}}
 {{- end -}}
+{{- $scoring := $cfg.scoring | default dict -}}
+{{- $byRoute := .Values.placementByRoute | default dict -}}
+{{- $route := ternary $byRoute.everyPod $byRoute.gpuPods (eq (include "scheduler-extender.everyPod" .) "true") | default dict -}}
+{{- range $key, $value := $route -}}
+{{- if not (hasKey $scoring $key) -}}{{- $_ := set $scoring $key $value -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $cfg "scoring" $scoring -}}
 {{- $ha := $cfg.ha | default dict -}}
 {{- $_ := set $ha "lease_name" (include "scheduler-extender.leaseName" .) -}}
 {{- $_ := set $cfg "ha" $ha -}}
