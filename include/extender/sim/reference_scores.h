@@ -2,8 +2,9 @@
 // The reference policies the simulator compares the daemon's with (the daemon does not offer
 // them). Each returns one score 0..10 per name, in order, ranked as the fragmentation policy
 // ranks: the best distinct value scores 10, the next 9, and so on down to 0; a name the snapshot
-// lacks, or whose devices cannot take the pod, scores 0. A node whose GPUs come from DRA counts
-// them as prioritize reads them (policy::DraFit::scoring_view). Pure.
+// lacks scores 0, and under fgd so does a node whose devices cannot take the pod (best-fit ranks
+// only what the filter passed). A node whose GPUs come from DRA counts them as prioritize reads
+// them (policy::DraFit::scoring_view). Pure.
 // - best-fit, the FGD paper's baseline: the node the pod leaves least free ranks first: its free
 //   CPU after the placement over its allocatable CPU, plus its free GPU after over its GPUs (0
 //   without GPUs). Fine-grained, so nodes rarely tie.
