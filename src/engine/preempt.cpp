@@ -46,6 +46,36 @@ std::vector<model::Allocation> freed_by(const state::NodeState& node, const std:
   return freed;
 }
 
+// Whether evicting `freed` makes room for the pod on the node, by the DRA judge where there is one.
+bool makes_room(const model::PodDemand& demand, const policy::DraFit* dra, const state::NodeState& node,
+                const model::NodeUsage& usage, const std::vector<model::Allocation>& freed) {
+  return dra ? dra->eviction_makes_room(demand, node.supply, usage, freed)
+             : policy::eviction_makes_room(demand, node.supply, usage, freed);
+}
+
+// The other face of the same lag: the preemptor is nominated to a node kube-scheduler no longer
+// lists as a candidate (in its view the pod fits there: its victims are gone), while this view
+// still holds pods of lower priority there (not even seen terminating yet) without which the pod
+// would fit. The pods kube-scheduler already evicted; victims elsewhere would be a second eviction.
+// Returns how many such pods this view still holds, 0 when the rule does not apply.
+std::size_t lower_priority_pods_lagging(const state::Snapshot& snap, const wire::PreemptionArgs& args,
+                                        const std::string& nominated, const model::PodDemand& demand,
+                                        const policy::DraFit* dra, TimePoint now) {
+  if (nominated.empty() || args.victims_by_node.count(nominated)) return 0;
+  const state::NodeState* n = snap.find(nominated);
+  if (!n) return 0;
+  std::vector<std::string> lower;
+  for (const auto& [uid, claim] : n->claims) {
+    if (claim.kind == state::Claim::Kind::kPlaced && claim.source == "pod" && claim.priority < args.pod.priority) {
+      lower.push_back(uid);
+    }
+  }
+  if (lower.empty()) return 0;
+  const model::NodeUsage usage = n->usage_for(demand, now);
+  if (makes_room(demand, dra, *n, usage, {})) return 0;
+  return makes_room(demand, dra, *n, usage, freed_by(*n, lower)) ? lower.size() : 0;
+}
+
 // The answer that keeps every victim kube-scheduler proposed, with `note`.
 PreemptAnswer unchanged(const wire::PreemptionArgs& args, PreemptAnswer& answer, std::string note) {
   for (const auto& [node, victims] : args.victims_by_node) {
@@ -91,6 +121,11 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
                           " pod(s) of lower priority are still terminating; no victims elsewhere";
     return answer;
   }
+  if (auto lagging = lower_priority_pods_lagging(snap, args, nominated, *demand, dra.get(), now)) {
+    answer.summary.note = "nominated to node " + nominated + ", which kube-scheduler no longer offers (it sees room there), where " +
+                          std::to_string(lagging) + " pod(s) of lower priority are still placed in this view; no victims elsewhere";
+    return answer;
+  }
   for (const auto& [name, victims] : args.victims_by_node) {
     const state::NodeState* node = snap.find(name);
     if (!node) {
@@ -99,8 +134,7 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
     }
     const std::vector<model::Allocation> freed = freed_by(*node, victims.uids);
     const model::NodeUsage usage = node->usage_for(*demand, now);
-    if (dra ? dra->eviction_makes_room(*demand, node->supply, usage, freed)
-            : policy::eviction_makes_room(*demand, node->supply, usage, freed)) {
+    if (makes_room(*demand, dra.get(), *node, usage, freed)) {
       answer.victims[name] = {victims.uids, victims.num_pdb_violations};
     } else {
       spdlog::debug("preempt {}: node {}: evicting the victims does not make room", answer.summary.pod, name);

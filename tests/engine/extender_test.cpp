@@ -222,23 +222,29 @@ TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape)
 }
 
 // One preemption, seen through a watch that lags the scheduler's: the preemptor is nominated to
-// "small", where its victim is still terminating in this view. Asked for victims elsewhere, the
-// daemon offers none (kube-scheduler's own rule for a nominated preemptor), so no second node is
-// emptied for the same pod.
+// "small", where its victim is still terminating in this view, or still placed while kube-scheduler,
+// which no longer offers "small", sees room there. Asked for victims elsewhere, the daemon offers
+// none (kube-scheduler's own rule for a nominated preemptor, on either face of the lag), so no
+// second node is emptied for the same pod.
 TEST(Extender, APreemptorNominatedWhereLowerPriorityPodsAreLeavingGetsNoVictimsElsewhere) {
   struct Case {
     const char* what;
     const char* nominated;
+    const char* preemptor_gpus;
     bool victim_terminating;
     std::int64_t victim_priority;
+    bool small_offered;  // kube-scheduler lists "small" as a candidate, with the victim
     bool victims_on_big;
   };
   const Case cases[] = {
-      {"victim still leaving the nominated node", "small", true, 10, false},
-      {"victim gone from view: nothing leaving", "small", false, 10, true},
-      {"the leaving pod outranks the preemptor", "small", true, 5000, true},
-      {"not nominated", "", true, 10, true},
-      {"nominated to a node where nothing leaves", "big", true, 10, true},
+      {"victim still leaving the nominated node", "small", "2", true, 10, false, false},
+      {"victim not yet seen leaving; the scheduler sees room on the nominated node", "small", "2", false, 10, false, false},
+      {"the nominated node offered with its victim: judged as any node", "small", "2", false, 10, true, true},
+      {"the nominated node too small even emptied", "small", "4", false, 10, false, true},
+      {"the leaving pod outranks the preemptor", "small", "2", true, 5000, false, true},
+      {"the placed pod outranks the preemptor", "small", "2", false, 5000, false, true},
+      {"not nominated", "", "2", true, 10, false, true},
+      {"nominated to a node where nothing leaves", "big", "2", true, 10, false, true},
   };
   for (const Case& c : cases) {
     Harness h;
@@ -255,10 +261,11 @@ TEST(Extender, APreemptorNominatedWhereLowerPriorityPodsAreLeavingGetsNoVictimsE
     ASSERT_EQ(h.ext->bind(bind_args(other_low, "big")).error, "");
 
     wire::PreemptionArgs args;
-    args.pod = gpu_pod("high", "2");
+    args.pod = gpu_pod("high", c.preemptor_gpus);
     args.pod.priority = 1000;
     args.pod.nominated_node = c.nominated;
     args.victims_by_node["big"] = {{"low-big"}, {}, 0};
+    if (c.small_offered) args.victims_by_node["small"] = {{"low"}, {}, 0};
     const PreemptAnswer out = h.ext->preempt(args);
     EXPECT_EQ(out.victims.count("big") == 1, c.victims_on_big) << c.what << ": " << out.summary.note;
     EXPECT_EQ(out.error, "") << c.what;

@@ -8,7 +8,10 @@ ROOT="$(cd "$SUITE_LIB/../../.." && pwd)"
 BIN="${EXTENDER_BINARY:-$ROOT/build/scheduler-extender}"
 T0=$SECONDS
 step() { printf '[%s %3ds] %s\n' "$SUITE_TAG" "$((SECONDS - T0))" "$*" >&2; }
+# fail TEXT...: the suite fails; TEXT is logged now and again after the log summary (CI shows tails).
+E2E_FAILURE=""
 fail() {
+  E2E_FAILURE="$*"
   step "FAIL: $*"
   exit 1
 }
@@ -32,9 +35,10 @@ suite_on_exit() {
       tail -n 25 "$DAEMON_LOG" >&2 || true
     fi
     if [[ -f "${SCHEDULER_LOG:-}" ]]; then
-      step "last scheduler log lines ($SCHEDULER_LOG):"
-      grep -v '^I' "$SCHEDULER_LOG" | tail -n 15 >&2 || true
+      step "last scheduler warnings and errors ($SCHEDULER_LOG):"
+      grep -E '^[EWF][0-9]{4} ' "$SCHEDULER_LOG" | tail -n 15 >&2 || true
     fi
+    [[ -z "$E2E_FAILURE" ]] || step "FAILED: $E2E_FAILURE"
   fi
   return 0
 }
