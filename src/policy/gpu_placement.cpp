@@ -324,4 +324,20 @@ std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& po
                             static_cast<__int128>(view.capacity) * total_weight(mix)};
 }
 
+long double free_after(const model::PodDemand& pod, const model::NodeSupply& node, const GpuNodeView& view) {
+  long double left = 0;
+  if (view.cpu_free != INT64_MAX && node.cpu_milli > 0) {
+    left += static_cast<long double>(view.cpu_free - pod.cpu_milli) / static_cast<long double>(node.cpu_milli);
+  }
+  if (!view.free.empty()) {
+    __int128 free = 0;
+    for (std::int64_t f : view.free) free += f;
+    free -= pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes
+                                    : static_cast<__int128>(shape_of(pod).whole) * view.capacity;
+    left += static_cast<long double>(free) /
+            (static_cast<long double>(view.capacity) * static_cast<long double>(view.free.size()));
+  }
+  return left;
+}
+
 }  // namespace extender::policy

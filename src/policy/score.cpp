@@ -111,19 +111,6 @@ std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
   return out;
 }
 
-// Best-fit's measure: the node's free CPU after the placement over its CPU (0 when unknown), plus
-// its free GPU memory after over all of its devices' (0 without devices).
-long double left_after(const model::NodeSupply& node, const GpuNodeView& view, __int128 gpu_free,
-                       std::int64_t cpu_free) {
-  long double left = 0;
-  if (cpu_free != INT64_MAX && node.cpu_milli > 0) left += static_cast<long double>(cpu_free) / node.cpu_milli;
-  if (!view.free.empty()) {
-    left += static_cast<long double>(gpu_free) /
-            (static_cast<long double>(view.capacity) * static_cast<long double>(view.free.size()));
-  }
-  return left;
-}
-
 RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix, double fit_weight) {
   const GpuNodeView view = gpu_view(*c.node, c.usage);
   auto d = fragmentation_delta(pod, *c.node, view, mix);
@@ -137,7 +124,7 @@ RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const
   long double blended = 0;
   if (fit_weight > 0) {
     blended = static_cast<long double>(d->num) / static_cast<long double>(d->den) +
-              fit_weight * left_after(*c.node, view, free, cpu_free);
+              fit_weight * free_after(pod, *c.node, view);
   }
   return {blended, {d->num, d->den}, {free, view.capacity}, cpu_free};
 }

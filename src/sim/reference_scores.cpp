@@ -23,23 +23,6 @@ std::optional<CandidateView> candidate_view(const state::Snapshot& snap, const s
   return CandidateView{&node->supply, policy::gpu_view(node->supply, usage)};
 }
 
-double left_after(const CandidateView& c, const model::PodDemand& pod) {
-  const policy::GpuNodeView& view = c.view;
-  double value = 0;
-  if (view.cpu_free != INT64_MAX && c.supply->cpu_milli > 0) {
-    value += static_cast<double>(view.cpu_free - pod.cpu_milli) / static_cast<double>(c.supply->cpu_milli);
-  }
-  if (!view.free.empty()) {
-    const policy::GpuShape shape = policy::shape_of(pod);
-    double free = 0;
-    for (std::int64_t f : view.free) free += static_cast<double>(f);
-    free -= pod.gpu_share_bytes > 0 ? static_cast<double>(pod.gpu_share_bytes)
-                                    : static_cast<double>(shape.whole) * static_cast<double>(view.capacity);
-    value += free / (static_cast<double>(view.capacity) * static_cast<double>(view.free.size()));
-  }
-  return value;
-}
-
 // Ranks `values` (lower is better; `absent` scores 0) 10, 9, ... 0 by distinct value.
 std::vector<std::int64_t> rank_ascending(const std::vector<long double>& values, long double absent) {
   std::vector<long double> distinct = values;
@@ -64,7 +47,7 @@ std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std
   left.reserve(names.size());
   for (const auto& name : names) {
     const auto c = candidate_view(snap, name, pod, dra);
-    left.push_back(c ? left_after(*c, pod) : kAbsent);
+    left.push_back(c ? policy::free_after(pod, *c->supply, c->view) : kAbsent);
   }
   return rank_ascending(left, kAbsent);
 }

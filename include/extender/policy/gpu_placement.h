@@ -109,4 +109,9 @@ struct FragmentationDelta {
 std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
                                                       const GpuNodeView& view, const ShapeMix& mix);
 
+// Best-fit's measure of what the node keeps free once it holds the pod (less is a tighter fit):
+// its free CPU after over its CPU (0 when either is unknown), plus its devices' free memory after
+// over all of their memory (0 without devices).
+long double free_after(const model::PodDemand& pod, const model::NodeSupply& node, const GpuNodeView& view);
+
 }  // namespace extender::policy
