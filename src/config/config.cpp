@@ -471,7 +471,7 @@ engine::ExtenderOptions Config::extender_options() const {
 }
 
 sources::KubeClusterOptions Config::kube_cluster_options() const {
-  sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2};
+  sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2, {}, {}, {}};
   options.dra.drivers = kubernetes.dra.drivers;
   options.capacity.enabled = storage.capacity_tracking;
   options.capacity.classes = storage.capacity_classes;

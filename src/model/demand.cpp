@@ -145,7 +145,7 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
                  PodDemand& d) {
   const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
   if (!claims) {
-    d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}});
+    d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}, {}});
     return {};
   }
   auto info = claims(pod.namespace_name, v.claim_name);

@@ -34,7 +34,7 @@ Result<Pool> parse_pool_spec(std::string name, std::string_view spec) {
     auto bytes = parse_count(item.substr(eq + 1), "pool " + pool.name + " device " + std::string(item.substr(0, eq)));
     if (!bytes) return bytes.error();
     if (pool.capacity_bytes > INT64_MAX - *bytes) return Error{"pool " + pool.name + ": capacity overflows"};
-    pool.devices.push_back({std::string(item.substr(0, eq)), *bytes});
+    pool.devices.push_back({std::string(item.substr(0, eq)), *bytes, 0, false, {}});
     pool.capacity_bytes += *bytes;
   }
   return pool;

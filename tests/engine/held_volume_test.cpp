@@ -51,7 +51,7 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
   RecordingBinder binder;
   h.pods.pending[pod.uid] = pod;
   h.claims.lookup = [](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
-    if (ns == "ml" && name == "etl-scratch") return model::ClaimInfo{"local-storage", 80 * kGiB, true, "n", 0, false, ""};
+    if (ns == "ml" && name == "etl-scratch") return model::ClaimInfo{"local-storage", 80 * kGiB, true, "n", 0, false, "", ""};
     return std::nullopt;
   };
   Extender& ext = h.kubernetes(binder);

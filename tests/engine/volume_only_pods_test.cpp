@@ -48,7 +48,7 @@ nodes:
 )");
     claims.lookup = [this](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
       const bool is_placed = placed.load() && ns == "ml" && name == "pod-u1-data";
-      return model::ClaimInfo{"local-storage", 60 * kGiB, is_placed, is_placed ? "a" : ""};
+      return model::ClaimInfo{"local-storage", 60 * kGiB, is_placed, is_placed ? "a" : "", 0, false, "", ""};
     };
     ext = &kubernetes(binder);
   }

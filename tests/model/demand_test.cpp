@@ -206,9 +206,9 @@ TEST(ComputeDemand, ClaimsResolvedThroughTheLookup) {
                  PodVolume{"c", PodVolume::Kind::kClaim, "network", std::nullopt, std::nullopt}};
   ClaimLookup lookup = [](const std::string& ns, const std::string& name) -> std::optional<ClaimInfo> {
     if (ns != "ml") return std::nullopt;
-    if (name == "pending") return ClaimInfo{"local-hdd", 7, false, "", 0, false, ""};
-    if (name == "bound") return ClaimInfo{"local-hdd", 9, true, "", 0, false, ""};
-    if (name == "network") return ClaimInfo{"ebs", 11, false, "", 0, false, ""};
+    if (name == "pending") return ClaimInfo{"local-hdd", 7, false, "", 0, false, "", ""};
+    if (name == "bound") return ClaimInfo{"local-hdd", 9, true, "", 0, false, "", ""};
+    if (name == "network") return ClaimInfo{"ebs", 11, false, "", 0, false, "", ""};
     return std::nullopt;
   };
   auto d = compute_demand(pod, rules(), lookup);
@@ -234,8 +234,8 @@ TEST(ComputeDemand, CsiBaremetalClaimsCarryTheirClassesStorageType) {
   r.pool_by_class.insert({{"bm-hdd", "csi-baremetal:HDD"}, {"bm-ssdlvg", "csi-baremetal:SSD"}});
   r.drive_class_by_class = {{"bm-hdd", "HDD"}, {"bm-ssdlvg", "SSDLVG"}};
   ClaimLookup lookup = [](const std::string&, const std::string& name) -> std::optional<ClaimInfo> {
-    if (name == "data") return ClaimInfo{"bm-hdd", 7, false, "", 0, false, ""};
-    return ClaimInfo{"local-hdd", 9, false, "", 0, false, ""};
+    if (name == "data") return ClaimInfo{"bm-hdd", 7, false, "", 0, false, "", ""};
+    return ClaimInfo{"local-hdd", 9, false, "", 0, false, "", ""};
   };
   auto d = compute_demand(pod, r, lookup);
   ASSERT_TRUE(d) << d.message();

@@ -237,7 +237,9 @@ TEST(DeviceSelector, PreReleasesOrderAsSemver2) {
   };
   for (const Row& r : rows) {
     EXPECT_EQ(order(r.a, r.b), r.order) << r.a << " vs " << r.b;
-    if (r.order == -1 || r.order == 1) EXPECT_EQ(order(r.b, r.a), -r.order) << r.b << " vs " << r.a;
+    if (r.order == -1 || r.order == 1) {
+      EXPECT_EQ(order(r.b, r.a), -r.order) << r.b << " vs " << r.a;
+    }
   }
 }
 

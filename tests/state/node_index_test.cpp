@@ -201,7 +201,9 @@ TEST(NodeIndex, AnIndexOfChangedNodesSharesTheNamesAndMakesTheirEntriesAgain) {
     const NodeIndex::Found f = after.lookup(name);
     ASSERT_NE(f.node, nullptr) << name;
     EXPECT_EQ(f.order, before.lookup(name).order);
-    if (i != 42) EXPECT_EQ(f.node, before.lookup(name).node) << name;
+    if (i != 42) {
+      EXPECT_EQ(f.node, before.lookup(name).node) << name;
+    }
   }
 }
 
