@@ -45,18 +45,10 @@ for p in $policies; do policy_args+=(--policy "$p"); done
 echo "# extender weight $weight, percentageOfNodesToScore $percentage; GPU allocation at 100% arrival"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# The daemon's configuration for deployment $1: the chart's, or CONFIG.
+# The daemon's configuration for deployment $1: the chart's (bench/chart_scoring.py), or CONFIG.
 config_for() {
   if [ -n "${CONFIG:-}" ]; then echo "$CONFIG"; return; fi
-  python3 - "$values" "$1" "$work/config-$1.yaml" <<'PY'
-import sys, yaml
-values, deployment, out = yaml.safe_load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
-scoring = dict(values["config"]["scoring"])
-route = values["placementByRoute"]["everyPod" if deployment == "every-pod" else "gpuPods"]
-for key, value in route.items():
-    scoring.setdefault(key, value)
-yaml.safe_dump({"scoring": scoring}, open(out, "w"))
-PY
+  bench/chart_scoring.py "$1" "$values" >"$work/config-$1.yaml"
   echo "$work/config-$1.yaml"
 }
 for d in $deployments; do
