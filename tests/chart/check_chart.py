@@ -464,10 +464,20 @@ def check_placement_route(docs, kv, route, overrides=None):
     C.eq(scoring.get("gpu_packing"), "fragmentation", f"[{kv}] gpu_packing fragmentation")
 
 
+def check_bench_reads_the_chart_scoring(docs):
+    """bench/chart_scoring.py, which the benchmarks run the daemon with, gives what the chart renders."""
+    sys.path.insert(0, os.path.join(ARGS.repo, "bench"))
+    import chart_scoring  # noqa: E402
+    values = load_yaml(os.path.join(ARGS.repo, CHART_REL, "values.yaml"))
+    rendered = (daemon_config(docs) or {}).get("scoring") or {}
+    C.eq(chart_scoring.scoring_for(values, "every-pod"), rendered, "bench/chart_scoring.py every-pod = the chart's scoring")
+
+
 def check_placement_routes():
     docs = render("1.31.0", "default placement")
     if docs:
         check_placement_route(docs, "1.31.0/default", "everyPod")
+        check_bench_reads_the_chart_scoring(docs)
     docs = render("1.31.0", "placement with a window of its own", sets=["config.scoring.fragmentation_window=50"])
     if docs:
         check_placement_route(docs, "1.31.0/window", "everyPod", {"fragmentation_window": 50})
