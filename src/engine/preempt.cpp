@@ -1,6 +1,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "extender/engine/extender.h"
 #include "extender/policy/preemption.h"
@@ -8,21 +10,6 @@
 
 namespace extender::engine {
 namespace {
-
-// kube-scheduler's rule for a preemptor nominated to a node (PodEligibleToPreemptOthers), on this
-// daemon's view: while pods of lower priority are terminating there, it preempts nowhere else. Its
-// view may already miss them while this one still counts them; without the rule one preemption can
-// evict twice. Any terminating pod of lower priority counts, as in kube-scheduler up to v1.2x.
-std::size_t lower_priority_pods_leaving(const state::Snapshot& snap, const std::string& node, std::int64_t priority) {
-  if (node.empty()) return 0;
-  const state::NodeState* n = snap.find(node);
-  if (!n) return 0;
-  std::size_t leaving = 0;
-  for (const auto& [uid, claim] : n->claims) {
-    if (claim.kind == state::Claim::Kind::kPlaced && claim.terminating && claim.priority < priority) ++leaving;
-  }
-  return leaving;
-}
 
 // What evicting the victims frees on the node: their placements, and the placements of the
 // generic ephemeral volumes deleted with them (claims of their own).
@@ -53,27 +40,37 @@ bool makes_room(const model::PodDemand& demand, const policy::DraFit* dra, const
              : policy::eviction_makes_room(demand, node.supply, usage, freed);
 }
 
-// The other face of the same lag: the preemptor is nominated to a node kube-scheduler no longer
-// lists as a candidate (in its view the pod fits there: its victims are gone), while this view
-// still holds pods of lower priority there (not even seen terminating yet) without which the pod
-// would fit. The pods kube-scheduler already evicted; victims elsewhere would be a second eviction.
-// Returns how many such pods this view still holds, 0 when the rule does not apply.
-std::size_t lower_priority_pods_lagging(const state::Snapshot& snap, const wire::PreemptionArgs& args,
-                                        const std::string& nominated, const model::PodDemand& demand,
-                                        const policy::DraFit* dra, TimePoint now) {
-  if (nominated.empty() || args.victims_by_node.count(nominated)) return 0;
-  const state::NodeState* n = snap.find(nominated);
-  if (!n) return 0;
+// kube-scheduler's rule for a preemptor nominated to a node (PodEligibleToPreemptOthers), on this
+// daemon's view, which may lag kube-scheduler's: while that node is still clearing, the pod preempts
+// nowhere else, or one preemption evicts twice. The node is clearing while pods of lower priority
+// are terminating there (any such pod, as in kube-scheduler up to v1.2x), and also while this view
+// still holds pods of lower priority there, not even seen terminating, without which the pod would
+// fit, when kube-scheduler no longer offers the node (in its view the pod fits: its victims are
+// gone). Returns why the pod gets no victims elsewhere, or nullopt.
+std::optional<std::string> nominated_node_clearing(const state::Snapshot& snap, const wire::PreemptionArgs& args,
+                                                   const std::string& nominated, const model::PodDemand& demand,
+                                                   const policy::DraFit* dra, TimePoint now) {
+  const state::NodeState* n = nominated.empty() ? nullptr : snap.find(nominated);
+  if (!n) return std::nullopt;
+  std::size_t terminating = 0;
   std::vector<std::string> lower;
   for (const auto& [uid, claim] : n->claims) {
-    if (claim.kind == state::Claim::Kind::kPlaced && claim.source == "pod" && claim.priority < args.pod.priority) {
-      lower.push_back(uid);
-    }
+    if (claim.kind != state::Claim::Kind::kPlaced || claim.priority >= args.pod.priority) continue;
+    if (claim.terminating) ++terminating;
+    if (claim.source == "pod") lower.push_back(uid);
   }
-  if (lower.empty()) return 0;
+  const std::string where = "nominated to node " + nominated + ", where ";
+  if (terminating > 0) {
+    return where + std::to_string(terminating) + " pod(s) of lower priority are still terminating; no victims elsewhere";
+  }
+  if (lower.empty() || args.victims_by_node.count(nominated)) return std::nullopt;
   const model::NodeUsage usage = n->usage_for(demand, now);
-  if (makes_room(demand, dra, *n, usage, {})) return 0;
-  return makes_room(demand, dra, *n, usage, freed_by(*n, lower)) ? lower.size() : 0;
+  if (makes_room(demand, dra, *n, usage, {}) || !makes_room(demand, dra, *n, usage, freed_by(*n, lower))) {
+    return std::nullopt;
+  }
+  return where + std::to_string(lower.size()) +
+         " pod(s) of lower priority are still placed in this view, and kube-scheduler no longer offers it (it sees"
+         " room there); no victims elsewhere";
 }
 
 // The answer that keeps every victim kube-scheduler proposed, with `note`.
@@ -116,14 +113,8 @@ PreemptAnswer Extender::preempt(const wire::PreemptionArgs& args) {
   const auto now = clock_.now();
   const auto dra = dra_fit(*demand);
   const state::Snapshot snap = deps_.state->snapshot();
-  if (auto leaving = lower_priority_pods_leaving(snap, nominated, args.pod.priority)) {
-    answer.summary.note = "nominated to node " + nominated + ", where " + std::to_string(leaving) +
-                          " pod(s) of lower priority are still terminating; no victims elsewhere";
-    return answer;
-  }
-  if (auto lagging = lower_priority_pods_lagging(snap, args, nominated, *demand, dra.get(), now)) {
-    answer.summary.note = "nominated to node " + nominated + ", which kube-scheduler no longer offers (it sees room there), where " +
-                          std::to_string(lagging) + " pod(s) of lower priority are still placed in this view; no victims elsewhere";
+  if (auto why = nominated_node_clearing(snap, args, nominated, *demand, dra.get(), now)) {
+    answer.summary.note = std::move(*why);
     return answer;
   }
   for (const auto& [name, victims] : args.victims_by_node) {
