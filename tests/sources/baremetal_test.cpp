@@ -245,6 +245,10 @@ TEST_F(Baremetal, AProvisionedClaimAsksNothingAndAShrunkDriveOffersWhatIsLeft) {
   h_.fake.put(Kind::kClaims, pvc);
   h_.fake.put(Kind::kAvailableCapacities, ac("n1-ssd60", "n1", "SSD", "0Gi"));
   ASSERT_TRUE(eventually([&] { return h_.cluster->claim("ml", "p1-data")->volume == "pvc-p1"; }));
+  ASSERT_TRUE(eventually([&] {
+    const model::Pool* ssd = pool_of("n1", kSsdPool);
+    return ssd && ssd->capacity_bytes == test_bytes("300Gi");
+  })) << "the shrunk drive arrives on its own watch";
   EXPECT_EQ(passed(filter("p1", {"n1"})), std::vector<std::string>{"n1"});
   EXPECT_FALSE(reservation("ml-p1")) << "nothing left to reserve";
   add_pod("p2", false);
