@@ -188,6 +188,15 @@ std::string encode_host_priority_list(const std::vector<HostScore>& scores) {
   return out;
 }
 
+std::vector<HostScore> above_lowest(std::vector<HostScore> scores) {
+  if (scores.empty()) return scores;
+  const std::int64_t lowest =
+      std::min_element(scores.begin(), scores.end(), [](const HostScore& a, const HostScore& b) { return a.score < b.score; })->score;
+  std::erase_if(scores, [lowest](const HostScore& s) { return s.score == lowest; });
+  for (auto& s : scores) s.score -= lowest;
+  return scores;
+}
+
 std::string encode_binding_result(std::string_view error) {
   std::string out = "{\"Error\":";
   append_json_string(out, error);

@@ -178,7 +178,8 @@ fill() {
 }
 fill fill-dra-1:3:dra-1 fill-dp-1:1:dp-1
 # daemon_scores POD_NAME GPUS NODE...: the daemon's /prioritize scores for a pod asking GPUS
-# nvidia.com/gpu (not created) over NODEs, as "node=score ..." (the scheduler weighs them by 10).
+# nvidia.com/gpu (not created) over NODEs, as "node=score ..." (the scheduler weighs them by 10;
+# a node left out ranks lowest, at 0).
 daemon_scores() {
   local pod="$1" gpus="$2" body
   shift 2
@@ -204,7 +205,7 @@ poll_until 10 ranks probe-b dp-2 dp-1 dp-2 dra-2 || true
 step "the daemon's prioritize for a 1-GPU pod (dra-1 and its 4 of 4 left out, as the scheduler's DRA filter refuses it): $scores"
 top_is dp-2 "$scores" || fail "the daemon's prioritize does not rank dp-2 (device plugin, 2 of 4 in use) alone on top for a 1-GPU pod: $scores"
 # dp-1 (device plugin) and dra-2 (DRA) both have 1 of 4 in use: one scale scores them alike.
-score_of() { tr ' ' '\n' <<<"$2" | awk -F= -v n="$1" '$1 == n { print $2 }'; }
+score_of() { tr ' ' '\n' <<<"$2" | awk -F= -v n="$1" '$1 == n { s = $2 } END { print s + 0 }'; }
 [[ "$(score_of dp-1 "$scores")" == "$(score_of dra-2 "$scores")" ]] ||
   fail "the daemon scores dp-1 (device plugin, 1 of 4 in use) and dra-2 (DRA, 1 of 4 allocated) differently: $scores"
 gpu_pod probe-b 1 | K apply -f - >/dev/null

@@ -64,14 +64,15 @@ spec:
 EOF
 }
 bound_to() { [[ "$(node_of "$1")" == "$2" ]]; }
-# The node /prioritize-unmanaged ranks highest for a pod of this CPU and memory ("" on a tie).
+# The node /prioritize-unmanaged ranks highest for a pod of this CPU and memory ("" on a tie). The
+# answer lists only the nodes above the lowest: of two nodes, the one listed, or none on a tie.
 daemon_top() {
   local pod
   pod="$(jq -n -c --arg cpu "$1" --arg mem "$2" '{metadata: {name: "probe", namespace: "default", uid: "probe-uid"},
     spec: {containers: [{name: "main", resources: {requests: {cpu: $cpu, memory: $mem}}}]}}')"
   curl -sf -XPOST "http://127.0.0.1:$DAEMON_PORT/scheduler/prioritize-unmanaged" \
     -d "{\"Pod\": $pod, \"NodeNames\": [\"pl-a\", \"pl-b\"]}" |
-    jq -r 'sort_by(-.Score) | if length > 1 and .[0].Score > .[1].Score then .[0].Host else "" end'
+    jq -r 'sort_by(-.Score) | if length == 1 or (length > 1 and .[0].Score > .[1].Score) then .[0].Host else "" end'
 }
 
 URL="http://127.0.0.1:$DAEMON_PORT/scheduler"

@@ -128,6 +128,41 @@ TEST(EncodeHostPriorityList, BareArray) {
   EXPECT_EQ(encode_host_priority_list({{"a<b", -3}, {"", 10}}), R"([{"Host":"a\u003cb","Score":-3},{"Host":"","Score":10}])");
 }
 
+TEST(AboveLowest, ListsWhatRanksAboveTheLowestByHowMuch) {
+  struct Row {
+    const char* name;
+    std::vector<HostScore> scores;
+    std::vector<HostScore> want;
+  };
+  const Row rows[] = {
+      {"none", {}, {}},
+      {"all equal: nothing ranks above", {{"a", 10}, {"b", 10}, {"c", 10}}, {}},
+      {"lowest already 0", {{"a", 0}, {"b", 7}, {"c", 0}, {"d", 10}}, {{"b", 7}, {"d", 10}}},
+      {"lowest above 0: every gap kept", {{"a", 4}, {"b", 9}, {"c", 5}, {"d", 4}}, {{"b", 5}, {"c", 1}}},
+      {"order kept", {{"z", 3}, {"y", 1}, {"x", 2}}, {{"z", 2}, {"x", 1}}},
+  };
+  for (const auto& row : rows) {
+    const auto got = above_lowest(row.scores);
+    ASSERT_EQ(got.size(), row.want.size()) << row.name;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].host, row.want[i].host) << row.name;
+      EXPECT_EQ(got[i].score, row.want[i].score) << row.name;
+    }
+    // What kube-scheduler adds to each candidate (0 for a host left out) differs from the full
+    // answer by one amount for every host, so every ranking stays as it was.
+    if (row.scores.empty()) continue;
+    std::optional<std::int64_t> shift;
+    for (const auto& s : row.scores) {
+      std::int64_t added = 0;
+      for (const auto& g : got) {
+        if (g.host == s.host) added = g.score;
+      }
+      if (!shift) shift = s.score - added;
+      EXPECT_EQ(s.score - added, *shift) << row.name << ": " << s.host;
+    }
+  }
+}
+
 TEST(EncodeBindingResult, ErrorField) {
   EXPECT_EQ(encode_binding_result(""), R"({"Error":""})");
   EXPECT_EQ(encode_binding_result("pod \"a\" gone"), R"({"Error":"pod \"a\" gone"})");

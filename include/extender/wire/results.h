@@ -81,6 +81,12 @@ struct HostScore {
 };
 // A bare JSON array, as HostPriorityList is.
 std::string encode_host_priority_list(const std::vector<HostScore>& scores);
+// The same ranking in fewer entries: each score less the lowest, the hosts then at 0 left out
+// (all equal: none). kube-scheduler adds an extender's weighted score to each node it lists and
+// nothing to the others, so lowering every candidate by one amount changes none of its choices;
+// an answer over ~500 candidates where most tie at the bottom (empty nodes under packing) shrinks
+// to the few above them, and so does kube-scheduler's decoding of it. Order kept.
+std::vector<HostScore> above_lowest(std::vector<HostScore> scores);
 
 std::string encode_binding_result(std::string_view error);
 

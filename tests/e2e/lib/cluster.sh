@@ -740,6 +740,13 @@ cluster_start_scheduler() {
   if [[ -n "${CLUSTER_POD_MAX_UNSCHEDULABLE:-}" ]] && ((CLUSTER_KUBE_MINOR >= 22)); then
     serving+=(--pod-max-in-unschedulable-pods-duration="$CLUSTER_POD_MAX_UNSCHEDULABLE")
   fi
+  # CLUSTER_SCHEDULER_ARGS: more flags for kube-scheduler, split on spaces (e.g. to open
+  # /debug/pprof/profile: --authorization-always-allow-paths=/healthz,/debug/pprof/profile).
+  if [[ -n "${CLUSTER_SCHEDULER_ARGS:-}" ]]; then
+    local extra
+    read -r -a extra <<<"$CLUSTER_SCHEDULER_ARGS"
+    serving+=("${extra[@]}")
+  fi
   export SCHEDULER_LOG="$logf"
   _cl_log "version: kube-scheduler --version: $("$KUBE_BIN/kube-scheduler" --version 2>&1 | head -n1) ($KUBE_BIN/kube-scheduler)"
   _cl_log "starting kube-scheduler --config $cfg (log: $SCHEDULER_LOG)"
