@@ -183,28 +183,36 @@ bool judge_in_steps(FilterPass& judge, std::span<const std::string_view> names,
 }
 
 // The candidates prioritize scores, each node as DRA serves it where it does; `index` gives each
-// name's candidate (none for a node not in the snapshot).
+// name's candidate (none for a node not in the snapshot). A candidate points at its node's placed
+// usage where the pod sees just that (most nodes), and at a copy here otherwise; the snapshot
+// outlives the candidates.
 struct ScoringCandidates {
   std::deque<model::NodeSupply> dra_supplies;  // what DRA-served candidates point at
+  std::deque<model::NodeUsage> usages;         // what candidates not seeing their node's placed usage point at
   std::vector<policy::Candidate> list;
   std::vector<std::optional<std::size_t>> index;
 
   void add_all(const state::Snapshot& snap, std::span<const std::string_view> names, const model::PodDemand& demand,
                const policy::DraFit* dra, TimePoint now) {
     index.resize(names.size());
+    list.reserve(names.size());
+    model::NodeUsage scratch;
     for (std::size_t i = 0; i < names.size(); ++i) {
       const state::NodeState* node = snap.find(names[i]);
       if (!node) continue;
       index[i] = list.size();
-      model::NodeUsage usage = node->usage_for(demand, now);
       if (dra) {
+        model::NodeUsage usage = node->usage_for(demand, now);
         if (auto view = dra->take_scoring_view(node->supply, usage)) {
           dra_supplies.push_back(std::move(view->supply));
-          list.emplace_back(&dra_supplies.back(), std::move(view->usage));
+          list.push_back({&dra_supplies.back(), &usages.emplace_back(std::move(view->usage))});
           continue;
         }
+        list.push_back({&node->supply, &usages.emplace_back(std::move(usage))});
+        continue;
       }
-      list.emplace_back(&node->supply, std::move(usage));
+      const model::NodeUsage& usage = node->usage_for(demand, now, scratch);
+      list.push_back({&node->supply, &usage == &scratch ? &usages.emplace_back(std::move(scratch)) : &usage});
     }
   }
 };

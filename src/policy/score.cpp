@@ -49,7 +49,7 @@ std::vector<std::int64_t> min_max_normalise(const std::vector<Ratio>& raw, bool 
 std::vector<std::int64_t> volume_balance_scores(std::span<const Candidate> candidates) {
   std::vector<Ratio> raw;
   raw.reserve(candidates.size());
-  for (const auto& c : candidates) raw.push_back({clamp_value(c.usage.volumes), 1});
+  for (const auto& c : candidates) raw.push_back({clamp_value(c.usage->volumes), 1});
   return min_max_normalise(raw, /*higher_is_better=*/false);
 }
 
@@ -66,7 +66,7 @@ std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span
       const model::Pool* pool = c.node->find_pool(pool_name);
       if (!pool) continue;
       capacity += std::max<std::int64_t>(pool->capacity_bytes, 0);
-      free += std::max<std::int64_t>(pool->capacity_bytes - c.usage.pool_used(pool_name) - bytes, 0);
+      free += std::max<std::int64_t>(pool->capacity_bytes - c.usage->pool_used(pool_name) - bytes, 0);
     }
     // The fraction in 2^-20 steps: byte counts themselves would overflow the exact comparisons.
     raw.push_back({capacity > 0 ? (free << 20) / capacity : 0, 1});
@@ -112,7 +112,7 @@ std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
 }
 
 RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix, double fit_weight) {
-  const GpuNodeView view = gpu_view(*c.node, c.usage);
+  const GpuNodeView view = gpu_view(*c.node, *c.usage);
   auto d = fragmentation_delta(pod, *c.node, view, mix);
   // A candidate whose devices cannot take the pod ranks last.
   if (!d) return {HUGE_VALL, {INT64_MAX, 1}, {INT64_MAX, 1}, INT64_MAX};
@@ -143,7 +143,7 @@ std::optional<std::int64_t> whole_on_devices(const model::PodDemand& pod, const 
 // (held + demand) / total in thousandths of a device, on a node with devices: what shares and
 // whole GPUs hold of them, plus the pod's share or whole devices.
 Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candidate& c) {
-  const GpuNodeView view = gpu_view(*c.node, c.usage);
+  const GpuNodeView view = gpu_view(*c.node, *c.usage);
   __int128 held = 0;
   for (std::int64_t f : view.free) held += view.capacity - f;
   const __int128 demand = pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes : static_cast<__int128>(whole) * view.capacity;
@@ -177,7 +177,7 @@ std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<con
     std::int64_t after = 0;
     std::int64_t allocatable = 0;
     for (const auto& [resource, need] : pod.gpus) {
-      after += clamp_value(c.usage.gpus_used(resource)) + clamp_value(need);
+      after += clamp_value(c.usage->gpus_used(resource)) + clamp_value(need);
       auto it = c.node->gpus.find(resource);
       if (it != c.node->gpus.end()) allocatable += clamp_value(it->second);
     }

@@ -103,15 +103,14 @@ TEST(GpuDevices, FragmentationTable) {
 TEST(GpuDevices, FragmentationKeepsWholeDevicesFreeAndRanks) {
   // Node a has a device half used; b is empty. A half-GPU share belongs on a's used device.
   std::vector<model::NodeSupply> nodes = {node("a", 2, 16), node("b", 2, 16), node("c", 2, 16)};
-  std::vector<Candidate> cands = {{&nodes[0], holding({{0, 8 * kGi, false}})},
-                                  {&nodes[1], {}},
-                                  {&nodes[2], holding({{0, 12 * kGi, false}})}};
+  const model::NodeUsage usages[] = {holding({{0, 8 * kGi, false}}), {}, holding({{0, 12 * kGi, false}})};
+  std::vector<Candidate> cands = {{&nodes[0], &usages[0]}, {&nodes[1], &usages[1]}, {&nodes[2], &usages[2]}};
   const ShapeMix mix = {{{1, 0, 0}, 1}, {{0, 0, 500}, 1}};
   const auto scores = gpu_packing_scores(share(8), cands, PackingStrategy::kFragmentation, mix);
   EXPECT_EQ(scores, (std::vector<std::int64_t>{10, 8, 9}))
       << "ranked, not min-max: the best stands alone; b and c raise fragmentation alike, c is left fuller";
   ShapeMix m = mix;
-  Fit fit = check_fit(share(8), nodes[0], cands[0].usage, {PackingStrategy::kFragmentation, &m});
+  Fit fit = check_fit(share(8), nodes[0], *cands[0].usage, {PackingStrategy::kFragmentation, &m});
   EXPECT_EQ(fit.allocation.gpu_devices, (std::vector<model::GpuHold>{{0, 8 * kGi, false}}));
 }
 
@@ -161,7 +160,8 @@ TEST(GpuDevices, FragmentationCountsCpuAndMemory) {
 TEST(GpuDevices, FragmentationKeepsGpusReachableByCpu) {
   // Two nodes of 2 GPUs: a has 16 cores, b 64. The recent pods ask one GPU and 8 cores.
   std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256)};
-  std::vector<Candidate> cands = {{&nodes[0], {}}, {&nodes[1], {}}};
+  const model::NodeUsage none;
+  std::vector<Candidate> cands = {{&nodes[0], &none}, {&nodes[1], &none}};
   const ShapeMix mix = {{{1, 0, 0, 8000, 0}, 1}};
   struct Case {
     const char* what;
@@ -202,10 +202,9 @@ TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
                                           host("d", 0, 16, 256)};
   nodes[3].gpu_devices = {};
   nodes[3].gpus.clear();
-  std::vector<Candidate> cands = {{&nodes[0], {}},
-                                  {&nodes[1], {}},
-                                  {&nodes[2], holding({{0, 0, true}, {1, 0, true}})},
-                                  {&nodes[3], {}}};
+  const model::NodeUsage idle;
+  const model::NodeUsage both_held = holding({{0, 0, true}, {1, 0, true}});
+  std::vector<Candidate> cands = {{&nodes[0], &idle}, {&nodes[1], &idle}, {&nodes[2], &both_held}, {&nodes[3], &idle}};
   const ShapeMix mix = {{{1, 0, 0, 8000, 0}, 3}, {{0, 0, 0, 4000, 0}, 1}};
   struct Case {
     const char* what;
@@ -233,7 +232,9 @@ TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
 TEST(GpuDevices, TheFitWeightSeparatesNearEqualIncreasesByWhatTheNodeKeepsFree) {
   // a: 2 free GPUs, 16 cores. b: 2 free GPUs, 64 cores. c: one of 2 GPUs held, 64 cores.
   std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256), host("c", 2, 64, 256)};
-  std::vector<Candidate> cands = {{&nodes[0], {}}, {&nodes[1], {}}, {&nodes[2], holding({{0, 0, true}})}};
+  const model::NodeUsage none;
+  const model::NodeUsage one_held = holding({{0, 0, true}});
+  std::vector<Candidate> cands = {{&nodes[0], &none}, {&nodes[1], &none}, {&nodes[2], &one_held}};
   const model::PodDemand pod = with_host(whole(1), 4, 8);
   struct Case {
     const char* what;

@@ -39,7 +39,7 @@ TEST(Packing, BinpackAndSpreadRankTheSameFillOppositeWays) {
   busy.name = "busy";
   model::NodeUsage idle, used;
   used.gpus["nvidia.com/gpu"] = 6;
-  const Candidate candidates[] = {{&empty, idle}, {&busy, used}};
+  const Candidate candidates[] = {{&empty, &idle}, {&busy, &used}};
   model::PodDemand pod;
   pod.gpus["nvidia.com/gpu"] = 1;
   EXPECT_EQ(gpu_packing_scores(pod, candidates, PackingStrategy::kBinpack), (std::vector<std::int64_t>{0, 10}));

@@ -21,10 +21,12 @@ struct NodeSpec {
 
 struct Fixture {
   std::vector<NodeSupply> nodes;
+  std::vector<NodeUsage> usages;
   std::vector<Candidate> candidates;
 
   explicit Fixture(const std::vector<NodeSpec>& specs) {
     nodes.reserve(specs.size());
+    usages.reserve(specs.size());
     for (const auto& s : specs) {
       NodeSupply n;
       n.gpus["nvidia.com/gpu"] = s.gpus;
@@ -36,7 +38,8 @@ struct Fixture {
       a.gpus["nvidia.com/gpu"] = specs[i].gpus_used;
       for (std::int64_t v = 0; v < specs[i].volumes; ++v) a.volumes.push_back({"v", "local", "", 1, "", ""});
       u.add(a);
-      candidates.push_back({&nodes[i], u});
+      usages.push_back(u);
+      candidates.push_back({&nodes[i], &usages.back()});
     }
   }
 };
@@ -97,7 +100,8 @@ TEST(GpuPacking, BinpackCountsSharesOnTheDevicesForWholeGpus) {
   Allocation a;
   a.gpu_devices = {{0, std::int64_t{12} << 30, false}};
   shared.add(a);
-  const std::vector<Candidate> candidates = {{&nodes[0], shared}, {&nodes[1], {}}};
+  const NodeUsage none;
+  const std::vector<Candidate> candidates = {{&nodes[0], &shared}, {&nodes[1], &none}};
   EXPECT_EQ(gpu_packing_scores(pod(1, 0), candidates, PackingStrategy::kBinpack), (Scores{10, 0}))
       << "a is fuller after the placement";
   EXPECT_EQ(gpu_packing_scores(pod(1, 0), candidates, PackingStrategy::kSpread), (Scores{0, 10}));
@@ -165,14 +169,14 @@ TEST(CapacityScoring, FreeSpaceLeftAfterPlacementRanksByPreference) {
   };
   for (const auto& c : cases) {
     std::vector<NodeSupply> nodes(c.pools.size());
+    std::vector<NodeUsage> usages(c.pools.size());
     std::vector<Candidate> candidates;
     for (std::size_t i = 0; i < c.pools.size(); ++i) {
       if (c.pools[i].first > 0) nodes[i].pools.push_back({"lvm", c.pools[i].first, {}, 0, "CSIStorageCapacity x", 0});
-      NodeUsage u;
       Allocation a;
       a.volumes.push_back({"held", "lvm", "", c.pools[i].second, "", ""});
-      u.add(a);
-      candidates.push_back({&nodes[i], u});
+      usages[i].add(a);
+      candidates.push_back({&nodes[i], &usages[i]});
     }
     PodDemand p;
     p.volumes.push_back({"v", "lvm", "lvm", c.need, false, "", false, "", 0, false, ""});
@@ -188,7 +192,8 @@ TEST(CapacityScoring, AppliesToPodsWithVolumesInPublishedPoolsOnly) {
   Allocation held;
   held.volumes.push_back({"held", "lvm", "", 60, "", ""});
   used.add(held);
-  std::vector<Candidate> candidates{{&a, used}, {&b, NodeUsage{}}};
+  const NodeUsage none;
+  std::vector<Candidate> candidates{{&a, &used}, {&b, &none}};
   PodDemand p;
   p.volumes.push_back({"v", "lvm", "lvm", 10, false, "", false, "", 0, false, ""});
   ScoringRules rules;

@@ -44,9 +44,10 @@ struct ScoringRules {
   bool capacity_more_free = true;
 };
 
+// A node to score: both pointers outlive the scoring (the caller owns what they point at).
 struct Candidate {
   const model::NodeSupply* node = nullptr;
-  model::NodeUsage usage;  // excludes the pod being scored
+  const model::NodeUsage* usage = nullptr;  // excludes the pod being scored
 };
 
 // The scorers score_candidates weighs together, in one table: the key of each one's weight under
