@@ -111,9 +111,9 @@ std::vector<std::int64_t> rank_scores(const std::vector<RankKey>& raw) {
   return out;
 }
 
-RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const ShapeMix& mix, double fit_weight) {
-  const GpuNodeView view = gpu_view(*c.node, *c.usage);
-  auto d = fragmentation_delta(pod, *c.node, view, mix);
+RankKey fragmentation_key(const model::PodDemand& pod, const model::NodeSupply& node, const GpuNodeView& view,
+                          const ShapeMix& mix, double fit_weight) {
+  auto d = fragmentation_delta(pod, node, view, mix);
   // A candidate whose devices cannot take the pod ranks last.
   if (!d) return {HUGE_VALL, {INT64_MAX, 1}, {INT64_MAX, 1}, INT64_MAX};
   __int128 free = 0;
@@ -124,7 +124,7 @@ RankKey fragmentation_key(const model::PodDemand& pod, const Candidate& c, const
   long double blended = 0;
   if (fit_weight > 0) {
     blended = static_cast<long double>(d->num) / static_cast<long double>(d->den) +
-              fit_weight * free_after(pod, *c.node, view);
+              fit_weight * free_after(pod, node, view);
   }
   return {blended, {d->num, d->den}, {free, view.capacity}, cpu_free};
 }
@@ -153,11 +153,35 @@ Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candida
 
 }  // namespace
 
+// What fragmentation_key reads of a candidate, for one pod and mix: candidates alike in it (empty
+// nodes of one kind, say) share one key.
+struct FragmentationInput {
+  GpuNodeView view;
+  std::string_view resource;  // node.gpu_devices.resource
+  std::int64_t cpu_milli = 0;   // node.cpu_milli
+  bool operator==(const FragmentationInput& o) const {
+    return view.capacity == o.view.capacity && view.memory_known == o.view.memory_known && view.free == o.view.free &&
+           view.cpu_free == o.view.cpu_free && view.memory_free == o.view.memory_free && resource == o.resource &&
+           cpu_milli == o.cpu_milli;
+  }
+};
+
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                                const ShapeMix& mix, double fit_weight) {
+  constexpr std::size_t kRemembered = 16;
+  std::vector<std::pair<FragmentationInput, RankKey>> seen;
   std::vector<RankKey> keys;
   keys.reserve(candidates.size());
-  for (const auto& c : candidates) keys.push_back(fragmentation_key(pod, c, mix, fit_weight));
+  for (const auto& c : candidates) {
+    FragmentationInput in{gpu_view(*c.node, *c.usage), c.node->gpu_devices.resource, c.node->cpu_milli};
+    auto hit = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == in; });
+    if (hit != seen.end()) {
+      keys.push_back(hit->second);
+      continue;
+    }
+    keys.push_back(fragmentation_key(pod, *c.node, in.view, mix, fit_weight));
+    if (seen.size() < kRemembered) seen.emplace_back(std::move(in), keys.back());
+  }
   return rank_scores(keys);
 }
 

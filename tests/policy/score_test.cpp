@@ -89,6 +89,44 @@ TEST(GpuPacking, EdgeCases) {
   EXPECT_EQ(gpu_packing_scores(pod(1, 0), equal.candidates, PackingStrategy::kBinpack), (Scores{10, 10}));
 }
 
+TEST(GpuPacking, FragmentationTellsApartNodesThatLookAlikeOnTheirGpus) {
+  // Every node: 2 devices of 16 GiB, 64 cores free. Scores are shared between candidates alike in
+  // everything the ranking reads; these differ in one thing each and must not share.
+  struct Row {
+    const char* what;
+    std::int64_t cpu_milli_b;       // node b's CPU (a: 64 cores)
+    std::int64_t cpu_used_b;        // what b's pods take of it (a: none)
+    const char* device_resource_b;  // b's devices (a: nvidia.com/gpu)
+    std::int64_t mix_gpus;          // the mix: pods of this many whole GPUs
+    Scores want;                    // a, b, a again (the best 10, the next distinct 9)
+  };
+  const Row rows[] = {
+      {"the same node twice over", 64000, 0, "nvidia.com/gpu", 1, {10, 10, 10}},
+      {"as much CPU free of more: b keeps less free after (best fit)", 128000, 64000, "nvidia.com/gpu", 1, {9, 10, 9}},
+      {"b's devices serve another resource: the pod takes none of them, a 2-GPU pod still fits", 64000, 0,
+       "example.com/gpu", 2, {9, 10, 9}},
+  };
+  for (const auto& row : rows) {
+    std::vector<NodeSupply> nodes(2);
+    for (auto& n : nodes) {
+      n.gpus["nvidia.com/gpu"] = 2;
+      n.gpu_devices = {"nvidia.com/gpu", 2, std::int64_t{16} << 30};
+      n.cpu_milli = 64000;
+    }
+    nodes[1].cpu_milli = row.cpu_milli_b;
+    nodes[1].gpu_devices.resource = row.device_resource_b;
+    NodeUsage none, used_b;
+    Allocation busy;
+    busy.cpu_milli = row.cpu_used_b;
+    used_b.add(busy);
+    const std::vector<Candidate> candidates = {{&nodes[0], &none}, {&nodes[1], &used_b}, {&nodes[0], &none}};
+    PodDemand p = pod(1, 0);
+    p.cpu_milli = 8000;
+    const ShapeMix mix = {{{row.mix_gpus, 0, 0}, 1}};
+    EXPECT_EQ(gpu_packing_scores(p, candidates, PackingStrategy::kFragmentation, mix, 0.05), row.want) << row.what;
+  }
+}
+
 TEST(GpuPacking, BinpackCountsSharesOnTheDevicesForWholeGpus) {
   // Both nodes: 2 devices of 16 GiB. a holds a 12 GiB share, b nothing.
   std::vector<NodeSupply> nodes(2);
