@@ -98,10 +98,17 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, const NodeIndex& prev
   }
   layout_ = previous.layout_;
   names_ = layout_->names.data();
-  entries_ = previous.entries_;
+  blocks_ = previous.blocks_;
+  std::vector<std::size_t> copied;
   for (std::string_view name : changed) {
     const auto it = nodes_->find(name);
-    entries_[static_cast<std::size_t>(it - nodes_->begin())] = {it->second.get(), summarize(*it->second)};
+    const auto order = static_cast<std::size_t>(it - nodes_->begin());
+    const std::size_t b = order / kBlock;
+    if (std::find(copied.begin(), copied.end(), b) == copied.end()) {
+      blocks_[b] = std::make_shared<Block>(*blocks_[b]);
+      copied.push_back(b);
+    }
+    (*blocks_[b])[order % kBlock] = {it->second.get(), summarize(*it->second)};
   }
 }
 
@@ -112,19 +119,21 @@ void NodeIndex::build() {
   while (size < 2 * nodes_->size()) size *= 2;
   l.slots.resize(size);
   std::size_t bytes = 0;
-  for (const auto& entry : *nodes_) bytes += entry.first.size();
+  for (const auto& [name, node] : *nodes_) bytes += name.size();
   l.names.reserve(bytes);
-  entries_.reserve(nodes_->size());
+  blocks_.reserve((nodes_->size() + kBlock - 1) / kBlock);
   const std::size_t mask = size - 1;
+  std::uint32_t order = 0;
   for (const auto& [name, node] : *nodes_) {
-    const auto order = static_cast<std::uint32_t>(entries_.size());
-    entries_.push_back({node.get(), summarize(*node)});
+    if (order % kBlock == 0) blocks_.push_back(std::make_shared<Block>());
+    (*blocks_.back())[order % kBlock] = {node.get(), summarize(*node)};
     const std::size_t hash = hash_of(name);
     std::size_t at = hash & mask;
     while (l.slots[at].order != kEmpty) at = (at + 1) & mask;
     l.slots[at] = {static_cast<std::uint32_t>(hash >> 32), order, static_cast<std::uint32_t>(l.names.size()),
                    static_cast<std::uint32_t>(name.size())};
     l.names += name;
+    ++order;
   }
   l.names_dns_only = std::all_of(l.names.begin(), l.names.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
@@ -191,7 +200,7 @@ void NodeIndex::lookup(std::span<const std::string_view> names, std::span<Found>
         if (slots[at].hash == tag) {
           candidate[k] = &slots[at];
           __builtin_prefetch(names_ + slots[at].name_at);
-          __builtin_prefetch(&entries_[slots[at].order]);
+          __builtin_prefetch(&entry(slots[at].order));
           break;
         }
       }

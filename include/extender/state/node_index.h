@@ -6,6 +6,7 @@
 // names do without comparing them, and its NodeSummary. Built once per published map (sharing the
 // names' part with the previous map's index when the names are the same), immutable after; keeps
 // the map alive. Thread-safe to share.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -107,6 +108,10 @@ class NodeIndex {
     const NodeState* node = nullptr;
     NodeSummary summary;
   };
+  // The entries in blocks of kBlock, shared with the previous index but for the blocks of the
+  // nodes that changed: a pod event copies one block, not every node's entry.
+  static constexpr std::size_t kBlock = 256;
+  using Block = std::array<Entry, kBlock>;
   // What depends on the names alone, shared by the indexes of maps over the same names. Only
   // gpu_resources grows after the first index, on the publisher's thread; readers never read the
   // vector, only the strings its elements own, which never move.
@@ -119,8 +124,9 @@ class NodeIndex {
   bool names_match(const Slot& slot, std::string_view name) const {
     return slot.name_size == name.size() && std::memcmp(names_ + slot.name_at, name.data(), name.size()) == 0;
   }
+  const Entry& entry(std::uint32_t order) const { return (*blocks_[order / kBlock])[order % kBlock]; }
   Found found_at(const Slot& slot) const {
-    const Entry& e = entries_[slot.order];
+    const Entry& e = entry(slot.order);
     return {e.node, slot.order, &e.summary, std::string_view(names_ + slot.name_at, slot.name_size)};
   }
   void build();
@@ -129,7 +135,7 @@ class NodeIndex {
   std::shared_ptr<const NodeMap> nodes_;
   std::shared_ptr<Layout> layout_;
   const char* names_ = nullptr;  // layout_->names.data()
-  std::vector<Entry> entries_;
+  std::vector<std::shared_ptr<Block>> blocks_;  // a block is written only by the index that made it
 };
 
 }  // namespace extender::state
