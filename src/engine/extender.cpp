@@ -196,9 +196,11 @@ struct ScoringCandidates {
                const policy::DraFit* dra, TimePoint now) {
     index.resize(names.size());
     list.reserve(names.size());
+    std::vector<state::NodeIndex::Found> found(names.size());
+    snap.lookup(names, found);
     model::NodeUsage scratch;
     for (std::size_t i = 0; i < names.size(); ++i) {
-      const state::NodeState* node = snap.find(names[i]);
+      const state::NodeState* node = found[i].node;
       if (!node) continue;
       index[i] = list.size();
       if (dra) {
