@@ -55,29 +55,73 @@ std::optional<model::GpuResourceAvailability> NodeSummary::gpu() const {
   return r;
 }
 
-NodeMap::const_iterator NodeMap::find(std::string_view name) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const value_type& e, std::string_view n) { return e.first < n; });
-  return it != entries_.end() && it->first == name ? it : entries_.end();
+NodeMap::const_iterator& NodeMap::const_iterator::operator++() {
+  ++pos_;
+  if (++offset_ == map_->blocks_[block_]->size()) {
+    ++block_;
+    offset_ = 0;
+  }
+  return *this;
 }
 
-std::vector<NodeMap::value_type>::iterator NodeMap::lower_bound(std::string_view name) {
-  return std::lower_bound(entries_.begin(), entries_.end(), name,
-                          [](const value_type& e, std::string_view n) { return e.first < n; });
+NodeMap::Place NodeMap::lower_bound(std::string_view name) const {
+  const auto block = std::partition_point(blocks_.begin(), blocks_.end(),
+                                          [&](const auto& b) { return b->back().first < name; });
+  if (block == blocks_.end()) return {blocks_.size(), 0};
+  const auto at = std::lower_bound((*block)->begin(), (*block)->end(), name,
+                                   [](const value_type& e, std::string_view n) { return e.first < n; });
+  return {static_cast<std::size_t>(block - blocks_.begin()), static_cast<std::size_t>(at - (*block)->begin())};
+}
+
+NodeMap::const_iterator NodeMap::find(std::string_view name) const {
+  const Place p = lower_bound(name);
+  return holds(p, name) ? const_iterator(this, p.block, p.offset, starts_[p.block] + p.offset) : end();
+}
+
+NodeMap::Block& NodeMap::owned(std::size_t block) {
+  if (blocks_[block].use_count() > 1) blocks_[block] = std::make_shared<Block>(*blocks_[block]);
+  return *blocks_[block];
+}
+
+void NodeMap::renumber() {
+  starts_.resize(blocks_.size());
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < blocks_.size(); ++b) {
+    starts_[b] = at;
+    at += blocks_[b]->size();
+  }
+  size_ = at;
 }
 
 void NodeMap::set(std::string_view name, std::shared_ptr<const NodeState> node) {
-  auto it = lower_bound(name);
-  if (it != entries_.end() && it->first == name) {
-    *it = {name, std::move(node)};
-  } else {
-    entries_.insert(it, {name, std::move(node)});
+  Place p = lower_bound(name);
+  if (holds(p, name)) {
+    owned(p.block)[p.offset] = {name, std::move(node)};
+    return;
   }
+  if (blocks_.empty()) {
+    blocks_.push_back(std::make_shared<Block>());
+  } else if (p.block == blocks_.size()) {
+    p = {blocks_.size() - 1, blocks_.back()->size()};
+  }
+  Block& block = owned(p.block);
+  block.insert(block.begin() + static_cast<std::ptrdiff_t>(p.offset), {name, std::move(node)});
+  if (block.size() > 2 * kBlock) {
+    const auto half = block.begin() + static_cast<std::ptrdiff_t>(kBlock);
+    auto upper = std::make_shared<Block>(std::make_move_iterator(half), std::make_move_iterator(block.end()));
+    block.erase(half, block.end());
+    blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(p.block) + 1, std::move(upper));
+  }
+  renumber();
 }
 
 void NodeMap::erase(std::string_view name) {
-  auto it = lower_bound(name);
-  if (it != entries_.end() && it->first == name) entries_.erase(it);
+  const Place p = lower_bound(name);
+  if (!holds(p, name)) return;
+  Block& block = owned(p.block);
+  block.erase(block.begin() + static_cast<std::ptrdiff_t>(p.offset));
+  if (block.empty()) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(p.block));
+  renumber();
 }
 
 NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes) : nodes_(std::move(nodes)) { build(); }

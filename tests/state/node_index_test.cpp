@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,56 @@ TEST(NodeIndex, AnIndexOfAddedOrRemovedNodesIsBuiltAnew) {
   EXPECT_EQ(shrunk.find("node-3"), nullptr);
   EXPECT_NE(shrunk.find("node-4"), nullptr);
   EXPECT_EQ(shrunk.lookup("node-4").order, 3u);
+}
+
+// The map's entries in order, each as (name, node), and its find() and positions checked against
+// the order on the way.
+std::vector<std::pair<std::string, const NodeState*>> contents(const NodeMap& m) {
+  std::vector<std::pair<std::string, const NodeState*>> out;
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    EXPECT_EQ(it - m.begin(), static_cast<std::ptrdiff_t>(out.size()));
+    const auto found = m.find(it->first);
+    EXPECT_TRUE(found == it) << it->first;
+    out.emplace_back(std::string(it->first), it->second.get());
+  }
+  EXPECT_EQ(out.size(), m.size());
+  return out;
+}
+
+TEST(NodeMap, CopiesShareBlocksYetChangeAlone) {
+  // Enough nodes for several blocks; inserted out of order, some replaced, some erased, and a
+  // copy taken between steps must keep what it had.
+  std::map<std::string, std::shared_ptr<const NodeState>> want;
+  NodeMap m;
+  std::vector<std::pair<NodeMap, std::vector<std::pair<std::string, const NodeState*>>>> copies;
+  auto reference = [&] {
+    std::vector<std::pair<std::string, const NodeState*>> r;
+    for (const auto& [name, node] : want) r.emplace_back(name, node.get());
+    return r;
+  };
+  for (int step = 0; step < 4000; ++step) {
+    const int i = (step * 7919) % 1500;  // every name visited again and again, out of order
+    const std::string name = "node-" + std::to_string(i);
+    if (step % 5 == 4 && want.count(name)) {
+      m.erase(name);
+      want.erase(name);
+    } else {
+      auto n = gpu_node(name, step % 9);
+      m.set(n->supply.name, n);
+      want[name] = n;
+    }
+    if (step % 500 == 0) copies.emplace_back(m, reference());
+  }
+  EXPECT_EQ(contents(m), reference());
+  EXPECT_EQ(m.find("node-1500"), m.end());
+  EXPECT_EQ(m.count("absent"), 0u);
+  for (const auto& [copy, had] : copies) EXPECT_EQ(contents(copy), had) << "a copy changed with the map";
+
+  NodeMap emptied = m;
+  for (const auto& [name, node] : want) emptied.erase(name);
+  EXPECT_TRUE(emptied.empty());
+  EXPECT_EQ(emptied.begin(), emptied.end());
+  EXPECT_EQ(contents(m), reference()) << "emptying a copy left the map alone";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,17 +26,48 @@ namespace extender::state {
 struct NodeState;
 
 // The nodes of a snapshot in name order, each name a view of its NodeState's own (supply.name;
-// the entry keeps the node alive). Copying the map for the next snapshot costs one allocation and
-// a reference count per node, not an allocation per node and per name: a pod event on a large
-// cluster republishes the map. Immutable once published; set and erase are for the publisher.
+// the entry keeps the node alive). The entries lie in blocks of about kBlock, which a copy shares
+// with the map it was copied from: a pod event on a large cluster republishes the map, and copies
+// the changed node's block, not every node's entry. Immutable once published; set and erase are
+// for the publisher, and write only blocks no other map holds.
 class NodeMap {
  public:
   using value_type = std::pair<std::string_view, std::shared_ptr<const NodeState>>;
-  using const_iterator = std::vector<value_type>::const_iterator;
-  const_iterator begin() const { return entries_.begin(); }
-  const_iterator end() const { return entries_.end(); }
-  std::size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = NodeMap::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const value_type*;
+    using reference = const value_type&;
+    const_iterator() = default;
+    reference operator*() const { return (*map_->blocks_[block_])[offset_]; }
+    pointer operator->() const { return &**this; }
+    const_iterator& operator++();
+    const_iterator operator++(int) {
+      const_iterator before = *this;
+      ++*this;
+      return before;
+    }
+    // Iterators of one map compare by position; the difference is the distance in name order.
+    bool operator==(const const_iterator& o) const { return pos_ == o.pos_; }
+    difference_type operator-(const const_iterator& o) const {
+      return static_cast<difference_type>(pos_) - static_cast<difference_type>(o.pos_);
+    }
+
+   private:
+    friend class NodeMap;
+    const_iterator(const NodeMap* map, std::size_t block, std::size_t offset, std::size_t pos)
+        : map_(map), block_(block), offset_(offset), pos_(pos) {}
+    const NodeMap* map_ = nullptr;
+    std::size_t block_ = 0;
+    std::size_t offset_ = 0;
+    std::size_t pos_ = 0;
+  };
+  const_iterator begin() const { return {this, 0, 0, 0}; }
+  const_iterator end() const { return {this, blocks_.size(), 0, size_}; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   const_iterator find(std::string_view name) const;
   std::size_t count(std::string_view name) const { return find(name) == end() ? 0 : 1; }
   // Inserts or replaces the node called `name`, a view of the node's own name.
@@ -43,8 +75,22 @@ class NodeMap {
   void erase(std::string_view name);
 
  private:
-  std::vector<value_type>::iterator lower_bound(std::string_view name);
-  std::vector<value_type> entries_;
+  static constexpr std::size_t kBlock = 256;  // a block splits in two past twice this
+  using Block = std::vector<value_type>;
+  struct Place {
+    std::size_t block = 0;   // blocks_.size(): past the last
+    std::size_t offset = 0;
+  };
+  Place lower_bound(std::string_view name) const;
+  bool holds(Place p, std::string_view name) const {
+    return p.block < blocks_.size() && p.offset < blocks_[p.block]->size() && (*blocks_[p.block])[p.offset].first == name;
+  }
+  Block& owned(std::size_t block);  // the block, copied first if another map holds it too
+  void renumber();
+
+  std::vector<std::shared_ptr<Block>> blocks_;  // none empty
+  std::vector<std::size_t> starts_;             // the position of each block's first entry
+  std::size_t size_ = 0;
 };
 
 // What filter reads of a node before its NodeState, kept beside the node's place in the index.
