@@ -198,6 +198,7 @@ struct ScoringCandidates {
     list.reserve(names.size());
     std::vector<state::NodeIndex::Found> found(names.size());
     snap.lookup(names, found);
+    const std::uint64_t uid_bits = state::NodeIndex::claim_bits(demand.uid);
     model::NodeUsage scratch;
     for (std::size_t i = 0; i < names.size(); ++i) {
       const state::NodeState* node = found[i].node;
@@ -211,6 +212,10 @@ struct ScoringCandidates {
           continue;
         }
         list.push_back({&node->supply, &usages.emplace_back(std::move(usage))});
+        continue;
+      }
+      if (demand.volumes.empty() && found[i].summary->sees_placed_only(uid_bits)) {
+        list.push_back({&node->supply, &node->placed});
         continue;
       }
       const model::NodeUsage& usage = node->usage_for(demand, now, scratch);
