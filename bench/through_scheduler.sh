@@ -6,6 +6,13 @@
 #   bench/through_scheduler.sh [--quick] [NODES [PODS]]    # defaults 5000 2000; --quick: 500 500
 #   BENCH_CONFIGS="alone bind" BENCH_ROUNDS=3 bench/through_scheduler.sh
 #
+# BENCH_PROFILE=SECONDS: for each configuration, profile both sides for SECONDS from a second
+# after the scheduler starts: kube-scheduler's CPU profile from its /debug/pprof/profile (opened
+# for the run with --authorization-always-allow-paths) into $WORKDIR/profile-NAME-scheduler.pb.gz
+# (read with `go tool pprof -top FILE`), and the daemon's with perf, if installed, into
+# $WORKDIR/perf-NAME-daemon.data (`perf report -i FILE`). Profiling slows the run: its pods/s are
+# not the figures.
+#
 # BENCH_ROUNDS (default 1): run every configuration this many times, interleaved (alone, names,
 # ..., alone, names, ...), and give each one's median pods/s with every round's figure beside it;
 # the CPU and latency columns are the last round's. The machine's own rate drifts between minutes
@@ -42,6 +49,10 @@ NODES="${1:-$NODES}"
 PODS="${2:-$PODS}"
 CONFIGS="${BENCH_CONFIGS:-alone names bind every-pod relay}"
 ROUNDS="${BENCH_ROUNDS:-1}"
+PROFILE_SECONDS="${BENCH_PROFILE:-}"
+if [[ -n "$PROFILE_SECONDS" ]]; then
+  export CLUSTER_SCHEDULER_ARGS="${CLUSTER_SCHEDULER_ARGS:-} --authorization-always-allow-paths=/healthz,/debug/pprof/profile"
+fi
 
 SUITE_TAG=through-scheduler
 # shellcheck source=../tests/e2e/lib/suite.sh
@@ -110,6 +121,22 @@ scheduler_config() {
     -e 's/^percentageOfNodesToScore: .*/percentageOfNodesToScore: 0/' "$file"
 }
 
+# profile_both_sides NAME SECONDS: the scheduler's CPU profile and the daemon's perf record (BENCH_PROFILE).
+profile_both_sides() {
+  local name="$1" seconds="$2"
+  sleep 1
+  if command -v perf >/dev/null; then
+    perf record -F 499 -g -p "$DAEMON_PID" -o "$WORKDIR/perf-$name-daemon.data" -- sleep "$seconds" >/dev/null 2>&1 &
+  fi
+  curl -sfk "${SCHEDULER_HEALTHZ_URL%/healthz}/debug/pprof/profile?seconds=$seconds" \
+    -o "$WORKDIR/profile-$name-scheduler.pb.gz" || step "$name: no CPU profile from kube-scheduler"
+  wait
+  step "$name: profiles in $WORKDIR/profile-$name-scheduler.pb.gz and $WORKDIR/perf-$name-daemon.data"
+}
+if [[ -n "$PROFILE_SECONDS" ]] && ! command -v perf >/dev/null; then
+  step "BENCH_PROFILE: no perf here; only kube-scheduler is profiled"
+fi
+
 declare -A RATE RATES LATENCY CPU
 for round in $(seq 1 "$ROUNDS"); do
 for name in $CONFIGS; do
@@ -123,6 +150,7 @@ for name in $CONFIGS; do
   start="$(date +%s.%N)"
   CLUSTER_SCHEDULER_V=1 cluster_start_scheduler "$WORKDIR/scheduler-$name.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-$name.log" >/dev/null
   procs=("$APISERVER_PID" "$ETCD_PID" "$SCHEDULER_PID" "$DAEMON_PID" "$RELAY_PID")
+  [[ -n "$PROFILE_SECONDS" ]] && profile_both_sides "$name" "$PROFILE_SECONDS" &
   mapfile -t before < <(cpu_ticks "${procs[@]}")
   read -r took rate < <(py wait "$PODS" "$start" 900)
   mapfile -t after < <(cpu_ticks "${procs[@]}")
