@@ -208,6 +208,7 @@ struct Daemon::Parts {
   config::Config cfg;
   state::ClusterState state;
   state::DemandCache demands;
+  wire::PodMemo pods;
   state::FilterVerdicts verdicts;  // what passed /filter, for /bind: at most 4M names (32 MiB)
   Feed feed;
   std::unique_ptr<Election> election;
@@ -232,7 +233,7 @@ server::ApiDeps Daemon::Parts::api_deps() {
   const bool kubernetes = cfg.mode == config::Mode::kKubernetes;
   server::ApiDeps deps{extender.get(), &state, &metrics, [g = gate.get()] { return g->not_ready(); },
                        kubernetes ? "kubernetes" : "standalone", cfg.server.request_deadline, !kubernetes,
-                       cfg.node_fields(), cfg.decode_limits(), &demands, {}, {}};
+                       cfg.node_fields(), cfg.decode_limits(), &demands, &pods, {}, {}};
   if (feed.cluster) {
     deps.watches = [kc = feed.cluster.get()] {
       std::vector<server::WatchView> out;

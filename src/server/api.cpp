@@ -81,7 +81,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& r
                     TimePoint deadline, VerbCall& call) {
   const auto padded = wire::PaddedBody::of(request.body);
   wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
-  auto args = wire::decode_extender_args(padded, deps.node_fields, deps.decode_limits, &failure);
+  auto args = wire::decode_extender_args(padded, deps.node_fields, deps.decode_limits, &failure, deps.pods);
   if (!args && failure == wire::DecodeFailure::kTooLarge) return decline(endpoint, args.message(), call);
   if (!args) {
     call.body_error = args.message();

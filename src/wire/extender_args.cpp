@@ -244,7 +244,7 @@ Status read_names(od::value v, std::vector<std::string_view>& names, std::deque<
   return {};
 }
 
-Result<model::Pod> read_pod(od::value v, bool& too_large) {
+Result<model::Pod> read_pod(od::value v, bool& too_large, PodMemo* memo) {
   od::object obj;
   OD_TRY(v.get_object().get(obj), "Pod (expected an object)");
   std::string_view raw;
@@ -255,9 +255,14 @@ Result<model::Pod> read_pod(od::value v, bool& too_large) {
                  " MiB (the API server takes no request over 3 MiB)"};
   }
   if (!nesting_within(raw, kMaxNesting)) return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
+  if (memo) {
+    if (auto kept = memo->find(raw)) return std::move(*kept);
+  }
   nlohmann::json pod = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return Error{"Pod: not valid JSON"};
-  return decode_pod(pod);
+  auto decoded = decode_pod(pod);
+  if (decoded && memo) memo->keep(raw, *decoded);
+  return decoded;
 }
 
 // simdjson indexes every token of a body before it is read: 4 bytes a token, a token for each
@@ -272,7 +277,7 @@ bool index_fits(std::string_view body) {
 }
 
 Result<ExtenderArgs> decode(simdjson::padded_string_view body, const NodeFieldFilter& fields,
-                            const DecodeLimits& limits, bool& too_large) {
+                            const DecodeLimits& limits, PodMemo* memo, bool& too_large) {
   // Each thread keeps a parser sized for ordinary bodies; outsized ones get a parser of their own,
   // so that one huge request does not pin its buffers to a worker thread for good.
   thread_local od::parser shared_parser(kMaxBody);
@@ -302,7 +307,7 @@ Result<ExtenderArgs> decode(simdjson::padded_string_view body, const NodeFieldFi
     if (key_matches(key, "Pod")) {
       has_pod = false;
       if (is_null(v)) continue;
-      auto pod = read_pod(v, too_large);
+      auto pod = read_pod(v, too_large, memo);
       if (!pod) return pod.error();
       args.pod = std::move(*pod);
       has_pod = true;
@@ -356,10 +361,10 @@ bool NodeFieldFilter::keep_annotation(std::string_view key) const {
 }
 
 Result<ExtenderArgs> decode_extender_args(const PaddedBody& body, const NodeFieldFilter& fields,
-                                          const DecodeLimits& limits, DecodeFailure* failure) {
+                                          const DecodeLimits& limits, DecodeFailure* failure, PodMemo* memo) {
   bool too_large = false;
   const simdjson::padded_string_view padded(body.bytes().data(), body.size(), body.size() + kBodyPadding);
-  auto result = decode(padded, fields, limits, too_large);
+  auto result = decode(padded, fields, limits, memo, too_large);
   if (failure) *failure = too_large ? DecodeFailure::kTooLarge : DecodeFailure::kMalformed;
   return result;
 }

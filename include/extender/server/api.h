@@ -36,6 +36,7 @@ struct ApiDeps {
   // Past these, filter answers an Error (kube-scheduler's event shows it) and prioritize 413.
   wire::DecodeLimits decode_limits;
   state::DemandCache* demands = nullptr;  // its size is a metric
+  wire::PodMemo* pods = nullptr;           // the pods last decoded, shared by the verbs of one cycle
   std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
   // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
   // and /metrics. Empty: no election (every verb is decided here). A replica that does not lead

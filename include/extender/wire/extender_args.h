@@ -18,6 +18,7 @@
 #include "extender/model/node.h"
 #include "extender/model/pod.h"
 #include "extender/wire/padded_body.h"
+#include "extender/wire/pod_memo.h"
 
 namespace extender::wire {
 
@@ -66,9 +67,11 @@ enum class DecodeFailure { kMalformed, kTooLarge };
 
 // Decodes a request body.
 // `body` must outlive the result (NodeItem::raw and node_names point into it). On error the
-// message says where, and `failure` (when given) says which kind.
+// message says where, and `failure` (when given) says which kind. With `memo`, a pod whose JSON
+// was decoded before is copied from it, and a pod decoded is kept there.
 Result<ExtenderArgs> decode_extender_args(const PaddedBody& body, const NodeFieldFilter& fields = {},
-                                          const DecodeLimits& limits = {}, DecodeFailure* failure = nullptr);
+                                          const DecodeLimits& limits = {}, DecodeFailure* failure = nullptr,
+                                          PodMemo* memo = nullptr);
 
 // The maximum nesting accepted in any request body.
 inline constexpr std::size_t kMaxNesting = 128;
