@@ -151,20 +151,20 @@ Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candida
   return {milli, static_cast<__int128>(1000) * std::max<std::size_t>(view.free.size(), 1)};
 }
 
-}  // namespace
-
 // What fragmentation_key reads of a candidate, for one pod and mix: candidates alike in it (empty
 // nodes of one kind, say) share one key.
 struct FragmentationInput {
   GpuNodeView view;
   std::string_view resource;  // node.gpu_devices.resource
-  std::int64_t cpu_milli = 0;   // node.cpu_milli
+  std::int64_t cpu_milli = 0;  // node.cpu_milli
   bool operator==(const FragmentationInput& o) const {
     return view.capacity == o.view.capacity && view.memory_known == o.view.memory_known && view.free == o.view.free &&
            view.cpu_free == o.view.cpu_free && view.memory_free == o.view.memory_free && resource == o.resource &&
            cpu_milli == o.cpu_milli;
   }
 };
+
+}  // namespace
 
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                                const ShapeMix& mix, double fit_weight) {
