@@ -11,6 +11,9 @@ ADMIN_TOKEN and CLUSTER_CA_FILE from the environment, as tests/e2e/lib/cluster.s
                                                between two scrapes of its /metrics (files)
   through_scheduler.py requests BEFORE AFTER P  the API server's requests per pod by verb and resource
                                                between two scrapes of its /metrics (files)
+  through_scheduler.py scheduler METRICS       p50 and p90 of kube-scheduler's scheduling algorithm
+                                               (its filters, scores and extender calls) and of a
+                                               scheduled pod's attempt, from its /metrics (a file)
 
 Writes go out on 16 threads; a failed write is retried once, then the command fails.
 """
@@ -117,19 +120,23 @@ def all_pods(api):
     return len(must(api, "GET", "/api/v1/namespaces/default/pods")["items"])
 
 
-def histogram(path):
-    """{verb: [(le, cumulative count)]} of scheduler_extender_request_duration_seconds."""
+def histogram(path, metric="scheduler_extender_request_duration_seconds", key="verb", where=None):
+    """{value of label KEY: [(le, cumulative count)]} of histogram METRIC, of the series whose labels
+    include WHERE (a dict); KEY None: one entry, "all"."""
     out = {}
-    pattern = re.compile(r'^scheduler_extender_request_duration_seconds_bucket\{(.*)\} (\S+)$')
+    pattern = re.compile(r'^' + metric + r'_bucket\{(.*)\} (\S+)$')
     for line in open(path):
         m = pattern.match(line.strip())
         if not m:
             continue
         labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        if where and any(labels.get(k) != v for k, v in where.items()):
+            continue
         le = float("inf") if labels["le"] == "+Inf" else float(labels["le"])
-        out.setdefault(labels["verb"], {}).setdefault(le, 0.0)
-        out[labels["verb"]][le] += float(m.group(2))
-    return {verb: sorted(buckets.items()) for verb, buckets in out.items()}
+        name = labels.get(key, "") if key else "all"
+        out.setdefault(name, {}).setdefault(le, 0.0)
+        out[name][le] += float(m.group(2))
+    return {name: sorted(buckets.items()) for name, buckets in out.items()}
 
 
 def api_requests(path):
@@ -191,6 +198,17 @@ def main():
             p50, p90 = quantile(delta, 0.5), quantile(delta, 0.9)
             parts.append("%s %d calls p50<=%gms p90<=%gms" % (verb, delta[-1][1], p50 * 1000, p90 * 1000))
         print("; ".join(parts) if parts else "no verb called")
+    elif cmd == "scheduler":
+        # kube-scheduler's own view, from one scrape of its /metrics (it starts afresh per run).
+        parts = []
+        for label, metric, where in (
+                ("algorithm", "scheduler_scheduling_algorithm_duration_seconds", None),
+                ("attempt", "scheduler_scheduling_attempt_duration_seconds", {"result": "scheduled"})):
+            buckets = histogram(sys.argv[2], metric, None, where).get("all")
+            if not buckets or buckets[-1][1] <= 0:
+                continue
+            parts.append("%s p50<=%gms p90<=%gms" % (label, quantile(buckets, 0.5) * 1000, quantile(buckets, 0.9) * 1000))
+        print("; ".join(parts) if parts else "no figures")
     else:
         raise SystemExit(__doc__)
 

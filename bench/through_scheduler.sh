@@ -36,7 +36,9 @@
 # scoring the chart gives its default route (bench/chart_scoring.py every-pod). Printed: one
 # table of pods/s, the share of the scheduler alone, the CPU time per pod of each process (on a
 # machine where they share few cores, what one spends the others cannot), and the daemon's p50/p90
-# per verb (bucket bounds of its request histogram). Results also go to $WORKDIR/results.txt.
+# per verb (bucket bounds of its request histogram), and kube-scheduler's own p50/p90 of its
+# scheduling algorithm (filters, scores and the extender's calls) and of a scheduled attempt.
+# Results also go to $WORKDIR/results.txt.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,9 +52,10 @@ PODS="${2:-$PODS}"
 CONFIGS="${BENCH_CONFIGS:-alone names bind every-pod relay}"
 ROUNDS="${BENCH_ROUNDS:-1}"
 PROFILE_SECONDS="${BENCH_PROFILE:-}"
-if [[ -n "$PROFILE_SECONDS" ]]; then
-  export CLUSTER_SCHEDULER_ARGS="${CLUSTER_SCHEDULER_ARGS:-} --authorization-always-allow-paths=/healthz,/debug/pprof/profile"
-fi
+# kube-scheduler's /metrics (and its profile with BENCH_PROFILE) open to this script for the run.
+open_paths=/healthz,/metrics
+[[ -n "$PROFILE_SECONDS" ]] && open_paths+=,/debug/pprof/profile
+export CLUSTER_SCHEDULER_ARGS="${CLUSTER_SCHEDULER_ARGS:-} --authorization-always-allow-paths=$open_paths"
 
 SUITE_TAG=through-scheduler
 # shellcheck source=../tests/e2e/lib/suite.sh
@@ -137,7 +140,7 @@ if [[ -n "$PROFILE_SECONDS" ]] && ! command -v perf >/dev/null; then
   step "BENCH_PROFILE: no perf here; only kube-scheduler is profiled"
 fi
 
-declare -A RATE RATES LATENCY CPU
+declare -A RATE RATES LATENCY CPU SCHEDULER_SEES
 for round in $(seq 1 "$ROUNDS"); do
 for name in $CONFIGS; do
   scheduler="default-scheduler"
@@ -154,6 +157,8 @@ for name in $CONFIGS; do
   mapfile -t before < <(cpu_ticks "${procs[@]}")
   read -r took rate < <(py wait "$PODS" "$start" 900)
   mapfile -t after < <(cpu_ticks "${procs[@]}")
+  curl -sfk "${SCHEDULER_HEALTHZ_URL%/healthz}/metrics" >"$WORKDIR/scheduler-metrics-$name.txt" || true
+  SCHEDULER_SEES[$name]="$(py scheduler "$WORKDIR/scheduler-metrics-$name.txt")"
   curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" >"$WORKDIR/metrics-$name-after.txt"
   K get --raw /metrics >"$WORKDIR/apiserver-$name-after.txt"
   cluster_stop_scheduler
@@ -165,7 +170,7 @@ for name in $CONFIGS; do
   RATES[$name]="${RATES[$name]:-}${RATES[$name]:+ }$rate"
   LATENCY[$name]="$(py quantiles "$WORKDIR/metrics-$name-before.txt" "$WORKDIR/metrics-$name-after.txt")"
   step "$name: API server requests per pod: $(py requests "$WORKDIR/apiserver-$name-before.txt" "$WORKDIR/apiserver-$name-after.txt" "$PODS")"
-  result "$name (round $round of $ROUNDS): $PODS pods on $NODES nodes in ${took}s: $rate pods/s; CPU ms per pod (apiserver etcd scheduler daemon relay): ${CPU[$name]}; daemon: ${LATENCY[$name]}"
+  result "$name (round $round of $ROUNDS): $PODS pods on $NODES nodes in ${took}s: $rate pods/s; CPU ms per pod (apiserver etcd scheduler daemon relay): ${CPU[$name]}; kube-scheduler: ${SCHEDULER_SEES[$name]}; daemon: ${LATENCY[$name]}"
   py delete
 done
 done
@@ -177,11 +182,12 @@ E2E_OK=1
 {
   printf '\n%d nodes, %d pods, QPS 1000 (kube-scheduler %s), %d round(s); idle CPU, cores (apiserver etcd daemon relay): %s\n' \
     "$NODES" "$PODS" "$CLUSTER_KUBE_VERSION" "$ROUNDS" "$IDLE"
-  printf '| configuration | pods/s (median) | each round | of alone | CPU ms/pod: apiserver etcd scheduler daemon relay | daemon p50/p90 per verb |\n'
-  printf '|---|---|---|---|---|---|\n'
+  printf '| configuration | pods/s (median) | each round | of alone | CPU ms/pod: apiserver etcd scheduler daemon relay | kube-scheduler p50/p90 | daemon p50/p90 per verb |\n'
+  printf '|---|---|---|---|---|---|---|\n'
   for name in $CONFIGS; do
     share="-"
     [[ -n "${RATE[alone]:-}" ]] && share="$(echo "scale=0; 100 * ${RATE[$name]} / ${RATE[alone]}" | bc)%"
-    printf '| %s | %s | %s | %s | %s | %s |\n' "$name" "${RATE[$name]}" "${RATES[$name]}" "$share" "${CPU[$name]}" "${LATENCY[$name]}"
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "${RATE[$name]}" "${RATES[$name]}" "$share" "${CPU[$name]}" \
+      "${SCHEDULER_SEES[$name]}" "${LATENCY[$name]}"
   done
 } | tee -a "$RESULTS"
