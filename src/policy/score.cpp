@@ -157,11 +157,7 @@ struct FragmentationInput {
   GpuNodeView view;
   std::string_view resource;  // node.gpu_devices.resource
   std::int64_t cpu_milli = 0;  // node.cpu_milli
-  bool operator==(const FragmentationInput& o) const {
-    return view.capacity == o.view.capacity && view.memory_known == o.view.memory_known && view.free == o.view.free &&
-           view.cpu_free == o.view.cpu_free && view.memory_free == o.view.memory_free && resource == o.resource &&
-           cpu_milli == o.cpu_milli;
-  }
+  bool operator==(const FragmentationInput&) const = default;
 };
 
 }  // namespace

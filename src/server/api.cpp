@@ -108,7 +108,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& r
     spent->answer = deps.extender->prioritize(spent->args, deadline, scope);
     engine::PrioritizeAnswer& a = spent->answer;
     call.summary = std::move(a.summary);
-    call.res = json(200, wire::encode_host_priority_list(wire::above_lowest(a.scores)));
+    call.res = json(200, wire::encode_host_priority_list(wire::above_lowest(std::move(a.scores))));
     call.res.spent = std::move(spent);
   }
 }

@@ -85,6 +85,7 @@ struct GpuNodeView {
   std::vector<std::int64_t> free;
   std::int64_t cpu_free = INT64_MAX;
   std::int64_t memory_free = INT64_MAX;
+  bool operator==(const GpuNodeView&) const = default;
 };
 GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage);
 
