@@ -1,10 +1,12 @@
-// The independent floor for /filter: an HTTP server that shares no code with the daemon
-// (cpp-httplib's server, simdjson on-demand) and does the least a GPU extender must do with a
-// request. Nodes form: decode the body, sum the pod's nvidia.com/gpu (requests, else limits, of
-// its containers), echo back raw every node whose status.allocatable holds that many, and fail
-// the others. NodeNames form: echo every name. Bench programs compare the daemon to it.
+// The independent floor: an HTTP server that shares no code with the daemon (cpp-httplib's
+// server, simdjson on-demand) and does the least an extender must do with a request. Filter, in
+// the Nodes form: decode the body, sum the pod's nvidia.com/gpu (requests, else limits, of its
+// containers), echo back raw every node whose status.allocatable holds that many, and fail the
+// others; in the NodeNames form: echo every name. Prioritize: read every name, rank none (`[]`:
+// kube-scheduler adds nothing). Bench programs compare the daemon to it.
 //
-// usage: floor_server PORT   (listens on 127.0.0.1; POST /filter and /scheduler/filter)
+// usage: floor_server PORT   (listens on 127.0.0.1; POST a path ending in /filter or
+//                             /filter-unmanaged, /prioritize or /prioritize-unmanaged)
 #include <httplib.h>
 #include <simdjson.h>
 
@@ -127,6 +129,19 @@ bool filter(const std::string& body, std::string& out) {
   return true;
 }
 
+bool prioritize(const std::string& body) {
+  thread_local simdjson::ondemand::parser parser;
+  simdjson::padded_string padded(body);
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::array names;
+  if (parser.iterate(padded).get(doc) || doc.find_field_unordered("NodeNames").get_array().get(names)) return false;
+  for (auto item : names) {
+    std::string_view name;
+    if (item.get_string().get(name)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,9 +159,18 @@ int main(int argc, char** argv) {
     }
     response.set_content(std::move(out), "application/json");
   };
-  server.Post("/filter", handle);
-  server.Post("/scheduler/filter", handle);
+  auto rank_none = [](const httplib::Request& request, httplib::Response& response) {
+    if (!prioritize(request.body)) {
+      response.status = 400;
+      response.set_content(R"({"Error":"undecodable ExtenderArgs"})", "application/json");
+      return;
+    }
+    response.set_content("[]", "application/json");
+  };
+  server.Post(R"((/.*)?/filter(-unmanaged)?)", handle);
+  server.Post(R"((/.*)?/prioritize(-unmanaged)?)", rank_none);
   server.set_payload_max_length(512u << 20);
+  server.set_tcp_nodelay(true);  // else each answer's body waits ~40 ms on Nagle's algorithm and a delayed ACK
   if (!server.listen("127.0.0.1", std::atoi(argv[1]))) {
     std::fprintf(stderr, "floor_server: cannot listen on 127.0.0.1:%s\n", argv[1]);
     return 1;

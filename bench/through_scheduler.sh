@@ -32,6 +32,11 @@
 #              the daemon: the chart's default route
 #   relay      the second-scheduler route: pods name their own scheduler, and its every-pod entry
 #              goes through scheduler-extender-relay
+#   floor-names, floor-every-pod (not run unless named in BENCH_CONFIGS)
+#              names and every-pod without bindVerb, against bench/floor_server instead of the
+#              daemon: an extender that reads each request and decides nothing (/filter echoes
+#              the names, /prioritize answers []). What the extender protocol costs kube-scheduler
+#              itself: no extender's answers can make a route faster than its floor.
 # The daemon runs as one replica that leads (its Lease renewals are not rate-limited), with the
 # scoring the chart gives its default route (bench/chart_scoring.py every-pod). Printed: one
 # table of pods/s, the share of the scheduler alone, the CPU time per pod of each process (on a
@@ -85,6 +90,21 @@ RELAY_PID=$!
 cluster_register_pid "$RELAY_PID" scheduler-extender-relay
 cluster_wait_http "http://127.0.0.1:$RELAY_PORT/healthz" 30 >/dev/null
 
+FLOOR_PID=""
+if [[ " $CONFIGS " == *" floor-"* ]]; then
+  FLOOR_BIN="$ROOT/build/bench/floor_server"
+  [[ -x "$FLOOR_BIN" ]] || fail "no floor server at $FLOOR_BIN (run make build)"
+  FLOOR_PORT="$(cluster_free_ports 1)"
+  "$FLOOR_BIN" "$FLOOR_PORT" >>"$CLUSTER_LOG_DIR/floor_server.log" 2>&1 &
+  FLOOR_PID=$!
+  cluster_register_pid "$FLOOR_PID" floor_server
+  for _ in $(seq 100); do
+    curl -sf -d '{"NodeNames":[]}' "http://127.0.0.1:$FLOOR_PORT/scheduler/prioritize" >/dev/null && break
+    sleep 0.1
+  done
+fi
+FLOOR_URL="http://127.0.0.1:${FLOOR_PORT:-0}/scheduler"
+
 step "$NODES nodes of 8 GPUs"
 py nodes "$NODES"
 
@@ -118,6 +138,12 @@ scheduler_config() {
       cluster_write_scheduler_config "$file" --extender-url "$URL" --node-cache-capable true \
         --ignored-by-scheduler false --weight 10 --bind-verb bind --scheduler-name gpu-scheduler
       cluster_append_every_pod_entry "$file" "http://127.0.0.1:$RELAY_PORT/scheduler" ;;
+    floor-names) cluster_write_scheduler_config "$file" --extender-url "$FLOOR_URL" --node-cache-capable true \
+      --ignored-by-scheduler false --weight 10 ;;
+    floor-every-pod)
+      cluster_write_scheduler_config "$file" --extender-url "$FLOOR_URL" --node-cache-capable true \
+        --ignored-by-scheduler false --weight 10
+      cluster_append_every_pod_entry "$file" "$FLOOR_URL" ;;
     *) fail "unknown configuration $name" ;;
   esac
   sed -i -E -e 's/^clientConnection:$/clientConnection:\n  qps: 1000\n  burst: 2000/' \
@@ -152,7 +178,7 @@ for name in $CONFIGS; do
   K get --raw /metrics >"$WORKDIR/apiserver-$name-before.txt"
   start="$(date +%s.%N)"
   CLUSTER_SCHEDULER_V=1 cluster_start_scheduler "$WORKDIR/scheduler-$name.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-$name.log" >/dev/null
-  procs=("$APISERVER_PID" "$ETCD_PID" "$SCHEDULER_PID" "$DAEMON_PID" "$RELAY_PID")
+  procs=("$APISERVER_PID" "$ETCD_PID" "$SCHEDULER_PID" "$DAEMON_PID" "$RELAY_PID" "${FLOOR_PID:-$RELAY_PID}")
   [[ -n "$PROFILE_SECONDS" ]] && profile_both_sides "$name" "$PROFILE_SECONDS" &
   mapfile -t before < <(cpu_ticks "${procs[@]}")
   read -r took rate < <(py wait "$PODS" "$start" 900)
@@ -162,15 +188,16 @@ for name in $CONFIGS; do
   curl -sf "http://127.0.0.1:$DAEMON_ADMIN/metrics" >"$WORKDIR/metrics-$name-after.txt"
   K get --raw /metrics >"$WORKDIR/apiserver-$name-after.txt"
   cluster_stop_scheduler
+  [[ -z "$FLOOR_PID" ]] && after[5]="${before[5]}"
   cpu=""
-  for i in 0 1 2 3 4; do
+  for i in 0 1 2 3 4 5; do
     cpu+="$(echo "scale=2; 1000 * (${after[i]} - ${before[i]}) / $TICK_HZ / $PODS" | bc) "
   done
   CPU[$name]="${cpu% }"
   RATES[$name]="${RATES[$name]:-}${RATES[$name]:+ }$rate"
   LATENCY[$name]="$(py quantiles "$WORKDIR/metrics-$name-before.txt" "$WORKDIR/metrics-$name-after.txt")"
   step "$name: API server requests per pod: $(py requests "$WORKDIR/apiserver-$name-before.txt" "$WORKDIR/apiserver-$name-after.txt" "$PODS")"
-  result "$name (round $round of $ROUNDS): $PODS pods on $NODES nodes in ${took}s: $rate pods/s; CPU ms per pod (apiserver etcd scheduler daemon relay): ${CPU[$name]}; kube-scheduler: ${SCHEDULER_SEES[$name]}; daemon: ${LATENCY[$name]}"
+  result "$name (round $round of $ROUNDS): $PODS pods on $NODES nodes in ${took}s: $rate pods/s; CPU ms per pod (apiserver etcd scheduler daemon relay floor): ${CPU[$name]}; kube-scheduler: ${SCHEDULER_SEES[$name]}; daemon: ${LATENCY[$name]}"
   py delete
 done
 done
@@ -182,7 +209,7 @@ E2E_OK=1
 {
   printf '\n%d nodes, %d pods, QPS 1000 (kube-scheduler %s), %d round(s); idle CPU, cores (apiserver etcd daemon relay): %s\n' \
     "$NODES" "$PODS" "$CLUSTER_KUBE_VERSION" "$ROUNDS" "$IDLE"
-  printf '| configuration | pods/s (median) | each round | of alone | CPU ms/pod: apiserver etcd scheduler daemon relay | kube-scheduler p50/p90 | daemon p50/p90 per verb |\n'
+  printf '| configuration | pods/s (median) | each round | of alone | CPU ms/pod: apiserver etcd scheduler daemon relay floor | kube-scheduler p50/p90 | daemon p50/p90 per verb |\n'
   printf '|---|---|---|---|---|---|---|\n'
   for name in $CONFIGS; do
     share="-"
