@@ -8,9 +8,16 @@ namespace extender::model {
 
 std::vector<std::int64_t> device_free_bytes(const GpuDevices& devices, const GpuDeviceUsage& use,
                                             std::int64_t unplaced_whole) {
+  std::vector<std::int64_t> free;
+  device_free_bytes(devices, use, unplaced_whole, free);
+  return free;
+}
+
+void device_free_bytes(const GpuDevices& devices, const GpuDeviceUsage& use, std::int64_t unplaced_whole,
+                       std::vector<std::int64_t>& free) {
   const std::int64_t capacity = devices.memory_bytes > 0 ? devices.memory_bytes : 1;
   const auto count = static_cast<std::size_t>(std::clamp<std::int64_t>(devices.count, 0, 1 << 16));
-  std::vector<std::int64_t> free(count, capacity);
+  free.assign(count, capacity);
   for (const auto& [index, u] : use) {
     if (index < 0 || static_cast<std::size_t>(index) >= count) continue;
     if (u.whole > 0) {
@@ -27,7 +34,6 @@ std::vector<std::int64_t> device_free_bytes(const GpuDevices& devices, const Gpu
       --unplaced_whole;
     }
   }
-  return free;
 }
 
 std::int64_t whole_free_devices(const GpuDevices& devices, const GpuDeviceUsage& use, std::int64_t unplaced_whole) {

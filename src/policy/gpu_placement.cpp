@@ -263,14 +263,18 @@ ShapeMix ShapeWindow::mix() const {
 
 GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage) {
   GpuNodeView v;
+  gpu_view(node, usage, v);
+  return v;
+}
+
+void gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage, GpuNodeView& v) {
   const auto& d = node.gpu_devices;
   v.memory_known = d.memory_bytes > 0;
   v.capacity = v.memory_known ? d.memory_bytes : 1;
   const std::int64_t unplaced = std::max<std::int64_t>(usage.gpus_used(d.resource) - usage.whole_gpu_holds(), 0);
-  v.free = model::device_free_bytes(d, usage.gpu_devices, unplaced);
-  if (node.cpu_milli > 0) v.cpu_free = less_of(node.cpu_milli, usage.cpu_milli);
-  if (node.memory_bytes > 0) v.memory_free = less_of(node.memory_bytes, usage.memory_bytes);
-  return v;
+  model::device_free_bytes(d, usage.gpu_devices, unplaced, v.free);
+  v.cpu_free = node.cpu_milli > 0 ? less_of(node.cpu_milli, usage.cpu_milli) : INT64_MAX;
+  v.memory_free = node.memory_bytes > 0 ? less_of(node.memory_bytes, usage.memory_bytes) : INT64_MAX;
 }
 
 std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape) {

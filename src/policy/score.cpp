@@ -151,6 +151,22 @@ Ratio device_fill(const model::PodDemand& pod, std::int64_t whole, const Candida
   return {milli, static_cast<__int128>(1000) * std::max<std::size_t>(view.free.size(), 1)};
 }
 
+// Starts loading what gpu_view() reads first of a candidate: a ranking walks some hundred nodes
+// whose states lie apart in memory and are seldom cached, and overlapping the loads of the next
+// few with the work on this one saves most of the wait. Changes no result.
+void prefetch_view_fields(const Candidate& c) {
+  __builtin_prefetch(&c.node->gpu_devices);
+  __builtin_prefetch(&c.node->memory_bytes);
+  __builtin_prefetch(&c.usage->gpus);
+  __builtin_prefetch(&c.usage->gpu_devices);
+  __builtin_prefetch(&c.usage->memory_bytes);
+}
+// The same for the first entries of the candidate's usage maps, once their headers are loaded.
+void prefetch_view_entries(const Candidate& c) {
+  if (!c.usage->gpus.empty()) __builtin_prefetch(&*c.usage->gpus.begin());
+  if (!c.usage->gpu_devices.empty()) __builtin_prefetch(&*c.usage->gpu_devices.begin());
+}
+
 // What fragmentation_key reads of a candidate, for one pod and mix: candidates alike in it (empty
 // nodes of one kind, say) share one key.
 struct FragmentationInput {
@@ -165,18 +181,27 @@ struct FragmentationInput {
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                                const ShapeMix& mix, double fit_weight) {
   constexpr std::size_t kRemembered = 16;
+  constexpr std::size_t kFieldsAhead = 8;
+  constexpr std::size_t kEntriesAhead = 4;
   std::vector<std::pair<FragmentationInput, RankKey>> seen;
   std::vector<RankKey> keys;
   keys.reserve(candidates.size());
-  for (const auto& c : candidates) {
-    FragmentationInput in{gpu_view(*c.node, *c.usage), c.node->gpu_devices.resource, c.node->cpu_milli};
+  for (std::size_t i = 0; i < std::min(kFieldsAhead, candidates.size()); ++i) prefetch_view_fields(candidates[i]);
+  FragmentationInput in;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (i + kFieldsAhead < candidates.size()) prefetch_view_fields(candidates[i + kFieldsAhead]);
+    if (i + kEntriesAhead < candidates.size()) prefetch_view_entries(candidates[i + kEntriesAhead]);
+    const Candidate& c = candidates[i];
+    gpu_view(*c.node, *c.usage, in.view);
+    in.resource = c.node->gpu_devices.resource;
+    in.cpu_milli = c.node->cpu_milli;
     auto hit = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == in; });
     if (hit != seen.end()) {
       keys.push_back(hit->second);
       continue;
     }
     keys.push_back(fragmentation_key(pod, *c.node, in.view, mix, fit_weight));
-    if (seen.size() < kRemembered) seen.emplace_back(std::move(in), keys.back());
+    if (seen.size() < kRemembered) seen.emplace_back(in, keys.back());
   }
   return rank_scores(keys);
 }

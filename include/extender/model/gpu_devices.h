@@ -50,6 +50,9 @@ using GpuDeviceUsage = std::map<std::int64_t, GpuDeviceUse>;  // by device index
 // has free memory 1 and a used one 0.
 std::vector<std::int64_t> device_free_bytes(const GpuDevices& devices, const GpuDeviceUsage& use,
                                             std::int64_t unplaced_whole);
+// The same into `free` (replacing its contents; its capacity is reused).
+void device_free_bytes(const GpuDevices& devices, const GpuDeviceUsage& use, std::int64_t unplaced_whole,
+                       std::vector<std::int64_t>& free);
 // How many devices device_free_bytes() leaves wholly free (at full capacity), without building
 // the list: what a filter asks of every node.
 std::int64_t whole_free_devices(const GpuDevices& devices, const GpuDeviceUsage& use, std::int64_t unplaced_whole);

@@ -88,6 +88,8 @@ struct GpuNodeView {
   bool operator==(const GpuNodeView&) const = default;
 };
 GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage);
+// The same into `view` (its device list's capacity reused): for a loop over many nodes.
+void gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage, GpuNodeView& view);
 
 // Fragmentation of the view for one shape, in bytes (device units when memory is unknown).
 std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape);
