@@ -7,7 +7,6 @@
 
 #include "extender/common/logging.h"
 #include "extender/wire/json_text.h"
-#include "extender/wire/object_json.h"
 #include "extender/wire/k8s_objects.h"
 
 namespace extender::kube {
@@ -41,7 +40,7 @@ std::optional<model::Pod> read_pod(ApiClient& client, const std::string& ns, con
     return std::nullopt;
   }
   if (!wire::nesting_within(reply->body, 128)) return std::nullopt;
-  auto doc = wire::parse_object_json(reply->body);
+  auto doc = nlohmann::json::parse(reply->body, nullptr, false);
   if (doc.is_discarded()) return std::nullopt;
   auto pod = wire::decode_pod(doc);
   if (!pod) {

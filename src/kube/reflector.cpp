@@ -8,7 +8,6 @@
 
 #include "extender/kube/watch_event.h"
 #include "extender/wire/json_text.h"
-#include "extender/wire/object_json.h"
 
 namespace extender::kube {
 namespace {
@@ -168,7 +167,7 @@ Reflector::Outcome Reflector::list() {
       fail("listing: a page nested deeper than " + std::to_string(kMaxJsonNesting) + " levels");
       return Outcome::kFailed;
     }
-    json page = wire::parse_object_json(reply->body);
+    json page = json::parse(reply->body, nullptr, false);
     if (!page.is_object() || !page.contains("items")) {
       fail("listing: the answer is not a list");
       return Outcome::kFailed;

@@ -1,7 +1,6 @@
 #include "extender/kube/watch_event.h"
 
 #include "extender/wire/json_text.h"
-#include "extender/wire/object_json.h"
 
 namespace extender::kube {
 
@@ -9,7 +8,7 @@ Result<WatchEvent> parse_watch_event(std::string_view line) {
   if (!wire::nesting_within(line, kMaxJsonNesting)) {
     return Error{"an event nested deeper than " + std::to_string(kMaxJsonNesting) + " levels"};
   }
-  nlohmann::json event = wire::parse_object_json(line);
+  nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
   if (!event.is_object()) return Error{"a line that is not a JSON event"};
   WatchEvent out;
   if (auto it = event.find("type"); it != event.end() && it->is_string()) out.type = it->get<std::string>();

@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "extender/wire/json_text.h"
-#include "extender/wire/object_json.h"
 #include "extender/wire/k8s_objects.h"
 
 namespace extender::wire {
@@ -259,7 +258,7 @@ Result<model::Pod> read_pod(od::value v, bool& too_large, PodMemo* memo) {
   if (memo) {
     if (auto kept = memo->find(raw)) return std::move(*kept);
   }
-  nlohmann::json pod = parse_object_json(raw);
+  nlohmann::json pod = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return Error{"Pod: not valid JSON"};
   auto decoded = decode_pod(pod);
   if (decoded && memo) memo->keep(raw, *decoded);
