@@ -157,6 +157,29 @@ TEST(GpuDevices, FragmentationCountsCpuAndMemory) {
   }
 }
 
+TEST(GpuDevices, AViewFilledAgainIsTheNodesAlone) {
+  struct Case {
+    const char* what;
+    model::NodeSupply node;
+    model::NodeUsage usage;
+  };
+  model::NodeSupply no_memory = node("n", 4, 0);
+  no_memory.gpu_devices.memory_bytes = 0;
+  const std::vector<Case> cases = {
+      {"a node with CPU, memory and a share held", host("a", 8, 64, 512), asking(16, 100, {{2, 10 * kGi, false}})},
+      {"a node reporting no CPU or memory, two devices whole", node("b", 2, 16), holding({{0, 0, true}, {1, 0, true}})},
+      {"a node without devices", model::NodeSupply{}, model::NodeUsage{}},
+      {"devices without memory", no_memory, holding({{3, 0, true}})},
+      {"the first node again", host("a", 8, 64, 512), asking(16, 100, {{2, 10 * kGi, false}})},
+  };
+  // One view filled in turn for each node, as a ranking loop does, is each node's own view.
+  GpuNodeView reused;
+  for (const auto& c : cases) {
+    gpu_view(c.node, c.usage, reused);
+    EXPECT_EQ(reused, gpu_view(c.node, c.usage)) << c.what;
+  }
+}
+
 TEST(GpuDevices, FragmentationKeepsGpusReachableByCpu) {
   // Two nodes of 2 GPUs: a has 16 cores, b 64. The recent pods ask one GPU and 8 cores.
   std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256)};
