@@ -254,10 +254,10 @@ Result<model::Pod> read_pod(od::value v, bool& too_large, PodMemo* memo) {
     return Error{"Pod is larger than " + std::to_string(kMaxPodBytes >> 20) +
                  " MiB (the API server takes no request over 3 MiB)"};
   }
-  if (!nesting_within(raw, kMaxNesting)) return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
   if (memo) {
-    if (auto kept = memo->find(raw)) return std::move(*kept);
+    if (auto kept = memo->find(raw)) return std::move(*kept);  // these bytes passed every check below
   }
+  if (!nesting_within(raw, kMaxNesting)) return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
   nlohmann::json pod = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return Error{"Pod: not valid JSON"};
   auto decoded = decode_pod(pod);
