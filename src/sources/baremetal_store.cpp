@@ -57,13 +57,14 @@ std::unique_ptr<kube::ReflectorSink> BaremetalStore::volume_sink() {
 }
 
 std::string BaremetalStore::node_id(const model::Node& node) const {
-  for (const auto& [key, value] : options_.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) return {};
+  BaremetalNodeId id = baremetal_node_id(node, options_);
+  std::lock_guard lock(logged_mu_);
+  auto [it, fresh] = logged_ids_.try_emplace(node.name, id.id);
+  if (fresh || it->second != id.id) {
+    it->second = id.id;
+    spdlog::info("csi-baremetal: node {} has id {} ({})", node.name, id.id.empty() ? "-" : id.id, id.source);
   }
-  if (options_.node_id_annotation.empty()) return node.uid;
-  auto it = node.annotations.find(options_.node_id_annotation);
-  return it == node.annotations.end() ? std::string() : it->second;
+  return std::move(id.id);
 }
 
 void BaremetalStore::nodes_listed(StringTable ids) {

@@ -15,9 +15,10 @@
 //   them (state::NodeState::usage_for).
 // - each Volume object counts as a volume of its node ("csi-baremetal volume" placements of no
 //   bytes: its AC's figure already went down by it), so volume balance counts them.
-// A node's id is its UID, or the value of options.node_id_annotation; a node outside
-// options.node_selector has none and offers nothing. Thread-safe; its lock is taken before
-// CapacityStore's and the state's and is never held across I/O.
+// A node's id is as csi-baremetal resolves it (sources/baremetal_node_id.h); a node outside
+// options.node_selector has none and offers nothing; which id each node uses is logged once (and
+// again when it changes). Thread-safe; its lock is taken before CapacityStore's and the state's
+// and is never held across I/O.
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,7 @@
 #include "extender/common/clock.h"
 #include "extender/kube/reflector.h"
 #include "extender/model/node.h"
+#include "extender/sources/baremetal_node_id.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/state/cluster_state.h"
 #include "extender/wire/baremetal_objects.h"
@@ -51,7 +53,8 @@ class BaremetalStore {
   std::unique_ptr<kube::ReflectorSink> reservation_sink();
   std::unique_ptr<kube::ReflectorSink> volume_sink();
 
-  // The node's id for csi-baremetal, empty when it has no drives (outside the node selector).
+  // The node's id for csi-baremetal (baremetal_node_id), empty when it has none; logs which id a
+  // node uses the first time, and when it changes.
   std::string node_id(const model::Node& node) const;
   // From KubeCluster's sinks: node name -> id; classes; claims ("namespace/name") -> selected node.
   void nodes_listed(StringTable ids);
@@ -109,6 +112,8 @@ class BaremetalStore {
   std::map<std::string, Held, std::less<>> reservations_;
   std::map<std::string, wire::BaremetalVolume, std::less<>> volumes_;
   std::shared_ptr<const StringTable> drive_classes_;
+  mutable std::mutex logged_mu_;
+  mutable StringTable logged_ids_;  // node name -> the id last logged for it
 };
 
 }  // namespace extender::sources

@@ -336,6 +336,28 @@ TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {
   EXPECT_TRUE(h.server.requests("GET", kube::testing::kind_path(Kind::kAvailableCapacities)).empty());
 }
 
+TEST(BaremetalConfig, OnCsiBaremetalsChartDefaultsNodesAreNamedByTheAnnotationItsNodeControllerWrites) {
+  kube::testing::ClusterHarness h([](config::Config&) {});  // the daemon's defaults
+  h.fake.put(Kind::kNodes, node_object("a", 0, {{"nodes.csi-baremetal.dell.com/uuid", "0b5e2a4c-uuid-a"}}));
+  h.fake.put(Kind::kNodes, node_object("b", 0));  // not annotated (yet): its UID
+  json on_a = ac("ac-a", "a", "SSD", "10Gi");
+  on_a["spec"]["NodeId"] = "0b5e2a4c-uuid-a";
+  h.fake.put(Kind::kAvailableCapacities, on_a);
+  h.fake.put(Kind::kAvailableCapacities, ac("ac-a-by-uid", "a", "SSD", "20Gi"));  // names a's UID: not a's
+  h.fake.put(Kind::kAvailableCapacities, ac("ac-b", "b", "SSD", "30Gi"));
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  auto pool = [&](const char* node) {
+    const auto snap = h.state.snapshot();
+    return snap.find(node) ? snap.find(node)->supply.find_pool(kSsdPool) : nullptr;
+  };
+  ASSERT_TRUE(eventually([&] { return pool("a") && pool("b"); }));
+  ASSERT_EQ(pool("a")->devices.size(), 1u);
+  EXPECT_EQ(pool("a")->devices[0].name, "ac-a");
+  ASSERT_EQ(pool("b")->devices.size(), 1u);
+  EXPECT_EQ(pool("b")->devices[0].name, "ac-b");
+}
+
 TEST(BaremetalConfig, ANodeIdMayComeFromAnAnnotationAndANodeSelectorLimitsTheNodes) {
   kube::testing::ClusterHarness h([](config::Config& c) {
     c.storage.baremetal.node_id_annotation = "csi-baremetal.dell.com/uuid";

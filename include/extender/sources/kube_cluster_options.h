@@ -29,7 +29,7 @@ struct CapacityOptions {
 struct BaremetalOptions {
   bool enabled = true;                         // watch its kinds when the API server serves them
   std::string provisioner = "csi-baremetal";   // the StorageClasses whose claims go on its drives
-  std::string node_id_annotation;              // empty: a node's id is its UID; else this annotation's value
+  std::string node_id_annotation;              // set: a node's id is this annotation's value; empty: baremetal_node_id.h
   model::StringMap node_selector;              // labels a node must carry to have drives; empty: any node
   // A reservation unchanged this long whose pod is no longer pending is deleted.
   std::chrono::milliseconds reservation_grace{10'000};
