@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <limits>
 #include <numeric>
 
@@ -45,14 +46,25 @@ std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<co
 }
 
 std::optional<std::size_t> place_on_drive(std::vector<Room>& rooms, std::span<const DriveOffer> offers, const DriveAsk& ask) {
-  auto at = pick(rooms, offers, ask.storage_class, ask.bytes, true);
+  std::optional<std::size_t> at;
+  if (ask.storage_class == kAnyDriveClass) {
+    for (std::string_view media : kDriveClasses) {
+      if ((at = pick(rooms, offers, media, ask.bytes, true))) break;
+    }
+  } else {
+    at = pick(rooms, offers, ask.storage_class, ask.bytes, true);
+  }
   if (at) rooms[*at].taken_whole = true;
   return at;
 }
 
 std::string no_room(const DriveAsk& ask) {
   std::string reason = "no " + std::string(ask.storage_class) + " capacity of " + format_bytes(ask.bytes);
-  if (!drive_class_known(ask.storage_class)) reason += " (not a class of drives or volume groups)";
+  if (ask.storage_class == kAnyDriveClass) {
+    reason += " (a free HDD, SSD or NVME drive)";
+  } else if (!drive_class_known(ask.storage_class)) {
+    reason += " (not a class of drives or volume groups)";
+  }
   return reason;
 }
 
@@ -68,6 +80,24 @@ bool drive_class_known(std::string_view storage_class) {
          std::find(kDriveClasses.begin(), kDriveClasses.end(), storage_class) != kDriveClasses.end();
 }
 
+std::string storage_type_of(std::string_view parameter) {
+  std::string type(parameter);
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  return drive_class_known(type) ? type : std::string(kAnyDriveClass);
+}
+
+std::vector<std::string> any_class_pools(std::string_view pool) {
+  const std::string_view token = ":ANY";
+  const auto at = pool.find(token);
+  const auto end = at == std::string_view::npos ? at : at + token.size();
+  if (at == std::string_view::npos || (end < pool.size() && pool[end] != '/')) return {};
+  std::vector<std::string> out;
+  for (std::string_view media : kDriveClasses) {
+    out.push_back(std::string(pool.substr(0, at + 1)) + std::string(media) + std::string(pool.substr(end)));
+  }
+  return out;
+}
+
 std::int64_t extent_aligned(std::int64_t bytes) {
   if (bytes <= 0) return 0;
   const std::int64_t extents = bytes / kVolumeGroupExtent + (bytes % kVolumeGroupExtent != 0 ? 1 : 0);
@@ -78,10 +108,13 @@ std::int64_t extent_aligned(std::int64_t bytes) {
 DrivePlan plan_drives(std::span<const DriveAsk> asks, std::span<const DriveOffer> offers) {
   std::vector<std::size_t> order(asks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
+  // Volume groups first, then drives of one class, then ANY (which may take any media).
+  auto rank = [&](std::size_t i) {
+    if (volume_group_media(asks[i].storage_class)) return 0;
+    return asks[i].storage_class == kAnyDriveClass ? 2 : 1;
+  };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const bool group_a = volume_group_media(asks[a].storage_class).has_value();
-    const bool group_b = volume_group_media(asks[b].storage_class).has_value();
-    if (group_a != group_b) return group_a;
+    if (rank(a) != rank(b)) return rank(a) < rank(b);
     return asks[a].bytes < asks[b].bytes;
   });
   std::vector<Room> rooms(offers.size());

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <functional>
 #include <optional>
+#include <set>
+#include <span>
 
 namespace extender::policy {
 namespace {
@@ -138,33 +140,62 @@ bool place_on_local_volumes(const PodDemand& pod, const Pool& pool, const std::v
   return true;
 }
 
-// Places the volumes bound for a pool of csi-baremetal drives and volume groups as one drive plan.
-// A drive some placement already carves holds a volume group; one taken whole has no room left.
-bool place_on_drives(const PodDemand& pod, const Pool& pool, const std::vector<const VolumeDemand*>& volumes,
-                     const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
+// Places the volumes bound for pools of csi-baremetal drives and volume groups as one drive plan
+// (one pool, or the media pools an ANY request draws from, in their order); `subject` names them
+// in a finding. A drive some placement already carves holds a volume group; one taken whole has
+// no room left.
+bool place_on_drives(const PodDemand& pod, std::span<const Pool* const> pools, const std::string& subject,
+                     const std::vector<const VolumeDemand*>& volumes, const NodeUsage& usage,
+                     std::vector<VolumePlacement>& out, Findings& f) {
   std::vector<DriveOffer> offers;
-  offers.reserve(pool.devices.size());
-  for (const auto& d : pool.devices) {
-    const std::int64_t used = usage.device_used(pool.name, d.name);
-    offers.push_back({d.name, d.drive_class, std::max<std::int64_t>(d.capacity_bytes - used, 0), used > 0});
+  std::vector<std::pair<const Pool*, const model::Device*>> offered;
+  for (const Pool* pool : pools) {
+    for (const auto& d : pool->devices) {
+      const std::int64_t used = usage.device_used(pool->name, d.name);
+      offers.push_back({d.name, d.drive_class, std::max<std::int64_t>(d.capacity_bytes - used, 0), used > 0});
+      offered.emplace_back(pool, &d);
+    }
   }
   std::vector<DriveAsk> asks;
   asks.reserve(volumes.size());
   for (const auto* v : volumes) asks.push_back({v->drive_class, v->bytes});
   const DrivePlan plan = plan_drives(asks, offers);
   if (!plan.fits) {
-    const bool freeable = usage.pool_freeable_bytes(pool.name) > 0;
-    f.fail(freeable ? Verdict::kInsufficient : Verdict::kUnresolvable, {Kind::kNoDrive, pool.name, 0, 0, 0, plan.reason});
+    const bool freeable = std::any_of(pools.begin(), pools.end(), [&](const Pool* p) { return usage.pool_freeable_bytes(p->name) > 0; });
+    f.fail(freeable ? Verdict::kInsufficient : Verdict::kUnresolvable, {Kind::kNoDrive, subject, 0, 0, 0, plan.reason});
     return false;
   }
   for (std::size_t k = 0; k < volumes.size(); ++k) {
     const VolumeDemand& v = *volumes[k];
-    const model::Device& d = pool.devices[*plan.taken[k]];
+    const auto [pool, d] = offered[*plan.taken[k]];
     const bool whole = !volume_group_media(v.drive_class);
-    out.push_back({v.volume, pool.name, d.name, whole ? d.capacity_bytes : extent_aligned(v.bytes), v.claim,
+    out.push_back({v.volume, pool->name, d->name, whole ? d->capacity_bytes : extent_aligned(v.bytes), v.claim,
                    v.ephemeral ? pod.uid : std::string()});
   }
   return true;
+}
+
+// The volumes of an ANY pool (any_class_pools), planned with those of the media pools it draws
+// from; the media pools so planned are added to `joined`.
+void place_any_class(const PodDemand& pod, const NodeSupply& node, const std::string& any_pool,
+                     const std::map<std::string, std::vector<const VolumeDemand*>, std::less<>>& by_pool,
+                     const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f, std::set<std::string>& joined) {
+  std::vector<const Pool*> pools;
+  std::vector<const VolumeDemand*> volumes = by_pool.find(any_pool)->second;
+  std::int64_t need = 0;
+  for (const std::string& media_pool : any_class_pools(any_pool)) {
+    if (const Pool* p = node.find_pool(media_pool); p && p->drives) pools.push_back(p);
+    if (auto it = by_pool.find(media_pool); it != by_pool.end()) {
+      volumes.insert(volumes.end(), it->second.begin(), it->second.end());
+      joined.insert(media_pool);
+    }
+  }
+  if (pools.empty()) {
+    for (const auto* v : volumes) need = saturating_add(need, v->bytes);
+    f.fail(Verdict::kUnresolvable, {Kind::kNoSuchPool, any_pool, need, 0, 0, {}});
+    return;
+  }
+  place_on_drives(pod, pools, any_pool, volumes, usage, out, f);
 }
 
 // Places the volumes bound for one pool; returns false (with a finding) when they do not fit. A
@@ -173,7 +204,10 @@ bool place_on_drives(const PodDemand& pod, const Pool& pool, const std::vector<c
 bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const VolumeDemand*> volumes,
                    const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f) {
   if (pool.whole_devices) return place_on_local_volumes(pod, pool, volumes, usage, out, f);
-  if (pool.drives) return place_on_drives(pod, pool, volumes, usage, out, f);
+  if (pool.drives) {
+    const Pool* one[] = {&pool};
+    return place_on_drives(pod, one, pool.name, volumes, usage, out, f);
+  }
   std::int64_t need = 0;
   for (const auto* v : volumes) {
     if (pool.max_volume_bytes > 0 && v->bytes > pool.max_volume_bytes) {
@@ -239,7 +273,12 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
   }
   std::map<std::string, std::vector<const VolumeDemand*>, std::less<>> by_pool;
   for (const auto& v : pod.volumes) by_pool[v.pool].push_back(&v);
+  std::set<std::string> joined;
   for (const auto& [pool_name, volumes] : by_pool) {
+    if (!any_class_pools(pool_name).empty()) place_any_class(pod, node, pool_name, by_pool, usage, placements, f, joined);
+  }
+  for (const auto& [pool_name, volumes] : by_pool) {
+    if (joined.count(pool_name) || !any_class_pools(pool_name).empty()) continue;
     const Pool* pool = node.find_pool(pool_name);
     if (!pool) {
       std::int64_t need = 0;

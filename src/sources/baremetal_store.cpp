@@ -28,6 +28,12 @@ std::string media_of(std::string_view storage_class) {
 
 std::string media_pool(std::string_view storage_class) { return kBaremetalPoolPrefix + media_of(storage_class); }
 
+// csi-baremetal's planner skips an AC only when its taint label says NoSchedule.
+bool tainted(const wire::AvailableCapacity& ac) {
+  auto it = ac.labels.find(kDriveTaintLabel);
+  return it != ac.labels.end() && it->second == kDriveTaintNoSchedule;
+}
+
 }  // namespace
 
 BaremetalStore::BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options)
@@ -285,7 +291,7 @@ void BaremetalStore::publish_pools() {
   if (!acs_listed_) return;
   std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
   for (const auto& [name, ac] : acs_) {
-    if (!policy::drive_class_known(ac.storage_class) || ac.labels.count(kDriveTaintLabel)) continue;
+    if (!policy::drive_class_known(ac.storage_class) || tainted(ac)) continue;
     const std::string node = node_of_id(ac.node_id);
     if (node.empty()) continue;
     auto& node_pools = pools[node];
@@ -309,10 +315,10 @@ void BaremetalStore::publish_pools() {
   auto classes = std::make_shared<StringTable>();
   ClassPools class_pools;
   for (const auto& [name, sc] : classes_) {
-    auto type = sc.parameters.find(kStorageTypeParameter);
-    if (type == sc.parameters.end() || !policy::drive_class_known(type->second)) continue;
-    (*classes)[name] = type->second;
-    class_pools[name] = media_pool(type->second);
+    auto param = sc.parameters.find(kStorageTypeParameter);
+    const std::string type = policy::storage_type_of(param == sc.parameters.end() ? std::string_view() : param->second);
+    (*classes)[name] = type;
+    class_pools[name] = media_pool(type);
   }
   drive_classes_ = std::move(classes);
   capacity_.set_drive_pools(std::move(class_pools), std::move(pools));

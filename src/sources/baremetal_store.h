@@ -5,10 +5,12 @@
 //   holding the SSD drives and the SSDLVG volume groups (model::Pool::drives, planned by
 //   policy/drive_plan.h); the drives of a storage group (AC label
 //   drive.csi-baremetal.dell.com/storage-group) form a pool of their own, "csi-baremetal:SSD/<group>",
-//   for the claims with that label alone (model::compute_demand); an AC labelled with
-//   csi-baremetal's taint offers nothing. Published through CapacityStore, with the classes of
-//   options.provisioner (parameters.storageType a known type) mapped to their pools; both only
-//   once the ACs were listed.
+//   for the claims with that label alone (model::compute_demand); an AC whose csi-baremetal taint
+//   label says NoSchedule offers nothing. Published through CapacityStore, with the classes of
+//   options.provisioner mapped to their pools by parameters.storageType as csi-baremetal reads it
+//   (policy::storage_type_of: upper-cased, ANY when unknown; an ANY class to the pool
+//   "csi-baremetal:ANY", which stands for the HDD, SSD and NVME pools: policy::any_class_pools);
+//   both only once the ACs were listed.
 // - each RESERVED AvailableCapacityReservation holds the drives it lists for its claims in the
 //   state ("csi-baremetal reservation" placements, one per node and reservation): on every node
 //   while the claim has no selected node, then on that node only; its own pod does not count
@@ -42,6 +44,7 @@ namespace extender::sources {
 inline constexpr const char* kBaremetalPoolPrefix = "csi-baremetal:";
 using model::kStorageGroupLabel;
 inline constexpr const char* kDriveTaintLabel = "drive.csi-baremetal.dell.com/taint";
+inline constexpr std::string_view kDriveTaintNoSchedule = "NoSchedule";
 
 using StringTable = std::map<std::string, std::string, std::less<>>;
 

@@ -20,7 +20,28 @@ TEST(DrivePlan, ClassesAndExtents) {
   EXPECT_EQ(extent_aligned(4 * MiB), 4 * MiB);
   EXPECT_EQ(extent_aligned(4 * MiB + 1), 8 * MiB);
   EXPECT_EQ(extent_aligned(0), 0);
+  EXPECT_FALSE(drive_class_known("ANY")) << "no AC has class ANY: it is a request's class";
   EXPECT_EQ(extent_aligned(std::numeric_limits<std::int64_t>::max()), std::numeric_limits<std::int64_t>::max());
+}
+
+// A StorageClass's storageType as csi-baremetal's util.ConvertStorageClass reads it.
+TEST(DrivePlan, StorageTypesAreReadAsCsiBaremetalReadsThem) {
+  const std::pair<const char*, const char*> rows[] = {
+      {"HDD", "HDD"}, {"ssd", "SSD"}, {"NVMe", "NVME"}, {"ssdlvg", "SSDLVG"}, {"SysLvg", "SYSLVG"},
+      {"ANY", "ANY"}, {"any", "ANY"}, {"", "ANY"}, {"tape", "ANY"}, {"SSD ", "ANY"},
+  };
+  for (const auto& [parameter, type] : rows) EXPECT_EQ(storage_type_of(parameter), type) << "'" << parameter << "'";
+}
+
+TEST(DrivePlan, AnAnyPoolStandsForTheMediaPoolsInCsiBaremetalsOrder) {
+  EXPECT_EQ(any_class_pools("csi-baremetal:ANY"),
+            (std::vector<std::string>{"csi-baremetal:HDD", "csi-baremetal:SSD", "csi-baremetal:NVME"}));
+  EXPECT_EQ(any_class_pools("csi-baremetal:ANY/fast"),
+            (std::vector<std::string>{"csi-baremetal:HDD/fast", "csi-baremetal:SSD/fast", "csi-baremetal:NVME/fast"}));
+  EXPECT_TRUE(any_class_pools("csi-baremetal:SSD").empty());
+  EXPECT_TRUE(any_class_pools("csi-baremetal:ANYTHING").empty());
+  EXPECT_TRUE(any_class_pools("ANY").empty());
+  EXPECT_TRUE(any_class_pools("local").empty());
 }
 
 struct Row {
@@ -97,6 +118,36 @@ TEST(DrivePlan, Table) {
        {},
        "no HDDLVG capacity of 1 GiB"},
       {"no request: fits", {{"drive", "SSD", GiB}}, {}, {}},
+      {"ANY takes an HDD before any SSD or NVME, the smallest HDD that holds it",
+       {{"nvme", "NVME", 2 * GiB}, {"ssd", "SSD", 2 * GiB}, {"hdd-big", "HDD", 8 * GiB}, {"hdd", "HDD", 4 * GiB}, {"hdd-tiny", "HDD", GiB}},
+       {{"ANY", 2 * GiB}},
+       {3}},
+      {"ANY: no HDD holds it, then SSD before NVME, whatever their sizes",
+       {{"nvme", "NVME", 2 * GiB}, {"ssd-big", "SSD", 50 * GiB}, {"hdd-tiny", "HDD", GiB}},
+       {{"ANY", 2 * GiB}},
+       {1}},
+      {"ANY: NVME last",
+       {{"nvme", "NVME", 2 * GiB}, {"hdd", "HDD", 2 * GiB}},
+       {{"ANY", 2 * GiB}, {"ANY", 2 * GiB}},
+       {1, 0}},
+      {"ANY never takes a volume group, nor a drive carved as one",
+       {{"lvg", "HDDLVG", 100 * GiB}, {"carved", "SSD", 50 * GiB, true}, {"sys", "SYSLVG", 100 * GiB}},
+       {{"ANY", GiB}},
+       {},
+       "no ANY capacity of 1 GiB (a free HDD, SSD or NVME drive)"},
+      {"ANY and HDD requests share the HDD drives: no drive twice",
+       {{"hdd-1", "HDD", 4 * GiB}, {"hdd-2", "HDD", 4 * GiB}},
+       {{"ANY", GiB}, {"HDD", 2 * GiB}, {"ANY", 3 * GiB}},
+       {},
+       "no ANY capacity of 3 GiB (a free HDD, SSD or NVME drive)"},
+      {"ANY is planned after the requests of one class, even when smaller: it may take another media",
+       {{"hdd", "HDD", 4 * GiB}, {"ssd", "SSD", 4 * GiB}},
+       {{"ANY", GiB}, {"HDD", 2 * GiB}},
+       {1, 0}},
+      {"a group request's drive is not ANY's; group requests first",
+       {{"hdd-1", "HDD", 4 * GiB}, {"hdd-2", "HDD", 4 * GiB}},
+       {{"ANY", GiB}, {"HDDLVG", GiB}},
+       {1, 0}},
   };
   for (const Row& row : rows) {
     SCOPED_TRACE(row.what);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace extender::policy {
@@ -320,6 +321,65 @@ TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
       << "one drive is taken whole, the other carved by a group";
   EXPECT_EQ(check_fit(pod({{"SSDLVG", 90 * GiB}}), node, used).verdict, Verdict::kFits) << "the group's room is left";
   EXPECT_EQ(check_fit(pod({{"SSDLVG", 99 * GiB}}), node, used).verdict, Verdict::kUnresolvable);
+}
+
+// csi-baremetal's default class (storageType ANY): its claims' pool "csi-baremetal:ANY" stands for
+// the node's HDD, SSD and NVME pools, planned together with the pod's claims of those pools: a
+// whole HDD drive first, then SSD, then NVME; never a volume group; no drive twice, across pods.
+TEST(CheckFit, AnAnyClaimTakesAWholeDriveHddThenSsdThenNvme) {
+  auto drive_pool = [](const char* name, std::vector<std::tuple<const char*, const char*, std::int64_t>> acs) {
+    Pool pool{name, 0, {}};
+    pool.drives = true;
+    for (const auto& [ac, cls, bytes] : acs) {
+      model::Device d{ac, bytes};
+      d.drive_class = cls;
+      pool.devices.push_back(d);
+    }
+    return pool;
+  };
+  const NodeSupply node = pool_node({drive_pool("csi-baremetal:HDD", {{"hdd-1", "HDD", 100 * GiB}, {"hdd-lvg", "HDDLVG", 500 * GiB}}),
+                                     drive_pool("csi-baremetal:SSD", {{"ssd-1", "SSD", 50 * GiB}}),
+                                     drive_pool("csi-baremetal:NVME", {{"nvme-1", "NVME", 200 * GiB}})});
+  auto pod = [](std::vector<std::tuple<const char*, const char*, std::int64_t>> asks) {
+    PodDemand p = volume_pod({});
+    for (const auto& [pool, cls, bytes] : asks) {
+      model::VolumeDemand v;
+      v.volume = "v" + std::to_string(p.volumes.size() + 1);
+      v.pool = pool;
+      v.drive_class = cls;
+      v.bytes = bytes;
+      p.volumes.push_back(v);
+    }
+    return p;
+  };
+  NodeUsage used;
+  const char* want[] = {"csi-baremetal:HDD/hdd-1", "csi-baremetal:SSD/ssd-1", "csi-baremetal:NVME/nvme-1"};
+  for (const char* placed : want) {
+    Fit f = check_fit(pod({{"csi-baremetal:ANY", "ANY", 40 * GiB}}), node, used);
+    ASSERT_EQ(f.verdict, Verdict::kFits) << placed << ": " << format_reason(f.reason);
+    ASSERT_EQ(f.allocation.volumes.size(), 1u);
+    const auto& v = f.allocation.volumes[0];
+    EXPECT_EQ(v.pool + "/" + v.device, placed);
+    EXPECT_NE(v.device, "hdd-lvg") << "never a volume group";
+    used.add(f.allocation);
+  }
+  Fit full = check_fit(pod({{"csi-baremetal:ANY", "ANY", 40 * GiB}}), node, used);
+  EXPECT_EQ(full.verdict, Verdict::kUnresolvable);
+  EXPECT_EQ(format_reason(full.reason), "pool csi-baremetal:ANY: no ANY capacity of 40 GiB (a free HDD, SSD or NVME drive)");
+
+  // One pod: its HDD claim and its ANY claim do not share the one HDD drive.
+  Fit both = check_fit(pod({{"csi-baremetal:HDD", "HDD", 10 * GiB}, {"csi-baremetal:ANY", "ANY", 10 * GiB}}), node, {});
+  ASSERT_EQ(both.verdict, Verdict::kFits) << format_reason(both.reason);
+  std::set<std::string> devices;
+  for (const auto& v : both.allocation.volumes) devices.insert(v.device);
+  EXPECT_EQ(devices, (std::set<std::string>{"hdd-1", "ssd-1"}));
+  // A group claim takes its extents from the HDD group; the ANY claim still gets the HDD drive.
+  Fit grouped = check_fit(pod({{"csi-baremetal:HDD", "HDDLVG", 10 * GiB}, {"csi-baremetal:ANY", "ANY", 10 * GiB}}), node, {});
+  ASSERT_EQ(grouped.verdict, Verdict::kFits) << format_reason(grouped.reason);
+  EXPECT_EQ(grouped.allocation.volumes.size(), 2u);
+
+  Fit none = check_fit(pod({{"csi-baremetal:ANY", "ANY", GiB}}), pool_node({Pool{"local", 100 * GiB, {}}}), {});
+  EXPECT_EQ(format_reason(none.reason), "pool csi-baremetal:ANY: pod needs 1 GiB, node has no such pool");
 }
 
 // A pool of local PersistentVolumes: each claim takes one whole volume, as VolumeBinding matches.

@@ -191,6 +191,48 @@ TEST_F(Baremetal, ADriveOfAStorageGroupHoldsOnlyTheClaimsOfThatGroup) {
   EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageGroup"], "fast");
 }
 
+// csi-baremetal's chart makes csi-baremetal-sc (storageType ANY) the cluster's default class.
+TEST_F(Baremetal, TheDefaultAnyClassTakesAWholeDriveHddFirstAndItsReservationSaysAny) {
+  h_.fake.put(Kind::kClasses, bm_class("csi-baremetal-sc", "ANY"));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd", "n1", "HDD", "100Gi"));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd-tainted", "n1", "HDD", "50Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n2-hdd-other-taint", "n2", "HDD", "60Gi", {{"drive.csi-baremetal.dell.com/taint", "Maintenance"}}));
+  h_.fake.put(Kind::kAvailableCapacities, ac("n2-nvme", "n2", "NVME", "50Gi"));
+  start();
+  auto add_any_pod = [&](const std::string& name) {
+    h_.fake.put(Kind::kClaims, claim_object("ml", name + "-data", "c-" + name, "csi-baremetal-sc", "40Gi"));
+    h_.fake.put(Kind::kPods, pod_with(name, {{name + "-data", "csi-baremetal-sc"}}));
+    ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-" + name) && h_.cluster->claim("ml", name + "-data"); }));
+  };
+  add_any_pod("pa");
+  EXPECT_EQ(passed(filter("pa", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2", "n3"}));
+  auto acr = reservation("ml-pa");
+  ASSERT_TRUE(acr);
+  EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageClass"], "ANY") << "as csi-baremetal writes it";
+  EXPECT_EQ(drives_for(*acr, "pa-data"), (std::vector<std::string>{"n1-hdd", "n2-hdd-other-taint", "n3-ssd40"}))
+      << "an HDD before the smaller SSDs; a NoSchedule taint skips a drive, another value does not";
+
+  add_any_pod("pb");
+  EXPECT_EQ(passed(filter("pb", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2"})) << "n3's one drive is pa's";
+  acr = reservation("ml-pb");
+  ASSERT_TRUE(acr);
+  EXPECT_EQ(drives_for(*acr, "pb-data"), (std::vector<std::string>{"n1-ssd60", "n2-ssd100"}))
+      << "no drive twice: with the HDDs held, an SSD before n2's smaller NVMe drive; never the volume groups";
+}
+
+TEST_F(Baremetal, StorageTypesAreReadCaseInsensitively) {
+  h_.fake.put(Kind::kClasses, bm_class("bm-lower", "ssd"));
+  start();
+  h_.fake.put(Kind::kClaims, claim_object("ml", "pl-data", "c-pl", "bm-lower", "50Gi"));
+  h_.fake.put(Kind::kPods, pod_with("pl", {{"pl-data", "bm-lower"}}));
+  ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-pl") && h_.cluster->claim("ml", "pl-data"); }));
+  EXPECT_EQ(passed(filter("pl", {"n1", "n3"})), std::vector<std::string>{"n1"}) << "n3's SSD is 40Gi";
+  const auto acr = reservation("ml-pl");
+  ASSERT_TRUE(acr);
+  EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageClass"], "SSD");
+  EXPECT_EQ(drives_for(*acr, "pl-data"), std::vector<std::string>{"n1-ssd60"});
+}
+
 TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
   start();
   add_pod("p1", false);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 namespace extender::wire {
 namespace {
 
@@ -86,6 +88,65 @@ TEST(BaremetalObjects, AVolumeReadsItsNodeAndStatus) {
   EXPECT_EQ(out->location, "drive-2");
   EXPECT_EQ(out->bytes, 1073741824);
   EXPECT_EQ(out->csi_status, "CREATED");
+}
+
+// csi-baremetal's CRDs have structural schemas (csi-baremetal-operator@421fd092,
+// charts/csi-baremetal-operator/crds/): a field the schema does not name is pruned, or refused
+// under strict validation. The reservation written names only fields of its schema, and an ANY
+// request keeps its storage type as csi-baremetal's extender writes it.
+TEST(BaremetalObjects, AReservationWrittenHasOnlyTheFieldsOfItsCrdSchema) {
+  CapacityReservation acr;
+  acr.name = "team-a-trainer";
+  acr.pod_namespace = "team-a";
+  acr.status = kReservationReserved;
+  acr.requested_nodes = acr.reserved_nodes = {"3a1f6f0e-uuid"};
+  acr.requests = {{"scratch", "ANY", 60 << 20, "", {"0f6b9d2e-ac"}}, {"data", "SSDLVG", 4 << 20, "fast", {"4d0f1b62-ac"}}};
+  const json written = encode_capacity_reservation(acr);
+  const std::set<std::string> spec_keys{"Namespace", "Status", "NodeRequests", "ReservationRequests"};
+  const std::set<std::string> node_keys{"Requested", "Reserved"};
+  const std::set<std::string> item_keys{"CapacityRequest", "Reservations"};
+  const std::set<std::string> request_keys{"Name", "Size", "StorageClass", "StorageGroup"};
+  for (const auto& [k, v] : written["spec"].items()) EXPECT_TRUE(spec_keys.count(k)) << "spec." << k;
+  for (const auto& [k, v] : written["spec"]["NodeRequests"].items()) EXPECT_TRUE(node_keys.count(k)) << k;
+  for (const json& item : written["spec"]["ReservationRequests"]) {
+    for (const auto& [k, v] : item.items()) EXPECT_TRUE(item_keys.count(k)) << k;
+    for (const auto& [k, v] : item["CapacityRequest"].items()) EXPECT_TRUE(request_keys.count(k)) << k;
+    EXPECT_TRUE(item["CapacityRequest"]["Size"].is_number_integer()) << "int64 in the schema";
+  }
+  EXPECT_EQ(written["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageClass"], "ANY");
+  EXPECT_EQ(written["metadata"].size(), 1u) << "cluster-scoped: a name, no namespace";
+}
+
+// Objects as csi-baremetal writes them: an AC whose drive was taken has no Size (proto3 omits a
+// zero), a Volume lives in its claim's namespace, a reservation its controller confirmed.
+TEST(BaremetalObjects, ObjectsReadAsCsiBaremetalWritesThem) {
+  auto taken = decode_available_capacity(json::parse(R"({"apiVersion": "csi-baremetal.dell.com/v1",
+    "kind": "AvailableCapacity", "metadata": {"name": "2b8d9f40", "labels": {"app": "csi-baremetal"}},
+    "spec": {"Location": "7d5e3c1a", "NodeId": "3a1f6f0e-uuid", "storageClass": "HDD"}})"));
+  ASSERT_TRUE(taken) << taken.message();
+  EXPECT_EQ(taken->bytes, 0);
+  EXPECT_EQ(taken->node_id, "3a1f6f0e-uuid");
+
+  auto volume = decode_baremetal_volume(json::parse(R"({"apiVersion": "csi-baremetal.dell.com/v1", "kind": "Volume",
+    "metadata": {"name": "pvc-7f2a9c41", "namespace": "team-a"},
+    "spec": {"Id": "pvc-7f2a9c41", "Location": "7d5e3c1a", "LocationType": "DRIVE", "StorageClass": "HDD",
+             "NodeId": "3a1f6f0e-uuid", "Size": 107374182400, "Mode": "FS", "Type": "xfs", "Health": "GOOD",
+             "OperationalStatus": "OPERATIVE", "CSIStatus": "PUBLISHED", "Usage": "IN_USE"}})"));
+  ASSERT_TRUE(volume) << volume.message();
+  EXPECT_EQ(volume->name, "pvc-7f2a9c41");
+  EXPECT_EQ(volume->node_id, "3a1f6f0e-uuid");
+  EXPECT_EQ(volume->storage_class, "HDD");
+
+  auto confirmed = decode_capacity_reservation(json::parse(R"({"apiVersion": "csi-baremetal.dell.com/v1",
+    "kind": "AvailableCapacityReservation", "metadata": {"name": "default-mypod"},
+    "spec": {"Namespace": "default", "Status": "RESERVED",
+             "NodeRequests": {"Requested": ["n1", "n2"], "Reserved": ["n1", "n2"]},
+             "ReservationRequests": [{"CapacityRequest": {"Name": "mypod-a", "StorageClass": "ANY", "Size": 42949672960},
+                                      "Reservations": ["ac-1", "ac-2"]}]}})"));
+  ASSERT_TRUE(confirmed) << confirmed.message();
+  ASSERT_EQ(confirmed->requests.size(), 1u);
+  EXPECT_EQ(confirmed->requests[0].storage_class, "ANY");
+  EXPECT_EQ(confirmed->requests[0].reservations, (std::vector<std::string>{"ac-1", "ac-2"}));
 }
 
 }  // namespace

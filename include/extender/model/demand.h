@@ -33,7 +33,7 @@ struct VolumeDemand {
   bool block = false;
   std::string bound_volume;
   // Read for pools of csi-baremetal drives (model::Pool::drives): the storage type of the claim's
-  // class (HDD, SSDLVG, ...).
+  // class (HDD, SSDLVG, ..., or ANY: a whole drive of any media, policy/drive_plan.h).
   std::string drive_class;
 };
 

@@ -7,7 +7,11 @@
 //   to whole 4 MiB extents from a group of that class, the fullest one that still holds it (so
 //   whole drives stay free); without one, from the smallest free drive of the group's media,
 //   which becomes a group whose remaining space the next requests may use. SYSLVG has no drive.
-// - Volume-group requests are planned first, then drive requests; smaller before larger in each.
+// - A request of class ANY (csi-baremetal's default StorageClass) takes a whole drive too, the
+//   first that holds it in csi-baremetal's order: HDD drives (smallest first), then SSD, then
+//   NVME; never a volume group, nor a drive carved as one.
+// - Volume-group requests are planned first, then drive requests of one class, then ANY requests
+//   (so that one never takes a drive a request of that class needed); smaller before larger in each.
 // Pure: no I/O, no locks, no JSON; thread-safe.
 #include <cstdint>
 #include <optional>
@@ -19,12 +23,21 @@
 namespace extender::policy {
 
 inline constexpr std::int64_t kVolumeGroupExtent = std::int64_t{4} << 20;
+// The storage type of csi-baremetal's default StorageClass: a whole drive of any media.
+inline constexpr std::string_view kAnyDriveClass = "ANY";
 
 // The class's media when it is a volume-group class ("SSDLVG" -> "SSD"; "SYSLVG" -> "SYS"),
 // else nullopt.
 std::optional<std::string_view> volume_group_media(std::string_view storage_class);
 // Whether it is one of the classes drive plans know (drives and volume groups).
 bool drive_class_known(std::string_view storage_class);
+// The storage type as csi-baremetal reads a StorageClass's storageType: upper-cased, and ANY
+// when it is not one of its types (nor ANY).
+std::string storage_type_of(std::string_view parameter);
+// The pools an ANY request's pool stands for, in csi-baremetal's order: its name with each drive
+// media in place of "ANY" ("csi-baremetal:ANY/g" -> "csi-baremetal:HDD/g", "csi-baremetal:SSD/g",
+// "csi-baremetal:NVME/g"); empty when the name has no ":ANY" segment.
+std::vector<std::string> any_class_pools(std::string_view pool);
 // The size a volume-group volume takes: whole extents (saturating).
 std::int64_t extent_aligned(std::int64_t bytes);
 
