@@ -63,8 +63,8 @@ struct DriveChoice {
   std::vector<model::VolumePlacement> volumes;  // each with its claim and its AvailableCapacity (device)
 };
 
-// csi-baremetal (kubernetes mode): its CreateVolume provisions a claim only on a drive that a
-// RESERVED AvailableCapacityReservation of the claim's pod lists for the selected node. /filter
+// csi-baremetal (kubernetes mode): CreateVolume provisions a claim only on a drive listed for the selected node
+// by the first RESERVED AvailableCapacityReservation of the claim's namespace with a request named after the claim. /filter
 // hands over, before it answers, the drives of every node it passed (none: the reservation is
 // dropped); an error fails the filter, and kube-scheduler tries the pod again.
 class DriveReserver {

@@ -5,8 +5,8 @@
 // - A device is a GPU when its `<driver>/type` attribute is "gpu", or when it has no type (a
 //   driver that publishes only whole GPUs); any other type (NVIDIA's "mig", "vfio", ...) is a
 //   partition: listed, never counted as a GPU.
-// - Index from the `<driver>/index` attribute (-1 when absent); memory from the `<driver>/memory`
-//   capacity (0 when absent).
+// - Index from the `<driver>/index` attribute (-1 when absent, as NVIDIA's since v25.8.0: it only
+//   orders the listing); memory from the `<driver>/memory` capacity (0 when absent).
 // - Pools: only slices of a pool's highest generation are read. A pool whose current slices are
 //   not exactly its resourceSliceCount, or that lists a device twice, is incomplete and not
 //   counted at all (like the scheduler's allocator, which does not allocate from it); it is

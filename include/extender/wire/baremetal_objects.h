@@ -1,5 +1,5 @@
 #pragma once
-// Decoders for csi-baremetal's objects (group csi-baremetal.dell.com/v1, cluster-scoped), with
+// Decoders for csi-baremetal's objects (group csi-baremetal.dell.com/v1; Volume namespaced), with
 // the field names of its CRDs (spec.Size, spec.storageClass, ...): AvailableCapacity (a free
 // drive or a volume group's free space on a node), AvailableCapacityReservation (what a pod's
 // volumes may take on which nodes) and Volume (a volume on a node); and the encoder of the
