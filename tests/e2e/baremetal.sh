@@ -1,37 +1,53 @@
 #!/usr/bin/env bash
 # csi-baremetal's drives, against a real kube-apiserver and kube-scheduler (current versions):
-# the daemon in place of csi-baremetal's own extender. No driver and no drives:
-# baremetal/crds.yaml serves csi-baremetal's kinds (AvailableCapacity, AvailableCapacityReservation,
-# Volume; group csi-baremetal.dell.com/v1, cluster-scoped, its field names), the suite publishes
-# the ACs, and lib/baremetal_controller.py plays csi-baremetal's controller as its CreateVolume
-# does: the RESERVED reservation found by the claim's namespace and name, the AC it lists on the
-# selected node taken and shrunk, a Volume and the PersistentVolume created, the reservation
-# released; without one CreateVolume fails with ResourceExhausted: the claim is not provisioned
-# and, as external-provisioner does then, its selected-node annotation is removed, so the pod's
-# cycle fails in VolumeBinding's PreBind and the pod is scheduled again.
+# the daemon in place of csi-baremetal's own extender, on csi-baremetal's own objects as its
+# operator and its controllers make them, and with the daemon's shipped configuration. No driver
+# and no drives: baremetal/crds.yaml is csi-baremetal's CRDs unchanged (structural schemas; Volume
+# namespaced), baremetal/storageclasses.yaml its chart's StorageClasses (csi-baremetal-sc, storageType
+# ANY, the cluster's default class; csi-baremetal-sc-hdd, -ssd, -nvme, -hddlvg, -ssdlvg, -nvmelvg,
+# -syslvg, -nvme-raw-part), and the suite publishes what csi-baremetal's node and drive controllers
+# would: each Node annotated and labelled nodes.csi-baremetal.dell.com/uuid = a fresh uuid (the
+# chart's default feature.usenodeannotation: true), its Node object csibmnode-<uuid>, Drives, a
+# LogicalVolumeGroup, and AvailableCapacities named by a uuid and naming the node by that uuid,
+# labelled app: csi-baremetal. lib/baremetal_controller.py plays csi-baremetal's controller as its
+# CreateVolume does: the first RESERVED reservation in the claim's namespace with a request named
+# after the claim, the AC it lists on the selected node taken and shrunk, a Volume (in the claim's
+# namespace) and the PersistentVolume created, the reservation released; without one CreateVolume
+# fails with ResourceExhausted: the claim is not provisioned and, as external-provisioner does then,
+# its selected-node annotation is removed, so the pod's cycle fails in VolumeBinding's PreBind and
+# the pod is scheduled again.
 #
-# Cluster: 4 nodes of 8 GPUs, each with two 100Gi SSD drives (ACs of class SSD) and one 200Gi
-# volume group (an AC of class SSDLVG); node ids are the nodes' UIDs. Classes bm-ssd (storageType
-# SSD) and bm-ssdlvg (SSDLVG) of provisioner csi-baremetal, WaitForFirstConsumer. kube-scheduler
-# is configured as the chart renders it by default (the GPU entry with filter, prioritize, bind
-# and preempt, weight 10; the every-pod entry with filter-unmanaged and prioritize-unmanaged,
-# ignorable, 200ms). The daemon runs with its defaults (csi-baremetal read when its kinds are
-# served, provisioner csi-baremetal, node ids from UIDs).
+# The daemon runs with the configuration deploy/scheduler-extender.yaml ships (its ConfigMap's
+# config.yaml, unchanged: no storage.baremetal setting, leader election on), as a stand-in replica
+# pod would (POD_NAME, POD_NAMESPACE, POD_UID). kube-scheduler is configured as the chart renders
+# it by default (the GPU entry with filter, prioritize, bind and preempt, weight 10; the every-pod
+# entry with filter-unmanaged and prioritize-unmanaged, ignorable, 200ms).
 #
-# The burst: 12 pods, created at once, each with a 50Gi bm-ssd claim (a whole drive) and a 30Gi
-# bm-ssdlvg claim; the odd ones ask one GPU (they reach the GPU entry), the even ones none (only
-# the every-pod entry). Two pods fit a node (its two drives): 8 fit.
+# Cluster: 4 nodes of 8 GPUs, each with two 100Gi HDD drives, two 100Gi NVMe drives (ACs of class
+# HDD and NVME) and one 200Gi SSD volume group (an AC of class SSDLVG).
+# The burst: 12 pods, created at once, each with a 50Gi csi-baremetal-sc claim (ANY: a whole drive,
+# HDD first), a 50Gi csi-baremetal-sc-nvme claim (a whole NVMe drive) and a 30Gi
+# csi-baremetal-sc-ssdlvg claim; the odd ones ask one GPU (they reach the GPU entry), the even ones
+# none (only the every-pod entry). Two pods fit a node (its two NVMe drives; their ANY claims take
+# the two HDDs): 8 fit.
 # Checked (the suite fails at its end listing what did not hold, after printing the RESULT lines):
 #   - the 8 that fit are bound, each in its first scheduling cycle (no FailedScheduling event);
-#   - no claim was refused for want of a reservation or room (ResourceExhausted);
+#   - no claim was refused by CreateVolume's lookup or for want of room (ResourceExhausted): every
+#     selected claim found its reservation as CreateVolume looks it up;
 #   - no AC was handed to two claims (a drive) or below its size (a volume group); no AC below 0;
+#   - every ANY claim took an HDD drive (none an NVMe drive or a group);
 #   - the burst is spread: its first 4 bound pods are on 4 nodes, no node holds more than 2;
 #   - every reservation of a bound pod is gone within 70 s of the burst settling, and none is
 #     left holding ACs for a pod that stays Pending;
+#   - the daemon logged, once per node, the annotation's uuid as the node's id;
+#   - chart defaults: a pod in another namespace whose claim names no class (so the cluster's
+#     default, csi-baremetal-sc) binds on a fifth node that has one free HDD drive (the others have
+#     only their volume groups left, which ANY never takes), its Volume in the claim's namespace;
 #   - measured: creation to bound per pod (median, max), scheduling attempts per pod.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
 SUITE_TAG=e2e-baremetal
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
@@ -50,12 +66,16 @@ NODES="${E2E_BM_NODES:-4}" # E2E_BM_NODES, E2E_BM_PODS: a larger burst, by hand
 PODS="${E2E_BM_PODS:-12}"
 FIT=$((NODES * 2))
 GROUP=csi-baremetal.dell.com
+UUID_KEY=nodes.csi-baremetal.dell.com/uuid
 ACR_GONE_WITHIN=70 # csi-baremetal's validator sweeps every 60 s
 
 ##### csi-baremetal's kinds, and the daemon's rights on them (the chart's RBAC for csi-baremetal).
 K apply -f "$HERE/baremetal/crds.yaml" >/dev/null
 K wait --for condition=established --timeout=30s \
-  "crd/availablecapacities.$GROUP" "crd/availablecapacityreservations.$GROUP" "crd/volumes.$GROUP" >/dev/null
+  "crd/availablecapacities.$GROUP" "crd/availablecapacityreservations.$GROUP" "crd/volumes.$GROUP" \
+  "crd/drives.$GROUP" "crd/nodes.$GROUP" "crd/logicalvolumegroups.$GROUP" "crd/storagegroups.$GROUP" >/dev/null
+scope="$(K get "crd/volumes.$GROUP" -o jsonpath='{.spec.scope}')"
+[[ "$scope" == Namespaced ]] || fail "csi-baremetal's Volume CRD is $scope, want Namespaced"
 K apply -f - >/dev/null <<EOF
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -76,46 +96,111 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: $EXTENDER_USE
 EOF
 cluster_can_i "$EXTENDER_USER" create availablecapacityreservations "$GROUP" || fail "RBAC: $EXTENDER_USER cannot create reservations"
 
-for type in SSD SSDLVG; do
-  K apply -f - >/dev/null <<EOF
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata: {name: bm-${type,,}}
-provisioner: csi-baremetal
-parameters: {storageType: $type, fsType: xfs}
-volumeBindingMode: WaitForFirstConsumer
-EOF
-done
+K apply -f "$HERE/baremetal/storageclasses.yaml" >/dev/null
+default_class="$(K get storageclass -o json | jq -r '[.items[] | select(.metadata.annotations["storageclass.kubernetes.io/is-default-class"] == "true") | .metadata.name] | join(" ")')"
+[[ "$default_class" == csi-baremetal-sc ]] || fail "the cluster's default StorageClass is '$default_class', want csi-baremetal-sc"
 
-# ac NAME NODE_ID CLASS GIB LOCATION: one AvailableCapacity.
-ac() {
-  cat <<EOF
+new_uuid() { cat /proc/sys/kernel/random/uuid; }
+# bm_node NAME DRIVES...: what csi-baremetal's controllers publish for a node: its uuid (annotation
+# and label), its Node object, and per drive TYPE:GIB its Drive and the AC of the whole drive; a
+# drive of type SSDLVG is a 200Gi SSD whose LogicalVolumeGroup's AC offers it. Prints the ACs'
+# names, one per line (the group's last).
+bm_node() {
+  local n="$1" id d type gib drive ac lvg
+  shift
+  cluster_add_gpu_node "$n" 8
+  id="$(new_uuid)"
+  K annotate node "$n" "$UUID_KEY=$id" >/dev/null
+  K label node "$n" "$UUID_KEY=$id" >/dev/null
+  {
+    cat <<EOF
+---
+apiVersion: $GROUP/v1
+kind: Node
+metadata: {name: csibmnode-$id}
+spec: {UUID: "$id", Addresses: {Hostname: $n, InternalIP: 10.0.0.$((RANDOM % 250 + 2))}}
+EOF
+    for d in "$@"; do
+      type="${d%%:*}" gib="${d##*:}" drive="$(new_uuid)" ac="$(new_uuid)" lvg=""
+      local drive_type="$type"
+      [[ "$type" == SSDLVG ]] && drive_type=SSD
+      cat <<EOF
+---
+apiVersion: $GROUP/v1
+kind: Drive
+metadata: {name: $drive}
+spec: {UUID: "$drive", VID: e2e, PID: e2e-$drive_type, SerialNumber: "SN-$drive", Health: GOOD, Type: $drive_type,
+  Size: $((gib * GIB)), Status: ONLINE, Usage: IN_USE, NodeId: "$id", Path: /dev/disk/by-id/$drive, IsSystem: false}
+EOF
+      if [[ "$type" == SSDLVG ]]; then
+        lvg="$(new_uuid)"
+        cat <<EOF
+---
+apiVersion: $GROUP/v1
+kind: LogicalVolumeGroup
+metadata: {name: $lvg}
+spec: {Name: "$lvg", Node: "$id", Locations: ["$drive"], Size: $((gib * GIB)), Status: CREATED, Health: GOOD}
+EOF
+      fi
+      cat <<EOF
 ---
 apiVersion: $GROUP/v1
 kind: AvailableCapacity
-metadata: {name: $1}
-spec: {NodeId: "$2", storageClass: $3, Size: $(($4 * GIB)), Location: "$5"}
+metadata:
+  name: $ac
+  labels: {app: csi-baremetal, app.kubernetes.io/name: csi-baremetal}
+spec: {NodeId: "$id", storageClass: $type, Size: $((gib * GIB)), Location: "${lvg:-$drive}"}
 EOF
+      echo "$ac" >&3
+    done
+  } 3>"$WORKDIR/acs-$n.txt" | K apply -f - >/dev/null
+  echo "$id" >"$WORKDIR/id-$n.txt"
 }
-for ((i = 1; i <= NODES; i++)); do
-  n="bm-$i"
-  cluster_add_gpu_node "$n" 8
-  uid="$(K get node "$n" -o jsonpath='{.metadata.uid}')"
-  { ac "$n-ssd-1" "$uid" SSD 100 "drive-$uid-1"; ac "$n-ssd-2" "$uid" SSD 100 "drive-$uid-2"
-    ac "$n-lvg" "$uid" SSDLVG 200 "lvg-$uid"; } | K apply -f - >/dev/null
-done
-step "$NODES nodes, each with ACs of two 100Gi SSD drives and one 200Gi SSDLVG group"
+for ((i = 1; i <= NODES; i++)); do bm_node "bm-$i" HDD:100 HDD:100 NVME:100 NVME:100 SSDLVG:200; done
+step "$NODES nodes, each with the uuid annotation, ACs of two 100Gi HDD and two 100Gi NVMe drives and one 200Gi SSDLVG group"
 
 python3 "$SUITE_LIB/baremetal_controller.py" --report "$WORKDIR/controller.json" \
   >>"$CLUSTER_LOG_DIR/baremetal-controller.log" 2>&1 &
 cluster_register_pid $! baremetal-controller
 step "controller log: $CLUSTER_LOG_DIR/baremetal-controller.log"
 
-suite_start_daemon
+##### The daemon: deploy/'s configuration as shipped, run as a replica pod would run it.
+python3 - "$REPO/deploy/scheduler-extender.yaml" "$WORKDIR/shipped-config.yaml" <<'PY'
+import sys, yaml
+for doc in yaml.safe_load_all(open(sys.argv[1])):
+    if doc and doc.get("kind") == "ConfigMap" and "config.yaml" in (doc.get("data") or {}):
+        open(sys.argv[2], "w").write(doc["data"]["config.yaml"])
+        break
+else:
+    sys.exit("no ConfigMap with config.yaml in " + sys.argv[1])
+PY
+grep -q 'baremetal:' "$WORKDIR/shipped-config.yaml" || fail "deploy/'s configuration has no storage.baremetal section"
+K apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: bm-extender-replica, namespace: default}
+spec:
+  schedulerName: e2e-nobody
+  automountServiceAccountToken: false
+  containers: [{name: main, image: registry.k8s.io/pause:3.10}]
+EOF
+REPLICA_UID="$(K get pod bm-extender-replica -o jsonpath='{.metadata.uid}')"
+mapfile -t ports < <(cluster_free_ports 2)
+DAEMON_PORT="${ports[0]}" DAEMON_ADMIN="${ports[1]}"
+DAEMON_LOG="$CLUSTER_LOG_DIR/scheduler-extender.log"
+POD_NAME=bm-extender-replica POD_NAMESPACE=default POD_UID="$REPLICA_UID" \
+  "$BIN" --config "$WORKDIR/shipped-config.yaml" --mode kubernetes --kubeconfig "$EXTENDER_KUBECONFIG" \
+  --listen "127.0.0.1:$DAEMON_PORT" --admin-listen "127.0.0.1:$DAEMON_ADMIN" >>"$DAEMON_LOG" 2>&1 &
+DAEMON_PID=$!
+cluster_register_pid "$DAEMON_PID" scheduler-extender
+cluster_wait_http "http://127.0.0.1:$DAEMON_ADMIN/readyz" 60 "$DAEMON_PID" "$DAEMON_LOG" >/dev/null
+suite_wait_leading "$DAEMON_ADMIN"
+step "daemon (deploy/'s configuration, unchanged): log $DAEMON_LOG"
 # The daemon's view of bm-1 names its ACs once it reads them (format not asserted).
-sees_acs() { curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-1" | grep -q 'bm-1-lvg'; }
+LVG_AC="$(tail -1 "$WORKDIR/acs-bm-1.txt")"
+sees_acs() { curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-1" | grep -q "$LVG_AC"; }
 if poll_until 20 sees_acs; then step "the daemon's /debug/nodes/bm-1 lists the node's ACs"; else
-  step "the daemon's /debug/nodes/bm-1 does not name bm-1-lvg after 20s: $(curl -s "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-1" | head -c 600)"
+  step "the daemon's /debug/nodes/bm-1 does not name its group's AC $LVG_AC after 20s: $(curl -s "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-1" | head -c 600)"
 fi
 
 url="http://127.0.0.1:$DAEMON_PORT/scheduler"
@@ -133,13 +218,18 @@ burst_manifest() {
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
-metadata: {name: $name-ssd, namespace: default, labels: {e2e-burst: bm}}
-spec: {storageClassName: bm-ssd, accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
+metadata: {name: $name-any, namespace: default, labels: {e2e-burst: bm}}
+spec: {storageClassName: csi-baremetal-sc, accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: $name-nvme, namespace: default, labels: {e2e-burst: bm}}
+spec: {storageClassName: csi-baremetal-sc-nvme, accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: $name-lvg, namespace: default, labels: {e2e-burst: bm}}
-spec: {storageClassName: bm-ssdlvg, accessModes: [ReadWriteOnce], resources: {requests: {storage: 30Gi}}}
+spec: {storageClassName: csi-baremetal-sc-ssdlvg, accessModes: [ReadWriteOnce], resources: {requests: {storage: 30Gi}}}
 EOF
   done
   for ((i = 1; i <= PODS; i++)); do
@@ -156,7 +246,8 @@ spec:
   terminationGracePeriodSeconds: 0
   containers: [{name: main, image: registry.k8s.io/pause:3.10, resources: $res}]
   volumes:
-  - {name: ssd, persistentVolumeClaim: {claimName: $name-ssd}}
+  - {name: any, persistentVolumeClaim: {claimName: $name-any}}
+  - {name: nvme, persistentVolumeClaim: {claimName: $name-nvme}}
   - {name: lvg, persistentVolumeClaim: {claimName: $name-lvg}}
 EOF
   done
@@ -167,7 +258,7 @@ unprovisioned() {
     jq '[.items[] | select(.metadata.annotations["volume.kubernetes.io/selected-node"] and (.spec.volumeName // "") == "")] | length'
 }
 
-step "burst: $PODS pods (odd ones with a GPU) x (50Gi bm-ssd + 30Gi bm-ssdlvg) onto $NODES nodes ($FIT fit)"
+step "burst: $PODS pods (odd ones with a GPU) x (50Gi csi-baremetal-sc (ANY) + 50Gi csi-baremetal-sc-nvme + 30Gi csi-baremetal-sc-ssdlvg) onto $NODES nodes ($FIT fit)"
 burst_manifest >"$WORKDIR/burst.yaml"
 T_CREATE="$(date +%s.%N)"
 K create -f "$WORKDIR/burst.yaml" >/dev/null
@@ -193,7 +284,7 @@ K get pods -l e2e-burst=bm -o json >"$WORKDIR/pods.json"
 K get events -o json >"$WORKDIR/events.json"
 K get events.v1.events.k8s.io -o json >"$WORKDIR/events-v1.json"
 K get "availablecapacities.$GROUP" -o json >"$WORKDIR/acs.json"
-K get "volumes.$GROUP" -o json >"$WORKDIR/volumes.json"
+K get "volumes.$GROUP" -A -o json >"$WORKDIR/volumes.json"
 for ((i = 1; i <= NODES; i++)); do curl -s "http://127.0.0.1:$DAEMON_ADMIN/debug/nodes/bm-$i" >"$WORKDIR/daemon-bm-$i.json" || true; done
 python3 - "$WORKDIR" "$T_CREATE" "$NODES" >"$WORKDIR/figures.env" <<'EOF'
 import json, statistics, sys, datetime
@@ -224,6 +315,8 @@ drive_use = {}
 for t in ctl["taken"]:
     if t["class"] in ("HDD", "SSD", "NVME"):
         drive_use[t["ac"]] = drive_use.get(t["ac"], 0) + 1
+any_taken = [t for t in ctl["taken"] if t.get("type") == "ANY"]
+any_not_hdd = sorted("%s:%s" % (t["claim"], t["class"]) for t in any_taken if t["class"] != "HDD")
 twice = len({a for a, c in drive_use.items() if c > 1} | {e["ac"] for e in ctl["drive_reused"]})
 acs = load("acs.json")["items"]
 groups = sorted("%s=%dGi" % (a["metadata"]["name"], a["spec"]["Size"] // 2**30) for a in acs if a["spec"]["storageClass"].endswith("LVG"))
@@ -241,6 +334,7 @@ out = {
     "TWICE": twice, "OVERDRAWN": len({e["ac"] for e in ctl["group_overdrawn"]}), "NEGATIVE": len(ctl["negative_acs"]),
     "EXHAUSTED_CLAIMS": len(ctl["exhausted"]), "EXHAUSTED_ATTEMPTS": sum(ctl["exhausted"].values()),
     "EXHAUSTED_LIST": " ".join(sorted(ctl["exhausted"])[:6]) + (" ..." if len(ctl["exhausted"]) > 6 else ""),
+    "ANY_TAKEN": len(any_taken), "ANY_NOT_HDD": len(any_not_hdd), "ANY_NOT_HDD_LIST": " ".join(any_not_hdd[:6]),
     "TAKEN": len(ctl["taken"]), "PROVISIONED": ctl["provisioned"], "VOLUMES": len(load("volumes.json")["items"]),
     "GROUPS_LEFT": " ".join(groups),
     "ACR_SEEN": len(ctl["reservations_seen"]),
@@ -256,6 +350,7 @@ source "$WORKDIR/figures.env"
 result "pods bound: $BOUND of $PODS ($FIT fit); bound in their first scheduling cycle: $FIRST_CYCLE"
 result "scheduling attempts per bound pod: mean $ATTEMPTS_MEAN, max $ATTEMPTS_MAX ($ATTEMPTS); FailedScheduling of the Pending ones: $FAILED_PENDING"
 result "ACs used twice: $TWICE; volume groups overdrawn: $OVERDRAWN; ACs below zero: $NEGATIVE; ACs taken: $TAKEN, Volumes: $VOLUMES (groups left: $GROUPS_LEFT)"
+result "ANY claims provisioned: $ANY_TAKEN, on another drive than an HDD: $ANY_NOT_HDD ${ANY_NOT_HDD_LIST}"
 result "claims refused by CreateVolume (ResourceExhausted, then rescheduled): $EXHAUSTED_CLAIMS ($EXHAUSTED_ATTEMPTS refusals) ${EXHAUSTED_LIST}"
 result "reservations seen by the controller (0.2 s polls): $ACR_SEEN, status ${ACR_STATUS:-none}, at most $ACR_NODES_MAX nodes in one"
 result "spread: bound per node $PER_NODE; the first $NODES bound pods on $FIRST_NODES nodes"
@@ -267,7 +362,8 @@ expect '((EXHAUSTED_CLAIMS == 0))' "$EXHAUSTED_CLAIMS claim(s) refused by Create
 expect '((TWICE == 0))' "$TWICE AC(s) handed to two claims"
 expect '((OVERDRAWN == 0 && NEGATIVE == 0))' "volume groups overdrawn: $OVERDRAWN, ACs below zero: $NEGATIVE"
 expect '((FIRST_NODES == NODES && MAX_PER_NODE <= 2))' "burst not spread: per node $PER_NODE, the first $NODES bound on $FIRST_NODES nodes"
-expect '((VOLUMES == 2 * BOUND))' "$VOLUMES Volume objects for $BOUND bound pods of two claims"
+expect '((VOLUMES == 3 * BOUND))' "$VOLUMES Volume objects for $BOUND bound pods of three claims"
+expect '((ANY_TAKEN == BOUND && ANY_NOT_HDD == 0))' "$ANY_TAKEN ANY claims provisioned for $BOUND bound pods, $ANY_NOT_HDD not on an HDD: $ANY_NOT_HDD_LIST"
 
 ##### Reservations: none left for bound pods within ACR_GONE_WITHIN s, none holding ACs for Pending ones.
 acrs_of() { # names of the reservations of the pods named in $1 (space-separated)
@@ -287,6 +383,54 @@ held="$(K get "availablecapacityreservations.$GROUP" -o json |
   jq -r '[.items[] | select(.spec.Status == "RESERVED" and ([.spec.ReservationRequests[]?.Reservations[]?] | length) > 0) | .metadata.name] | join(" ")')"
 result "reservations holding ACs at the end: ${held:-none} (Pending pods: $PENDING_NAMES)"
 expect '[[ -z "$held" ]]' "reservations still hold ACs for pods that stay Pending: $held"
+
+##### Node ids: the daemon named every node by the uuid csi-baremetal's node controller wrote, once.
+ids_logged=0 ids_twice=0
+for ((i = 1; i <= NODES; i++)); do
+  id="$(cat "$WORKDIR/id-bm-$i.txt")"
+  c="$(grep -c "csi-baremetal: node bm-$i has id $id (annotation $UUID_KEY)" "$DAEMON_LOG" || true)"
+  ((c >= 1)) && ids_logged=$((ids_logged + 1))
+  ((c > 1)) && ids_twice=$((ids_twice + 1))
+done
+result "node ids logged as the annotation's uuid: $ids_logged of $NODES nodes (logged more than once: $ids_twice)"
+expect '((ids_logged == NODES && ids_twice == 0))' "the daemon's log names $ids_logged of $NODES nodes by their uuid annotation once ($ids_twice more than once)"
+
+##### Chart defaults: a claim without a class (the cluster's default, csi-baremetal-sc) in another
+##### namespace; only a new node's HDD is free (the others have only their groups left).
+bm_node bm-defaults HDD:100
+DEFAULT_AC="$(cat "$WORKDIR/acs-bm-defaults.txt")"
+cluster_create_namespace team-a
+K apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch, namespace: team-a}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 20Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: team-a}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 10m}}}]
+  volumes: [{name: scratch, persistentVolumeClaim: {claimName: scratch}}]
+EOF
+claim_class="$(K -n team-a get pvc scratch -o jsonpath='{.spec.storageClassName}')"
+defaults_bound() { [[ -n "$(K -n team-a get pod trainer -o jsonpath='{.spec.nodeName}')" && -n "$(K -n team-a get pvc scratch -o jsonpath='{.spec.volumeName}')" ]]; }
+if poll_until 60 defaults_bound; then
+  node="$(K -n team-a get pod trainer -o jsonpath='{.spec.nodeName}')"
+  volume="$(K -n team-a get pvc scratch -o jsonpath='{.spec.volumeName}')"
+  vol_ns="$(K get "volumes.$GROUP" -A -o json | jq -r --arg v "$volume" '[.items[] | select(.metadata.name == $v) | .metadata.namespace] | join(" ")')"
+  took="$(jq -r --arg c team-a/scratch '[.taken[] | select(.claim == $c) | .ac] | join(" ")' "$WORKDIR/controller.json")"
+  attempts="$(K -n team-a get events -o json | jq '[.items[] | select(.reason == "FailedScheduling" and .involvedObject.name == "trainer")] | length')"
+  result "chart defaults: claim class '$claim_class', pod on $node in $((attempts + 1)) cycle(s), Volume $volume in namespace '$vol_ns', AC taken: $took"
+  expect '[[ "$claim_class" == csi-baremetal-sc && "$node" == bm-defaults && "$vol_ns" == team-a && "$took" == "$DEFAULT_AC" ]]' \
+    "chart defaults: class '$claim_class', node $node, Volume namespace '$vol_ns', AC '$took' (want csi-baremetal-sc, bm-defaults, team-a, $DEFAULT_AC)"
+  expect '((attempts == 0))' "chart defaults: the pod needed $((attempts + 1)) scheduling cycles"
+else
+  result "chart defaults: pod not bound with its claim provisioned within 60s (claim class '$claim_class'): $(K -n team-a get pod trainer -o jsonpath='{.status.conditions}')"
+  expect false "chart defaults: a pod with a claim of the default csi-baremetal-sc class did not bind within 60s"
+fi
 
 ((${#FAILURES[@]} == 0)) || fail "${#FAILURES[@]} expectation(s) failed: $(printf '%s; ' "${FAILURES[@]}")"
 E2E_OK=1

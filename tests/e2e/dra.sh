@@ -16,8 +16,15 @@
 # resource.k8s.io/v1: the suite says so and passes.
 #
 # Cluster: dp-1, dp-2 with 4 device-plugin GPUs each (allocatable nvidia.com/gpu 4); dra-1, dra-2
-# with no nvidia.com/gpu allocatable and one ResourceSlice each (pool = node, 4 devices gpu-0..3
-# of type gpu, 80Gi each); DeviceClass gpu.nvidia.com with extendedResourceName nvidia.com/gpu;
+# with no nvidia.com/gpu allocatable and one ResourceSlice each as NVIDIA's kubelet plugin
+# publishes it (NVIDIA/k8s-dra-driver-gpu@22407113, cmd/gpu-kubelet-plugin/{deviceinfo.go,mig.go}:
+# generateName 00-gpu.nvidia.com-<node>-, owner the Node, pool = node): 4 full GPUs gpu-0..3 of
+# type gpu, 80Gi each, with the driver's attributes (uuid, productName, brand, architecture,
+# cudaComputeCapability, driverVersion, cudaDriverVersion, pciBusID, pcieRoot) and no `index` or
+# `minor` (none since v25.8.0); and a fifth GPU in MIG mode, published only as its static MIG
+# devices (type mig, parentUUID, profile; capacity memory, multiprocessors, ...), not as a GPU.
+# DeviceClasses gpu.nvidia.com (with extendedResourceName nvidia.com/gpu) and mig.nvidia.com as
+# its chart renders them (deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*.yaml);
 # the daemon with gpu_packing binpack; kube-scheduler with the extender (filter, prioritize at
 # weight 10, bind, nodeCacheCapable, managedResources nvidia.com/gpu, ignoredByScheduler false).
 #   1. binpack ranks both kinds on one scale: with dra-1 at 3/4 and dp-1 at 1/4 the daemon's
@@ -64,13 +71,28 @@ step "nodes: ${DP_NODES[*]} with $CAP device-plugin GPUs, ${DRA_NODES[*]} with $
 for n in "${DP_NODES[@]}"; do cluster_add_gpu_node "$n" "$CAP"; done
 for n in "${DRA_NODES[@]}"; do
   cluster_add_gpu_node "$n" none
-  devices="$(jq -n -c --argjson cap "$CAP" '[range(0; $cap) | {name: "gpu-\(.)",
-      attributes: {type: {string: "gpu"}, index: {int: .}, productName: {string: "NVIDIA H100 80GB HBM3"}},
-      capacity: {memory: {value: "80Gi"}}}]')"
-  K apply -f - >/dev/null <<EOF
+  node_uid="$(K get node "$n" -o jsonpath='{.metadata.uid}')"
+  devices="$(jq -n -c --argjson cap "$CAP" --arg n "$n" '
+    def product: {productName: {string: "NVIDIA H100 80GB HBM3"}, brand: {string: "Nvidia"},
+      architecture: {string: "Hopper"}, cudaComputeCapability: {version: "9.0.0"},
+      driverVersion: {version: "580.95.5"}, cudaDriverVersion: {version: "13.0.0"}};
+    def pci($i): {"resource.kubernetes.io/pciBusID": {string: "0000:\(16 * ($i + 1)):00.0"},
+      "resource.kubernetes.io/pcieRoot": {string: "pci0000:00"}};
+    def mig($profile; $gi; $start; $mem; $sms): {name: "gpu-\($cap)-mig-\($profile | gsub("\\."; ""))-\($gi)-\($start)",
+      attributes: ({type: {string: "mig"}, parentUUID: {string: "GPU-\($n)-\($cap)"}, profile: {string: $profile},
+        uuid: {string: "MIG-\($n)-\($gi)-\($start)"}} + product + pci($cap)),
+      capacity: {multiprocessors: {value: $sms}, copyEngines: {value: "1"}, decoders: {value: "0"}, encoders: {value: "0"},
+        jpegEngines: {value: "0"}, ofaEngines: {value: "0"}, memory: {value: $mem}, "memorySlice\($start)": {value: "1"}}};
+    [range(0; $cap) | {name: "gpu-\(.)",
+      attributes: ({type: {string: "gpu"}, uuid: {string: "GPU-\($n)-\(.)"}} + product + pci(.)),
+      capacity: {memory: {value: "80Gi"}}}]
+    + [mig("1g.10gb"; 19; 0; "9856Mi"; "16"), mig("1g.10gb"; 19; 1; "9856Mi"; "16")]')"
+  K create -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
-metadata: {name: $n-$DRIVER}
+metadata:
+  generateName: 00-$DRIVER-$n-
+  ownerReferences: [{apiVersion: v1, kind: Node, name: $n, uid: $node_uid, controller: true}]
 spec:
   driver: $DRIVER
   nodeName: $n
@@ -78,6 +100,8 @@ spec:
   devices: $devices
 EOF
 done
+no_index="$(K get resourceslices -o json | jq '[.items[].spec.devices[].attributes | select(has("index") or has("minor"))] | length')"
+((no_index == 0)) || fail "a published device has an index or minor attribute, which NVIDIA's driver no longer publishes"
 K apply -f - >/dev/null <<EOF
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
@@ -86,6 +110,13 @@ spec:
   extendedResourceName: nvidia.com/gpu
   selectors:
   - cel: {expression: "device.driver == '$DRIVER' && device.attributes['$DRIVER'].type == 'gpu'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: mig.nvidia.com}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == '$DRIVER' && device.attributes['$DRIVER'].type == 'mig'"}
 ---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
@@ -105,8 +136,11 @@ cluster_start_scheduler "$WORKDIR/scheduler.yaml" "$CLUSTER_LOG_DIR/kube-schedul
 
 dra_view() { curl -sf "http://127.0.0.1:$DAEMON_ADMIN/debug/dra"; }
 # The daemon counts both DRA nodes' devices before any pod is created.
-dra_counted() { dra_view | jq -e --argjson cap "$CAP" '[.nodes[] | select(.gpus == $cap)] | length == 2' >/dev/null; }
-wait_until 30 "GET /debug/dra to count $CAP GPUs on each DRA node (now: $(dra_view | jq -c '[.nodes[]? | {name, gpus}]'))" dra_counted
+# Its MIG devices are listed as partitions, not counted as GPUs (nor is their parent).
+dra_counted() {
+  dra_view | jq -e --argjson cap "$CAP" '[.nodes[] | select(.gpus == $cap and ([.partitions_not_counted[]? | select(.type == "mig")] | length) == 2)] | length == 2' >/dev/null
+}
+wait_until 30 "GET /debug/dra to count $CAP GPUs and list 2 MIG partitions on each DRA node (now: $(dra_view | jq -c '[.nodes[]? | {name, gpus, partitions: [.partitions_not_counted[]?.device]}]'))" dra_counted
 
 # gpu_pod NAME GPUS [NODE]: a pod asking GPUS nvidia.com/gpu (on NODE when given).
 gpu_pod() {

@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
 """csi-baremetal's controller as its CreateVolume behaves, played against the API server (no
-driver, no drives) for tests/e2e/baremetal.sh. Every --interval seconds it lists the
-StorageClasses of --provisioner, the Nodes, the claims, the AvailableCapacities (ACs) and the
+driver, no drives) for tests/e2e/baremetal.sh, as dell/csi-baremetal@b8a2a2f8
+pkg/common/volume_operations.go (handleVolumeCreation, getVolumeReservation) and
+pkg/base/util/common.go (ConvertStorageClass) do it. Every --interval seconds it lists the
+StorageClasses of --provisioner (storageType upper-cased, ANY when not one of csi-baremetal's
+types), the Nodes, the claims, the AvailableCapacities (ACs) and the
 AvailableCapacityReservations (ACRs) (group csi-baremetal.dell.com/v1, cluster-scoped), and for
 each claim of such a class (WaitForFirstConsumer) that the scheduler selected a node for
 (annotation volume.kubernetes.io/selected-node) and that has no volume yet:
 
-1. finds a RESERVED reservation whose spec.Namespace is the claim's namespace and that has a
-   request (spec.ReservationRequests[].CapacityRequest.Name) named as the claim;
-2. takes the AC that request lists whose spec.NodeId is the selected node's id (its metadata.uid,
-   or the annotation --node-id-annotation): a whole-drive class (HDD, SSD, NVME) takes the drive
-   (its Size to 0); a volume-group class (HDDLVG, SSDLVG, NVMELVG, SYSLVG) takes the claim's size
-   rounded up to 4 MiB extents from the group (Size minus that), or from a free drive of its media,
-   which becomes a group of that class (storageClass changed, Size minus that);
-3. creates the Volume (spec Id, NodeId, Location = the AC's, Size, StorageClass, CSIStatus
-   CREATED), then the PersistentVolume bound to the claim (claimRef, node affinity on
+1. finds the first RESERVED reservation whose spec.Namespace is the claim's namespace and that
+   has a request (spec.ReservationRequests[].CapacityRequest.Name) named as the claim;
+2. takes the first AC that request lists whose spec.NodeId is the selected node's id (the
+   annotation nodes.csi-baremetal.dell.com/uuid when the node carries it, as csi-baremetal's
+   chart default usenodeannotation has its node controller write it, else its metadata.uid; or
+   the annotation --node-id-annotation): a whole-drive class (HDD, SSD, NVME) takes the drive
+   (its Size to 0), ANY a drive of any of those classes; a volume-group class (HDDLVG, SSDLVG,
+   NVMELVG, SYSLVG) takes the claim's size rounded up to 4 MiB extents from the group (Size minus
+   that), or from a free drive of its media, which becomes a group of that class (storageClass
+   changed, Size minus that);
+3. creates the Volume in the claim's namespace (Volume is namespaced; spec Id, NodeId, Location =
+   the AC's, Size, StorageClass = the AC's (so an ANY claim's is its drive's), CSIStatus CREATED),
+   then the PersistentVolume bound to the claim (claimRef, node affinity on
+   nodes.csi-baremetal.dell.com/uuid when the node carries that label, else on
    kubernetes.io/hostname, CSI driver --provisioner), as lib/csi_provisioner.py does;
 4. releases the reservation: the request is removed, the reservation deleted when none remain.
 ACs are taken one claim at a time; steps 3 and 4 run on 8 workers, claims in parallel, as
@@ -30,7 +38,8 @@ claim is tried when a node is selected anew. An AC a reservation handed out with
 reservation error and is recorded as such (a drive handed to a second claim, a group overdrawn).
 
 --report (JSON, written atomically after every pass):
-  taken            [{ac, class, node, claim, size_before, size_after, at}] every AC taken, in order
+  taken            [{ac, class, type, node, claim, size_before, size_after, at}] every AC taken, in
+                   order (class: the AC's before it was taken; type: the claim's storage type)
   drive_reused     [{ac, claim, holder}] a reservation named a drive another claim already took
   group_overdrawn  [{ac, claim, free, need}] a reservation named a group without room for the claim
                    (each once per AC and claim)
@@ -61,6 +70,14 @@ GROUP = "/apis/csi-baremetal.dell.com/v1"
 EXTENT = 4 << 20
 DRIVES = {"HDD", "SSD", "NVME"}
 GROUPS = {"HDDLVG": "HDD", "SSDLVG": "SSD", "NVMELVG": "NVME", "SYSLVG": "SYS"}
+ANY = "ANY"
+UUID_KEY = "nodes.csi-baremetal.dell.com/uuid"
+
+
+def storage_type(parameter):
+    """A StorageClass's storageType as csi-baremetal's util.ConvertStorageClass reads it."""
+    t = str(parameter or "").upper()
+    return t if t in DRIVES or t in GROUPS else ANY
 
 
 def log(msg):
@@ -92,6 +109,7 @@ class Controller:
         self.inflight = set()   # claim uids a worker is provisioning
         self.first_seen = {}    # claim uid -> monotonic time its selected node was first seen
         self.seconds = []       # per provisioned claim: selected node first seen -> claim bound
+        self.uuid_labelled = set()  # nodes carrying the label nodes.csi-baremetal.dell.com/uuid
         self.workers = concurrent.futures.ThreadPoolExecutor(max_workers=8)
 
     # ----- one claim
@@ -117,8 +135,8 @@ class Controller:
         spec = ac["spec"]
         name, free, cls = ac["metadata"]["name"], int(spec.get("Size") or 0), spec.get("storageClass")
         patch = {}
-        if storage_type in DRIVES:
-            if cls != storage_type:
+        if storage_type in DRIVES or storage_type == ANY:
+            if cls != storage_type and not (storage_type == ANY and cls in DRIVES):
                 raise Refused("AC %s is %s, the claim needs a %s drive" % (name, cls, storage_type))
             if name in self.holder or free < size:
                 self.note(self.drive_reused, {"ac": name, "claim": who, "holder": self.holder.get(name, "")})
@@ -138,28 +156,30 @@ class Controller:
                                   "application/merge-patch+json")
         if status != 200:
             raise RuntimeError("patching AC %s: HTTP %s" % (name, status))
-        self.taken.append({"ac": name, "class": cls, "node": spec.get("NodeId"), "claim": who,
+        self.taken.append({"ac": name, "class": cls, "type": storage_type, "node": spec.get("NodeId"), "claim": who,
                            "size_before": free, "size_after": patch["Size"], "at": time.time()})
-        if storage_type in DRIVES or cls in DRIVES:
+        if storage_type in DRIVES or storage_type == ANY or cls in DRIVES:
             self.holder[name] = who
         spec.update(patch)
         return vol_size, location_type
 
-    def create_volume(self, claim, node_id, ac, storage_type, vol_size, location_type):
-        uid = claim["metadata"]["uid"]
+    def create_volume(self, claim, node_id, ac, vol_size, location_type):
+        uid, ns = claim["metadata"]["uid"], claim["metadata"]["namespace"]
         name = "pvc-" + uid
-        body = {"apiVersion": "csi-baremetal.dell.com/v1", "kind": "Volume", "metadata": {"name": name},
+        body = {"apiVersion": "csi-baremetal.dell.com/v1", "kind": "Volume",
+                "metadata": {"name": name, "namespace": ns},
                 "spec": {"Id": name, "NodeId": node_id, "Location": ac["spec"].get("Location", ""),
-                         "LocationType": location_type, "StorageClass": storage_type, "Size": vol_size,
+                         "LocationType": location_type, "StorageClass": ac["spec"].get("storageClass", ""),
+                         "Size": vol_size,
                          "Mode": "FS", "Type": "xfs", "Health": "GOOD", "OperationalStatus": "OPERATIVE",
                          "CSIStatus": "CREATED", "Usage": "IN_USE", "Ephemeral": False,
                          "Owners": [claim["metadata"]["namespace"] + "/" + claim["metadata"]["name"]]}}
-        status, _ = self.api.call("POST", GROUP + "/volumes", body)
+        status, _ = self.api.call("POST", "%s/namespaces/%s/volumes" % (GROUP, ns), body)
         if status not in (201, 409):
             raise RuntimeError("creating Volume %s: HTTP %s" % (name, status))
         return name
 
-    def create_pv(self, claim, node, sc_name, volume):
+    def create_pv(self, claim, node, node_id, sc_name, volume):
         meta = claim["metadata"]
         ns, name, uid = meta["namespace"], meta["name"], meta["uid"]
         size = claim["spec"]["resources"]["requests"]["storage"]
@@ -171,7 +191,7 @@ class Controller:
                        "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": ns,
                                     "name": name, "uid": uid},
                        "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                           {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}}}
+                           self.topology(node, node_id)]}]}}}}
         status, _ = self.api.call("POST", "/api/v1/persistentvolumes", pv)
         if status not in (201, 409):
             raise RuntimeError("creating PV %s: HTTP %s" % (volume, status))
@@ -182,6 +202,12 @@ class Controller:
                                                                   "pv.kubernetes.io/bound-by-controller": "yes"}},
                                      "spec": {"volumeName": volume}}, merge)
         self.api.call("PATCH", base + "/status", {"status": {"phase": "Bound", "capacity": {"storage": size}}}, merge)
+
+    def topology(self, node, node_id):
+        """The node affinity csi-baremetal's topology gives a volume: its uuid label, else the host."""
+        if node in self.uuid_labelled:
+            return {"key": UUID_KEY, "operator": "In", "values": [node_id]}
+        return {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}
 
     def release(self, acr_name, claim_name):
         """Removes the claim's request from the reservation; deletes it when none remain."""
@@ -262,8 +288,8 @@ class Controller:
         who, uid = meta["namespace"] + "/" + meta["name"], meta["uid"]
         try:
             vol_size, location_type = self.sizes[uid]
-            volume = self.create_volume(claim, node_id, ac, storage_type, vol_size, location_type)
-            self.create_pv(claim, node, sc_name, volume)
+            volume = self.create_volume(claim, node_id, ac, vol_size, location_type)
+            self.create_pv(claim, node, node_id, sc_name, volume)
             self.release(acr_name, meta["name"])
             with self.lock:
                 self.provisioned += 1
@@ -282,14 +308,20 @@ class Controller:
         out = {}
         for n in items(self.api, "/api/v1/nodes"):
             meta = n["metadata"]
-            out[meta["name"]] = (meta.get("annotations") or {}).get(self.annotation) if self.annotation else meta["uid"]
+            annotations = meta.get("annotations") or {}
+            if UUID_KEY in (meta.get("labels") or {}):
+                self.uuid_labelled.add(meta["name"])
+            if self.annotation:
+                out[meta["name"]] = annotations.get(self.annotation)
+            else:
+                out[meta["name"]] = annotations.get(UUID_KEY) or meta["uid"]
         return out
 
     def step(self):
         classes = {}
         for sc in items(self.api, "/apis/storage.k8s.io/v1/storageclasses"):
             if sc.get("provisioner") == self.provisioner:
-                classes[sc["metadata"]["name"]] = str((sc.get("parameters") or {}).get("storageType", "")).upper()
+                classes[sc["metadata"]["name"]] = storage_type((sc.get("parameters") or {}).get("storageType"))
         work = []
         for claim in items(self.api, "/api/v1/persistentvolumeclaims"):
             node = (claim["metadata"].get("annotations") or {}).get(SELECTED)
@@ -336,12 +368,13 @@ class Controller:
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--provisioner", default="csi-baremetal")
-    p.add_argument("--node-id-annotation", default="", help="node id from this annotation (default: the node's UID)")
+    p.add_argument("--node-id-annotation", default="",
+                   help="node id from this annotation only (default: %s when present, else the node's UID)" % UUID_KEY)
     p.add_argument("--interval", type=float, default=0.2)
     p.add_argument("--report", required=True)
     args = p.parse_args()
     ctl = Controller(Api(), args.provisioner, args.node_id_annotation, args.report)
-    log("serving %s, node ids from %s" % (args.provisioner, args.node_id_annotation or "metadata.uid"))
+    log("serving %s, node ids from %s" % (args.provisioner, args.node_id_annotation or UUID_KEY + ", else metadata.uid"))
     while True:
         try:
             ctl.step()
