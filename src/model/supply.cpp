@@ -79,6 +79,7 @@ NodeSupply supply_from_node(const Node& node, const SupplyRules& rules) {
   s.taints = node.taints;
   s.taints_known = true;
   s.labels_known = node.labels_complete;
+  if (auto it = node.labels.find(kGpuProductLabel); it != node.labels.end()) s.gpu_model = it->second;
   for (const auto& rule : rules.gpus) {
     read_gpu_count(node, rule.name, s);
     if (rule.memory_label.empty()) continue;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "extender/common/quantity.h"
+#include "extender/policy/gpu_model_constraint.h"
 #include "extender/policy/packing.h"
 
 namespace extender::policy {
@@ -57,13 +58,23 @@ bool host_fits(std::int64_t cpu_free, std::int64_t memory_free, const GpuShape& 
   return shape.cpu_milli <= cpu_free && shape.memory_bytes <= memory_free;
 }
 
+bool model_admits(std::string_view model, const GpuShape& shape) {
+  if (shape.models.empty()) return true;
+  return std::binary_search(shape.models.begin(), shape.models.end(), model,
+                            [](std::string_view a, std::string_view b) { return a < b; });
+}
+
 std::int64_t less_of(std::int64_t free, std::int64_t used) {
   if (free == INT64_MAX) return free;
   return std::max<std::int64_t>(free - std::max<std::int64_t>(used, 0), 0);
 }
 
+bool same_gpu_part(const GpuShape& a, const GpuShape& b) {
+  return a.whole == b.whole && a.share_bytes == b.share_bytes && a.share_milli == b.share_milli;
+}
+
 // The shapes of a mix grouped by their GPU part, with the weight of the group's shapes whose CPU
-// and memory fit the node before and after the placement, and the group's GPU fragmentation before.
+// and memory fit the node (and whose models admit it) before and after the placement, and the group's GPU fragmentation before.
 struct ShapeGroup {
   GpuShape gpu;
   __int128 weight = 0;
@@ -78,14 +89,14 @@ std::vector<ShapeGroup> group_mix(const GpuNodeView& view, const Stats& before, 
   const std::int64_t memory_after = less_of(view.memory_free, memory_used);
   std::vector<ShapeGroup> groups;
   for (const auto& [shape, weight] : mix) {
-    const GpuShape gpu{shape.whole, shape.share_bytes, shape.share_milli, 0, 0};
     auto g = groups.rbegin();
-    while (g != groups.rend() && g->gpu != gpu) ++g;
+    while (g != groups.rend() && !same_gpu_part(g->gpu, shape)) ++g;
     if (g == groups.rend()) {
-      groups.push_back({gpu});
+      groups.push_back({GpuShape{shape.whole, shape.share_bytes, shape.share_milli, 0, 0, {}}});
       g = groups.rbegin();
     }
     g->weight += weight;
+    if (!model_admits(view.model, shape)) continue;
     if (host_fits(view.cpu_free, view.memory_free, shape)) g->fit_before += weight;
     if (host_fits(cpu_after, memory_after, shape)) g->fit_after += weight;
   }
@@ -213,9 +224,11 @@ GpuShape shape_of(const model::PodDemand& pod) {
   s.memory_bytes = pod.memory_bytes;
   if (pod.gpu_share_bytes > 0) {
     s.share_bytes = pod.gpu_share_bytes;
+    s.models = gpu_models_allowed(pod.constraints);
     return s;
   }
   for (const auto& [resource, n] : pod.gpus) s.whole += n;
+  s.models = gpu_models_allowed(pod.constraints);
   return s;
 }
 
@@ -269,6 +282,7 @@ GpuNodeView gpu_view(const model::NodeSupply& node, const model::NodeUsage& usag
 
 void gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage, GpuNodeView& v) {
   const auto& d = node.gpu_devices;
+  v.model = node.gpu_model;
   v.memory_known = d.memory_bytes > 0;
   v.capacity = v.memory_known ? d.memory_bytes : 1;
   const std::int64_t unplaced = std::max<std::int64_t>(usage.gpus_used(d.resource) - usage.whole_gpu_holds(), 0);
@@ -278,7 +292,7 @@ void gpu_view(const model::NodeSupply& node, const model::NodeUsage& usage, GpuN
 }
 
 std::int64_t fragmentation(const GpuNodeView& view, const GpuShape& shape) {
-  if (!host_fits(view.cpu_free, view.memory_free, shape)) {
+  if (!host_fits(view.cpu_free, view.memory_free, shape) || !model_admits(view.model, shape)) {
     return static_cast<std::int64_t>(std::min<__int128>(stats_of(view).sum_free, INT64_MAX));
   }
   if (is_share(shape)) {

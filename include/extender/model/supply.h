@@ -62,6 +62,9 @@ struct NodeSupply {
   std::int64_t cpu_milli = 0;
   std::int64_t memory_bytes = 0;
   std::int64_t pods = 0;  // allocatable pods; 0 when not given (unknown: never runs out)
+  // The node's GPU model: its kGpuProductLabel value (empty: none). Read from the labels once,
+  // where the supply is built, so that placement compares it without a label lookup.
+  std::string gpu_model;
   // Labels and taints, for the bind's eligibility check (policy/node_eligibility.h), judged only
   // where known: taints and unschedulable when read from a Node object (the watch, or a request's
   // Nodes); labels when read in full (the watch; a request's Nodes may be decoded with only the
@@ -88,6 +91,9 @@ struct SupplyRules {
 };
 
 inline constexpr std::string_view kStorageSubject = "storage";
+// The label NVIDIA's GPU Feature Discovery puts on each node with its GPU model, and on which pods
+// that need a model place a required node affinity.
+inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
 
 // Reads GPU allocatable, GPU memory labels and pool annotations. Values that cannot be read are
 // recorded in `problems` and count as absent.

@@ -38,6 +38,10 @@ struct GpuShape {
   std::int64_t share_milli = 0;   // a share of one GPU, as thousandths of the device (prior shapes)
   std::int64_t cpu_milli = 0;     // CPU the task asks of the node (0: none, or not counted)
   std::int64_t memory_bytes = 0;  // memory the task asks of the node
+  // The GPU models (model::kGpuProductLabel values) the task may use, sorted and unique; empty:
+  // any. A node of another model (or of none) holds nothing of it: all its free GPU memory is
+  // fragmentation for the shape.
+  std::vector<std::string> models = {};
   auto operator<=>(const GpuShape&) const = default;
 };
 
@@ -47,7 +51,7 @@ Result<GpuShape> parse_shape(std::string_view gpus);
 std::string shape_name(const GpuShape& shape);
 
 // The pod's shape: a share, or its whole GPUs summed over resources (0 for none), with its CPU
-// and memory requests.
+// and memory requests and the GPU models its constraints admit (gpu_models_allowed).
 GpuShape shape_of(const model::PodDemand& pod);
 
 using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
@@ -81,6 +85,7 @@ class ShapeWindow {
 // none; never below 0).
 struct GpuNodeView {
   std::int64_t capacity = 1;
+  std::string_view model;  // the node's gpu_model (points into the node, which outlives the view)
   bool memory_known = false;
   std::vector<std::int64_t> free;
   std::int64_t cpu_free = INT64_MAX;
