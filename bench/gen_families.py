@@ -16,9 +16,10 @@ Families (GPU pods: pods asking at least one GPU or a share; CPU-only pods: the 
                and memory are those of one of its GPUs.
   few-cpu      a tenth of the CPU-only pods (drawn).
   many-cpu     four times the CPU-only pods (each three more times).
-  gpu-model    half of the GPU pods are constrained to GPU models (gpu_spec): one model (70%) or
-               either of two ("A|B"), drawn by GPU count among the models with a node holding the
-               pod's GPUs; the simulator makes it a required node affinity on
+  gpu-model    a third of the GPU pods are constrained to GPU models (gpu_spec), as in the trace's
+               published gpuspec33 pod list: its model sets (single models and sets of two to five)
+               drawn in that list's proportions (GPU_SPECS), among the sets with a node that holds
+               the pod's GPUs; the simulator makes it a required node affinity on
                nvidia.com/gpu.product, which each node carries from the node list's model column.
   small-nodes  half of the 8-GPU nodes are each split into four 2-GPU nodes with a quarter of its
                CPU and memory (same model): as many GPUs, half the 8-GPU nodes.
@@ -99,22 +100,25 @@ def many_cpu(rng, nodes, pods):
     return nodes, out
 
 
+# The model sets the published openb_pod_list_gpuspec33.csv names, by how many of its first 220
+# pods name each (70 of them; its other pods ask any model).
+GPU_SPECS = [("T4", 33), ("V100M16|V100M32", 13), ("G2", 10), ("P100", 5), ("P100|V100M16|V100M32", 3),
+             ("G3", 2), ("G2|P100|T4|V100M16|V100M32", 2), ("P100|T4|V100M16|V100M32", 2)]
+GPU_MODEL_SHARE = 1 / 3
+
+
 def gpu_model(rng, nodes, pods):
+    largest = {}
+    for x in nodes:
+        if x.get("model"):
+            largest[x["model"]] = max(largest.get(x["model"], 0), int(x["gpu"]))
     gpu_pods = [p for p in pods if gpus_of(p) > 0]
-    for p in rng.sample(gpu_pods, len(gpu_pods) // 2):
-        weight = {}
-        for x in nodes:
-            if x.get("model") and int(x["gpu"]) >= gpus_of(p):
-                weight[x["model"]] = weight.get(x["model"], 0) + int(x["gpu"])
-        if not weight:
+    for p in rng.sample(gpu_pods, round(len(gpu_pods) * GPU_MODEL_SHARE)):
+        specs = [(s, w) for s, w in GPU_SPECS if any(largest.get(m, 0) >= gpus_of(p) for m in s.split("|"))]
+        if not specs:
             continue
-        models, weights = zip(*sorted(weight.items()))
-        first = rng.choices(models, weights)[0]
-        chosen = [first]
-        if len(models) > 1 and rng.random() >= 0.7:
-            rest = [(m, w) for m, w in zip(models, weights) if m != first]
-            chosen.append(rng.choices([m for m, _ in rest], [w for _, w in rest])[0])
-        p["gpu_spec"] = "|".join(sorted(chosen))
+        spec = rng.choices([s for s, _ in specs], [w for _, w in specs])[0]
+        p["gpu_spec"] = "|".join(sorted(m for m in spec.split("|") if m in largest))
     return nodes, pods
 
 

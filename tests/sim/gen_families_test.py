@@ -87,19 +87,24 @@ class Families(unittest.TestCase):
             self.assertEqual([p for p in pods if p["num_gpu"] != "0"], [p for p in self.pods if p["num_gpu"] != "0"])
             self.assertEqual(len({p["name"] for p in pods}), len(pods), "names stay unique")
 
-    def test_gpu_model_constrains_half_of_the_gpu_pods_to_models_that_can_hold_them(self):
+    def test_gpu_model_constrains_a_third_of_the_gpu_pods_to_the_published_model_sets(self):
         nodes, pods, _ = self.derive("gpu-model")
-        gpus_by_model = {}
+        largest = {}
         for n in nodes:
-            gpus_by_model.setdefault(n["model"], []).append(int(n["gpu"]))
+            largest[n["model"]] = max(largest.get(n["model"], 0), int(n["gpu"]))
         constrained = [p for p in pods if p["gpu_spec"]]
-        self.assertEqual(len(constrained), sum(1 for p in pods if p["num_gpu"] != "0") // 2)
-        self.assertTrue(any("|" in p["gpu_spec"] for p in constrained))
+        self.assertEqual(len(constrained), round(sum(1 for p in pods if p["num_gpu"] != "0") / 3))
+        published = {frozenset(m for m in s.split("|") if m in largest) for s, _ in gen_families.GPU_SPECS}
+        counts = {}
         for p in constrained:
             models = p["gpu_spec"].split("|")
             self.assertEqual(models, sorted(set(models)))
-            for m in models:
-                self.assertGreaterEqual(max(gpus_by_model[m]), int(p["num_gpu"]), p)
+            self.assertIn(frozenset(models), published, p)
+            self.assertTrue(any(largest[m] >= int(p["num_gpu"]) for m in models), p)
+            counts[p["gpu_spec"]] = counts.get(p["gpu_spec"], 0) + 1
+        self.assertTrue(any("|" in s for s in counts), "multi-model sets too")
+        self.assertEqual(max(counts, key=counts.get), "T4", "the trace's most named model leads")
+        self.assertEqual([p["name"] for p in pods], [p["name"] for p in self.pods])
 
     def test_small_nodes_splits_half_of_the_8_gpu_nodes_into_2_gpu_ones(self):
         nodes, pods, _ = self.derive("small-nodes")
