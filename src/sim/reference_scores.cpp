@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 
 namespace extender::sim {
@@ -50,6 +51,34 @@ std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std
     left.push_back(c ? policy::free_after(pod, *c->supply, c->view) : kAbsent);
   }
   return rank_ascending(left, kAbsent);
+}
+
+policy::ShapeMix typical_pods_mix(const std::vector<WorkloadRow>& rows) {
+  constexpr std::int64_t kPopularityPercent = 95;
+  std::map<policy::GpuShape, std::int64_t> counts;
+  for (const auto& r : rows) {
+    policy::GpuShape s;
+    if (is_share(r)) {
+      s.share_milli = r.gpu_milli;
+    } else {
+      s.whole = r.num_gpu;
+    }
+    s.cpu_milli = r.cpu_milli;
+    s.models = r.gpu_models;
+    ++counts[s];
+  }
+  std::vector<std::pair<policy::GpuShape, std::int64_t>> by_count(counts.begin(), counts.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  const std::int64_t expected = kPopularityPercent * static_cast<std::int64_t>(rows.size()) / 100;
+  policy::ShapeMix out;
+  std::int64_t covered = 0;
+  for (auto& entry : by_count) {
+    if (covered >= expected && !out.empty()) break;
+    covered += entry.second;
+    out.push_back(std::move(entry));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::vector<std::int64_t> fgd_scores(const state::Snapshot& snap, const std::vector<std::string>& names,

@@ -73,7 +73,7 @@ struct Devices {
 class Simulation {
  public:
   Simulation(const std::vector<model::NodeSupply>& nodes, const std::vector<sources::DraGpus>& dra,
-             const engine::ExtenderOptions& cfg, std::size_t row_count, std::uint64_t seed,
+             const engine::ExtenderOptions& cfg, const std::vector<WorkloadRow>& rows, std::uint64_t seed,
              const SimulationOptions& options)
       : nodes_(nodes),
         dra_(dra),
@@ -81,7 +81,7 @@ class Simulation {
         options_(options),
         whole_resource_(cfg.demand.gpu_resources.front()),
         memory_(common_device_memory(nodes)),
-        demands_(row_count + 16, std::chrono::hours(24 * 365)),
+        demands_(rows.size() + 16, std::chrono::hours(24 * 365)),
         binder_(cluster_),
         dra_source_(dra, whole_resource_),
         ext_(engine::EngineBuilder(cfg, cluster_, demands_, binder_)
@@ -89,7 +89,8 @@ class Simulation {
                  .build()),
         scheduler_(nodes, seed, options.scheduler),
         is_dra_(nodes.size(), false),
-        device_free_(nodes.size()) {
+        device_free_(nodes.size()),
+        typical_(options.reference == Reference::kFgd ? typical_pods_mix(rows) : policy::ShapeMix{}) {
     cluster_.upsert_nodes(nodes);
   }
 
@@ -136,6 +137,7 @@ class Simulation {
   std::map<std::string, std::int64_t, std::less<>> device_memory_;
   std::vector<bool> is_dra_;
   std::vector<Devices> device_free_;  // by position in `nodes_` (the scheduler model's)
+  const policy::ShapeMix typical_;  // fgd's mix: the workload's typical pods (typical_pods_mix)
   std::optional<model::PodDemand> one_gpu_;
   PolicyResult out_;
   double arrived_ = 0, allocated_ = 0;
@@ -248,12 +250,12 @@ Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::Ext
   }
   args.set_node_names(names);
   const auto scope = a.managed ? engine::PodScope::kManaged : engine::PodScope::kUnmanaged;
-  // fgd reads the mix of shapes prioritize has seen, this pod's included.
+  // The daemon's prioritize still runs (its mix, which bind's device choice reads, sees the pod).
   auto scored = ext_.prioritize(args, {}, scope);
   if (options_.reference == Reference::kFgd) {
     auto demand = model::compute_demand(a.pod, cfg_.demand);
     if (!demand) return Error{demand.message()};
-    return fgd_scores(cluster_.snapshot(), names, *demand, ext_.shape_mix(), dra_fit(*demand).get());
+    return fgd_scores(cluster_.snapshot(), names, *demand, typical_, dra_fit(*demand).get());
   }
   if (!scored.scores.empty()) scores.assign(candidates.size(), 0);
   for (std::size_t k = 0; k < scored.scores.size() && k < candidates.size(); ++k) scores[k] = scored.scores[k].score;
@@ -451,7 +453,7 @@ Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const
   if (cfg.demand.gpu_resources.empty() || cfg.demand.share.memory_resource.empty()) {
     return Error{"simulate needs a whole-GPU resource and gpu.share"};
   }
-  Simulation run(nodes, dra, cfg, rows.size(), seed, options);
+  Simulation run(nodes, dra, cfg, rows, seed, options);
   EXTENDER_TRY(run.prepare());
   for (std::size_t i = 0; i < rows.size(); ++i) EXTENDER_TRY(run.arrive(i, rows[i]));
   return run.finish();

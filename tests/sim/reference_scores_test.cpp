@@ -92,6 +92,30 @@ TEST(ReferenceScores, FgdPrefersTheNodeThatKeepsRoomForTheLargestShape) {
   EXPECT_LT(scores[0], scores[1]);
 }
 
+// The paper's typical pods: specs by count until 95% of the pods, models part of a spec, memory not.
+TEST(ReferenceScores, FgdsMixIsTheWorkloadsTypicalPods) {
+  std::vector<WorkloadRow> rows;
+  auto add = [&](int n, WorkloadRow r) {
+    for (int i = 0; i < n; ++i) rows.push_back(r);
+  };
+  add(50, {"a", 1, 1000, 8000, 1024, {}});
+  add(20, {"b", 1, 1000, 8000, 4096, {}});        // the same spec: memory is not part of it
+  add(15, {"c", 1, 1000, 8000, 1024, {"T4"}});    // a model makes another spec
+  add(10, {"d", 1, 500, 4000, 1024, {}});         // a share
+  add(3, {"e", 0, 0, 2000, 1024, {}});            // without GPUs
+  add(2, {"f", 8, 1000, 64000, 1024, {"A", "B"}});
+  using policy::GpuShape;
+  // 70 + 15 + 10 = 95 of 100: the two rarest specs fall out.
+  EXPECT_EQ(typical_pods_mix(rows), (policy::ShapeMix{{GpuShape{0, 0, 500, 4000, 0, {}}, 10},
+                                                      {GpuShape{1, 0, 0, 8000, 0, {}}, 70},
+                                                      {GpuShape{1, 0, 0, 8000, 0, {"T4"}}, 15}}));
+  rows.resize(90);
+  add(1, {"g", 2, 1000, 16000, 1024, {}});
+  EXPECT_EQ(typical_pods_mix(rows).size(), 3u) << "85 of 91 is short of 95%: the share comes in";
+  rows.resize(70);
+  EXPECT_EQ(typical_pods_mix(rows), (policy::ShapeMix{{GpuShape{1, 0, 0, 8000, 0, {}}, 70}}));
+}
+
 TEST(ReferenceScores, ReferencePoliciesAreNamed) {
   EXPECT_EQ(parse_reference("best-fit"), Reference::kBestFit);
   EXPECT_EQ(parse_reference("fgd"), Reference::kFgd);

@@ -10,7 +10,8 @@
 //   without GPUs). Fine-grained, so nodes rarely tie.
 // - fgd, the FGD paper's policy with ties at random: the least increase of the node's expected
 //   fragmentation over `mix` (policy::fragmentation_delta) and nothing else, so nodes of equal
-//   increase tie and kube-scheduler's own plugins and its random draw decide between them.
+//   increase tie and kube-scheduler's own plugins and its random draw decide between them. The
+//   simulator gives it the paper's mix, typical_pods_mix, not the daemon's window.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "extender/model/demand.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/gpu_placement.h"
+#include "extender/sim/workload.h"
 #include "extender/state/cluster_state.h"
 
 namespace extender::sim {
@@ -25,6 +27,12 @@ namespace extender::sim {
 // `dra`: the DRA view built for `pod`, or null when no node's GPUs come from DRA.
 std::vector<std::int64_t> best_fit_scores(const state::Snapshot& snap, const std::vector<std::string>& names,
                                           const model::PodDemand& pod, const policy::DraFit* dra = nullptr);
+// The FGD paper's typical pods (its simulator's TypicalPodsConfig as the paper ran it: pods
+// without GPUs included, popularity threshold 95%, step 1): the workload's distinct specs (whole
+// GPUs or a share in thousandths, CPU, GPU models; memory is not part of a spec there), most
+// common first (ties: in spec order), until they cover 95% of the rows; each weighs its count.
+policy::ShapeMix typical_pods_mix(const std::vector<WorkloadRow>& rows);
+
 std::vector<std::int64_t> fgd_scores(const state::Snapshot& snap, const std::vector<std::string>& names,
                                      const model::PodDemand& pod, const policy::ShapeMix& mix,
                                      const policy::DraFit* dra = nullptr);
