@@ -187,6 +187,7 @@ Result<std::vector<model::NodeSupply>> parse_trace_nodes(const std::string& text
         return Error{t->where(i) + ": model \"" + model.substr(0, 64) + "\" is not a label value"};
       }
       if (!model.empty()) n.labels[kGpuModelLabel] = model;
+      n.gpu_model = model;
       n.labels_known = true;
     }
     if (*gpus > 0) {

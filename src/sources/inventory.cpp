@@ -106,6 +106,7 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
   const YAML::Node labels = n["labels"];
   EXTENDER_TRY(read_labels(r, labels, path + ".labels", node_labels));
   EXTENDER_TRY(read_per_resource(r, n["gpus"], path + ".gpus", "count", node.gpus));
+  if (auto it = node_labels.find(model::kGpuProductLabel); it != node_labels.end()) node.gpu_model = it->second;
 
   // Memory per GPU: the node's labels first (as GPU feature discovery publishes them), then the
   // explicit gpu_memory mapping, which wins.

@@ -330,21 +330,30 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
 // nodes by the pods' required node affinity on nvidia.com/gpu.product before the daemon sees them,
 // over HTTP as in the simulator, and every pod lands alike, a constrained one on its model only.
 TEST(SimulatorEqualsDaemon, PodsConstrainedToAGpuModelLandAlike) {
-  const TempFile inventory(kInventory);
+  const std::map<std::string, std::string> model_of = {{"eq-a", "A"}, {"eq-b", "B"}, {"eq-c", "A"},
+                                                       {"eq-d", "B"}, {"eq-e", "A"}, {"eq-f", "B"}};
+  // The daemon reads each node's model from the inventory's labels, as from a Node's in a cluster.
+  std::string labelled = kInventory;
+  for (const auto& [name, gpu_model] : model_of) {
+    const std::string line = "  - name: " + name + "\n";
+    labelled.insert(labelled.find(line) + line.size(), "    labels: {nvidia.com/gpu.product: " + gpu_model + "}\n");
+  }
+  const TempFile inventory(labelled);
+  const TempFile unlabelled_inventory(kInventory);
   const std::string yaml = daemon_yaml("fragmentation", inventory.path());
   auto cfg = config::parse_config(yaml, "<test>");
   ASSERT_TRUE(cfg) << cfg.message();
   auto nodes = sources::load_inventory(inventory.path(), cfg->gpu.resources, cfg->gpu.share);
   ASSERT_TRUE(nodes) << nodes.message();
-  const std::map<std::string, std::string> model_of = {{"eq-a", "A"}, {"eq-b", "B"}, {"eq-c", "A"},
-                                                       {"eq-d", "B"}, {"eq-e", "A"}, {"eq-f", "B"}};
   for (auto& n : *nodes) {
+    EXPECT_EQ(n.gpu_model, model_of.at(n.name));
     n.labels[sim::kGpuModelLabel] = model_of.at(n.name);
     n.labels_known = true;
   }
   auto rows = workload();
   const std::vector<std::vector<std::string>> specs = {{"A"}, {"B"}, {}, {"A", "B"}};
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].gpu_models = specs[i % specs.size()];
+  std::size_t unlike_without_models = 0;
   for (std::uint64_t seed : {1, 2}) {
     auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed);
     ASSERT_TRUE(simulated) << simulated.message();
@@ -362,7 +371,11 @@ TEST(SimulatorEqualsDaemon, PodsConstrainedToAGpuModelLandAlike) {
     }
     EXPECT_EQ(unconstrained_models.size(), 2u) << "unconstrained pods land on both models, seed " << seed;
     EXPECT_LT(live.size(), rows.size()) << "some pods are refused, seed " << seed;
+    const std::string blind = daemon_yaml("fragmentation", unlabelled_inventory.path());
+    const auto without = through_daemon(blind, *nodes, rows, seed, sim::SimulationOptions{}.scheduler.extender_weight);
+    if (without != live) ++unlike_without_models;
   }
+  EXPECT_GT(unlike_without_models, 0u) << "a daemon that knows no node's model ranks the constrained mix otherwise";
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct WorkloadRow {
 
 // The node label naming its GPU model, as NVIDIA's GPU Feature Discovery publishes it; the trace's
 // node `model` column and pod `gpu_spec` column are read onto it.
-inline constexpr const char* kGpuModelLabel = "nvidia.com/gpu.product";
+inline constexpr const char* kGpuModelLabel = model::kGpuProductLabel;
 
 // A share: one GPU, 0 < gpu_milli < 1000. Otherwise the row asks num_gpu whole GPUs.
 bool is_share(const WorkloadRow& row);
