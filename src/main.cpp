@@ -11,6 +11,7 @@
 #include "extender/config/config.h"
 #include "extender/daemon/daemon.h"
 #include "extender/daemon/simulator_config.h"
+#include "extender/inspect/inspect_command.h"
 #include "extender/sim/simulator.h"
 #include "extender/version.h"
 
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string_view(argv[1]) == "simulate") {
     return sim::run_simulate_command(argc - 2, argv + 2, daemon::simulator_config);
   }
+  if (argc > 1 && std::string_view(argv[1]) == "inspect") return inspect::run_inspect_command(argc - 2, argv + 2);
   auto cli = config::parse_command_line(argc, argv);
   if (!cli) {
     std::fprintf(stderr, "scheduler-extender: %s\n", cli.message().c_str());

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every ```console block of README.md against a daemon started with examples/config.yaml and
 checks each command prints exactly what the README shows. localhost:8888 / localhost:8889 in the
-README are rewritten to the ports the daemon picked.
+README are rewritten to the ports the daemon picked, and build/scheduler-extender to BINARY.
 
 usage: readme_examples.py BINARY REPO_DIR
 """
@@ -40,6 +40,7 @@ failures = 0
 try:
     for command, expected in steps:
         runnable = command.replace("localhost:8888", f"127.0.0.1:{port}").replace("localhost:8889", f"127.0.0.1:{admin}")
+        runnable = runnable.replace("build/scheduler-extender ", binary + " ")
         out = subprocess.run(["bash", "-c", runnable], cwd=repo, capture_output=True, text=True, timeout=30)
         got = out.stdout.rstrip("\n")
         if got != expected:

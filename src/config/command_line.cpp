@@ -7,6 +7,8 @@ namespace extender::config {
 
 std::string usage_text() {
   return R"(Usage: scheduler-extender [flags]
+       scheduler-extender simulate [flags]   replay a workload against a model of kube-scheduler (simulate --help)
+       scheduler-extender inspect [flags]    the daemon's GPUs, pools and pending pods as tables (inspect --help)
 
 A kube-scheduler HTTP extender that places pods needing GPUs and local volumes.
 

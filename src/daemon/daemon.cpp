@@ -215,6 +215,7 @@ struct Daemon::Parts {
   std::unique_ptr<DaemonGate> gate;
   std::unique_ptr<engine::Extender> extender;
   server::Metrics metrics;
+  server::DecisionLog decisions;  // the last 50 answers and the last 512 refused pods, for /ui
   std::unique_ptr<server::Api> scheduler_api;
   std::unique_ptr<server::Api> admin_api;
   std::unique_ptr<server::Listener> scheduler_listener;
@@ -234,6 +235,7 @@ server::ApiDeps Daemon::Parts::api_deps() {
   server::ApiDeps deps{extender.get(), &state, &metrics, [g = gate.get()] { return g->not_ready(); },
                        kubernetes ? "kubernetes" : "standalone", cfg.server.request_deadline, !kubernetes,
                        cfg.node_fields(), cfg.decode_limits(), &demands, &pods, {}, {}};
+  deps.decisions = &decisions;
   if (feed.cluster) {
     deps.watches = [kc = feed.cluster.get()] {
       std::vector<server::WatchView> out;

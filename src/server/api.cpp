@@ -7,6 +7,8 @@
 #include "extender/common/logging.h"
 #include "extender/server/debug_view.h"
 #include "extender/server/dra_view.h"
+#include "extender/server/pending_view.h"
+#include "extender/server/status_page.h"
 #include "extender/version.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
@@ -75,6 +77,33 @@ void decline(Endpoint endpoint, std::string message, VerbCall& call) {
   }
 }
 
+void remember_filter(const ApiDeps& deps, const model::Pod& pod, std::size_t nodes_in, const wire::FilterResult& r) {
+  const TimePoint now = SteadyClock::now();
+  std::optional<model::PodDemand> demand;
+  if (deps.demands) demand = deps.demands->find(pod.uid, now);
+  deps.decisions->add_filter(pod.namespace_name, pod.name, pod.uid, std::move(demand), nodes_in, r, now);
+}
+
+const char* outcome_name(const VerbCall& call) {
+  if (call.refusal != engine::Refusal::kNone) return "refused";
+  switch (call.outcome) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kError: return "error";
+    default: return "rejected";
+  }
+}
+
+void remember_decision(const ApiDeps& deps, Endpoint endpoint, const VerbCall& call) {
+  if (!deps.decisions) return;
+  const engine::Summary& s = call.summary;
+  std::string note = !call.declined.empty() ? call.declined : !call.body_error.empty() ? call.body_error : s.note;
+  deps.decisions->add_decision({SteadyClock::now(), verb_name(endpoint), s.pod, s.nodes_in, s.nodes_out,
+                                outcome_name(call), std::move(note)});
+  if (endpoint == Endpoint::kBind && call.outcome == Outcome::kOk && call.refusal == engine::Refusal::kNone) {
+    deps.decisions->forget_pod(s.pod);
+  }
+}
+
 // Filter and prioritize, managed or unmanaged; the decoded request and decision stay alive with
 // the answer (HttpResponse::spent).
 void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request,
@@ -99,6 +128,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& r
     call.summary = std::move(a.summary);
     if (!a.result.error.empty()) call.outcome = Outcome::kError;
     if (deps.metrics) deps.metrics->observe_filter(call.summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
+    if (deps.decisions) remember_filter(deps, spent->args.pod, call.summary.nodes_in, a.result);
     call.res = json(200, wire::encode_filter_result(a.result));
     call.res.spent = std::move(spent);
   } else {
@@ -219,6 +249,10 @@ HttpResponse Api::handle(const HttpRequest& request) {
       return debug_node(rt.argument);
     case Endpoint::kAdminPod:
       return admin_remove_pod(rt.argument);
+    case Endpoint::kDebugPod:
+      return debug_pod(rt.argument);
+    case Endpoint::kUi:
+      return status_page(request.query);
   }
   return error(404, "no such endpoint");
 }
@@ -272,6 +306,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
     call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
   record(deps_, route.endpoint, request, call, SteadyClock::now() - started);
+  remember_decision(deps_, route.endpoint, call);
   return std::move(call.res);
 }
 
@@ -338,6 +373,33 @@ HttpResponse Api::admin_remove_pod(const std::string& uid) {
   if (!deps_.extender->remove_pod(uid)) return error(404, "no placement or reservation for pod uid " + uid.substr(0, 256));
   spdlog::info("admin: removed the placement of pod uid {}", uid);
   return json(200, "{\"removed\":true}");
+}
+
+HttpResponse Api::status_page(const std::string& query) const {
+  const state::Snapshot snap = deps_.state->snapshot();
+  StatusInputs in;
+  in.snapshot = &snap;
+  std::shared_ptr<const model::DraInventory> dra;
+  if (deps_.dra) dra = deps_.dra->dra_snapshot();
+  in.dra = dra.get();
+  if (deps_.decisions) {
+    in.refused = deps_.decisions->refused_pods();
+    in.decisions = deps_.decisions->decisions();
+  }
+  if (deps_.extender) in.mix = deps_.extender->shape_mix();
+  in.now = SteadyClock::now();
+  in.title = "scheduler-extender (" + deps_.mode + ")";
+  return {200, render_status_page(in, parse_page_query(query)), "text/html; charset=utf-8", {}};
+}
+
+HttpResponse Api::debug_pod(const std::string& pod) const {
+  std::optional<PodRefusal> refusal;
+  if (deps_.decisions) refusal = deps_.decisions->refused_pod(pod);
+  if (!refusal) {
+    return error(404, "pod " + pod.substr(0, 256) +
+                          " was refused nothing recently (placed, unknown, or past the memory of the last refused pods)");
+  }
+  return json(200, render_pending_json(pending_view(*refusal, deps_.state->snapshot(), SteadyClock::now())));
 }
 
 }  // namespace extender::server

@@ -123,6 +123,7 @@ void HttpConnection::dispatch(TimePoint now) {
   HttpRequest req;
   req.method = head.method;
   req.path = head.target.substr(0, head.target.find('?'));
+  if (const auto q = head.target.find('?'); q != std::string::npos) req.query = head.target.substr(q + 1);
   req.body = parser_.take_body();
   req.content_coding = head.content_coding;
   if (const std::string* type = head.header("content-type")) req.content_type = *type;

@@ -26,6 +26,7 @@ constexpr Fixed kFixed[] = {
     {"/metrics", "GET", Endpoint::kMetrics, Role::kMetrics, false},
     {"/debug/state", "GET", Endpoint::kDebugState, Role::kAdmin, false},
     {"/debug/dra", "GET", Endpoint::kDebugDra, Role::kAdmin, false},
+    {"/ui", "GET", Endpoint::kUi, Role::kAdmin, false},
 };
 
 bool serves(Role role, const RouterOptions& o) {
@@ -60,7 +61,7 @@ std::string normalise_path(std::string_view path) {
 
 bool loopback_only(Endpoint endpoint) {
   return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugDra || endpoint == Endpoint::kDebugNode ||
-         endpoint == Endpoint::kAdminPod;
+         endpoint == Endpoint::kDebugPod || endpoint == Endpoint::kUi || endpoint == Endpoint::kAdminPod;
 }
 
 RouteResult route(std::string_view method, std::string_view raw_path, const RouterOptions& options) {
@@ -80,6 +81,11 @@ RouteResult route(std::string_view method, std::string_view raw_path, const Rout
   if (options.admin_routes) {
     constexpr std::string_view kNode = "/debug/nodes/";
     constexpr std::string_view kPod = "/admin/pods/";
+    constexpr std::string_view kPending = "/debug/pods/";
+    if (p.substr(0, kPending.size()) == kPending && p.size() > kPending.size()) {
+      if (!method_is(method, "GET")) return wrong_method("GET");
+      return found(Endpoint::kDebugPod, std::string(p.substr(kPending.size())));
+    }
     if (p.substr(0, kNode.size()) == kNode && p.size() > kNode.size()) {
       if (!method_is(method, "GET")) return wrong_method("GET");
       return found(Endpoint::kDebugNode, std::string(p.substr(kNode.size())));

@@ -113,6 +113,27 @@ wait_until 60 "a FailedScheduling event for fill-5 carrying the daemon's reason"
 [[ -z "$(node_of fill-5)" ]] || fail "fill-5 was bound although every GPU is taken"
 assert_no_overcommit
 
+step "scenario 1: the status page and inspect say why fill-5 waits; headless Chromium renders the page"
+inspect_says_why() {
+  "$BIN" inspect --admin "http://127.0.0.1:$DAEMON_ADMIN" --pod default/fill-5 >"$WORKDIR/inspect-fill-5.txt" &&
+    grep -q '1 more free nvidia.com/gpu on one node (0 of 2 free)' "$WORKDIR/inspect-fill-5.txt"
+}
+wait_until 30 "inspect --pod default/fill-5 gives the daemon's reason and what it would take" inspect_says_why
+"$BIN" inspect --admin "http://127.0.0.1:$DAEMON_ADMIN" >"$WORKDIR/inspect-nodes.txt" ||
+  fail "inspect failed: $(cat "$WORKDIR/inspect-nodes.txt")"
+grep -q '^gpu-a .*2/2 nvidia.com/gpu' "$WORKDIR/inspect-nodes.txt" || fail "inspect: gpu-a not full: $(cat "$WORKDIR/inspect-nodes.txt")"
+chrome() { chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+  --user-data-dir="$WORKDIR/chromium-profile" "$@" 2>>"$CLUSTER_LOG_DIR/chromium.log"; }
+page_url="http://127.0.0.1:$DAEMON_ADMIN/ui?pod=default/fill-5"
+chrome --dump-dom "$page_url" >"$WORKDIR/ui.html" || fail "chromium could not open $page_url"
+for want in '>gpu-a<' '>gpu-b<' 'Why default/fill-5 waits' 'Placement quality' '<svg'; do
+  grep -q -- "$want" "$WORKDIR/ui.html" || fail "the page as Chromium rendered it lacks $want ($WORKDIR/ui.html)"
+done
+chrome --screenshot="$WORKDIR/ui.png" --window-size=1400,1100 "$page_url" >/dev/null || fail "chromium took no screenshot"
+[[ -s "$WORKDIR/ui.png" && "$(head -c 8 "$WORKDIR/ui.png" | od -An -tx1 | tr -d ' \n')" == 89504e470d0a1a0a ]] ||
+  fail "the screenshot $WORKDIR/ui.png is empty or not a PNG"
+step "status page screenshot: $WORKDIR/ui.png ($(stat -c %s "$WORKDIR/ui.png") bytes)"
+
 step "scenario 1: force-deleting a bound pod lets it schedule"
 freed="$(node_of fill-1)"
 cluster_delete_pod default fill-1

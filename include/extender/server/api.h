@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "extender/engine/extender.h"
+#include "extender/server/decision_log.h"
 #include "extender/server/http_message.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
@@ -46,6 +47,9 @@ struct ApiDeps {
   std::function<LeadershipView()> leadership;
   // Kubernetes mode: DRA as the watches have it, for /debug/dra and /metrics.
   const engine::DraSource* dra = nullptr;
+  // What the verbs answered (recent decisions, the last refusal of each pod), for /ui and
+  // /debug/pods; null: not recorded (those views then show none).
+  DecisionLog* decisions = nullptr;
 };
 
 class Api {
@@ -62,6 +66,8 @@ class Api {
   HttpResponse debug_dra() const;
   HttpResponse debug_node(const std::string& name) const;
   HttpResponse admin_remove_pod(const std::string& uid);
+  HttpResponse status_page(const std::string& query) const;
+  HttpResponse debug_pod(const std::string& pod) const;
   HttpResponse readyz() const;
   // `,"leading":...,"leaderSince"|"standbySince":...,"leader":...` when there is an election.
   void append_leadership(std::string& body) const;

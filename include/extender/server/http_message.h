@@ -29,6 +29,7 @@ struct PeerAddress {
 struct HttpRequest {
   std::string method;
   std::string path;      // without the query
+  std::string query;     // after the "?", as sent (not decoded); "" when none
   std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
   // "gzip" or "deflate" while the body is still as sent: Lanes decodes it before the handler
   // runs (content_decoding.h), so handlers always see "" (unless the listener keeps codings:

@@ -22,6 +22,8 @@ enum class Endpoint {
   kDebugState,
   kDebugDra,
   kDebugNode,   // argument: node name
+  kDebugPod,    // argument: namespace/name (why the pod waits)
+  kUi,          // the status page (status_page.h)
   kAdminPod,    // argument: pod uid
 };
 

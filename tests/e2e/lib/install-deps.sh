@@ -10,6 +10,8 @@
 #   etcd-server    etcd 3.4 for the apiserver
 #   dpkg-dev       `apt-get source` (dpkg-source) for Debian's `kubernetes` source package
 #   openssl curl jq rsync python3 ca-certificates util-linux(flock) procps iproute2(ss)
+#   chromium       headless Chromium: scenarios.sh opens the status page (/ui), dumps its DOM and
+#                  takes a screenshot
 #   kubernetes-client  Debian's kubectl 1.20 -- only when no kubectl is on PATH at all: the
 #                  library uses the kubectl built by build-kube.sh anyway, and on machines where
 #                  another package (e.g. google-cloud-cli's `kubectl`) owns /usr/bin/kubectl,
@@ -18,7 +20,7 @@ set -euo pipefail
 
 log() { printf '[install-deps] %s\n' "$*" >&2; }
 
-pkgs=(golang-1.19-go etcd-server dpkg-dev openssl curl jq rsync python3 ca-certificates util-linux procps iproute2 xz-utils)
+pkgs=(golang-1.19-go etcd-server dpkg-dev openssl curl jq rsync python3 ca-certificates util-linux procps iproute2 xz-utils chromium)
 if ! command -v kubectl >/dev/null 2>&1; then
   pkgs+=(kubernetes-client)
 fi
