@@ -350,6 +350,8 @@ TEST(DaemonStartup, BadConfigurationExitsWithTheKeyAndLine) {
   auto [help_status, help] = DaemonProcess::run_to_exit({"--help"});
   EXPECT_EQ(help_status, 0);
   EXPECT_NE(help.find("--listen HOST:PORT"), std::string::npos);
+  EXPECT_NE(help.find("scheduler-extender simulate"), std::string::npos);
+  EXPECT_NE(help.find("scheduler-extender inspect"), std::string::npos);
   auto [flag_status, flag] = DaemonProcess::run_to_exit({"--nope"});
   EXPECT_EQ(flag_status, 2);
   EXPECT_NE(flag.find("unknown flag --nope"), std::string::npos);

@@ -43,6 +43,10 @@ TEST(Router, Table) {
       {"GET", "/debug/dra", 200, Endpoint::kDebugDra, ""},
       {"GET", "/debug/nodes/gpu-a100-1", 200, Endpoint::kDebugNode, "gpu-a100-1"},
       {"GET", "/debug/nodes/", 404, std::nullopt, ""},
+      {"GET", "/ui", 200, Endpoint::kUi, ""},
+      {"POST", "/ui", 405, std::nullopt, ""},
+      {"GET", "/debug/pods/ml/trainer-1", 200, Endpoint::kDebugPod, "ml/trainer-1"},
+      {"GET", "/debug/pods/", 404, std::nullopt, ""},
       {"DELETE", "/admin/pods/6f9d4c1e", 200, Endpoint::kAdminPod, "6f9d4c1e"},
       {"GET", "/admin/pods/6f9d4c1e", 405, std::nullopt, ""},
   };
@@ -84,6 +88,8 @@ TEST(Router, DebugAndAdminAreForLoopbackPeersOnly) {
   EXPECT_TRUE(loopback_only(Endpoint::kDebugDra));
   EXPECT_TRUE(loopback_only(Endpoint::kDebugNode));
   EXPECT_TRUE(loopback_only(Endpoint::kAdminPod));
+  EXPECT_TRUE(loopback_only(Endpoint::kDebugPod));
+  EXPECT_TRUE(loopback_only(Endpoint::kUi));
   for (Endpoint e : {Endpoint::kFilter, Endpoint::kBind, Endpoint::kHealthz, Endpoint::kReadyz, Endpoint::kMetrics}) {
     EXPECT_FALSE(loopback_only(e));
   }
