@@ -288,6 +288,28 @@ void ClusterState::drop_reservation(std::string_view uid) {
   publish(touched);
 }
 
+bool ClusterState::drop_reservation(std::string_view uid, std::string_view source) {
+  std::lock_guard lock(write_mu_);
+  auto it = claims_.find(uid);
+  if (it == claims_.end() || it->second.kind != Claim::Kind::kReserved || it->second.source != source) return false;
+  std::set<std::string, std::less<>> touched;
+  erase_claim(uid, touched);
+  publish(touched);
+  return true;
+}
+
+bool ClusterState::extend_reservation(std::string_view uid, std::string_view source, TimePoint expires) {
+  std::lock_guard lock(write_mu_);
+  auto it = claims_.find(uid);
+  if (it == claims_.end() || it->second.kind != Claim::Kind::kReserved || it->second.source != source) return false;
+  Claim claim = it->second;
+  claim.expires = expires;
+  std::set<std::string, std::less<>> touched;
+  set_claim(std::string(uid), std::move(claim), touched);
+  publish(touched);
+  return true;
+}
+
 void ClusterState::replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed) {
   std::lock_guard lock(write_mu_);
   std::set<std::string, std::less<>> touched;

@@ -123,6 +123,10 @@ class ClusterState {
   void drop(std::string_view uid);
   // Drops uid's claim only while it is still a reservation.
   void drop_reservation(std::string_view uid);
+  // The same, only while it is a reservation of `source`; whether it dropped one.
+  bool drop_reservation(std::string_view uid, std::string_view source);
+  // Moves the expiry of uid's reservation of `source` to `expires`; false when uid holds none.
+  bool extend_reservation(std::string_view uid, std::string_view source, TimePoint expires);
   // Replaces every placed claim of `source` (a relist); reservations and other sources stay.
   void replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed);
   std::optional<Claim> claim_of(std::string_view uid) const;
