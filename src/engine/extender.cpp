@@ -13,6 +13,8 @@
 #include "extender/policy/score.h"
 #include "drive_choices.h"
 #include "filter_pass.h"
+#include "group_hold.h"
+#include "nominated_pods.h"
 #include "node_fit.h"
 
 namespace extender::engine {
@@ -306,14 +308,16 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     answer.summary.note = r.error;
     return answer;
   }
+  const bool held = judge_in_flight(args.pod, *demand, dra.get(), judge.snapshot(), names, fitting, r, now);
   if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, now)) {
+    if (held) deps_.in_flight->released(demand->uid);
     r = wire::FilterResult{};
     r.error = std::move(*not_held);
     answer.summary.note = r.error;
     return answer;
   }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
-  if (!fitting.empty()) unseen_.record(demand->uid, std::move(claims), clock_.now());
+  if (!fitting.empty() && !held) unseen_.record(demand->uid, std::move(claims), clock_.now());
   record_verdict(*demand, names, fitting, now);
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
@@ -331,6 +335,38 @@ std::optional<std::string> Extender::reserve_drives(const model::PodDemand& dema
     if (!pod) return "not reserving csi-baremetal drives: " + pod.message();
   }
   return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, now);
+}
+
+bool Extender::judge_in_flight(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                               const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                               std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now) {
+  count_nominated(pod, demand, dra, snapshot, names, passed, r, now);
+  return hold_group_member(pod, demand, dra, snapshot, names, passed, now);
+}
+
+bool Extender::hold_group_member(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                                 const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                                 std::vector<std::uint32_t>& passed, TimePoint now) {
+  if (!deps_.in_flight || !needs_group_hold(pod, demand)) return false;
+  policy::ShapeMix mix;
+  const policy::GpuPlacement gpu = gpu_placement(mix);
+  return narrow_and_hold(pod, demand, dra, snapshot, names, passed, scoring_, gpu, mix, *deps_.in_flight, now);
+}
+
+void Extender::count_nominated(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                               const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                               std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now) {
+  if (!deps_.pods) return;
+  const std::vector<model::Pod> nominated = deps_.pods->nominated_pods();
+  if (nominated.empty()) return;
+  policy::ShapeMix mix;
+  const policy::GpuPlacement gpu = gpu_placement(mix);
+  const DemandOf of = [this](const model::Pod& q) -> std::optional<model::PodDemand> {
+    auto d = demand_of(q);
+    if (!d) return std::nullopt;
+    return std::move(*d);
+  };
+  refuse_where_nominated_fill(pod, demand, nominated, of, dra, snapshot, names, passed, r, gpu, now);
 }
 
 void Extender::record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,

@@ -100,6 +100,10 @@ Result<model::Pod> decode_pod(const json& pod) {
     EXTENDER_TRY(decode_containers(field(*spec, "initContainers"), out.init_containers, "Pod.spec.initContainers"));
     EXTENDER_TRY(read_string_map(field(*spec, "overhead"), out.overhead, "Pod.spec.overhead", true));
     EXTENDER_TRY(detail::decode_pod_constraints(*spec, out.constraints));
+    if (const json* group = field(*spec, "schedulingGroup")) {
+      EXTENDER_TRY(detail::expect_object(group, "Pod.spec.schedulingGroup"));
+      EXTENDER_TRY(read_string(field(*group, "podGroupName"), out.pod_group, "Pod.spec.schedulingGroup.podGroupName"));
+    }
     const json* volumes = field(*spec, "volumes");
     EXTENDER_TRY(detail::expect_array(volumes, "Pod.spec.volumes"));
     if (volumes) {
@@ -114,6 +118,39 @@ Result<model::Pod> decode_pod(const json& pod) {
     EXTENDER_TRY(detail::expect_object(status, "Pod.status"));
     EXTENDER_TRY(read_string(field(*status, "phase"), out.phase, "Pod.status.phase"));
     EXTENDER_TRY(read_string(field(*status, "nominatedNodeName"), out.nominated_node, "Pod.status.nominatedNodeName"));
+  }
+  return out;
+}
+
+Result<model::PodGroup> decode_pod_group(const json& group) {
+  model::PodGroup out;
+  EXTENDER_TRY(detail::expect_object(&group, "PodGroup"));
+  if (const json* meta = field(group, "metadata")) {
+    EXTENDER_TRY(detail::expect_object(meta, "PodGroup.metadata"));
+    EXTENDER_TRY(read_string(field(*meta, "name"), out.name, "PodGroup.metadata.name"));
+    EXTENDER_TRY(read_string(field(*meta, "namespace"), out.namespace_name, "PodGroup.metadata.namespace"));
+  }
+  const json* spec = field(group, "spec");
+  EXTENDER_TRY(detail::expect_object(spec, "PodGroup.spec"));
+  const json* policy = spec ? field(*spec, "schedulingPolicy") : nullptr;
+  EXTENDER_TRY(detail::expect_object(policy, "PodGroup.spec.schedulingPolicy"));
+  const json* gang = policy ? field(*policy, "gang") : nullptr;
+  EXTENDER_TRY(detail::expect_object(gang, "PodGroup.spec.schedulingPolicy.gang"));
+  if (gang) EXTENDER_TRY(read_int(field(*gang, "minCount"), out.min_count, "PodGroup.spec.schedulingPolicy.gang.minCount"));
+  const json* status = field(group, "status");
+  EXTENDER_TRY(detail::expect_object(status, "PodGroup.status"));
+  const json* conditions = status ? field(*status, "conditions") : nullptr;
+  EXTENDER_TRY(detail::expect_array(conditions, "PodGroup.status.conditions"));
+  if (!conditions) return out;
+  for (const json& c : *conditions) {
+    EXTENDER_TRY(detail::expect_object(&c, "PodGroup.status.conditions[]"));
+    std::string type;
+    EXTENDER_TRY(read_string(field(c, "type"), type, "PodGroup.status.conditions[].type"));
+    if (type != "PodGroupInitiallyScheduled") continue;
+    EXTENDER_TRY(read_string(field(c, "status"), out.scheduled, "PodGroup.status.conditions[].status"));
+    EXTENDER_TRY(read_string(field(c, "reason"), out.reason, "PodGroup.status.conditions[].reason"));
+    EXTENDER_TRY(read_string(field(c, "message"), out.message, "PodGroup.status.conditions[].message"));
+    EXTENDER_TRY(read_string(field(c, "lastTransitionTime"), out.since, "PodGroup.status.conditions[].lastTransitionTime"));
   }
   return out;
 }

@@ -50,7 +50,9 @@ class FakePods final : public engine::PodSource {
     if (!fetch) return std::nullopt;
     return fetch(ns, name);
   }
+  std::vector<model::Pod> nominated_pods() const override { return nominated; }
   std::map<std::string, model::Pod> pending;
+  std::vector<model::Pod> nominated;  // what nominated_pods() answers
   std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch;
 };
 

@@ -308,3 +308,25 @@ TEST(ExtenderArgs, RefusesALargeBodyTooDenseToIndexBeforeIndexingIt) {
 
 }  // namespace
 }  // namespace extender::wire
+
+namespace extender::wire {
+namespace {
+
+TEST(ExtenderArgs, ReadsThePodGroupAPodNames) {
+  const std::string text =
+      R"({"Pod":{"metadata":{"name":"w-0","namespace":"ml","uid":"u"},)"
+      R"("spec":{"schedulingGroup":{"podGroupName":"train"},"containers":[]}},"NodeNames":["a"]})";
+  wire::PaddedBody body(text);
+  auto args = decode_extender_args(body);
+  ASSERT_TRUE(args) << args.message();
+  EXPECT_EQ(args->pod.pod_group, "train");
+  const std::string bad = R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":{"podGroupName":7}}},"NodeNames":[]})";
+  wire::PaddedBody bad_body(bad);
+  EXPECT_FALSE(decode_extender_args(bad_body)) << "a group name that is no string";
+  const std::string not_object = R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":"train"}},"NodeNames":[]})";
+  wire::PaddedBody not_object_body(not_object);
+  EXPECT_FALSE(decode_extender_args(not_object_body)) << "a scheduling group that is no object";
+}
+
+}  // namespace
+}  // namespace extender::wire

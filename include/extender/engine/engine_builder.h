@@ -42,6 +42,7 @@ class EngineBuilder {
   EngineBuilder& clock(const Clock* clock) { return set(deps_.clock, clock); }
   EngineBuilder& verdicts(state::FilterVerdicts* verdicts) { return set(deps_.verdicts, verdicts); }
   EngineBuilder& drives(DriveReserver* drives) { return set(deps_.drives, drives); }
+  EngineBuilder& in_flight(state::InFlightHolds* holds) { return set(deps_.in_flight, holds); }
 
   const ExtenderOptions& options() const { return options_; }
   const ExtenderDeps& deps() const { return deps_; }

@@ -27,6 +27,7 @@
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
 #include "extender/state/filter_verdicts.h"
+#include "extender/state/in_flight_holds.h"
 #include "extender/state/unseen_placements.h"
 #include "extender/wire/extender_args.h"
 #include "extender/wire/results.h"
@@ -123,6 +124,9 @@ struct ExtenderDeps {
   state::FilterVerdicts* verdicts = nullptr;
   // csi-baremetal: /filter reserves the drives of the nodes it passes. Null: nothing is reserved.
   DriveReserver* drives = nullptr;
+  // Pod groups in flight: /filter narrows a group member that needs something only the daemon
+  // accounts to its best node and holds it there (engine/group_hold.h). Null: no narrowing.
+  state::InFlightHolds* in_flight = nullptr;
 };
 
 // Who may bind: in kubernetes mode /bind and /preempt act only for a pod that the API server
@@ -165,6 +169,21 @@ class Extender {
   std::optional<std::string> reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
                                             const state::Snapshot& snapshot, std::span<const std::string_view> names,
                                             std::span<const std::uint32_t> passed, TimePoint now);
+  // What kube-scheduler decided but has not published (docs/kubernetes.md, "Pod groups"): the pods
+  // nominated to the passed nodes count (count_nominated), then a pod group's member is narrowed
+  // and held (hold_group_member); whether it was held.
+  bool judge_in_flight(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                       std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
+  // A pod group's member: narrows `passed` to one node and holds the member there; whether it did.
+  bool hold_group_member(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                         const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                         std::vector<std::uint32_t>& passed, TimePoint now);
+  // Refuses the passed nodes where the pod does not fit once the pods nominated there count
+  // (engine/nominated_pods.h; kubernetes mode).
+  void count_nominated(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
+                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                       std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
   // Records the nodes that passed (FilterVerdicts).
   void record_verdict(const model::PodDemand& demand, std::span<const std::string_view> names,
                       const std::vector<std::uint32_t>& passed, TimePoint now);

@@ -34,6 +34,8 @@ class PodSource {
   // The pod read from the API server by namespace and name, for a uid the watch has not shown
   // yet; nullopt when it cannot be read.
   virtual std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const = 0;
+  // The pending pods the watch shows nominated to a node (status.nominatedNodeName); usually few.
+  virtual std::vector<model::Pod> nominated_pods() const { return {}; }
 };
 
 // PersistentVolumeClaims and the cluster's default StorageClass, as demand computation reads them.

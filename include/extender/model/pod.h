@@ -37,6 +37,7 @@ struct Pod {
   std::string scheduler_name = "default-scheduler";  // spec.schedulerName (absent: default-scheduler)
   std::string phase;       // status.phase
   std::string nominated_node;  // status.nominatedNodeName: where an earlier preemption made room
+  std::string pod_group;       // spec.schedulingGroup.podGroupName: its PodGroup, in its namespace
   bool terminating = false;  // metadata.deletionTimestamp set
   std::int64_t priority = 0;
   std::vector<Container> init_containers;

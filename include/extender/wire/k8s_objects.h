@@ -8,11 +8,14 @@
 #include "extender/model/demand.h"
 #include "extender/model/node.h"
 #include "extender/model/pod.h"
+#include "extender/model/pod_group.h"
 
 namespace extender::wire {
 
 Result<model::Pod> decode_pod(const nlohmann::json& pod);
 Result<model::Node> decode_node(const nlohmann::json& node);
+// A PodGroup of scheduling.k8s.io/v1beta1: its gang's minCount and its PodGroupInitiallyScheduled condition.
+Result<model::PodGroup> decode_pod_group(const nlohmann::json& group);
 
 // A PersistentVolumeClaim: namespace/name, class, requested size, bound state, selected node.
 struct Claim {
