@@ -66,7 +66,7 @@ Result<Feed> standalone_feed(const config::Config& cfg, state::ClusterState& sta
   return feed;
 }
 
-Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state) {
+Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state, state::InFlightHolds& in_flight) {
   auto access = cfg.kubernetes.kubeconfig.empty() ? kube::in_cluster_access() : kube::kubeconfig_access(cfg.kubernetes.kubeconfig);
   if (!access) return access.error();
   kube::ApiClient::Options options;
@@ -76,7 +76,7 @@ Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& sta
   if (!api) return api.error();
   Feed feed;
   feed.api = std::move(*api);
-  feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *feed.api);
+  feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *feed.api, &in_flight);
   feed.api_writes = std::make_unique<kube::RateLimiter>(cfg.kubernetes.api_qps, cfg.kubernetes.api_burst);
   feed.api_binder = std::make_unique<kube::ApiBinder>(*feed.api, feed.api_writes.get());
   spdlog::info("kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
@@ -210,6 +210,7 @@ struct Daemon::Parts {
   state::DemandCache demands;
   wire::PodMemo pods;
   state::FilterVerdicts verdicts;  // what passed /filter, for /bind: at most 4M names (32 MiB)
+  state::InFlightHolds in_flight{state, {}};  // pod groups' members decided but not yet published
   Feed feed;
   std::unique_ptr<Election> election;
   std::unique_ptr<DaemonGate> gate;
@@ -236,6 +237,7 @@ server::ApiDeps Daemon::Parts::api_deps() {
                        kubernetes ? "kubernetes" : "standalone", cfg.server.request_deadline, !kubernetes,
                        cfg.node_fields(), cfg.decode_limits(), &demands, &pods, {}, {}};
   deps.decisions = &decisions;
+  deps.in_flight = &in_flight;
   if (feed.cluster) {
     deps.watches = [kc = feed.cluster.get()] {
       std::vector<server::WatchView> out;
@@ -284,7 +286,7 @@ Status Daemon::Parts::listen() {
 Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
   auto parts = std::make_unique<Parts>(cfg, Feed{});
   const bool kubernetes = cfg.mode == config::Mode::kKubernetes;
-  auto feed = kubernetes ? kubernetes_feed(cfg, parts->state) : standalone_feed(cfg, parts->state);
+  auto feed = kubernetes ? kubernetes_feed(cfg, parts->state, parts->in_flight) : standalone_feed(cfg, parts->state);
   if (!feed) return feed.error();
   parts->feed = std::move(*feed);
   if (parts->feed.cluster && cfg.ha.enabled) parts->election = make_election(cfg, parts->feed);
@@ -294,6 +296,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
                         .gate(parts->gate.get())
                         .request_nodes(parts->feed.request_nodes.get())
                         .verdicts(&parts->verdicts)
+                        .in_flight(&parts->in_flight)
                         .drives(parts->feed.cluster ? parts->feed.cluster->drive_reserver() : nullptr)
                         .build_owned();
   EXTENDER_TRY(parts->listen());
@@ -313,7 +316,7 @@ void Daemon::start() {
   p.scheduler_thread = std::thread([&p] { p.scheduler_listener->serve(); });
   if (p.separate_admin) p.admin_thread = std::thread([&p] { p.admin_listener->serve(); });
   p.sweeper = std::make_unique<Sweeper>(p.state, p.metrics, steady_clock(), std::chrono::seconds(1),
-                                        p.feed.cluster.get());
+                                        p.feed.cluster.get(), &p.in_flight);
 }
 
 void Daemon::stop() {

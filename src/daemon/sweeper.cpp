@@ -5,8 +5,8 @@
 namespace extender::daemon {
 
 Sweeper::Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock,
-                 std::chrono::milliseconds interval, const engine::DraSource* dra)
-    : state_(state), metrics_(metrics), clock_(clock), dra_(dra) {
+                 std::chrono::milliseconds interval, const engine::DraSource* dra, state::InFlightHolds* in_flight)
+    : state_(state), metrics_(metrics), clock_(clock), dra_(dra), in_flight_(in_flight) {
   if (interval.count() <= 0) return;
   thread_ = std::thread([this, interval] {
     std::unique_lock lock(mu_);
@@ -29,6 +29,7 @@ Sweeper::~Sweeper() {
 
 Sweeper::Pass Sweeper::sweep() {
   Pass pass;
+  if (in_flight_) pass.holds_ended = in_flight_->sweep(clock_.now());
   pass.expired = state_.sweep_expired(clock_.now());
   if (pass.expired) {
     metrics_.observe_expired_reservations(pass.expired);

@@ -6,6 +6,7 @@
 
 #include "extender/common/logging.h"
 #include "extender/server/debug_view.h"
+#include "extender/server/groups_view.h"
 #include "extender/server/dra_view.h"
 #include "extender/server/pending_view.h"
 #include "extender/server/status_page.h"
@@ -245,6 +246,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
       return debug_state();
     case Endpoint::kDebugDra:
       return debug_dra();
+    case Endpoint::kDebugGroups:
+      return debug_groups();
     case Endpoint::kDebugNode:
       return debug_node(rt.argument);
     case Endpoint::kAdminPod:
@@ -357,6 +360,11 @@ HttpResponse Api::debug_dra() const {
   if (!deps_.dra) return json(200, render_dra(nullptr, {}, deps_.state->snapshot()));
   const auto inventory = deps_.dra->dra_snapshot();
   return json(200, render_dra(inventory.get(), deps_.dra->dra_device_classes(), deps_.state->snapshot()));
+}
+
+HttpResponse Api::debug_groups() const {
+  const auto holds = deps_.in_flight ? deps_.in_flight->holds() : std::vector<state::InFlightHolds::HoldView>{};
+  return json(200, render_groups(holds, SteadyClock::now()));
 }
 
 HttpResponse Api::debug_node(const std::string& name) const {

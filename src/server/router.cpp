@@ -27,6 +27,7 @@ constexpr Fixed kFixed[] = {
     {"/debug/state", "GET", Endpoint::kDebugState, Role::kAdmin, false},
     {"/debug/dra", "GET", Endpoint::kDebugDra, Role::kAdmin, false},
     {"/ui", "GET", Endpoint::kUi, Role::kAdmin, false},
+    {"/debug/groups", "GET", Endpoint::kDebugGroups, Role::kAdmin, false},
 };
 
 bool serves(Role role, const RouterOptions& o) {
@@ -60,8 +61,9 @@ std::string normalise_path(std::string_view path) {
 }
 
 bool loopback_only(Endpoint endpoint) {
-  return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugDra || endpoint == Endpoint::kDebugNode ||
-         endpoint == Endpoint::kDebugPod || endpoint == Endpoint::kUi || endpoint == Endpoint::kAdminPod;
+  return endpoint == Endpoint::kDebugState || endpoint == Endpoint::kDebugDra || endpoint == Endpoint::kDebugGroups ||
+         endpoint == Endpoint::kDebugNode || endpoint == Endpoint::kDebugPod || endpoint == Endpoint::kUi ||
+         endpoint == Endpoint::kAdminPod;
 }
 
 RouteResult route(std::string_view method, std::string_view raw_path, const RouterOptions& options) {

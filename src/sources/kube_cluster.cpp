@@ -19,6 +19,7 @@
 #include "capacity_store.h"
 #include "drive_reservations.h"
 #include "dra_store.h"
+#include "pod_group_sink.h"
 
 namespace extender::sources {
 
@@ -26,7 +27,18 @@ struct KubeCluster::Lookups {
   mutable std::mutex mu;
   std::map<std::string, model::ClaimInfo, std::less<>> claims;  // "ns/name"
   std::map<std::string, model::Pod, std::less<>> pending;       // uid
+  std::set<std::string, std::less<>> nominated;                 // uids of pending pods with a nominated node
   std::map<std::string, bool, std::less<>> default_classes;     // class name -> is default
+
+  // Needs mu. `pending` changed for uid: keeps `nominated` in step.
+  void pending_changed(const std::string& uid) {
+    auto it = pending.find(uid);
+    if (it != pending.end() && !it->second.nominated_node.empty()) {
+      nominated.insert(uid);
+    } else {
+      nominated.erase(uid);
+    }
+  }
 };
 
 namespace {
@@ -101,8 +113,12 @@ class NodeSink : public kube::ReflectorSink {
 class PodSink : public kube::ReflectorSink {
  public:
   PodSink(state::ClusterState& state, KubeCluster::Lookups& lookups, std::vector<std::string> gpu_resources,
-          model::GpuShareRule share)
-      : state_(state), lookups_(lookups), gpu_resources_(std::move(gpu_resources)), share_(std::move(share)) {}
+          model::GpuShareRule share, state::InFlightHolds* in_flight)
+      : state_(state),
+        lookups_(lookups),
+        gpu_resources_(std::move(gpu_resources)),
+        share_(std::move(share)),
+        in_flight_(in_flight) {}
 
   void begin_list() override {
     placed_.clear();
@@ -123,6 +139,10 @@ class PodSink : public kube::ReflectorSink {
     placed_.clear();
     std::lock_guard lock(lookups_.mu);
     lookups_.pending = std::move(pending_);
+    lookups_.nominated.clear();
+    for (const auto& [uid, pod] : lookups_.pending) {
+      if (!pod.nominated_node.empty()) lookups_.nominated.insert(uid);
+    }
     pending_.clear();
   }
   void event(std::string_view type, const json& object) override {
@@ -130,25 +150,33 @@ class PodSink : public kube::ReflectorSink {
       const std::string uid = uid_of(object);
       if (uid.empty()) return;
       state_.drop(uid);
+      if (in_flight_) in_flight_->released(uid);
       std::lock_guard lock(lookups_.mu);
       lookups_.pending.erase(uid);
+      lookups_.pending_changed(uid);
       return;
     }
     auto pod = decode(object);
     if (!pod) return;
+    if (in_flight_ && pod->node_name.empty() && !pod->nominated_node.empty()) {
+      in_flight_->nominated(pod->uid, pod->nominated_node, SteadyClock::now());
+    }
     if (pod->node_name.empty()) {
       // Not bound yet: a reservation from a bind in flight, if any, stays.
       std::lock_guard lock(lookups_.mu);
+      const std::string uid = pod->uid;
       if (finished(*pod)) {
-        lookups_.pending.erase(pod->uid);
+        lookups_.pending.erase(uid);
       } else {
-        lookups_.pending[pod->uid] = std::move(*pod);
+        lookups_.pending[uid] = std::move(*pod);
       }
+      lookups_.pending_changed(uid);
       return;
     }
     {
       std::lock_guard lock(lookups_.mu);
       lookups_.pending.erase(pod->uid);
+      lookups_.pending_changed(pod->uid);
     }
     if (finished(*pod)) {
       state_.drop(pod->uid);
@@ -223,12 +251,14 @@ class PodSink : public kube::ReflectorSink {
   model::GpuShareRule share_;
   std::vector<std::pair<std::string, state::Claim>> placed_;
   std::map<std::string, model::Pod, std::less<>> pending_;
+  state::InFlightHolds* in_flight_;
 };
 
 class ClaimSink : public kube::ReflectorSink {
  public:
-  ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity, BaremetalStore* baremetal)
-      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal) {}
+  ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity, BaremetalStore* baremetal,
+            state::InFlightHolds* in_flight)
+      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal), in_flight_(in_flight) {}
 
   void begin_list() override {
     listed_.clear();
@@ -259,6 +289,9 @@ class ClaimSink : public kube::ReflectorSink {
     // The state counts the claim's placement before the lookup shows it (ClaimSource's contract).
     if (baremetal_) baremetal_->claim_changed(name, type == "DELETED" ? std::string() : pvc->selected_node);
     capacity_.claim_changed(*pvc, type == "DELETED");
+    if (in_flight_ && type != "DELETED" && !pvc->selected_node.empty()) {
+      in_flight_->claim_selected(name, pvc->selected_node, SteadyClock::now());
+    }
     std::lock_guard lock(lookups_.mu);
     if (type == "DELETED") {
       lookups_.claims.erase(name);
@@ -287,6 +320,7 @@ class ClaimSink : public kube::ReflectorSink {
   KubeCluster::Lookups& lookups_;
   CapacityStore& capacity_;
   BaremetalStore* baremetal_;
+  state::InFlightHolds* in_flight_;
   std::vector<wire::Claim> listed_;
   std::map<std::string, model::ClaimInfo, std::less<>> infos_;
   StringTable selected_;
@@ -360,6 +394,7 @@ struct Stores {
   CapacityStore& capacity;
   DraStore& dra;
   BaremetalStore* baremetal;  // null: csi-baremetal is turned off
+  state::InFlightHolds* in_flight;  // null: no pod groups in flight are held
 };
 
 // Each watched kind's sink: the decoder of its objects and the store they go to.
@@ -367,8 +402,9 @@ std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
   switch (kind) {
     case Kind::kNodes: return std::make_unique<NodeSink>(s.state, s.options.supply, s.capacity, s.baremetal);
     case Kind::kPods:
-      return std::make_unique<PodSink>(s.state, s.lookups, s.options.demand.gpu_resources, s.options.demand.share);
-    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity, s.baremetal);
+      return std::make_unique<PodSink>(s.state, s.lookups, s.options.demand.gpu_resources, s.options.demand.share,
+                                       s.in_flight);
+    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity, s.baremetal, s.in_flight);
     case Kind::kClasses: return std::make_unique<ClassSink>(s.lookups, s.capacity, s.baremetal);
     case Kind::kResourceSlices: return s.dra.slice_sink();
     case Kind::kResourceClaims: return s.dra.claim_sink();
@@ -379,6 +415,7 @@ std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
     case Kind::kAvailableCapacities: return s.baremetal->capacity_sink();
     case Kind::kCapacityReservations: return s.baremetal->reservation_sink();
     case Kind::kBaremetalVolumes: return s.baremetal->volume_sink();
+    case Kind::kPodGroups: return std::make_unique<PodGroupSink>(s.in_flight);
   }
   return nullptr;
 }
@@ -402,7 +439,8 @@ void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::mil
 
 }  // namespace
 
-KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client)
+KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client,
+                         state::InFlightHolds* in_flight)
     : client_(client),
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
@@ -415,7 +453,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
         *baremetal_, client, [this](const std::string& ns, const std::string& name) { return pending_named(ns, name); },
         options.baremetal);
   }
-  const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get()};
+  const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get(), in_flight};
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
   if (!options.capacity.enabled) optional_kinds(KindGroup::kCapacity).state = kAbsent;
   if (!options.baremetal.enabled) optional_kinds(KindGroup::kBaremetal).state = kAbsent;
@@ -562,6 +600,16 @@ std::optional<model::Pod> KubeCluster::pending_pod(const std::string& uid) const
   auto it = lookups_->pending.find(uid);
   if (it == lookups_->pending.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<model::Pod> KubeCluster::nominated_pods() const {
+  std::lock_guard lock(lookups_->mu);
+  std::vector<model::Pod> out;
+  out.reserve(lookups_->nominated.size());
+  for (const auto& uid : lookups_->nominated) {
+    if (auto it = lookups_->pending.find(uid); it != lookups_->pending.end()) out.push_back(it->second);
+  }
+  return out;
 }
 
 std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {

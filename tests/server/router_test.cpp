@@ -41,6 +41,7 @@ TEST(Router, Table) {
       {"GET", "/", 404, std::nullopt, ""},
       {"GET", "/debug/state", 200, Endpoint::kDebugState, ""},
       {"GET", "/debug/dra", 200, Endpoint::kDebugDra, ""},
+      {"GET", "/debug/groups", 200, Endpoint::kDebugGroups, ""},
       {"GET", "/debug/nodes/gpu-a100-1", 200, Endpoint::kDebugNode, "gpu-a100-1"},
       {"GET", "/debug/nodes/", 404, std::nullopt, ""},
       {"GET", "/ui", 200, Endpoint::kUi, ""},
@@ -86,6 +87,7 @@ TEST(Router, EachListenerServesItsRole) {
 TEST(Router, DebugAndAdminAreForLoopbackPeersOnly) {
   EXPECT_TRUE(loopback_only(Endpoint::kDebugState));
   EXPECT_TRUE(loopback_only(Endpoint::kDebugDra));
+  EXPECT_TRUE(loopback_only(Endpoint::kDebugGroups));
   EXPECT_TRUE(loopback_only(Endpoint::kDebugNode));
   EXPECT_TRUE(loopback_only(Endpoint::kAdminPod));
   EXPECT_TRUE(loopback_only(Endpoint::kDebugPod));

@@ -14,8 +14,8 @@ TEST(WatchedKinds, EveryKindHasOneRowAndEveryOptionalGroupItsName) {
     EXPECT_TRUE(seen.insert(row.kind).second) << row.resource << " has two rows";
     EXPECT_EQ(watched(row.kind).resource, row.resource);
   }
-  EXPECT_EQ(seen.size(), static_cast<std::size_t>(Kind::kBaremetalVolumes) + 1);
-  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes, KindGroup::kBaremetal}) {
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(Kind::kPodGroups) + 1);
+  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes, KindGroup::kBaremetal, KindGroup::kPodGroups}) {
     EXPECT_FALSE(kinds_of(group).empty());
     EXPECT_EQ(optional_group(group).group, group);
     EXPECT_FALSE(optional_group(group).name.empty());
@@ -31,6 +31,7 @@ TEST(WatchedKinds, CollectionPathsAndRightsReadAsTheApiServerAndALogLineWant) {
                                          {Kind::kClasses, "/apis/storage.k8s.io/v1/storageclasses"},
                                          {Kind::kResourceSlices, "/apis/resource.k8s.io/v1/resourceslices"},
                                          {Kind::kVolumes, "/api/v1/persistentvolumes"},
+                                         {Kind::kPodGroups, "/apis/scheduling.k8s.io/v1beta1/podgroups"},
                                          {Kind::kCapacityReservations,
                                           "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations"}}) {
     EXPECT_EQ(collection_path(watched(row.kind)), row.path);
@@ -38,6 +39,7 @@ TEST(WatchedKinds, CollectionPathsAndRightsReadAsTheApiServerAndALogLineWant) {
   EXPECT_EQ(rights_phrase(KindGroup::kDra), "get, list and watch resourceslices, resourceclaims and deviceclasses");
   EXPECT_EQ(rights_phrase(KindGroup::kCapacity), "get, list and watch csistoragecapacities and csidrivers");
   EXPECT_EQ(rights_phrase(KindGroup::kLocalVolumes), "get, list and watch persistentvolumes");
+  EXPECT_EQ(rights_phrase(KindGroup::kPodGroups), "get, list and watch podgroups");
 }
 
 // An RBAC rule's expansion: one right per (apiGroup, resource, verb, resourceName).

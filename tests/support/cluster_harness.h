@@ -12,6 +12,7 @@
 #include "extender/sources/kube_cluster.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
+#include "extender/state/in_flight_holds.h"
 #include "support/fake_cluster.h"
 
 namespace extender::kube::testing {
@@ -33,7 +34,7 @@ class ClusterHarness {
     auto c = ApiClient::create(access, {});
     if (!c) throw std::runtime_error(c.message());
     client = std::move(*c);
-    cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *client);
+    cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *client, &in_flight);
   }
   ~ClusterHarness() {
     server.release_hangs();
@@ -61,6 +62,7 @@ class ClusterHarness {
   FakeCluster fake;
   config::Config cfg;
   state::ClusterState state;
+  state::InFlightHolds in_flight{state, {}};  // pod groups in flight, told what the watches show
   std::unique_ptr<ApiClient> client;
   std::unique_ptr<sources::KubeCluster> cluster;
 };

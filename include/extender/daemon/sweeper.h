@@ -1,6 +1,7 @@
 #pragma once
-// Sweeper: every `interval`, drops the reservations whose bind the cluster never confirmed by
-// their expiry on `clock`, and reports nodes that became overcommitted (once per node and
+// Sweeper: every `interval`, ends the holds of pod groups in flight whose lifetime ended (with
+// `in_flight`; before the reservations, so that they are not reported as binds never confirmed),
+// drops the reservations whose bind the cluster never confirmed by their expiry on `clock`, and reports nodes that became overcommitted (once per node and
 // episode), to the log and the metrics, and, with `dra`, nodes whose GPUs come from a device
 // plugin and DRA at once (once per node, resource and episode, to the log; /metrics and
 // /debug/dra show them while they last). Runs its own thread from construction until destroyed;
@@ -17,6 +18,7 @@
 #include "extender/engine/ports.h"
 #include "extender/server/metrics.h"
 #include "extender/state/cluster_state.h"
+#include "extender/state/in_flight_holds.h"
 #include "extender/state/mixed_gpu_sources.h"
 #include "extender/state/overcommit.h"
 
@@ -26,13 +28,14 @@ class Sweeper {
  public:
   struct Pass {
     std::size_t expired = 0;                     // reservations dropped
+    std::size_t holds_ended = 0;                 // holds of pod groups in flight ended
     std::vector<state::Overcommit> overcommits;  // episodes that started
     std::vector<state::MixedGpuSources> mixed;   // episodes that started
   };
 
   // interval 0: no thread; only sweep() sweeps.
   Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clock& clock, std::chrono::milliseconds interval,
-          const engine::DraSource* dra = nullptr);
+          const engine::DraSource* dra = nullptr, state::InFlightHolds* in_flight = nullptr);
   ~Sweeper();
   Sweeper(const Sweeper&) = delete;
   Sweeper& operator=(const Sweeper&) = delete;
@@ -44,6 +47,7 @@ class Sweeper {
   server::Metrics& metrics_;
   const Clock& clock_;
   const engine::DraSource* dra_;
+  state::InFlightHolds* in_flight_;
   state::OvercommitTracker overcommits_;
   state::MixedGpuSourcesTracker mixed_;
   std::mutex mu_;

@@ -50,6 +50,8 @@ struct ApiDeps {
   // What the verbs answered (recent decisions, the last refusal of each pod), for /ui and
   // /debug/pods; null: not recorded (those views then show none).
   DecisionLog* decisions = nullptr;
+  // Pod groups in flight, for /debug/groups; null: none are held (the view is empty).
+  const state::InFlightHolds* in_flight = nullptr;
 };
 
 class Api {
@@ -64,6 +66,7 @@ class Api {
   HttpResponse verb(const Route& route, const HttpRequest& request);
   HttpResponse debug_state() const;
   HttpResponse debug_dra() const;
+  HttpResponse debug_groups() const;
   HttpResponse debug_node(const std::string& name) const;
   HttpResponse admin_remove_pod(const std::string& uid);
   HttpResponse status_page(const std::string& query) const;

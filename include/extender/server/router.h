@@ -21,6 +21,7 @@ enum class Endpoint {
   kMetrics,
   kDebugState,
   kDebugDra,
+  kDebugGroups,
   kDebugNode,   // argument: node name
   kDebugPod,    // argument: namespace/name (why the pod waits)
   kUi,          // the status page (status_page.h)

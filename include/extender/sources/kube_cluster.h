@@ -42,6 +42,7 @@
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/sources/watched_kinds.h"
 #include "extender/state/cluster_state.h"
+#include "extender/state/in_flight_holds.h"
 
 namespace extender::sources {
 
@@ -66,7 +67,10 @@ class KubeCluster final : public engine::PodSource,
                           public engine::DraSource,
                           public engine::Gate {
  public:
-  KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client);
+  // `in_flight` (may be null): the holds of pod groups in flight, told what the watches publish of
+  // them (nominated nodes, claims' selected nodes, groups kube-scheduler gave up).
+  KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client,
+              state::InFlightHolds* in_flight = nullptr);
   ~KubeCluster();
 
   void start();
@@ -79,6 +83,8 @@ class KubeCluster final : public engine::PodSource,
   std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const override;
   // A pod not yet bound to a node, by uid (what /bind needs when /filter was not seen here).
   std::optional<model::Pod> pending_pod(const std::string& uid) const override;
+  // The pending pods with a nominated node (status.nominatedNodeName).
+  std::vector<model::Pod> nominated_pods() const override;
   // The pod read from the API server within options.fetch_timeout (a pod the watch has not shown yet).
   std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override;
   // The StorageClass marked default in the cluster, or empty.

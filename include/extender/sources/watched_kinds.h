@@ -26,11 +26,12 @@ enum class Kind {
   kAvailableCapacities,
   kCapacityReservations,
   kBaremetalVolumes,
+  kPodGroups,
 };
 
 // Required kinds are watched from the start. The others only once a list of one object of the
 // group's first row shows the API server serves them and the role may read them.
-enum class KindGroup { kRequired, kDra, kCapacity, kLocalVolumes, kBaremetal };
+enum class KindGroup { kRequired, kDra, kCapacity, kLocalVolumes, kBaremetal, kPodGroups };
 
 struct WatchedKind {
   Kind kind;
@@ -41,7 +42,7 @@ struct WatchedKind {
   std::string_view field_selector;  // URL-encoded; empty: every object
 };
 
-inline constexpr std::array<WatchedKind, 13> kWatchedKinds{{
+inline constexpr std::array<WatchedKind, 14> kWatchedKinds{{
     {Kind::kNodes, KindGroup::kRequired, "", "v1", "nodes", ""},
     // As kube-scheduler's own pod informer: finished pods hold nothing.
     {Kind::kPods, KindGroup::kRequired, "", "v1", "pods", "status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"},
@@ -58,6 +59,8 @@ inline constexpr std::array<WatchedKind, 13> kWatchedKinds{{
     {Kind::kAvailableCapacities, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacities", ""},
     {Kind::kCapacityReservations, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacityreservations", ""},
     {Kind::kBaremetalVolumes, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "volumes", ""},
+    // Pod groups (KEP-4671; served with the GenericWorkload gate and scheduling.k8s.io/v1beta1 on).
+    {Kind::kPodGroups, KindGroup::kPodGroups, "scheduling.k8s.io", "v1beta1", "podgroups", ""},
 }};
 
 // What an optional group is called in /readyz and in the log, and what its absence means.
@@ -67,13 +70,15 @@ struct OptionalGroup {
   std::string_view without_it;  // the consequence, logged when the server or the role lacks it
 };
 
-inline constexpr std::array<OptionalGroup, 4> kOptionalGroups{{
+inline constexpr std::array<OptionalGroup, 5> kOptionalGroups{{
     {KindGroup::kDra, "resource.k8s.io/v1", "DRA ResourceSlices, ResourceClaims and DeviceClasses are not watched"},
     {KindGroup::kCapacity, "storage.k8s.io/v1 csistoragecapacities",
      "the capacity CSI drivers publish is not read: storage classes are managed by storage.classes only"},
     {KindGroup::kLocalVolumes, "persistentvolumes", "local PersistentVolumes are not read"},
     {KindGroup::kBaremetal, "csi-baremetal.dell.com/v1",
      "csi-baremetal's drives are not read: claims of its classes are left to its own extender"},
+    {KindGroup::kPodGroups, "scheduling.k8s.io/v1beta1 podgroups",
+     "pod groups are not read: the holds of a gang kube-scheduler gave up end when they settle unpublished"},
 }};
 
 const WatchedKind& watched(Kind kind);
