@@ -144,7 +144,7 @@ void BaremetalStore::claim_changed(const std::string& claim, std::string selecte
 }
 
 std::shared_ptr<const StringTable> BaremetalStore::drive_classes() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(view_mu_);
   return drive_classes_;
 }
 
@@ -201,8 +201,10 @@ std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
 void BaremetalStore::acs_listed(std::vector<wire::AvailableCapacity> acs) {
   std::lock_guard lock(mu_);
   acs_.clear();
+  acs_by_id_.clear();
   for (auto& ac : acs) {
     std::string name = ac.name;
+    acs_by_id_[ac.node_id].insert(name);
     acs_.insert_or_assign(std::move(name), std::move(ac));
   }
   acs_listed_ = true;
@@ -212,12 +214,29 @@ void BaremetalStore::acs_listed(std::vector<wire::AvailableCapacity> acs) {
 
 void BaremetalStore::ac_changed(const std::string& name, std::optional<wire::AvailableCapacity> ac) {
   std::lock_guard lock(mu_);
+  std::set<std::string, std::less<>> ids;
+  if (auto it = acs_.find(name); it != acs_.end()) {
+    ids.insert(it->second.node_id);
+    if (auto by = acs_by_id_.find(it->second.node_id); by != acs_by_id_.end()) {
+      by->second.erase(name);
+      if (by->second.empty()) acs_by_id_.erase(by);
+    }
+  }
   if (ac) {
+    ids.insert(ac->node_id);
+    acs_by_id_[ac->node_id].insert(name);
     acs_.insert_or_assign(name, std::move(*ac));
   } else {
     acs_.erase(name);
   }
-  publish_pools();
+  if (acs_listed_) {
+    std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
+    for (const auto& id : ids) {
+      const std::string node = node_of_id(id);
+      if (!node.empty()) pools[node] = pools_of_node(id);
+    }
+    capacity_.set_drive_pools_of(std::move(pools));
+  }
   if (!reservations_.empty()) place_holds();
 }
 
@@ -287,14 +306,13 @@ std::string BaremetalStore::node_of_id(const std::string& id) const {
   return it == id_nodes_.end() ? std::string() : it->second;
 }
 
-void BaremetalStore::publish_pools() {
-  if (!acs_listed_) return;
-  std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
-  for (const auto& [name, ac] : acs_) {
+std::vector<model::Pool> BaremetalStore::pools_of_node(const std::string& id) const {
+  std::vector<model::Pool> node_pools;
+  auto names = acs_by_id_.find(id);
+  if (names == acs_by_id_.end()) return node_pools;
+  for (const auto& name : names->second) {
+    const wire::AvailableCapacity& ac = acs_.at(name);
     if (!policy::drive_class_known(ac.storage_class) || tainted(ac)) continue;
-    const std::string node = node_of_id(ac.node_id);
-    if (node.empty()) continue;
-    auto& node_pools = pools[node];
     const std::string pool_name = pool_of(ac);
     auto pool = std::find_if(node_pools.begin(), node_pools.end(), [&](const model::Pool& p) { return p.name == pool_name; });
     if (pool == node_pools.end()) {
@@ -312,6 +330,18 @@ void BaremetalStore::publish_pools() {
     pool->capacity_bytes = saturating_add(pool->capacity_bytes, ac.bytes);
     pool->published_bytes = pool->capacity_bytes;
   }
+  return node_pools;
+}
+
+void BaremetalStore::publish_pools() {
+  if (!acs_listed_) return;
+  std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
+  for (const auto& [id, names] : acs_by_id_) {
+    const std::string node = node_of_id(id);
+    if (node.empty()) continue;
+    auto node_pools = pools_of_node(id);
+    if (!node_pools.empty()) pools[node] = std::move(node_pools);
+  }
   auto classes = std::make_shared<StringTable>();
   ClassPools class_pools;
   for (const auto& [name, sc] : classes_) {
@@ -320,7 +350,10 @@ void BaremetalStore::publish_pools() {
     (*classes)[name] = type;
     class_pools[name] = media_pool(type);
   }
-  drive_classes_ = std::move(classes);
+  {
+    std::lock_guard lock(view_mu_);
+    drive_classes_ = std::move(classes);
+  }
   capacity_.set_drive_pools(std::move(class_pools), std::move(pools));
 }
 

@@ -21,11 +21,14 @@
 // options.node_selector has none and offers nothing; which id each node uses is logged once (and
 // again when it changes). Thread-safe; its lock is taken before CapacityStore's and the state's
 // and is never held across I/O.
+// An AC's event rebuilds the pools of its node alone (O(that node's ACs), plus the reservations'
+// holds when there are any); drive_classes() never waits for an event's work.
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,6 +100,8 @@ class BaremetalStore {
   void volume_changed(const std::string& name, std::optional<wire::BaremetalVolume> volume);
   // With mu_ held: publish the pools and classes; place the reservations' holds; count volumes.
   void publish_pools();
+  // One node's pools of drives (its ACs by name), for publish_pools and an AC's event alone.
+  std::vector<model::Pool> pools_of_node(const std::string& id) const;
   void place_holds();
   void place_volumes();
   std::string pool_of(const wire::AvailableCapacity& ac) const;
@@ -112,8 +117,10 @@ class BaremetalStore {
   StringTable selected_;  // claim -> selected node
   bool acs_listed_ = false;
   std::map<std::string, wire::AvailableCapacity, std::less<>> acs_;
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> acs_by_id_;  // node id -> its ACs
   std::map<std::string, Held, std::less<>> reservations_;
   std::map<std::string, wire::BaremetalVolume, std::less<>> volumes_;
+  mutable std::mutex view_mu_;  // guards drive_classes_ (the pointer only): readers never wait for mu_
   std::shared_ptr<const StringTable> drive_classes_;
   mutable std::mutex logged_mu_;
   mutable StringTable logged_ids_;  // node name -> the id last logged for it

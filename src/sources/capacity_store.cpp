@@ -78,9 +78,13 @@ std::string CapacityStore::pool_of(std::string_view cls) const {
   return {};
 }
 
+std::string CapacityStore::class_of(const wire::Claim& pvc) const {
+  return pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
+}
+
 std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) const {
   if (pvc.selected_node.empty()) return std::nullopt;
-  const std::string& cls = pvc.info.storage_class.empty() ? rules_.default_class : pvc.info.storage_class;
+  const std::string cls = class_of(pvc);
   const std::string pool = pool_of(cls);
   if (pool.empty() || local_classes_.count(cls)) return std::nullopt;
   state::Claim claim;
@@ -91,20 +95,34 @@ std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) 
   return claim;
 }
 
-void CapacityStore::record(const wire::Claim& pvc, TimePoint now) {
-  if (pvc.selected_node.empty()) {
-    claims_.erase(pvc.uid);
-    return;
+std::vector<CapacityStore::Place> CapacityStore::record(const std::string& uid, const wire::Claim* pvc, TimePoint now) {
+  std::vector<Place> places;
+  auto it = claims_.find(uid);
+  if (it != claims_.end()) {
+    Place was{it->second.claim.selected_node, class_of(it->second.claim)};
+    if (auto at = claims_at_.find(was); at != claims_at_.end()) {
+      at->second.erase(uid);
+      if (at->second.empty()) claims_at_.erase(at);
+    }
+    places.push_back(std::move(was));
   }
-  Recorded& r = claims_[pvc.uid];
+  if (!pvc || pvc->selected_node.empty()) {
+    if (it != claims_.end()) claims_.erase(it);
+    return places;
+  }
+  Recorded& r = claims_[uid];
   // A volume is seen once: the first observation of the claim bound to one.
-  const bool has_volume = pvc.info.bound;
+  const bool has_volume = pvc->info.bound;
   if (!has_volume) {
     r.volume_seen.reset();
   } else if (!r.volume_seen || !r.claim.info.bound) {
     r.volume_seen = now;
   }
-  r.claim = pvc;
+  r.claim = *pvc;
+  Place now_at{pvc->selected_node, class_of(*pvc)};
+  claims_at_[now_at].insert(uid);
+  places.push_back(std::move(now_at));
+  return places;
 }
 
 NodeFacts node_facts(const model::Node& node) {
@@ -121,43 +139,58 @@ void CapacityStore::nodes_listed(std::map<std::string, NodeFacts> nodes) {
   std::lock_guard lock(mu_);
   std::map<std::string, NodeEntry, std::less<>> next;
   for (auto& [name, facts] : nodes) {
-    NodeEntry entry{std::move(facts), {}};
+    NodeEntry entry{std::move(facts), {}, {}};
     // A value that changed while no watch ran changed at a time not known: no change is counted.
     if (auto it = nodes_.find(name); it != nodes_.end()) entry.topolvm_changed = it->second.topolvm_changed;
     next.emplace(name, std::move(entry));
   }
   nodes_ = std::move(next);
-  selection_dirty_ = true;
-  publish(SteadyClock::now());
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::node_changed(const std::string& name, std::optional<NodeFacts> facts) {
   std::lock_guard lock(mu_);
   const auto now = SteadyClock::now();
+  std::set<std::string, std::less<>> touched{name};
   auto it = nodes_.find(name);
   if (!facts) {
     if (it == nodes_.end()) return;
+    for (const auto& key : it->second.selected_by) published_.at(key).selects.erase(name);
     nodes_.erase(it);
-    selection_dirty_ = true;
+    if (auto at = volumes_at_.find(name); at != volumes_at_.end()) {
+      const std::set<std::string, std::less<>> moved = at->second;
+      for (const auto& volume : moved) {
+        const std::string next = locate(volumes_.at(volume));
+        set_volume_node(volume, next);
+        place_volume(volume);
+        touched.insert(next);
+      }
+    }
   } else if (it == nodes_.end()) {
-    nodes_.emplace(name, NodeEntry{std::move(*facts), {}});
-    selection_dirty_ = true;
+    it = nodes_.emplace(name, NodeEntry{std::move(*facts), {}, {}}).first;
+    match_node(name, it->second);
+    relocate_for(name, touched);
   } else {
     if (it->second.facts == *facts) return;
     for (const auto& [device_class, value] : facts->topolvm) {
       auto was = it->second.facts.topolvm.find(device_class);
       if (was == it->second.facts.topolvm.end() || was->second != value) it->second.topolvm_changed[device_class] = now;
     }
-    if (it->second.facts.labels != facts->labels) selection_dirty_ = true;
+    const bool relabelled = it->second.facts.labels != facts->labels;
+    const bool rematch = relabelled && names_any(it->second.facts.labels, facts->labels);
     it->second.facts = std::move(*facts);
+    if (rematch) match_node(name, it->second);
+    if (relabelled) relocate_for(name, touched);
   }
-  publish(now);
+  touched.erase(std::string());
+  recompute(touched, now);
 }
 
 void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
   std::lock_guard lock(mu_);
   fill_by_name(classes_, std::move(classes));
   reclassify();
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::class_changed(const std::string& name, std::optional<wire::StorageClass> sc) {
@@ -168,6 +201,7 @@ void CapacityStore::class_changed(const std::string& name, std::optional<wire::S
     classes_.erase(name);
   }
   reclassify();
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::drivers_listed(std::map<std::string, bool> drivers) {
@@ -175,6 +209,7 @@ void CapacityStore::drivers_listed(std::map<std::string, bool> drivers) {
   drivers_.clear();
   for (auto& [name, tracks] : drivers) drivers_.emplace(name, tracks);
   reclassify();
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::driver_changed(const std::string& name, std::optional<bool> storage_capacity) {
@@ -185,6 +220,7 @@ void CapacityStore::driver_changed(const std::string& name, std::optional<bool> 
     drivers_.erase(name);
   }
   reclassify();
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
@@ -192,31 +228,34 @@ void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
   const auto now = SteadyClock::now();
   std::map<std::string, Recorded, std::less<>> before = std::move(claims_);
   claims_.clear();
+  claims_at_.clear();
   std::vector<std::pair<std::string, state::Claim>> placed;
   for (const auto& pvc : claims) {
     if (auto it = before.find(pvc.uid); it != before.end()) claims_.insert(before.extract(it));
-    record(pvc, now);
+    record(pvc.uid, &pvc, now);
     if (auto claim = placement_of(pvc)) placed.emplace_back(claim_key(pvc), std::move(*claim));
   }
   spdlog::info("persistentvolumeclaims: {} listed, {} holding node-local space", claims.size(), placed.size());
   state_.replace_placements("volume", std::move(placed));
-  publish(now);
+  rebuild(now);
 }
 
 void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
   std::lock_guard lock(mu_);
+  const auto now = SteadyClock::now();
+  const std::vector<Place> places = record(pvc.uid, deleted ? nullptr : &pvc, now);
   if (deleted) {
-    claims_.erase(pvc.uid);
     state_.drop(claim_key(pvc));
+  } else if (auto claim = placement_of(pvc)) {
+    state_.place(claim_key(pvc), std::move(*claim));
   } else {
-    record(pvc, SteadyClock::now());
-    if (auto claim = placement_of(pvc)) {
-      state_.place(claim_key(pvc), std::move(*claim));
-    } else {
-      state_.drop(claim_key(pvc));
-    }
+    state_.drop(claim_key(pvc));
   }
-  publish(SteadyClock::now());
+  std::set<std::string, std::less<>> touched;
+  for (const auto& [node, cls] : places) {
+    if (class_pools_->count(cls)) touched.insert(node);
+  }
+  recompute(touched, now);
 }
 
 void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects) {
@@ -224,40 +263,53 @@ void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects
   std::map<std::string, Published, std::less<>> next;
   for (auto& o : objects) {
     std::string key = o.key;
-    Published p{std::move(o), std::nullopt};
+    Published p{std::move(o), std::nullopt, {}};
     // A figure that changed while no watch ran changed at a time not known: not counted as a change.
     if (auto it = published_.find(key); it != published_.end()) p.changed = it->second.changed;
     next.insert_or_assign(std::move(key), std::move(p));
   }
   published_ = std::move(next);
-  selection_dirty_ = true;
-  publish(SteadyClock::now());
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::capacity_changed(const std::string& key, std::optional<wire::StorageCapacity> object) {
   std::lock_guard lock(mu_);
   const auto now = SteadyClock::now();
+  std::set<std::string, std::less<>> touched;
+  auto it = published_.find(key);
   if (!object) {
-    selection_dirty_ = published_.erase(key) > 0 || selection_dirty_;
+    if (it == published_.end()) return;
+    unindex_object(key, it->second.object);
+    unselect(key, it->second, touched);
+    published_.erase(it);
+  } else if (it == published_.end()) {
+    it = published_.insert_or_assign(key, Published{std::move(*object), now, {}}).first;
+    index_object(key, it->second.object);
+    match_object(key, it->second, touched);
   } else {
-    auto it = published_.find(key);
-    if (it == published_.end()) {
-      published_.insert_or_assign(key, Published{std::move(*object), now});
-      selection_dirty_ = true;
+    Published& p = it->second;
+    if (p.object.capacity_bytes != object->capacity_bytes) p.changed = now;
+    touched = p.selects;
+    if (p.object.topology != object->topology) {
+      unindex_object(key, p.object);
+      unselect(key, p, touched);
+      p.object = std::move(*object);
+      index_object(key, p.object);
+      match_object(key, p, touched);
     } else {
-      if (it->second.object.capacity_bytes != object->capacity_bytes) it->second.changed = now;
-      if (it->second.object.topology != object->topology || it->second.object.storage_class != object->storage_class) {
-        selection_dirty_ = true;
-      }
-      it->second.object = std::move(*object);
+      p.object = std::move(*object);
     }
   }
-  publish(now);
+  recompute(touched, now);
 }
 
 void CapacityStore::reclassify() {
   auto next = std::make_shared<ClassPools>();
   std::set<std::string, std::less<>> local;
+  std::set<std::string, std::less<>> with_volumes;
+  for (const auto& [name, pv] : volumes_) {
+    if (policy::local_volume_counted(pv)) with_volumes.insert(pv.storage_class);
+  }
   for (const auto& [name, sc] : classes_) {
     if (rules_.pool_by_class.count(name) || drive_classes_.count(name)) continue;
     if (!options_.classes.empty() &&
@@ -265,10 +317,7 @@ void CapacityStore::reclassify() {
       continue;
     }
     if (sc.provisioner == kNoProvisioner && sc.binding_mode == "WaitForFirstConsumer") {
-      const bool has_volumes = std::any_of(volumes_.begin(), volumes_.end(), [&](const auto& v) {
-        return v.second.storage_class == name && policy::local_volume_counted(v.second);
-      });
-      if (has_volumes) {
+      if (with_volumes.count(name)) {
         local.insert(name);
         (*next)[name] = name;
       }
@@ -278,20 +327,36 @@ void CapacityStore::reclassify() {
     auto driver = drivers_.find(sc.provisioner);
     if ((driver != drivers_.end() && driver->second) || sc.provisioner == kTopolvmDriver) (*next)[name] = name;
   }
-  if (*next != *class_pools_ || local != local_classes_) {
-    class_pools_ = std::move(next);
-    local_classes_ = std::move(local);
-    merge_class_pools();
-    selection_dirty_ = true;
-    for (const auto& [uid, r] : claims_) {
-      if (auto claim = placement_of(r.claim)) {
-        state_.place(claim_key(r.claim), std::move(*claim));
-      } else {
-        state_.drop(claim_key(r.claim));
-      }
+  if (*next == *class_pools_ && local == local_classes_) return;
+  class_pools_ = std::move(next);
+  local_classes_ = std::move(local);
+  merge_class_pools();
+  for (const auto& [uid, r] : claims_) {
+    if (auto claim = placement_of(r.claim)) {
+      state_.place(claim_key(r.claim), std::move(*claim));
+    } else {
+      state_.drop(claim_key(r.claim));
     }
   }
-  publish(SteadyClock::now());
+}
+
+void CapacityStore::rebuild(TimePoint now) {
+  index_ = {};
+  for (auto& [key, p] : published_) {
+    p.selects.clear();
+    index_object(key, p.object);
+  }
+  for (auto& [name, entry] : nodes_) {
+    entry.selected_by.clear();
+    match_node(name, entry);
+  }
+  locate_volumes();
+  place_volumes();
+  std::set<std::string, std::less<>> all;
+  for (const auto& [name, entry] : nodes_) all.insert(name);
+  for (const auto& [name, pools] : given_) all.insert(name);
+  for (const auto& [name, pools] : drive_pools_) all.insert(name);
+  recompute(all, now);
 }
 
 void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes) {
@@ -300,9 +365,8 @@ void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes)
   spdlog::info("persistentvolumes: {} local of {}", std::count_if(volumes_.begin(), volumes_.end(), [](const auto& v) {
                  return policy::local_volume_counted(v.second);
                }), volumes_.size());
-  selection_dirty_ = true;
-  volumes_dirty_ = true;
   reclassify();
+  rebuild(SteadyClock::now());
 }
 
 void CapacityStore::volume_changed(const std::string& name, std::optional<model::PersistentVolume> volume) {
@@ -310,45 +374,104 @@ void CapacityStore::volume_changed(const std::string& name, std::optional<model:
   auto it = volumes_.find(name);
   const bool was_counted = it != volumes_.end() && policy::local_volume_counted(it->second);
   const bool counted = volume && policy::local_volume_counted(*volume);
-  if (!was_counted && !counted) {
-    if (volume) volumes_.insert_or_assign(name, std::move(*volume));
-    else if (it != volumes_.end()) volumes_.erase(it);
-    return;
-  }
-  volume_node_.erase(name);
   if (volume) {
-    if (!selection_dirty_) locate_volume(*volume);
     volumes_.insert_or_assign(name, std::move(*volume));
-  } else {
+  } else if (it != volumes_.end()) {
     volumes_.erase(it);
   }
-  volumes_dirty_ = true;
+  if (!was_counted && !counted) return;
+  const auto classes = class_pools_;
+  const auto locals = local_classes_;
   reclassify();
+  if (class_pools_ != classes || local_classes_ != locals) {
+    rebuild(SteadyClock::now());
+    return;
+  }
+  std::set<std::string, std::less<>> touched;
+  if (auto at = volume_node_.find(name); at != volume_node_.end()) touched.insert(at->second);
+  auto now_at = volumes_.find(name);
+  const std::string node = now_at == volumes_.end() ? std::string() : locate(now_at->second);
+  set_volume_node(name, node);
+  place_volume(name);
+  touched.insert(node);
+  touched.erase(std::string());
+  recompute(touched, SteadyClock::now());
 }
 
 std::string CapacityStore::local_volume_node(std::string_view volume) const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(view_mu_);
   auto it = volume_node_.find(volume);
   return it == volume_node_.end() ? std::string() : it->second;
 }
 
-void CapacityStore::locate_volume(const model::PersistentVolume& pv) {
-  if (!local_classes_.count(pv.storage_class) || !policy::local_volume_counted(pv)) return;
+std::string CapacityStore::locate(const model::PersistentVolume& pv) const {
+  if (!local_classes_.count(pv.storage_class) || !policy::local_volume_counted(pv)) return {};
   model::NodeSupply probe;
   for (const auto& [node, entry] : nodes_) {
     probe.name = node;
     probe.labels = entry.facts.labels;
-    if (policy::local_volume_on_node(pv, probe)) {
-      volume_node_[pv.name] = node;
-      return;
+    if (policy::local_volume_on_node(pv, probe)) return node;
+  }
+  return {};
+}
+
+void CapacityStore::set_volume_node(const std::string& volume, const std::string& node) {
+  std::string before;
+  {
+    std::lock_guard lock(view_mu_);
+    auto it = volume_node_.find(volume);
+    if (it != volume_node_.end()) before = it->second;
+    if (before == node) return;
+    if (node.empty()) {
+      volume_node_.erase(it);
+    } else {
+      volume_node_.insert_or_assign(volume, node);
     }
+  }
+  if (auto at = volumes_at_.find(before); at != volumes_at_.end()) {
+    at->second.erase(volume);
+    if (at->second.empty()) volumes_at_.erase(at);
+  }
+  if (!node.empty()) volumes_at_[node].insert(volume);
+}
+
+void CapacityStore::relocate_for(const std::string& node, std::set<std::string, std::less<>>& touched) {
+  if (local_classes_.empty()) return;
+  auto entry = nodes_.find(node);
+  model::NodeSupply probe;
+  if (entry != nodes_.end()) {
+    probe.name = node;
+    probe.labels = entry->second.facts.labels;
+  }
+  for (const auto& [name, pv] : volumes_) {
+    if (!local_classes_.count(pv.storage_class) || !policy::local_volume_counted(pv)) continue;
+    auto at = volume_node_.find(name);
+    const std::string current = at == volume_node_.end() ? std::string() : at->second;
+    std::string next = current;
+    if (current == node) {
+      next = locate(pv);
+    } else if ((current.empty() || node < current) && entry != nodes_.end() && policy::local_volume_on_node(pv, probe)) {
+      next = node;  // the first node in name order that the volume's affinity selects
+    }
+    if (next == current) continue;
+    set_volume_node(name, next);
+    place_volume(name);
+    touched.insert(current);
+    touched.insert(next);
   }
 }
 
 void CapacityStore::locate_volumes() {
-  volume_node_.clear();
-  for (const auto& [name, pv] : volumes_) locate_volume(pv);
-  volumes_dirty_ = true;
+  std::map<std::string, std::string, std::less<>> located;
+  volumes_at_.clear();
+  for (const auto& [name, pv] : volumes_) {
+    std::string node = locate(pv);
+    if (node.empty()) continue;
+    volumes_at_[node].insert(name);
+    located.emplace(name, std::move(node));
+  }
+  std::lock_guard lock(view_mu_);
+  volume_node_ = std::move(located);
 }
 
 const model::PersistentVolume* CapacityStore::located(std::string_view name) const {
@@ -357,30 +480,59 @@ const model::PersistentVolume* CapacityStore::located(std::string_view name) con
   return &it->second;
 }
 
-void CapacityStore::local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
+void CapacityStore::local_pools(const std::string& node, std::vector<model::Pool>& pools,
                                 std::vector<PoolAccount>& accounts) const {
-  std::map<std::pair<std::string, std::string>, model::Pool> by_place;
-  std::map<std::pair<std::string, std::string>, std::int64_t> taken;
-  for (const auto& [name, node] : volume_node_) {
+  auto at = volumes_at_.find(node);
+  if (at == volumes_at_.end()) return;
+  std::map<std::string, model::Pool, std::less<>> by_class;
+  std::map<std::string, std::int64_t, std::less<>> taken;
+  for (const auto& name : at->second) {
     const model::PersistentVolume* found = located(name);
     if (!found) continue;
     const model::PersistentVolume& pv = *found;
-    model::Pool& pool = by_place[{node, pv.storage_class}];
+    model::Pool& pool = by_class[pv.storage_class];
     pool.name = class_pools_->find(pv.storage_class)->second;
     pool.source = std::string(kLocalSource);
     pool.whole_devices = true;
     pool.capacity_bytes = saturating_add(pool.capacity_bytes, pv.bytes);
     pool.published_bytes = pool.capacity_bytes;
     pool.devices.push_back({pv.name, pv.bytes, pv.access_modes, pv.block, {}});
-    if (!policy::local_volume_free(pv)) taken[{node, pv.storage_class}] += pv.bytes;
+    if (!policy::local_volume_free(pv)) taken[pv.storage_class] += pv.bytes;
   }
-  for (auto& [where, pool] : by_place) {
+  for (auto& [cls, pool] : by_class) {
     policy::CapacityAccount a;
     a.published = pool.capacity_bytes;
-    a.subtracted = taken[where];
+    a.subtracted = taken[cls];
     a.free = a.published - a.subtracted;
-    accounts.push_back({where.first, where.second, pool.name, pool.source, a, 0});
-    pools[where.first].push_back(std::move(pool));
+    accounts.push_back({node, cls, pool.name, pool.source, a, 0});
+    pools.push_back(std::move(pool));
+  }
+}
+
+namespace {
+
+std::optional<std::pair<std::string, state::Claim>> volume_placement(const model::PersistentVolume& pv,
+                                                                     const std::string& node, const std::string& pool) {
+  if (pv.claim.empty()) return std::nullopt;
+  state::Claim claim;
+  claim.owner = pv.claim;
+  claim.source = kLocalPlacement;
+  claim.node = node;
+  claim.allocation.volumes.push_back({pv.claim, pool, pv.name, pv.bytes, pv.claim, {}});
+  return std::pair("pv/" + pv.name, std::move(claim));
+}
+
+}  // namespace
+
+void CapacityStore::place_volume(const std::string& name) {
+  auto at = volume_node_.find(name);
+  const model::PersistentVolume* pv = at == volume_node_.end() ? nullptr : located(name);
+  auto placement =
+      pv ? volume_placement(*pv, at->second, class_pools_->find(pv->storage_class)->second) : std::nullopt;
+  if (placement) {
+    state_.place(std::move(placement->first), std::move(placement->second));
+  } else {
+    state_.drop("pv/" + name);
   }
 }
 
@@ -388,85 +540,199 @@ void CapacityStore::place_volumes() {
   std::vector<std::pair<std::string, state::Claim>> placed;
   for (const auto& [name, node] : volume_node_) {
     const model::PersistentVolume* pv = located(name);
-    if (!pv || pv->claim.empty()) continue;
-    state::Claim claim;
-    claim.owner = pv->claim;
-    claim.source = kLocalPlacement;
-    claim.node = node;
-    claim.allocation.volumes.push_back(
-        {pv->claim, class_pools_->find(pv->storage_class)->second, pv->name, pv->bytes, pv->claim, {}});
-    placed.emplace_back("pv/" + pv->name, std::move(claim));
+    if (!pv) continue;
+    if (auto p = volume_placement(*pv, node, class_pools_->find(pv->storage_class)->second)) placed.push_back(std::move(*p));
   }
   state_.replace_placements(kLocalPlacement, std::move(placed));
-  volumes_dirty_ = false;
 }
 
 void CapacityStore::tick(TimePoint now) {
   std::lock_guard lock(mu_);
-  if (next_change_ && now >= *next_change_) publish(now);
+  std::set<std::string, std::less<>> due;
+  for (auto it = changes_.begin(); it != changes_.end() && it->first <= now; ++it) due.insert(it->second);
+  recompute(due, now);
 }
 
-void CapacityStore::select() {
-  selection_.clear();
-  for (const auto& [key, p] : published_) {
-    const std::string& cls = p.object.storage_class;
-    if (!class_pools_->count(cls) || !p.object.topology) continue;
-    for (const auto& [node, entry] : nodes_) {
-      if (policy::topology_selects(p.object.topology, entry.facts.labels)) selection_[{node, cls}].push_back(key);
+void CapacityStore::index_object(const std::string& key, const wire::StorageCapacity& object) {
+  if (!object.topology) return;
+  const auto& reqs = *object.topology;
+  auto single = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
+  auto present = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" || r.op == "Exists"; });
+  if (single != reqs.end()) {
+    index_.by_value[{single->key, single->values.front()}].insert(key);
+  } else if (present != reqs.end()) {
+    index_.by_key[present->key].insert(key);
+  } else {
+    index_.unkeyed.insert(key);
+  }
+  for (const auto& r : reqs) ++index_.named[r.key];
+}
+
+void CapacityStore::unindex_object(const std::string& key, const wire::StorageCapacity& object) {
+  if (!object.topology) return;
+  auto drop = [&](auto& map, const auto& at) {
+    auto it = map.find(at);
+    if (it == map.end()) return;
+    it->second.erase(key);
+    if (it->second.empty()) map.erase(it);
+  };
+  const auto& reqs = *object.topology;
+  auto single = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
+  auto present = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" || r.op == "Exists"; });
+  if (single != reqs.end()) {
+    drop(index_.by_value, std::pair(single->key, single->values.front()));
+  } else if (present != reqs.end()) {
+    drop(index_.by_key, present->key);
+  } else {
+    index_.unkeyed.erase(key);
+  }
+  for (const auto& r : reqs) {
+    auto it = index_.named.find(r.key);
+    if (it != index_.named.end() && --it->second == 0) index_.named.erase(it);
+  }
+}
+
+bool CapacityStore::names_any(const model::StringMap& before, const model::StringMap& after) const {
+  auto named = [&](const std::string& key) { return index_.named.count(key) > 0; };
+  auto a = before.begin();
+  auto b = after.begin();
+  while (a != before.end() || b != after.end()) {
+    if (b == after.end() || (a != before.end() && a->first < b->first)) {
+      if (named(a->first)) return true;
+      ++a;
+    } else if (a == before.end() || b->first < a->first) {
+      if (named(b->first)) return true;
+      ++b;
+    } else {
+      if (a->second != b->second && named(a->first)) return true;
+      ++a;
+      ++b;
     }
   }
-  locate_volumes();
-  selection_dirty_ = false;
+  return false;
 }
 
-void CapacityStore::publish(TimePoint now) {
-  if (selection_dirty_) select();
-  std::map<std::pair<std::string, std::string>, std::vector<policy::CapacityClaim>> claims;
-  for (const auto& [uid, r] : claims_) {
-    const std::string& cls = r.claim.info.storage_class.empty() ? rules_.default_class : r.claim.info.storage_class;
-    if (!class_pools_->count(cls)) continue;
-    claims[{r.claim.selected_node, cls}].push_back(
-        {r.claim.namespace_name + "/" + r.claim.name, r.claim.info.bytes, r.volume_seen});
-  }
-  std::map<std::string, std::vector<model::Pool>, std::less<>> pools;
-  std::vector<PoolAccount> accounts;
-  next_change_.reset();
-  for (const auto& [where, keys] : selection_) {
-    const Published* chosen = nullptr;
+void CapacityStore::match_node(const std::string& node, NodeEntry& entry) {
+  std::set<std::string, std::less<>> selected;
+  auto consider = [&](const std::set<std::string, std::less<>>& keys) {
     for (const auto& key : keys) {
+      if (!selected.count(key) && policy::topology_selects(published_.at(key).object.topology, entry.facts.labels)) {
+        selected.insert(key);
+      }
+    }
+  };
+  for (const auto& [key, value] : entry.facts.labels) {
+    if (auto it = index_.by_value.find(std::pair(key, value)); it != index_.by_value.end()) consider(it->second);
+    if (auto it = index_.by_key.find(key); it != index_.by_key.end()) consider(it->second);
+  }
+  consider(index_.unkeyed);
+  for (const auto& key : entry.selected_by) {
+    if (!selected.count(key)) published_.at(key).selects.erase(node);
+  }
+  for (const auto& key : selected) published_.at(key).selects.insert(node);
+  entry.selected_by = std::move(selected);
+}
+
+void CapacityStore::match_object(const std::string& key, Published& p, std::set<std::string, std::less<>>& touched) {
+  for (auto& [name, entry] : nodes_) {
+    const bool selects = policy::topology_selects(p.object.topology, entry.facts.labels);
+    if (selects == static_cast<bool>(p.selects.count(name))) continue;
+    touched.insert(name);
+    if (selects) {
+      p.selects.insert(name);
+      entry.selected_by.insert(key);
+    } else {
+      p.selects.erase(name);
+      entry.selected_by.erase(key);
+    }
+  }
+  touched.insert(p.selects.begin(), p.selects.end());
+}
+
+void CapacityStore::unselect(const std::string& key, Published& p, std::set<std::string, std::less<>>& touched) {
+  for (const auto& node : p.selects) {
+    if (auto it = nodes_.find(node); it != nodes_.end()) it->second.selected_by.erase(key);
+    touched.insert(node);
+  }
+  p.selects.clear();
+}
+
+std::vector<policy::CapacityClaim> CapacityStore::claims_at(const Place& where) const {
+  std::vector<policy::CapacityClaim> out;
+  auto at = claims_at_.find(where);
+  if (at == claims_at_.end()) return out;
+  for (const auto& uid : at->second) {
+    const Recorded& r = claims_.at(uid);
+    out.push_back({r.claim.namespace_name + "/" + r.claim.name, r.claim.info.bytes, r.volume_seen});
+  }
+  return out;
+}
+
+void CapacityStore::node_pools(const std::string& node, TimePoint now, std::vector<model::Pool>& pools,
+                               std::vector<PoolAccount>& accounts) const {
+  auto entry = nodes_.find(node);
+  if (entry != nodes_.end()) {
+    std::map<std::string, const Published*, std::less<>> chosen;  // by class
+    for (const auto& key : entry->second.selected_by) {
       const Published& p = published_.at(key);
-      if (!chosen || p.object.capacity_bytes.value_or(0) > chosen->object.capacity_bytes.value_or(0)) chosen = &p;
+      if (!class_pools_->count(p.object.storage_class)) continue;
+      const Published*& best = chosen[p.object.storage_class];
+      if (!best || p.object.capacity_bytes.value_or(0) > best->object.capacity_bytes.value_or(0)) best = &p;
     }
-    const auto& [node, cls] = where;
-    const policy::PublishedCapacity published{chosen->object.capacity_bytes.value_or(0), chosen->changed};
-    auto it = claims.find(where);
-    const policy::CapacityAccount a =
-        policy::account(published, it == claims.end() ? std::vector<policy::CapacityClaim>{} : it->second, now, options_.rule);
-    model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {},
-                     chosen->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + chosen->object.key, a.published};
-    accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
-    pools[node].push_back(std::move(pool));
-  }
-  for (const auto& [cls, pool_name] : *class_pools_) {
-    if (!topolvm_device_class(cls)) continue;
-    for (const auto& [node, entry] : nodes_) {
-      if (selection_.count({node, cls})) continue;
-      auto it = claims.find({node, cls});
-      annotation_pool(node, entry, cls, it == claims.end() ? std::vector<policy::CapacityClaim>{} : std::move(it->second),
-                      now, pools, accounts);
+    for (const auto& [cls, p] : chosen) {
+      const policy::PublishedCapacity published{p->object.capacity_bytes.value_or(0), p->changed};
+      const policy::CapacityAccount a = policy::account(published, claims_at({node, cls}), now, options_.rule);
+      model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {},
+                       p->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + p->object.key, a.published};
+      accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
+      pools.push_back(std::move(pool));
+    }
+    for (const auto& [cls, pool_name] : *class_pools_) {
+      if (chosen.count(cls) || !topolvm_device_class(cls)) continue;
+      annotation_pool(node, entry->second, cls, claims_at({node, cls}), now, pools, accounts);
     }
   }
-  local_pools(pools, accounts);
-  for (const auto& [node, drive_pools] : drive_pools_) {
-    auto& into = pools[node];
-    into.insert(into.end(), drive_pools.begin(), drive_pools.end());
+  local_pools(node, pools, accounts);
+  if (auto drives = drive_pools_.find(node); drives != drive_pools_.end()) {
+    pools.insert(pools.end(), drives->second.begin(), drives->second.end());
   }
-  for (const auto& a : accounts) {
-    if (a.account.next_change && (!next_change_ || *a.account.next_change < *next_change_)) next_change_ = a.account.next_change;
+}
+
+void CapacityStore::recompute(const std::set<std::string, std::less<>>& nodes, TimePoint now) {
+  NodePools changed;
+  for (const auto& node : nodes) {
+    std::vector<model::Pool> pools;
+    std::vector<PoolAccount> accounts;
+    node_pools(node, now, pools, accounts);
+    if (auto was = next_change_.find(node); was != next_change_.end()) {
+      changes_.erase({was->second, node});
+      next_change_.erase(was);
+    }
+    std::optional<TimePoint> next;
+    for (const auto& a : accounts) {
+      if (a.account.next_change && (!next || *a.account.next_change < *next)) next = a.account.next_change;
+    }
+    if (next) {
+      next_change_.emplace(node, *next);
+      changes_.emplace(*next, node);
+    }
+    auto given = given_.find(node);
+    if (given == given_.end() ? !pools.empty() : given->second != pools) {
+      changed[node] = pools;
+      if (pools.empty()) {
+        given_.erase(given);
+      } else {
+        given_.insert_or_assign(node, std::move(pools));
+      }
+    }
+    std::lock_guard lock(view_mu_);
+    if (accounts.empty()) {
+      accounts_.erase(node);
+    } else {
+      accounts_.insert_or_assign(node, std::move(accounts));
+    }
   }
-  state_.set_derived_pools(std::move(pools));
-  accounts_ = std::move(accounts);
-  if (volumes_dirty_) place_volumes();
+  state_.set_derived_pools_of(std::move(changed));
 }
 
 std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view cls) const {
@@ -478,9 +744,8 @@ std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view 
 }
 
 void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                                    std::vector<policy::CapacityClaim> claims, TimePoint now,
-                                    std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
-                                    std::vector<PoolAccount>& accounts) {
+                                    const std::vector<policy::CapacityClaim>& claims, TimePoint now,
+                                    std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts) const {
   const std::string device_class = *topolvm_device_class(cls);
   auto value = entry.facts.topolvm.find(device_class);
   if (value == entry.facts.topolvm.end()) return;
@@ -497,36 +762,63 @@ void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& en
   model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {}, 0, "annotation " + key,
                    a.published};
   accounts.push_back({node, cls, pool.name, pool.source, a, 0});
-  pools[node].push_back(std::move(pool));
+  pools.push_back(std::move(pool));
 }
 
 std::shared_ptr<const ClassPools> CapacityStore::class_pools() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(view_mu_);
   return merged_class_pools_;
 }
 
 void CapacityStore::merge_class_pools() {
   auto merged = std::make_shared<ClassPools>(*class_pools_);
   merged->insert(drive_classes_.begin(), drive_classes_.end());
+  std::lock_guard lock(view_mu_);
   merged_class_pools_ = std::move(merged);
 }
 
-void CapacityStore::set_drive_pools(ClassPools classes, std::map<std::string, std::vector<model::Pool>, std::less<>> pools) {
+void CapacityStore::set_drive_pools(ClassPools classes, NodePools pools) {
   std::lock_guard lock(mu_);
   const bool reclassified = classes != drive_classes_;
   drive_classes_ = std::move(classes);
-  drive_pools_ = std::move(pools);
   if (reclassified) {
+    drive_pools_ = std::move(pools);
     merge_class_pools();
     reclassify();
-  } else {
-    publish(SteadyClock::now());
+    rebuild(SteadyClock::now());
+    return;
   }
+  std::set<std::string, std::less<>> touched;
+  for (const auto& [node, p] : pools) {
+    auto it = drive_pools_.find(node);
+    if (it == drive_pools_.end() || it->second != p) touched.insert(node);
+  }
+  for (const auto& [node, p] : drive_pools_) {
+    if (!pools.count(node)) touched.insert(node);
+  }
+  drive_pools_ = std::move(pools);
+  recompute(touched, SteadyClock::now());
+}
+
+void CapacityStore::set_drive_pools_of(NodePools pools) {
+  std::lock_guard lock(mu_);
+  std::set<std::string, std::less<>> touched;
+  for (auto& [node, p] : pools) {
+    touched.insert(node);
+    if (p.empty()) {
+      drive_pools_.erase(node);
+    } else {
+      drive_pools_.insert_or_assign(node, std::move(p));
+    }
+  }
+  recompute(touched, SteadyClock::now());
 }
 
 std::vector<PoolAccount> CapacityStore::accounts() const {
-  std::lock_guard lock(mu_);
-  return accounts_;
+  std::lock_guard lock(view_mu_);
+  std::vector<PoolAccount> out;
+  for (const auto& [node, accounts] : accounts_) out.insert(out.end(), accounts.begin(), accounts.end());
+  return out;
 }
 
 }  // namespace extender::sources

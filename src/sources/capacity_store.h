@@ -18,8 +18,9 @@
 // storage.classes names it, or capacity.classes leaves it out); on each node its pool's devices
 // are the class's local volumes whose node affinity selects the node (source "local PVs", each
 // taken whole: policy/local_volumes.h), and each volume a claim holds (spec.claimRef) is placed
-// in the state on that node ("local volume" claims). Thread-safe; its lock is taken before the
-// state's.
+// in the state on that node ("local volume" claims). Thread-safe: writers serialise on one lock,
+// taken before the state's, and each event costs what it touches (docs/architecture.md); readers
+// (class_pools, local_volume_node, accounts) never wait for a writer's work.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -81,6 +82,8 @@ class CapacityStore {
   // csi-baremetal's classes (-> pool) and its pools of drives by node (baremetal_store.h): its
   // classes are never managed here; the pools are published with the others.
   void set_drive_pools(ClassPools classes, std::map<std::string, std::vector<model::Pool>, std::less<>> pools);
+  // The drive pools of the nodes named only (an empty list: none), the classes unchanged.
+  void set_drive_pools_of(std::map<std::string, std::vector<model::Pool>, std::less<>> pools);
 
   // Publishes again when a claim has settled since the last publication.
   void tick(TimePoint now);
@@ -90,66 +93,102 @@ class CapacityStore {
   std::vector<PoolAccount> accounts() const;
 
  private:
+  using NodePools = std::map<std::string, std::vector<model::Pool>, std::less<>>;
+  using Place = std::pair<std::string, std::string>;  // (node, class)
   struct Published {
     wire::StorageCapacity object;
     std::optional<TimePoint> changed;
+    std::set<std::string, std::less<>> selects;  // the nodes its topology selects
   };
   struct Recorded {
     wire::Claim claim;
     std::optional<TimePoint> volume_seen;
   };
-  std::string pool_of(std::string_view cls) const;
-  std::optional<state::Claim> placement_of(const wire::Claim& pvc) const;
-  void record(const wire::Claim& pvc, TimePoint now);
-  // After classes or drivers changed: the managed set, and the placements that depend on it.
-  void reclassify();
-  void publish(TimePoint now);
-  // Which objects select which node, per class: rebuilt when nodes, objects' topology or the
-  // managed classes change, not for each claim.
-  void select();
-  // Local volumes: which node each one of a managed class is on (all, or one), their pools, and
-  // the placements of the volumes claims hold.
-  void locate_volumes();
-  void locate_volume(const model::PersistentVolume& pv);
-  void local_pools(std::map<std::string, std::vector<model::Pool>, std::less<>>& pools, std::vector<PoolAccount>& accounts) const;
-  void place_volumes();
-  // A located volume, if it is still known and its class still managed (else null).
-  const model::PersistentVolume* located(std::string_view name) const;
-
-  state::ClusterState& state_;
-  model::DemandRules rules_;
-  CapacityOptions options_;
-  mutable std::mutex mu_;
   struct NodeEntry {
     NodeFacts facts;
     std::map<std::string, TimePoint, std::less<>> topolvm_changed;  // by device class
+    std::set<std::string, std::less<>> selected_by;                 // objects whose topology selects it
   };
-  std::map<std::string, NodeEntry, std::less<>> nodes_;
+  // The objects with a topology by the labels they name, so that a node is matched against the
+  // objects that could select it only: by a key and value it must have (a single-valued In), else
+  // by a key it must have, else (needing no label) always.
+  struct SelectorIndex {
+    std::map<std::pair<std::string, std::string>, std::set<std::string, std::less<>>> by_value;
+    std::map<std::string, std::set<std::string, std::less<>>, std::less<>> by_key;
+    std::set<std::string, std::less<>> unkeyed;
+    std::map<std::string, std::size_t, std::less<>> named;  // key -> objects naming it
+  };
+
+  std::string pool_of(std::string_view cls) const;
+  std::string class_of(const wire::Claim& pvc) const;
+  std::optional<state::Claim> placement_of(const wire::Claim& pvc) const;
+  // Records the claim (or forgets it: `pvc` null) and returns the places it held and holds.
+  std::vector<Place> record(const std::string& uid, const wire::Claim* pvc, TimePoint now);
+  // After classes or drivers changed: the managed set, and the placements that depend on it.
+  void reclassify();
+  // Everything again: selection, volumes' nodes, every node's pools (a list, a class change).
+  void rebuild(TimePoint now);
+  // The pools and accounts of these nodes again, given to the state when they changed.
+  void recompute(const std::set<std::string, std::less<>>& nodes, TimePoint now);
+  void node_pools(const std::string& node, TimePoint now, std::vector<model::Pool>& pools,
+                  std::vector<PoolAccount>& accounts) const;
+  // Selection: which objects select which node.
+  void index_object(const std::string& key, const wire::StorageCapacity& object);
+  void unindex_object(const std::string& key, const wire::StorageCapacity& object);
+  // Matches one node against the objects that could select it; the objects it gained or lost.
+  void match_node(const std::string& node, NodeEntry& entry);
+  // Matches one object against every node; the nodes it selected before or selects now go to `touched`.
+  void match_object(const std::string& key, Published& p, std::set<std::string, std::less<>>& touched);
+  void unselect(const std::string& key, Published& p, std::set<std::string, std::less<>>& touched);
+  bool names_any(const model::StringMap& before, const model::StringMap& after) const;
+  // Local volumes: which node each one of a managed class is on, and the placements of the
+  // volumes claims hold.
+  void locate_volumes();
+  std::string locate(const model::PersistentVolume& pv) const;
+  void set_volume_node(const std::string& volume, const std::string& node);
+  void place_volume(const std::string& name);
+  void local_pools(const std::string& node, std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts) const;
+  void place_volumes();
+  // After a node's labels changed: the local volumes that move to or from it; their nodes to `touched`.
+  void relocate_for(const std::string& node, std::set<std::string, std::less<>>& touched);
+  // A located volume, if it is still known and its class still managed (else null).
+  const model::PersistentVolume* located(std::string_view name) const;
   // A managed class's TopoLVM device class, or nullopt when it is no TopoLVM class.
   std::optional<std::string> topolvm_device_class(std::string_view cls) const;
   // The pool a node's TopoLVM annotation gives a class, when no CSIStorageCapacity selects it.
   void annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                       std::vector<policy::CapacityClaim> claims, TimePoint now,
-                       std::map<std::string, std::vector<model::Pool>, std::less<>>& pools,
-                       std::vector<PoolAccount>& accounts);
+                       const std::vector<policy::CapacityClaim>& claims, TimePoint now,
+                       std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts) const;
+  std::vector<policy::CapacityClaim> claims_at(const Place& where) const;
+  void merge_class_pools();
+
+  state::ClusterState& state_;
+  model::DemandRules rules_;
+  CapacityOptions options_;
+  // Writers (the sinks, tick) serialise on mu_; each event's work is its own (docs/architecture.md).
+  mutable std::mutex mu_;
+  std::map<std::string, NodeEntry, std::less<>> nodes_;
   std::map<std::string, wire::StorageClass, std::less<>> classes_;
   std::map<std::string, bool, std::less<>> drivers_;
   std::map<std::string, Published, std::less<>> published_;  // by namespace/name
+  SelectorIndex index_;
   std::map<std::string, Recorded, std::less<>> claims_;      // by uid; claims with a selected node
+  std::map<Place, std::set<std::string, std::less<>>> claims_at_;  // uids by (node, class)
   std::shared_ptr<const ClassPools> class_pools_ = std::make_shared<const ClassPools>();
   ClassPools drive_classes_;
-  std::map<std::string, std::vector<model::Pool>, std::less<>> drive_pools_;
-  // class_pools_ and drive_classes_: what class_pools() answers.
-  std::shared_ptr<const ClassPools> merged_class_pools_ = std::make_shared<const ClassPools>();
-  void merge_class_pools();
+  NodePools drive_pools_;
   std::map<std::string, model::PersistentVolume, std::less<>> volumes_;  // by name
   std::set<std::string, std::less<>> local_classes_;                     // managed classes of local volumes
-  std::map<std::string, std::string, std::less<>> volume_node_;          // local volume of a managed class -> node
-  bool volumes_dirty_ = true;  // the volumes' placements are to be replaced
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> selection_;  // (node, class) -> objects
-  bool selection_dirty_ = true;
-  std::vector<PoolAccount> accounts_;
-  std::optional<TimePoint> next_change_;
+  std::map<std::string, std::set<std::string, std::less<>>, std::less<>> volumes_at_;  // node -> its local volumes
+  NodePools given_;  // the pools each node was last given in the state
+  std::map<std::string, TimePoint, std::less<>> next_change_;  // by node: when its accounts change
+  std::set<std::pair<TimePoint, std::string>> changes_;        // the same, by time
+
+  // Readers (filters, /debug, /metrics) take view_mu_ alone, held for a pointer swap or one entry.
+  mutable std::mutex view_mu_;
+  std::shared_ptr<const ClassPools> merged_class_pools_ = std::make_shared<const ClassPools>();
+  std::map<std::string, std::string, std::less<>> volume_node_;  // local volume of a managed class -> node
+  std::map<std::string, std::vector<PoolAccount>, std::less<>> accounts_;  // by node
 };
 
 }  // namespace extender::sources

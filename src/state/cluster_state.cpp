@@ -227,6 +227,26 @@ void ClusterState::set_derived_pools(std::map<std::string, std::vector<model::Po
   publish(touched);
 }
 
+void ClusterState::set_derived_pools_of(std::map<std::string, std::vector<model::Pool>, std::less<>> by_node) {
+  std::lock_guard lock(write_mu_);
+  std::set<std::string, std::less<>> touched;
+  for (auto& [name, pools] : by_node) {
+    auto it = derived_pools_.find(name);
+    if (pools.empty()) {
+      if (it == derived_pools_.end()) continue;
+      derived_pools_.erase(it);
+    } else if (it == derived_pools_.end()) {
+      derived_pools_.emplace(name, std::move(pools));
+    } else if (it->second != pools) {
+      it->second = std::move(pools);
+    } else {
+      continue;
+    }
+    touched.insert(name);
+  }
+  publish(touched);
+}
+
 void ClusterState::set_claim(std::string uid, Claim claim, std::set<std::string, std::less<>>& touched) {
   erase_claim(uid, touched);
   touched.insert(claim.node);

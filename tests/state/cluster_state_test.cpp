@@ -89,6 +89,25 @@ TEST(ClusterState, DerivedPoolsJoinTheNodesOwnUnlessItNamesThemItself) {
   EXPECT_EQ(s.snapshot().find("a")->supply.find_pool("topolvm"), nullptr);
 }
 
+TEST(ClusterState, DerivedPoolsOfSomeNodesLeaveTheOthersUntouched) {
+  ClusterState s;
+  s.upsert_nodes({node("a", 0), node("b", 0), node("c", 0)});
+  s.set_derived_pools({{"a", {{"topolvm", 50, {}}}}, {"b", {{"topolvm", 70, {}}}}});
+  const Snapshot before = s.snapshot();
+  s.set_derived_pools_of({{"a", {{"topolvm", 40, {}}}}, {"c", {{"topolvm", 10, {}}}}});
+  Snapshot snap = s.snapshot();
+  EXPECT_EQ(snap.find("a")->supply.find_pool("topolvm")->capacity_bytes, 40);
+  EXPECT_EQ(snap.find("b"), before.find("b")) << "a node not named is not republished";
+  EXPECT_EQ(snap.find("c")->supply.find_pool("topolvm")->capacity_bytes, 10);
+  const NodeState* c_before = snap.find("c");
+  s.set_derived_pools_of({{"a", {}}, {"c", {{"topolvm", 10, {}}}}, {"gone", {}}});
+  snap = s.snapshot();
+  EXPECT_EQ(snap.find("a")->supply.find_pool("topolvm"), nullptr) << "an empty list removes the node's pools";
+  EXPECT_EQ(snap.find("c"), c_before) << "unchanged pools publish nothing";
+  EXPECT_EQ(snap.find("b")->supply.find_pool("topolvm")->capacity_bytes, 70);
+  EXPECT_EQ(snap.find("gone"), nullptr);
+}
+
 TEST(ClusterState, UsageExcludesThePodItselfAndExpiredReservations) {
   ClusterState s;
   s.upsert_nodes({node("a", 8)});

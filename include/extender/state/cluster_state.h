@@ -115,6 +115,9 @@ class ClusterState {
   // by node: added to the node's own pools, except where the node already has a pool of that
   // name. Replaces the whole set; nodes whose pools did not change publish nothing.
   void set_derived_pools(std::map<std::string, std::vector<model::Pool>, std::less<>> by_node);
+  // The same for the nodes named only (an empty list: none), the others' kept: costs the nodes
+  // named, not the cluster.
+  void set_derived_pools_of(std::map<std::string, std::vector<model::Pool>, std::less<>> by_node);
 
   // Claims, one per uid: placing or reserving replaces whatever uid held before. Placing a claim
   // equal to the one held publishes nothing.
