@@ -9,12 +9,13 @@
 // - acs NODESxDRIVES: csi-baremetal, DRIVES AvailableCapacities per node (SSD), 8 GPUs per node;
 //   churn changes the size of one AC after another, --ac-rate a second (default 10).
 // Each prints the p50 and p99 of both filters quiet and under churn on one line each, then the
-// process's CPU per event (events sent at 20 a second with no client running, CPU counted until
-// the process is idle again; the fake API server's part, serving the event, is included and
-// does not grow with the cluster), and the RSS the synced stores added.
+// process's CPU per event (--events, default 20, sent at 20 a second with no client running, CPU counted until
+// the process is idle again, less its idle CPU over as long; the fake API server's part, serving
+// the event, is included and does not grow with the cluster), and the RSS the synced stores
+// added (KubeCluster's stores and the state, over the fake API server's objects).
 //
 // usage: storage_churn_bench [--labels N,N,...] [--acs NxD,NxD,...] [--seconds S]
-//                            [--label-rate R] [--ac-rate R]
+//                            [--label-rate R] [--ac-rate R] [--events E]
 // default: --labels 500,1000 --acs 500x4 --seconds 2 (well under a minute)
 #include <malloc.h>
 #include <spdlog/spdlog.h>
@@ -105,9 +106,16 @@ Times run_clients(engine::Extender& ext, const wire::ExtenderArgs& storage, cons
 }
 
 // CPU of the whole process per event: `events` sent at 20 a second, then counted until a 200 ms
-// window costs under 2 ms of CPU (at most 120 s).
+// window costs under 2 ms of CPU (at most 120 s), less what the process spends idle over as long
+// (its threads' polls and timers, measured just before).
 double cpu_per_event(const Churn& churn, int events, int offset) {
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  const double idle_before = cpu_seconds();
+  const auto idle_start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50 * events));
+  const double idle_rate = (cpu_seconds() - idle_before) / seconds_since(idle_start);
   const double before = cpu_seconds();
+  const auto start = Clock::now();
   for (int i = 0; i < events; ++i) {
     churn(offset + i);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -119,11 +127,11 @@ double cpu_per_event(const Churn& churn, int events, int offset) {
     if (now - last < 0.002) break;
     last = now;
   }
-  return (cpu_seconds() - before) / events;
+  return std::max(0.0, cpu_seconds() - before - idle_rate * seconds_since(start)) / events;
 }
 
 void report(const std::string& scenario, ClusterHarness& h, const std::vector<std::string>& names,
-            const wire::ExtenderArgs& storage_args, const Churn& churn, double rate, int seconds, double rss_before) {
+            const wire::ExtenderArgs& storage_args, const Churn& churn, double rate, int seconds, double rss_before, int events) {
   const double rss = rss_mib() - rss_before;
   state::DemandCache demands(1000, std::chrono::minutes(10));
   sources::LocalBinder binder(h.state);
@@ -135,7 +143,7 @@ void report(const std::string& scenario, ClusterHarness& h, const std::vector<st
   const auto gpu_passed = ext.filter(gpu_args).result.node_names;
   const Times quiet = run_clients(ext, storage_args, gpu_args, churn, 0, seconds);
   const Times churned = run_clients(ext, storage_args, gpu_args, churn, rate, seconds);
-  const double cpu = cpu_per_event(churn, 20, 1'000'000);
+  const double cpu = cpu_per_event(churn, events, 1'000'000);
   std::printf("%-26s storage (%zu pass) p50 %7.2f / %7.2f ms  p99 %8.2f / %8.2f ms | gpu (%zu pass) p50 %6.2f / %6.2f ms"
               "  p99 %6.2f / %6.2f ms | calls %zu/%zu, %zu/%zu | cpu/event %8.3f ms | stores +%.0f MiB\n",
               scenario.c_str(), storage_passed ? storage_passed->size() : 0, at(quiet.storage, 0.5),
@@ -160,15 +168,14 @@ json labelled_node(const std::string& name, int stamp) {
 }
 
 bool synced(ClusterHarness& h, const std::vector<std::string>& names, const std::string& pool) {
-  return h.wait_ready(std::chrono::seconds(120)) && eventually([&] {
+  return h.wait_ready(std::chrono::seconds(900)) && eventually([&] {
            const auto snap = h.state.snapshot();
            const auto* last = snap.find(names.back());
            return snap.nodes().size() == names.size() && last && last->supply.find_pool(pool);
-         }, std::chrono::seconds(120));
+         }, std::chrono::seconds(900));
 }
 
-void label_scenario(int nodes, int seconds, double rate) {
-  const double rss_before = rss_mib();
+void label_scenario(int nodes, int seconds, double rate, int events) {
   ClusterHarness h;
   std::vector<std::string> names;
   h.fake.put(Kind::kCsiDrivers, csi_driver_object("topolvm.io", true));
@@ -187,9 +194,8 @@ void label_scenario(int nodes, int seconds, double rate) {
   Churn churn = [&](int i) {
     h.fake.put(Kind::kNodes, labelled_node(names[static_cast<std::size_t>(i) % names.size()], i));
   };
-  (void)rss_before;
   report("labels " + std::to_string(nodes) + " nodes", h, names, volume_pod_args("topolvm", names), churn, rate, seconds,
-         rss_fake);
+         rss_fake, events);
 }
 
 json available_capacity(const std::string& name, const std::string& node, std::int64_t gib) {
@@ -199,7 +205,7 @@ json available_capacity(const std::string& name, const std::string& node, std::i
           {"spec", {{"Location", name + "-drive"}, {"NodeId", "node-" + node}, {"storageClass", "SSD"}, {"Size", gib << 30}}}};
 }
 
-void ac_scenario(int nodes, int drives, int seconds, double rate) {
+void ac_scenario(int nodes, int drives, int seconds, double rate, int events) {
   ClusterHarness h;
   std::vector<std::string> names;
   json sc = csi_class_object("bm-ssd", "csi-baremetal");
@@ -225,7 +231,7 @@ void ac_scenario(int nodes, int drives, int seconds, double rate) {
                available_capacity(names[n] + "-d" + std::to_string(d), names[n], 100 - (i % 2) * 10));
   };
   report("acs " + std::to_string(nodes) + "x" + std::to_string(drives), h, names, volume_pod_args("bm-ssd", names),
-         churn, rate, seconds, rss_fake);
+         churn, rate, seconds, rss_fake, events);
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -245,6 +251,7 @@ int main(int argc, char** argv) {
   int seconds = 2;
   double label_rate = 2;
   double ac_rate = 10;
+  int events = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--labels" && i + 1 < argc) labels = argv[++i];
@@ -252,21 +259,22 @@ int main(int argc, char** argv) {
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atoi(argv[++i]);
     else if (a == "--label-rate" && i + 1 < argc) label_rate = std::atof(argv[++i]);
     else if (a == "--ac-rate" && i + 1 < argc) ac_rate = std::atof(argv[++i]);
+    else if (a == "--events" && i + 1 < argc) events = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: storage_churn_bench [--labels N,N,...] [--acs NxD,...] [--seconds S] [--label-rate R] "
-                   "[--ac-rate R]\n");
+                   "[--ac-rate R] [--events E]\n");
       return 2;
     }
   }
   spdlog::set_level(spdlog::level::err);
   std::printf("each figure: quiet / under churn; %d s per phase; labels churned %.0f/s, ACs %.0f/s\n", seconds,
               label_rate, ac_rate);
-  for (const auto& n : split(labels)) label_scenario(std::stoi(n), seconds, label_rate);
+  for (const auto& n : split(labels)) label_scenario(std::stoi(n), seconds, label_rate, events);
   for (const auto& shape : split(acs)) {
     const auto x = shape.find('x');
     if (x == std::string::npos) continue;
-    ac_scenario(std::stoi(shape.substr(0, x)), std::stoi(shape.substr(x + 1)), seconds, ac_rate);
+    ac_scenario(std::stoi(shape.substr(0, x)), std::stoi(shape.substr(x + 1)), seconds, ac_rate, events);
   }
   return 0;
 }
