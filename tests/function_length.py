@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Fails when a function in src/ is longer than 60 lines ("functions a reader can hold").
+"""Fails when a function in src/ or include/ is longer than 60 lines ("functions a reader can hold").
 
 usage: function_length.py REPO [--max N] [--allow FILE]
 
-Scans src/**/*.cpp and src/**/*.h. A function's length runs from the line of its name (the
-signature) to the line of its closing brace, both included. Prints `path:line name (N lines)` for
+Scans src/**/*.cpp, src/**/*.h and include/**/*.h; any other file there (a .hpp, a .cc) is a
+finding, since it would go unread (include/extender/version.h.in, a template, is skipped). A
+function's length runs from the line of its name (the signature) to the line of its closing
+brace, both included. Prints `path:line name (N lines)` for
 each function over the limit that the allow-list does not name, and exit status 1 when there is
 any. The optional allow-list holds `path name` lines (# starts a comment); an entry that no longer
 names a long function is also an error, so the list can only shrink.
@@ -12,13 +14,15 @@ names a long function is also an error, so the list can only shrink.
 The heuristic, without a C++ parser:
 - comments, string literals (raw ones too), character literals and preprocessor lines are blanked
   first, keeping line breaks (a digit separator such as 1'000 is not a character literal);
+- access specifiers (`public:` ...) are dropped from that text first, so a member function defined
+  in its class body counts like any other;
 - braces are then matched. A `{` opened at namespace or class scope is classified by the text that
   precedes it since the last `;` or block at that scope: it opens a function when that text, after
   dropping trailing `const`, `override`, `final`, `noexcept(...)`, `mutable`, `-> type` and a
   constructor's initializer list, ends with `)` (a `{` right after a member's name in that list
   is the member's brace initializer, skipped over); it opens a namespace (or `extern "C"`) scope after
-  `namespace`/`extern`, a class scope after `class`/`struct`/`union` (not `enum`), and anything else
-  (an initializer, an enum) is skipped over;
+  `namespace`/`extern`, a class scope after `class`/`struct`/`union` (not `enum`; a base clause may
+  hold parentheses), and anything else (an initializer, an enum) is skipped over;
 - everything inside a function's braces (lambdas, local types) counts toward that function.
 """
 import os
@@ -102,8 +106,14 @@ def split_initializers(header):
     return header, ""
 
 
+ACCESS = re.compile(r"\b(public|protected|private)\s*:(?!:)")
+CLASS_HEAD = re.compile(r"^(template\s*<.*>\s*)?(class|struct|union)\b[^(=]*?(\s*:(?!:).*)?$")
+
+
 def classify(header):
-    h = re.sub(r"\s+", " ", header).strip()
+    h = ACCESS.sub(" ", re.sub(r"\s+", " ", header)).strip()
+    if CLASS_HEAD.match(h) and not re.match(r"^(template\s*<.*>\s*)?(class|struct|union)\s+[\w:]+\s+[\w:]+\s*\(", h):
+        return "scope"
     words = set(re.findall(r"[A-Za-z_]\w*", h))
     if "namespace" in words or (h.startswith("extern") and "(" not in h):
         return "scope"
@@ -186,18 +196,21 @@ def main(argv):
                 path, name = line.split(None, 1)
                 allowed.add((path, name.strip()))
     long_ones = []
-    src = os.path.join(repo, "src")
-    for root, dirs, names in os.walk(src):
-        dirs.sort()
-        for file_name in sorted(names):
-            if not file_name.endswith((".cpp", ".h")):
-                continue
-            path = os.path.join(root, file_name)
-            rel = os.path.relpath(path, repo)
-            for name, first, last in functions(open(path, encoding="utf-8").read()):
-                if last - first + 1 > limit:
-                    long_ones.append((rel, first, name, last - first + 1))
     errors = 0
+    for top in ("src", "include"):
+        for root, dirs, names in os.walk(os.path.join(repo, top)):
+            dirs.sort()
+            for file_name in sorted(names):
+                path = os.path.join(root, file_name)
+                rel = os.path.relpath(path, repo)
+                if not file_name.endswith((".cpp", ".h")):
+                    if not rel.endswith(".h.in"):
+                        print(f"{rel}: not a .cpp or .h file, which this check cannot read")
+                        errors += 1
+                    continue
+                for name, first, last in functions(open(path, encoding="utf-8").read()):
+                    if last - first + 1 > limit:
+                        long_ones.append((rel, first, name, last - first + 1))
     for rel, first, name, length in long_ones:
         if (rel, name) not in allowed:
             print(f"{rel}:{first} {name} ({length} lines)")
@@ -206,9 +219,9 @@ def main(argv):
         print(f"{allow_file}: {rel} {name} is not over {limit} lines any more: drop it from the list")
         errors += 1
     if errors:
-        print(f"function length: {errors} finding(s); functions in src/ are at most {limit} lines", file=sys.stderr)
+        print(f"function length: {errors} finding(s); functions in src/ and include/ are at most {limit} lines", file=sys.stderr)
         return 1
-    print(f"function length: every function in src/ is at most {limit} lines"
+    print(f"function length: every function in src/ and include/ is at most {limit} lines"
           + (f" ({len(allowed)} allowed by {os.path.basename(allow_file)})" if allowed else ""))
     return 0
 
