@@ -22,7 +22,7 @@ LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAU
 # stack traces; assertions as in Release.
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DEXTENDER_BENCH=OFF
 
-.PHONY: all deps configure daemon build run test test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
+.PHONY: all deps configure daemon build run test test-guards test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
 
 all: build
 
@@ -44,6 +44,20 @@ run: daemon
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# One folder of tests/ (make test-policy, test-engine, ...): builds its executable, which links only
+# the modules it tests (tests/CMakeLists.txt), and runs its tests (ctest label = folder). A build
+# folder already configured is reused as it is (cmake reconfigures it when a CMakeLists.txt changed).
+test-%: | $(BUILD_DIR)/CMakeCache.txt
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target $*_tests
+	ctest --test-dir $(BUILD_DIR) -L '^$*$$' --output-on-failure -j$(JOBS)
+
+# The guard scripts (include rules, function length, self-containment) and their self-tests.
+test-guards: | $(BUILD_DIR)/CMakeCache.txt
+	ctest --test-dir $(BUILD_DIR) -L '^guards$$' --output-on-failure -j$(JOBS)
+
+$(BUILD_DIR)/CMakeCache.txt:
+	@$(MAKE) --no-print-directory configure
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
