@@ -100,7 +100,8 @@ class TextFormatter final : public spdlog::formatter {
 Status setup_logging(const std::string& level, bool json) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return Error{"unknown log level " + level};
-  auto logger = std::make_shared<spdlog::logger>("scheduler-extender", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("scheduler-extender", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (json) {
     logger->set_formatter(std::make_unique<JsonFormatter>());
   } else {
@@ -149,7 +150,8 @@ std::string log_json_string(std::string_view message) {
       out.push_back('\\');
       out.push_back(static_cast<char>(cp));
     } else if (unsafe(cp)) {
-      const char esc[] = {'\\', 'u', kHex[(cp >> 12) & 0xf], kHex[(cp >> 8) & 0xf], kHex[(cp >> 4) & 0xf], kHex[cp & 0xf]};
+      const char esc[] = {'\\', 'u', kHex[(cp >> 12) & 0xf], kHex[(cp >> 8) & 0xf], kHex[(cp >> 4) & 0xf],
+                          kHex[cp & 0xf]};
       out.append(esc, sizeof esc);
     } else {
       out.append(message.substr(0, n));

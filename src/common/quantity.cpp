@@ -173,14 +173,18 @@ std::int64_t Quantity::milli_ceil() const {
 
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t out = 0;
-  if (__builtin_add_overflow(a, b, &out)) return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  if (__builtin_add_overflow(a, b, &out)) {
+    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+  }
   return out;
 }
 
 Result<std::int64_t> parse_count(std::string_view text, std::string_view what) {
   auto q = Quantity::parse(text);
   if (!q) return Error{std::string(what) + ": " + q.message()};
-  if (q->is_negative()) return Error{std::string(what) + ": negative quantity \"" + std::string(text.substr(0, 64)) + "\""};
+  if (q->is_negative()) {
+    return Error{std::string(what) + ": negative quantity \"" + std::string(text.substr(0, 64)) + "\""};
+  }
   return q->units_ceil();
 }
 

@@ -24,7 +24,8 @@ Status read_at_least(YamlReader& r, const YAML::Node& map, std::string_view key,
                      std::int64_t& out, std::int64_t min = 1) {
   EXTENDER_TRY(r.read(map, key, path, out));
   if (out < min) {
-    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be at least " + std::to_string(min));
+    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key),
+                      "must be at least " + std::to_string(min));
   }
   return {};
 }
@@ -50,7 +51,9 @@ Status read_decimal(YamlReader& r, const YAML::Node& map, std::string_view key, 
 Status read_positive_duration(YamlReader& r, const YAML::Node& map, std::string_view key, std::string_view path,
                               milliseconds& out) {
   EXTENDER_TRY(r.read_duration(map, key, path, out));
-  if (out.count() <= 0) return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be longer than 0");
+  if (out.count() <= 0) {
+    return r.error_at(map[std::string(key)], std::string(path) + "." + std::string(key), "must be longer than 0");
+  }
   return {};
 }
 
@@ -68,13 +71,15 @@ Status load_server_tls(YamlReader& r, const YAML::Node& tls, server::TlsOptions&
     }
   }
   if (!t.client_names.empty() && t.client_ca_file.empty()) {
-    return r.error_at(tls["client_names"], "server.tls.client_names", "needs client_ca_file (names are read from client certificates)");
+    return r.error_at(tls["client_names"], "server.tls.client_names",
+                      "needs client_ca_file (names are read from client certificates)");
   }
   if (t.cert_file.empty() != t.key_file.empty()) {
     return r.error_at(tls, "server.tls", "cert_file and key_file go together");
   }
   if (!t.client_ca_file.empty() && t.cert_file.empty()) {
-    return r.error_at(tls, "server.tls.client_ca_file", "needs cert_file and key_file (client verification is a TLS feature)");
+    return r.error_at(tls, "server.tls.client_ca_file",
+                      "needs cert_file and key_file (client verification is a TLS feature)");
   }
   return {};
 }
@@ -96,16 +101,22 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   if (s.path_prefix == "/") s.path_prefix.clear();
   EXTENDER_TRY(read_at_least(r, n, "threads", "server", s.threads, 1));
   EXTENDER_TRY(read_at_least(r, n, "bind_threads", "server", s.bind_threads, 1));
-  if (s.threads > 1024 || s.bind_threads > 1024) return r.error_at(n, "server", "threads and bind_threads must be at most 1024");
+  if (s.threads > 1024 || s.bind_threads > 1024) {
+    return r.error_at(n, "server", "threads and bind_threads must be at most 1024");
+  }
   EXTENDER_TRY(r.read_quantity(n, "max_body_bytes", "server", s.max_body_bytes));
   if (s.max_body_bytes < 1024) return r.error_at(n["max_body_bytes"], "server.max_body_bytes", "must be at least 1024");
   EXTENDER_TRY(r.read_quantity(n, "max_header_bytes", "server", s.max_header_bytes));
-  if (s.max_header_bytes < 1024) return r.error_at(n["max_header_bytes"], "server.max_header_bytes", "must be at least 1024");
+  if (s.max_header_bytes < 1024) {
+    return r.error_at(n["max_header_bytes"], "server.max_header_bytes", "must be at least 1024");
+  }
   EXTENDER_TRY(read_at_least(r, n, "max_header_count", "server", s.max_header_count, 8));
   EXTENDER_TRY(read_positive_duration(r, n, "header_timeout", "server", s.header_timeout));
   EXTENDER_TRY(read_positive_duration(r, n, "read_timeout", "server", s.read_timeout));
   EXTENDER_TRY(r.read_quantity(n, "min_body_rate", "server", s.min_body_rate));
-  if (s.min_body_rate < 1024) return r.error_at(n["min_body_rate"], "server.min_body_rate", "must be at least 1Ki (bytes per second)");
+  if (s.min_body_rate < 1024) {
+    return r.error_at(n["min_body_rate"], "server.min_body_rate", "must be at least 1Ki (bytes per second)");
+  }
   EXTENDER_TRY(read_at_least(r, n, "max_connections", "server", s.max_connections, 16));
   EXTENDER_TRY(read_at_least(r, n, "max_connections_per_peer", "server", s.max_connections_per_peer, 4));
   EXTENDER_TRY(r.read_quantity(n, "max_buffered_bytes", "server", s.max_buffered_bytes));
@@ -135,7 +146,9 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
       std::string unit;
       EXTENDER_TRY(r.read(share, "unit", "gpu.share", unit));
       auto bytes = parse_count("1" + unit, "unit");
-      if (!bytes || *bytes <= 0) return r.error_at(share["unit"], "gpu.share.unit", "expected a unit such as Gi, Mi or \"\" (bytes)");
+      if (!bytes || *bytes <= 0) {
+        return r.error_at(share["unit"], "gpu.share.unit", "expected a unit such as Gi, Mi or \"\" (bytes)");
+      }
       g.share.unit_bytes = *bytes;
     }
   }
@@ -156,7 +169,8 @@ Status load_gpu(YamlReader& r, const YAML::Node& n, GpuConfig& g) {
     EXTENDER_TRY(r.read(item, "memory_label_unit", path, unit));
     auto bytes = parse_count("1" + unit, "memory_label_unit");
     if (!bytes || *bytes <= 0) {
-      return r.error_at(item["memory_label_unit"], path + ".memory_label_unit", "expected a unit such as Mi, Gi, M or \"\" (bytes)");
+      return r.error_at(item["memory_label_unit"], path + ".memory_label_unit",
+                        "expected a unit such as Mi, Gi, M or \"\" (bytes)");
     }
     rule.memory_label_unit = *bytes;
     for (const auto& existing : g.resources) {
@@ -184,7 +198,8 @@ Status read_scalar_map(YamlReader& r, const YAML::Node& map, const std::string& 
 }
 
 Status load_baremetal(YamlReader& r, const YAML::Node& n, sources::BaremetalOptions& b) {
-  EXTENDER_TRY(r.expect_keys(n, "storage.baremetal", {"enabled", "provisioner", "node_id_annotation", "node_selector"}));
+  EXTENDER_TRY(
+      r.expect_keys(n, "storage.baremetal", {"enabled", "provisioner", "node_id_annotation", "node_selector"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "enabled", "storage.baremetal", b.enabled));
   EXTENDER_TRY(r.read(n, "provisioner", "storage.baremetal", b.provisioner));
@@ -212,7 +227,9 @@ Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
 
 Status load_fragmentation_prior(YamlReader& r, const YAML::Node& prior, policy::ShapeMix& out) {
   if (!prior.IsDefined() || prior.IsNull()) return {};
-  if (!prior.IsMap()) return r.error_at(prior, "scoring.fragmentation_prior", "expected a mapping of GPUs (1, 8, 0.5) to weight");
+  if (!prior.IsMap()) {
+    return r.error_at(prior, "scoring.fragmentation_prior", "expected a mapping of GPUs (1, 8, 0.5) to weight");
+  }
   out.clear();
   for (auto it = prior.begin(); it != prior.end(); ++it) {
     EXTENDER_TRY(r.spend(it->second, "scoring.fragmentation_prior"));
@@ -221,7 +238,9 @@ Status load_fragmentation_prior(YamlReader& r, const YAML::Node& prior, policy::
     if (!shape) return r.error_at(it->first, "scoring.fragmentation_prior", "\"" + key + "\": " + shape.message());
     std::int64_t weight = 0;
     EXTENDER_TRY(read_at_least(r, prior, key, "scoring.fragmentation_prior", weight, 1));
-    if (weight > 1'000'000) return r.error_at(it->second, "scoring.fragmentation_prior", "weights must be at most 1000000");
+    if (weight > 1'000'000) {
+      return r.error_at(it->second, "scoring.fragmentation_prior", "weights must be at most 1000000");
+    }
     out.emplace_back(*shape, weight);
   }
   return {};
@@ -238,10 +257,10 @@ Status load_fragmentation(YamlReader& r, const YAML::Node& n, policy::ScoringRul
 }
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
-  EXTENDER_TRY(r.expect_keys(n, "scoring", {"volume_balance_weight", "gpu_packing_weight", "gpu_packing",
-                                            "fragmentation_window", "fragmentation_prior", "fragmentation_size_exponent",
-                                            "fragmentation_fit_weight", "capacity_weight",
-                                            "capacity_preference"}));
+  EXTENDER_TRY(r.expect_keys(
+      n, "scoring",
+      {"volume_balance_weight", "gpu_packing_weight", "gpu_packing", "fragmentation_window", "fragmentation_prior",
+       "fragmentation_size_exponent", "fragmentation_fit_weight", "capacity_weight", "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   for (const policy::Scorer& scorer : policy::scorers()) {
     EXTENDER_TRY(read_at_least(r, n, scorer.weight_key, "scoring", s.*scorer.weight, 0));
@@ -296,12 +315,14 @@ Status load_dra(YamlReader& r, const YAML::Node& n, DraConfig& d) {
   EXTENDER_TRY(r.read(n, "drivers", "kubernetes.dra", d.drivers));
   if (d.drivers.empty()) return r.error_at(list, "kubernetes.dra.drivers", "must name at least one driver");
   if (d.drivers.size() > DraConfig::kMaxDraDrivers) {
-    return r.error_at(list, "kubernetes.dra.drivers", "at most " + std::to_string(DraConfig::kMaxDraDrivers) + " drivers");
+    return r.error_at(list, "kubernetes.dra.drivers",
+                      "at most " + std::to_string(DraConfig::kMaxDraDrivers) + " drivers");
   }
   for (std::size_t i = 0; i < d.drivers.size(); ++i) {
     const std::string& name = d.drivers[i];
     if (!dns_subdomain(name)) {
-      return r.error_at(list[i], "kubernetes.dra.drivers", "\"" + name + "\" is not a driver name (a DNS subdomain such as gpu.nvidia.com)");
+      return r.error_at(list[i], "kubernetes.dra.drivers",
+                        "\"" + name + "\" is not a driver name (a DNS subdomain such as gpu.nvidia.com)");
     }
     const auto before = d.drivers.begin() + static_cast<std::ptrdiff_t>(i);
     if (std::find(d.drivers.begin(), before, name) != before) {
@@ -371,7 +392,9 @@ Status load_logging(YamlReader& r, const YAML::Node& logging, LoggingConfig& l) 
   if (!logging.IsDefined() || logging.IsNull()) return {};
   EXTENDER_TRY(r.read(logging, "level", "logging", l.level));
   EXTENDER_TRY(r.read(logging, "format", "logging", l.format));
-  if (l.format != "text" && l.format != "json") return r.error_at(logging["format"], "logging.format", "expected text or json");
+  if (l.format != "text" && l.format != "json") {
+    return r.error_at(logging["format"], "logging.format", "expected text or json");
+  }
   return {};
 }
 
@@ -471,7 +494,8 @@ engine::ExtenderOptions Config::extender_options() const {
 }
 
 sources::KubeClusterOptions Config::kube_cluster_options() const {
-  sources::KubeClusterOptions options{demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2, {}, {}, {}};
+  sources::KubeClusterOptions options{
+      demand_rules(), supply_rules(), kubernetes, kubernetes.bind_timeout / 2, {}, {}, {}};
   options.dra.drivers = kubernetes.dra.drivers;
   options.capacity.enabled = storage.capacity_tracking;
   options.capacity.classes = storage.capacity_classes;

@@ -66,8 +66,10 @@ Result<Feed> standalone_feed(const config::Config& cfg, state::ClusterState& sta
   return feed;
 }
 
-Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state, state::InFlightHolds& in_flight) {
-  auto access = cfg.kubernetes.kubeconfig.empty() ? kube::in_cluster_access() : kube::kubeconfig_access(cfg.kubernetes.kubeconfig);
+Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state,
+                             state::InFlightHolds& in_flight) {
+  auto access = cfg.kubernetes.kubeconfig.empty() ? kube::in_cluster_access()
+                                                  : kube::kubeconfig_access(cfg.kubernetes.kubeconfig);
   if (!access) return access.error();
   kube::ApiClient::Options options;
   options.user_agent = cfg.kubernetes.user_agent + "/" + kVersion;
@@ -79,8 +81,9 @@ Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& sta
   feed.cluster = std::make_unique<sources::KubeCluster>(state, cfg.kube_cluster_options(), *feed.api, &in_flight);
   feed.api_writes = std::make_unique<kube::RateLimiter>(cfg.kubernetes.api_qps, cfg.kubernetes.api_burst);
   feed.api_binder = std::make_unique<kube::ApiBinder>(*feed.api, feed.api_writes.get());
-  spdlog::info("kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
-               feed.api->server(), cfg.kubernetes.kubeconfig.empty() ? "in-cluster service account" : cfg.kubernetes.kubeconfig);
+  spdlog::info(
+      "kubernetes mode: API server {} ({}); not ready until nodes, pods, claims and storage classes are listed",
+      feed.api->server(), cfg.kubernetes.kubeconfig.empty() ? "in-cluster service account" : cfg.kubernetes.kubeconfig);
   return feed;
 }
 
@@ -103,7 +106,8 @@ kube::LeaderElection::Hooks election_hooks(const std::string& where, sources::Ku
   hooks.may_campaign = [cluster] { return !cluster->not_ready().has_value(); };
   hooks.on_transition = [where](const kube::Leadership& l) {
     if (l.leading) {
-      spdlog::info("leader election: this replica ({}) now leads through Lease {} and decides verbs", l.identity, where);
+      spdlog::info("leader election: this replica ({}) now leads through Lease {} and decides verbs", l.identity,
+                   where);
     } else {
       spdlog::warn("leader election: this replica ({}) stopped leading (Lease {} holder now \"{}\"{}{}); verbs are "
                    "refused here", l.identity, where, l.holder, l.last_error.empty() ? "" : "; last error: ",
@@ -134,7 +138,8 @@ std::unique_ptr<Election> make_election(const config::Config& cfg, Feed& feed) {
   e->store = std::make_unique<kube::ApiLeaseStore>(*feed.api, ns, cfg.ha.lease_name, timeout);
   const char* pod = std::getenv("POD_NAME");
   if (!cfg.ha.leader_label.empty() && pod && *pod) {
-    e->label = std::make_unique<kube::LeaderLabel>(*feed.api, kube::election_namespace(), pod, cfg.ha.leader_label, timeout);
+    e->label =
+        std::make_unique<kube::LeaderLabel>(*feed.api, kube::election_namespace(), pod, cfg.ha.leader_label, timeout);
   } else if (!cfg.ha.leader_label.empty()) {
     spdlog::warn("POD_NAME is not set: the leader label {} cannot be put on this replica's pod", cfg.ha.leader_label);
   }
@@ -254,15 +259,19 @@ Status Daemon::Parts::listen() {
   separate_admin = !cfg.admin.listen.empty();
   scheduler_api = std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, true,
                                                                                  !separate_admin, !separate_admin});
-  admin_api = std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, false, true, true});
+  admin_api =
+      std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, false, true, true});
   server::ListenerOptions scheduler_options = server::listener_options(cfg.server, "scheduler");
   scheduler_options.lane_of = [api = scheduler_api.get()](std::string_view m, std::string_view p) {
     return api->lane_of(m, p);
   };
   server::ListenerOptions admin_options = admin_listener_options(cfg);
-  admin_options.lane_of = [api = admin_api.get()](std::string_view m, std::string_view p) { return api->lane_of(m, p); };
+  admin_options.lane_of = [api = admin_api.get()](std::string_view m, std::string_view p) {
+    return api->lane_of(m, p);
+  };
   scheduler_listener = std::make_unique<server::Listener>(
-      std::move(scheduler_options), [api = scheduler_api.get()](const server::HttpRequest& r) { return api->handle(r); });
+      std::move(scheduler_options),
+      [api = scheduler_api.get()](const server::HttpRequest& r) { return api->handle(r); });
   admin_listener = std::make_unique<server::Listener>(
       std::move(admin_options), [api = admin_api.get()](const server::HttpRequest& r) { return api->handle(r); });
   auto listen_at = parse_host_port(cfg.server.listen);

@@ -16,7 +16,8 @@ namespace {
 // What is left until `deadline`, for one request (at least 1 ms: a request that cannot finish in
 // time fails by its own timeout rather than not being sent).
 std::chrono::milliseconds time_left(engine::Deadline deadline) {
-  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
+  return std::max(std::chrono::milliseconds(1),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
 }
 
 // The node named in a conflict such as: pod p is already assigned to node "n".
@@ -74,12 +75,15 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
     body += ":";
     wire::append_json_string(body, device);
     body += "}}}";
-    if (std::string late = wait_turn(deadline); !late.empty()) return "recording the device of claim " + claim + ": " + late;
+    if (std::string late = wait_turn(deadline); !late.empty()) {
+      return "recording the device of claim " + claim + ": " + late;
+    }
     auto reply = client_.merge_patch(path, body, time_left(deadline));
     if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
     if (reply->status == 403) refuse("patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply));
     if (reply->status != 200) {
-      return "recording the device of claim " + claim + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
+      return "recording the device of claim " + claim + " (" + std::to_string(reply->status) +
+             "): " + status_message(*reply);
     }
   }
   std::lock_guard lock(mu_);
@@ -89,11 +93,13 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
 
 std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const engine::GpuShareAssignment& share,
                                         engine::Deadline deadline) {
-  const std::string path = "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name);
+  const std::string path =
+      "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   const std::string body =
       gpu_share_patch(args.pod_uid, share, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
-  const std::string what = "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
+  const std::string what =
+      "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
   if (std::string late = wait_turn(deadline); !late.empty()) return what + ": " + late;
   auto reply = client_.merge_patch(path, body, time_left(deadline));
   if (!reply) return what + ": " + reply.message();
@@ -110,7 +116,9 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
   for (int attempt = 1;; ++attempt) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 50) {
-      return last_error.empty() ? "no time left to bind within kubernetes.bind_timeout and this replica's leadership term" : last_error;
+      return last_error.empty()
+                 ? "no time left to bind within kubernetes.bind_timeout and this replica's leadership term"
+                 : last_error;
     }
     auto reply = client_.post(path, body, left);
     bool retry = false;
@@ -124,7 +132,8 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
     } else if (reply->status == 409) {
       const std::string message = status_message(*reply);
       if (assigned_node(message) == args.node) {
-        spdlog::info("bind {}/{}: already bound to {} (an earlier attempt landed)", args.pod_namespace, args.pod_name, args.node);
+        spdlog::info("bind {}/{}: already bound to {} (an earlier attempt landed)", args.pod_namespace, args.pod_name,
+                     args.node);
         return {};
       }
       return "API server refused the binding (409): " + message;
@@ -134,7 +143,8 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
       retry = reply->status == 429 || reply->status >= 500;
     }
     if (!retry) return last_error;
-    spdlog::warn("bind {}/{} to {}: attempt {} failed: {}", args.pod_namespace, args.pod_name, args.node, attempt, last_error);
+    spdlog::warn("bind {}/{} to {}: attempt {} failed: {}", args.pod_namespace, args.pod_name, args.node, attempt,
+                 last_error);
     // Never sleep past the deadline: with no time left for another attempt after the pause, answer now.
     const auto pause = std::chrono::milliseconds(100 * attempt);
     if (deadline - SteadyClock::now() - pause <= std::chrono::milliseconds(50)) return last_error;

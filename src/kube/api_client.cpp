@@ -100,7 +100,9 @@ void set_keepalive(int socket) {
 
 std::string status_message(const ApiReply& reply) {
   nlohmann::json doc = parse_bounded(reply.body);
-  if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) return doc["message"].get<std::string>();
+  if (doc.is_object() && doc.contains("message") && doc["message"].is_string()) {
+    return doc["message"].get<std::string>();
+  }
   std::string text = reply.body.substr(0, 300);
   for (char& c : text) {
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
@@ -109,7 +111,10 @@ std::string status_message(const ApiReply& reply) {
 }
 
 ApiClient::ApiClient(ClusterAccess access, Options options)
-    : access_(std::move(access)), options_(std::move(options)), cert_pem_(access_.client_cert_pem), key_pem_(access_.client_key_pem) {}
+    : access_(std::move(access)),
+      options_(std::move(options)),
+      cert_pem_(access_.client_cert_pem),
+      key_pem_(access_.client_key_pem) {}
 ApiClient::~ApiClient() {
   if (ca_data_fd_ >= 0) ::close(ca_data_fd_);
 }
@@ -215,7 +220,8 @@ void ApiClient::refresh_client_cert() {
   cert_stamp_ = std::move(cert_stamp);
   key_stamp_ = std::move(key_stamp);
   std::string cert_pem = cert_pem_, key_pem = key_pem_;
-  for (auto [file, out] : {std::pair{&access_.client_cert_file, &cert_pem}, std::pair{&access_.client_key_file, &key_pem}}) {
+  for (auto [file, out] :
+       {std::pair{&access_.client_cert_file, &cert_pem}, std::pair{&access_.client_key_file, &key_pem}}) {
     if (file->empty()) continue;
     auto text = read_small_file(*file);
     if (!text) {
@@ -366,7 +372,9 @@ Result<ApiReply> ApiClient::stream(const std::string& path, std::chrono::millise
   handle.attach(nullptr);
   if (status == 401 && !access_.token_file.empty()) token(true);
   if (!res && status == 0) return Error{"GET " + access_.server + path + ": " + describe(res.error())};
-  if (!res && status / 100 == 2) return Error{"GET " + access_.server + path + ": the response broke off: " + describe(res.error())};
+  if (!res && status / 100 == 2) {
+    return Error{"GET " + access_.server + path + ": the response broke off: " + describe(res.error())};
+  }
   return ApiReply{status, std::move(error_body)};
 }
 

@@ -171,7 +171,8 @@ Result<ClusterAccess> kubeconfig_access(const std::string& path) {
     YAML::Node user = named(root["users"], "user", user_name);
     if (user.IsMap()) EXTENDER_TRY(read_user(user, path, base_dir, user_name, access));
     if (access.client_cert_pem.empty() != access.client_key_pem.empty()) {
-      return Error{path + ": user \"" + user_name + "\" has a client certificate without its key, or a key without its certificate"};
+      return Error{path + ": user \"" + user_name +
+                   "\" has a client certificate without its key, or a key without its certificate"};
     }
     return access;
   } catch (const std::exception& e) {

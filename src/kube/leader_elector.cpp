@@ -53,7 +53,9 @@ bool LeaderElector::try_acquire_or_renew(TimePoint now, WallClock::time_point wa
     next.acquire_time = next.renew_time;
     auto written = store_.create(next);
     if (!written) return fail(written.message());
-    if (*written == WriteOutcome::kConflict) return fail("Lease " + store_.where() + " was created by another replica meanwhile");
+    if (*written == WriteOutcome::kConflict) {
+      return fail("Lease " + store_.where() + " was created by another replica meanwhile");
+    }
   } else {
     const LeaseRecord& old = **got;
     const TimePoint seen = std::max(now, clock_());
@@ -62,7 +64,9 @@ bool LeaderElector::try_acquire_or_renew(TimePoint now, WallClock::time_point wa
       observed_ = old;
       observed_at_ = seen;
     }
-    const bool live = observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(old.lease_duration_seconds, 0, kMaxLeaseSeconds)) > seen;
+    const bool live =
+        observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(old.lease_duration_seconds, 0, kMaxLeaseSeconds)) >
+        seen;
     if (!old.holder.empty() && old.holder != identity_ && live) {
       last_error_.clear();
       lapsed_ = false;
@@ -103,7 +107,8 @@ bool LeaderElector::won(const LeaseRecord& written, TimePoint now, WallClock::ti
 std::optional<TimePoint> LeaderElector::others_lease_ends() const {
   std::lock_guard lock(mu_);
   if (observed_.holder.empty() || observed_.holder == identity_ || observed_at_ == TimePoint{}) return std::nullopt;
-  return observed_at_ + std::chrono::seconds(std::clamp<std::int64_t>(observed_.lease_duration_seconds, 0, kMaxLeaseSeconds));
+  return observed_at_ +
+         std::chrono::seconds(std::clamp<std::int64_t>(observed_.lease_duration_seconds, 0, kMaxLeaseSeconds));
 }
 
 TimePoint LeaderElector::write_fence() const {

@@ -53,7 +53,8 @@ bool LeaderLabel::patch(const std::string& pod, bool set) {
   std::string body = "{\"metadata\":{\"labels\":{";
   wire::append_json_string(body, key_);
   body += set ? ":\"true\"}}}" : ":null}}}";
-  auto reply = client_.merge_patch("/api/v1/namespaces/" + path_segment(ns_) + "/pods/" + path_segment(pod), body, timeout_);
+  auto reply =
+      client_.merge_patch("/api/v1/namespaces/" + path_segment(ns_) + "/pods/" + path_segment(pod), body, timeout_);
   std::string error;
   if (!reply) {
     error = reply.message();
@@ -81,7 +82,8 @@ bool LeaderLabel::clear_others() {
                                query_escape(key_ + "=true"),
                            timeout_);
   if (!reply || reply->status != 200) {
-    const std::string error = reply ? "HTTP " + std::to_string(reply->status) + ": " + status_message(*reply) : reply.message();
+    const std::string error =
+        reply ? "HTTP " + std::to_string(reply->status) + ": " + status_message(*reply) : reply.message();
     if (error != last_error_) {
       spdlog::error("could not list pods labelled {} in {}: {}", key_, ns_, printable(error, 512));
       last_error_ = error;

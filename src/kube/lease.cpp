@@ -95,7 +95,8 @@ Result<std::optional<LeaseRecord>> ApiLeaseStore::get() {
   if (!reply) return reply.error();
   if (reply->status == 404) return std::optional<LeaseRecord>();
   if (reply->status != 200) {
-    return Error{"reading Lease " + where() + ": HTTP " + std::to_string(reply->status) + ": " + status_message(*reply)};
+    return Error{"reading Lease " + where() + ": HTTP " + std::to_string(reply->status) + ": " +
+                 status_message(*reply)};
   }
   auto record = parse_lease(reply->body);
   if (!record) return Error{"reading Lease " + where() + ": " + record.message()};

@@ -322,9 +322,9 @@ Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
 Reflector::Outcome Reflector::WatchPass::failed(const std::string& message) {
   const auto silent = SteadyClock::now() - last_data_;
   if (established_ && silent >= idle_bound_) {
-    r_.fail("watch: nothing received for " + seconds_text(idle_bound_) + " (timeoutSeconds " + std::to_string(seconds_) +
-            " plus " + seconds_text(r_.options_.watch_grace) + " of grace); dropped the stream, resuming from resourceVersion " +
-            r_.resource_version_);
+    r_.fail("watch: nothing received for " + seconds_text(idle_bound_) + " (timeoutSeconds " +
+            std::to_string(seconds_) + " plus " + seconds_text(r_.options_.watch_grace) +
+            " of grace); dropped the stream, resuming from resourceVersion " + r_.resource_version_);
     r_.last_stream_failed_ = true;
   } else {
     r_.fail("watch: " + message);
@@ -333,7 +333,8 @@ Reflector::Outcome Reflector::WatchPass::failed(const std::string& message) {
 }
 
 Reflector::Outcome Reflector::watch() {
-  const auto seconds = std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count());
+  const auto seconds =
+      std::max<long long>(1, std::chrono::duration_cast<std::chrono::seconds>(options_.watch_timeout).count());
   const std::string path = query({{"watch", "1"},
                                   {"resourceVersion", resource_version_},
                                   {"allowWatchBookmarks", "true"},
@@ -359,7 +360,8 @@ void Reflector::run() {
         backoff = options_.backoff_initial;
         break;
       case Outcome::kRelist:
-        spdlog::info("{} reflector: resourceVersion {} is too old; listing again", options_.resource, resource_version_);
+        spdlog::info("{} reflector: resourceVersion {} is too old; listing again", options_.resource,
+                     resource_version_);
         need_list = true;
         break;
       case Outcome::kFailed: {

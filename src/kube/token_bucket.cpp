@@ -11,12 +11,15 @@ TokenBucket::TokenBucket(std::int64_t qps, std::int64_t burst, TimePoint start)
 std::optional<TimePoint> TokenBucket::reserve(TimePoint now, TimePoint deadline) {
   if (qps_ <= 0) return now;
   if (now > last_) {
-    tokens_ = std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * static_cast<double>(qps_));
+    tokens_ =
+        std::min(burst_, tokens_ + std::chrono::duration<double>(now - last_).count() * static_cast<double>(qps_));
     last_ = now;
   }
   const double left = tokens_ - 1;
   TimePoint at = std::max(now, last_);
-  if (left < 0) at += std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-left / static_cast<double>(qps_)));
+  if (left < 0) {
+    at += std::chrono::duration_cast<Duration>(std::chrono::duration<double>(-left / static_cast<double>(qps_)));
+  }
   if (at > deadline) return std::nullopt;
   tokens_ = left;
   return at;

@@ -19,7 +19,9 @@ using Parse = Result<std::int64_t> (*)(std::string_view text, std::string_view w
 
 Result<std::int64_t> parse_milli(std::string_view text, std::string_view what) {
   auto q = Quantity::parse(text);
-  if (!q || q->is_negative()) return Error{std::string(what) + ": \"" + std::string(text.substr(0, 32)) + "\" is not a quantity"};
+  if (!q || q->is_negative()) {
+    return Error{std::string(what) + ": \"" + std::string(text.substr(0, 32)) + "\" is not a quantity"};
+  }
   return q->milli_ceil();
 }
 
@@ -31,7 +33,8 @@ Result<std::int64_t> container_request(const Container& c, std::string_view reso
     if (it == c.limits.end()) return std::int64_t{0};
     source = &c.limits;
   }
-  std::string what = "container " + c.name + (source == &c.requests ? " requests " : " limits ") + std::string(resource);
+  std::string what =
+      "container " + c.name + (source == &c.requests ? " requests " : " limits ") + std::string(resource);
   return parse(it->second, what);
 }
 
@@ -88,9 +91,12 @@ Status add_gpus(const Pod& pod, const DemandRules& rules, PodDemand& d) {
     if (!units) return units.error();
     if (*units > 0) {
       if (!d.gpus.empty()) {
-        return Error{"pod asks for whole GPUs and for " + rules.share.memory_resource + " (a share of one GPU); ask one or the other"};
+        return Error{"pod asks for whole GPUs and for " + rules.share.memory_resource +
+                     " (a share of one GPU); ask one or the other"};
       }
-      if (*units > INT64_MAX / rules.share.unit_bytes) return Error{rules.share.memory_resource + ": request overflows"};
+      if (*units > INT64_MAX / rules.share.unit_bytes) {
+        return Error{rules.share.memory_resource + ": request overflows"};
+      }
       d.gpu_share_bytes = *units * rules.share.unit_bytes;
       d.gpu_share_resource = rules.share.memory_resource;
     }
@@ -145,7 +151,8 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
                  PodDemand& d) {
   const std::string claim_id = pod.namespace_name + "/" + v.claim_name;
   if (!claims) {
-    d.volumes.push_back({v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}, {}});
+    d.volumes.push_back(
+        {v.name, "", rules.default_pool, rules.default_claim_bytes, true, claim_id, false, "", 0, false, {}, {}});
     return {};
   }
   auto info = claims(pod.namespace_name, v.claim_name);

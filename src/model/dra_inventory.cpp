@@ -119,7 +119,8 @@ std::string dra_device_id(std::string_view driver, std::string_view pool, std::s
   return id;
 }
 
-std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices, const DraRules& rules) {
+std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices,
+                                                         const DraRules& rules) {
   const std::set<std::string, std::less<>> drivers(rules.drivers.begin(), rules.drivers.end());
   std::map<std::tuple<std::string, std::string, std::string>, PoolSlices> pools;  // node, driver, pool
   for (const ResourceSlice& s : slices) {

@@ -46,7 +46,8 @@ std::int64_t whole_free_devices(const GpuDevices& devices, const GpuDeviceUsage&
   return std::max<std::int64_t>(count - taken - std::max<std::int64_t>(unplaced_whole, 0), 0);
 }
 
-GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus, const GpuShareRule& share) {
+GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus,
+                              const GpuShareRule& share) {
   GpuDevices d;
   auto count = node.gpus.find(share.count_resource);
   auto total = node.gpus.find(share.memory_resource);

@@ -29,7 +29,8 @@ Result<Pool> parse_pool_spec(std::string name, std::string_view spec) {
     if (more) spec = spec.substr(comma + 1);
     auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      return Error{"pool " + pool.name + ": device entry \"" + std::string(item.substr(0, 64)) + "\" is not name=capacity"};
+      return Error{"pool " + pool.name + ": device entry \"" + std::string(item.substr(0, 64)) +
+                   "\" is not name=capacity"};
     }
     auto bytes = parse_count(item.substr(eq + 1), "pool " + pool.name + " device " + std::string(item.substr(0, eq)));
     if (!bytes) return bytes.error();

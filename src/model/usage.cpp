@@ -40,7 +40,8 @@ void NodeUsage::apply(const Allocation& a, int sign) {
     }
   }
   volumes += sign * static_cast<std::int64_t>(a.volumes.size());
-  cpu_milli = static_cast<std::int64_t>(std::clamp<__int128>(cpu_milli + static_cast<__int128>(sign) * a.cpu_milli, INT64_MIN, INT64_MAX));
+  cpu_milli = static_cast<std::int64_t>(
+      std::clamp<__int128>(cpu_milli + static_cast<__int128>(sign) * a.cpu_milli, INT64_MIN, INT64_MAX));
   memory_bytes = static_cast<std::int64_t>(
       std::clamp<__int128>(memory_bytes + static_cast<__int128>(sign) * a.memory_bytes, INT64_MIN, INT64_MAX));
   pods += sign * a.pods;

@@ -158,7 +158,9 @@ Value eval_compare(const Node& n, const Context& ctx) {
     return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " +
                         type_name(r.type) + " (use compareTo, isLessThan or isGreaterThan)");
   }
-  if (!c) return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));
+  if (!c) {
+    return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));
+  }
   if (n.key == "==") return Value::boolean(*c == 0);
   if (n.key == "!=") return Value::boolean(*c != 0);
   if (n.key == "<") return Value::boolean(*c < 0);
@@ -195,7 +197,8 @@ Value eval_method(const Node& n, const Context& ctx) {
   Value r = eval(*n.kids[1], ctx);
   if (r.is_error()) return r;
   if ((l.type != Value::Type::kQuantity && l.type != Value::Type::kVersion) || l.type != r.type) {
-    return Value::error(std::string("no such overload: ") + type_name(l.type) + "." + n.key + "(" + type_name(r.type) + ")");
+    return Value::error(std::string("no such overload: ") + type_name(l.type) + "." + n.key + "(" + type_name(r.type) +
+                        ")");
   }
   const int c = *compare(l, r);
   if (n.key == "compareTo") return Value::integer(c);
@@ -241,7 +244,9 @@ SelectorMatch DeviceSelector::evaluate(std::string_view driver, const model::Dra
   if (!root_) return {MatchKind::kUnsupported, text_ + " (" + reason_ + ")"};
   Value v = eval(*root_, Context{driver, device});
   if (v.is_error()) return {MatchKind::kError, v.s};
-  if (v.type != Value::Type::kBool) return {MatchKind::kError, std::string("the expression gives a ") + type_name(v.type)};
+  if (v.type != Value::Type::kBool) {
+    return {MatchKind::kError, std::string("the expression gives a ") + type_name(v.type)};
+  }
   return {v.b ? MatchKind::kMatch : MatchKind::kNoMatch, {}};
 }
 

@@ -45,7 +45,8 @@ const CompiledClass* DraClasses::for_extended_resource(std::string_view resource
   return nullptr;
 }
 
-std::optional<DraNeed> need_for_extended_resource(const DraClasses& classes, std::string_view resource, std::int64_t count) {
+std::optional<DraNeed> need_for_extended_resource(const DraClasses& classes, std::string_view resource,
+                                                  std::int64_t count) {
   const CompiledClass* c = classes.for_extended_resource(resource);
   if (!c || count <= 0) return std::nullopt;
   return DraNeed{std::string(resource), {DraChoice{c->name, {}, count, false}}};
@@ -82,7 +83,9 @@ DraJudge::DraJudge(const DraClasses& classes, const model::DraInventory& invento
       for (const auto& s : c.spec.selectors) c.selectors.push_back(DeviceSelector::parse(s));
       if (!c.cls) c.unjudged = "device class " + c.spec.device_class + " not known";
       auto check = [&](const DeviceSelector& s) {
-        if (c.unjudged.empty() && !s.supported()) c.unjudged = "unsupported selector: " + s.text() + " (" + s.unsupported_reason() + ")";
+        if (c.unjudged.empty() && !s.supported()) {
+          c.unjudged = "unsupported selector: " + s.text() + " (" + s.unsupported_reason() + ")";
+        }
       };
       if (c.cls) {
         for (const auto& s : c.cls->selectors) check(s);
@@ -145,7 +148,9 @@ std::optional<std::int64_t> DraJudge::evaluate(const Choice& c, const model::Nod
 DraVerdict DraJudge::judge(const model::NodeDra& node) const {
   DraVerdict v;
   if (!node.incomplete_pools.empty()) {
-    for (const auto& need : needs_) v.unjudged.push_back(need.label + ": node has an incomplete pool (" + node.incomplete_pools[0] + ")");
+    for (const auto& need : needs_) {
+      v.unjudged.push_back(need.label + ": node has an incomplete pool (" + node.incomplete_pools[0] + ")");
+    }
     return v;
   }
   for (const auto& need : needs_) {

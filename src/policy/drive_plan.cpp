@@ -34,7 +34,8 @@ std::optional<std::size_t> pick(const std::vector<Room>& rooms, std::span<const 
   return best;
 }
 
-std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<const DriveOffer> offers, const DriveAsk& ask) {
+std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<const DriveOffer> offers,
+                                          const DriveAsk& ask) {
   const std::int64_t bytes = extent_aligned(ask.bytes);
   auto at = pick(rooms, offers, ask.storage_class, bytes, false);
   if (!at) {
@@ -45,7 +46,8 @@ std::optional<std::size_t> place_in_group(std::vector<Room>& rooms, std::span<co
   return at;
 }
 
-std::optional<std::size_t> place_on_drive(std::vector<Room>& rooms, std::span<const DriveOffer> offers, const DriveAsk& ask) {
+std::optional<std::size_t> place_on_drive(std::vector<Room>& rooms, std::span<const DriveOffer> offers,
+                                          const DriveAsk& ask) {
   std::optional<std::size_t> at;
   if (ask.storage_class == kAnyDriveClass) {
     for (std::string_view media : kDriveClasses) {
@@ -82,7 +84,8 @@ bool drive_class_known(std::string_view storage_class) {
 
 std::string storage_type_of(std::string_view parameter) {
   std::string type(parameter);
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
   return drive_class_known(type) ? type : std::string(kAnyDriveClass);
 }
 
@@ -101,7 +104,9 @@ std::vector<std::string> any_class_pools(std::string_view pool) {
 std::int64_t extent_aligned(std::int64_t bytes) {
   if (bytes <= 0) return 0;
   const std::int64_t extents = bytes / kVolumeGroupExtent + (bytes % kVolumeGroupExtent != 0 ? 1 : 0);
-  if (extents > std::numeric_limits<std::int64_t>::max() / kVolumeGroupExtent) return std::numeric_limits<std::int64_t>::max();
+  if (extents > std::numeric_limits<std::int64_t>::max() / kVolumeGroupExtent) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
   return extents * kVolumeGroupExtent;
 }
 
@@ -128,7 +133,8 @@ DrivePlan plan_drives(std::span<const DriveAsk> asks, std::span<const DriveOffer
   plan.taken.assign(asks.size(), std::nullopt);
   for (std::size_t i : order) {
     const DriveAsk& ask = asks[i];
-    plan.taken[i] = volume_group_media(ask.storage_class) ? place_in_group(rooms, offers, ask) : place_on_drive(rooms, offers, ask);
+    plan.taken[i] =
+        volume_group_media(ask.storage_class) ? place_in_group(rooms, offers, ask) : place_on_drive(rooms, offers, ask);
     if (!plan.taken[i]) {
       plan.reason = no_room(ask);
       return plan;

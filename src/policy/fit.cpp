@@ -52,7 +52,8 @@ void check_gpus(const PodDemand& pod, const GpuFigures& figures, Findings& f) {
       continue;
     }
     if (r->free < need) {
-      f.fail(Verdict::kInsufficient, {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(r->free, 0), allocatable, {}});
+      f.fail(Verdict::kInsufficient,
+             {Kind::kGpusNotFree, resource, need, std::max<std::int64_t>(r->free, 0), allocatable, {}});
     }
   }
 }
@@ -119,7 +120,8 @@ bool place_on_local_volumes(const PodDemand& pod, const Pool& pool, const std::v
   offers.reserve(pool.devices.size());
   std::int64_t free_count = 0;
   for (const auto& d : pool.devices) {
-    offers.push_back({d.name, {}, d.capacity_bytes, d.access_modes, d.block, usage.device_used(pool.name, d.name) <= 0});
+    offers.push_back(
+        {d.name, {}, d.capacity_bytes, d.access_modes, d.block, usage.device_used(pool.name, d.name) <= 0});
     free_count += offers.back().free;
   }
   std::vector<LocalVolumeAsk> asks;
@@ -161,7 +163,8 @@ bool place_on_drives(const PodDemand& pod, std::span<const Pool* const> pools, c
   for (const auto* v : volumes) asks.push_back({v->drive_class, v->bytes});
   const DrivePlan plan = plan_drives(asks, offers);
   if (!plan.fits) {
-    const bool freeable = std::any_of(pools.begin(), pools.end(), [&](const Pool* p) { return usage.pool_freeable_bytes(p->name) > 0; });
+    const bool freeable =
+        std::any_of(pools.begin(), pools.end(), [&](const Pool* p) { return usage.pool_freeable_bytes(p->name) > 0; });
     f.fail(freeable ? Verdict::kInsufficient : Verdict::kUnresolvable, {Kind::kNoDrive, subject, 0, 0, 0, plan.reason});
     return false;
   }
@@ -179,7 +182,8 @@ bool place_on_drives(const PodDemand& pod, std::span<const Pool* const> pools, c
 // from; the media pools so planned are added to `joined`.
 void place_any_class(const PodDemand& pod, const NodeSupply& node, const std::string& any_pool,
                      const std::map<std::string, std::vector<const VolumeDemand*>, std::less<>>& by_pool,
-                     const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f, std::set<std::string>& joined) {
+                     const NodeUsage& usage, std::vector<VolumePlacement>& out, Findings& f,
+                     std::set<std::string>& joined) {
   std::vector<const Pool*> pools;
   std::vector<const VolumeDemand*> volumes = by_pool.find(any_pool)->second;
   std::int64_t need = 0;
@@ -238,7 +242,8 @@ bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const Vol
     return false;
   }
   auto placement = [&](const VolumeDemand& v, std::string device) {
-    return VolumePlacement{v.volume, pool.name, std::move(device), v.bytes, v.claim, v.ephemeral ? pod.uid : std::string()};
+    return VolumePlacement{v.volume, pool.name, std::move(device), v.bytes, v.claim,
+                           v.ephemeral ? pod.uid : std::string()};
   };
   if (pool.devices.empty()) {
     for (const auto* v : volumes) out.push_back(placement(*v, ""));
@@ -275,7 +280,9 @@ void check_volumes(const PodDemand& pod, const NodeSupply& node, const NodeUsage
   for (const auto& v : pod.volumes) by_pool[v.pool].push_back(&v);
   std::set<std::string> joined;
   for (const auto& [pool_name, volumes] : by_pool) {
-    if (!any_class_pools(pool_name).empty()) place_any_class(pod, node, pool_name, by_pool, usage, placements, f, joined);
+    if (!any_class_pools(pool_name).empty()) {
+      place_any_class(pod, node, pool_name, by_pool, usage, placements, f, joined);
+    }
   }
   for (const auto& [pool_name, volumes] : by_pool) {
     if (joined.count(pool_name) || !any_class_pools(pool_name).empty()) continue;
@@ -327,7 +334,8 @@ std::string format_reason(const FitReason& r) {
     case Kind::kShareGpuTooSmall: return share_need() + "node's GPUs have " + format_bytes(r.total);
     case Kind::kShareNoRoom:
       return share_need() + "largest free GPU has " + format_bytes(r.have) + " of " + format_bytes(r.total);
-    case Kind::kMemoryFloorUnknown: return s + ": pod needs " + format_bytes(r.need) + " per GPU, node reports no GPU memory";
+    case Kind::kMemoryFloorUnknown:
+      return s + ": pod needs " + format_bytes(r.need) + " per GPU, node reports no GPU memory";
     case Kind::kMemoryFloorTooSmall:
       return s + ": pod needs " + format_bytes(r.need) + " per GPU, node's GPUs have " + format_bytes(r.have);
     case Kind::kPoolShort:
@@ -339,8 +347,8 @@ std::string format_reason(const FitReason& r) {
     case Kind::kVolumeHeldElsewhere: return "volume " + s + ": its claim is held on node " + r.detail;
     case Kind::kNoSuchPool: return "pool " + s + ": pod needs " + format_bytes(r.need) + ", node has no such pool";
     case Kind::kVolumeTooLarge:
-      return "pool " + s + ": volume " + r.detail + " needs " + format_bytes(r.need) + ", the node's largest volume is " +
-             format_bytes(r.have);
+      return "pool " + s + ": volume " + r.detail + " needs " + format_bytes(r.need) +
+             ", the node's largest volume is " + format_bytes(r.have);
     case Kind::kNoLocalVolume:
       return "pool " + s + ": volume " + r.detail + " needs a free local PersistentVolume of " + format_bytes(r.need) +
              " with its access modes, node has " + std::to_string(r.have) + " free of " + std::to_string(r.total);

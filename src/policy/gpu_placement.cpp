@@ -74,7 +74,8 @@ bool same_gpu_part(const GpuShape& a, const GpuShape& b) {
 }
 
 // The shapes of a mix grouped by their GPU part, with the weight of the group's shapes whose CPU
-// and memory fit the node (and whose models admit it) before and after the placement, and the group's GPU fragmentation before.
+// and memory fit the node (and whose models admit it) before and after the placement, and the
+// group's GPU fragmentation before.
 struct ShapeGroup {
   GpuShape gpu;
   __int128 weight = 0;
@@ -129,7 +130,8 @@ __int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& aft
     } else if (g.gpu.whole > 0) {
       frag_after = whole_fragmentation(after, g.gpu.whole);
     }
-    total += g.fit_after * (frag_after - g.frag_before) + (g.fit_before - g.fit_after) * (after.sum_free - g.frag_before) +
+    total += g.fit_after * (frag_after - g.frag_before) +
+             (g.fit_before - g.fit_after) * (after.sum_free - g.frag_before) +
              (g.weight - g.fit_before) * (after.sum_free - before.sum_free);
   }
   return total;
@@ -178,7 +180,8 @@ std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t ne
       continue;
     }
     const bool frag_better = by_fragmentation && delta_less(c.delta, best->delta);
-    const bool frag_equal = !by_fragmentation || (!delta_less(c.delta, best->delta) && !delta_less(best->delta, c.delta));
+    const bool frag_equal =
+        !by_fragmentation || (!delta_less(c.delta, best->delta) && !delta_less(best->delta, c.delta));
     if (frag_better || (frag_equal && f < view.free[best->index])) best = c;
   }
   return best;

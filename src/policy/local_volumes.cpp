@@ -49,7 +49,8 @@ std::vector<std::optional<std::size_t>> match_local_volumes(std::span<const Loca
       break;
     }
   }
-  std::stable_sort(unbound.begin(), unbound.end(), [&](std::size_t a, std::size_t b) { return asks[a].bytes < asks[b].bytes; });
+  std::stable_sort(unbound.begin(), unbound.end(),
+                   [&](std::size_t a, std::size_t b) { return asks[a].bytes < asks[b].bytes; });
   for (std::size_t i : unbound) {
     std::optional<std::size_t> best;
     for (std::size_t j = 0; j < offers.size(); ++j) {

@@ -107,27 +107,33 @@ std::string node_affinity_mismatch(const model::PodConstraints& pod, const model
 std::string untolerated_taint(const std::vector<model::Toleration>& tolerations, const model::NodeSupply& node) {
   for (const auto& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    if (std::any_of(tolerations.begin(), tolerations.end(), [&](const auto& t) { return tolerates(t, taint); })) continue;
+    if (std::any_of(tolerations.begin(), tolerations.end(), [&](const auto& t) { return tolerates(t, taint); })) {
+      continue;
+    }
     return "node has taint " + taint_text(taint) + ", which the pod does not tolerate";
   }
   return {};
 }
 
-std::string insufficient_resources(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage) {
+std::string insufficient_resources(const model::PodDemand& pod, const model::NodeSupply& node,
+                                   const model::NodeUsage& usage) {
   if (node.pods > 0 && usage.pods >= node.pods) {
     return "pods: node runs " + std::to_string(usage.pods) + " of " + std::to_string(node.pods) + " allocatable";
   }
   if (const std::int64_t free = free_of(node.cpu_milli, usage.cpu_milli); node.cpu_milli > 0 && pod.cpu_milli > free) {
-    return "cpu: pod requests " + cpu_text(pod.cpu_milli) + ", node has " + cpu_text(free) + " free of " + cpu_text(node.cpu_milli);
+    return "cpu: pod requests " + cpu_text(pod.cpu_milli) + ", node has " + cpu_text(free) + " free of " +
+           cpu_text(node.cpu_milli);
   }
-  if (const std::int64_t free = free_of(node.memory_bytes, usage.memory_bytes); node.memory_bytes > 0 && pod.memory_bytes > free) {
+  if (const std::int64_t free = free_of(node.memory_bytes, usage.memory_bytes);
+      node.memory_bytes > 0 && pod.memory_bytes > free) {
     return "memory: pod requests " + format_bytes(pod.memory_bytes) + ", node has " + format_bytes(free) + " free of " +
            format_bytes(node.memory_bytes);
   }
   return {};
 }
 
-Eligibility node_eligibility(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage) {
+Eligibility node_eligibility(const model::PodDemand& pod, const model::NodeSupply& node,
+                             const model::NodeUsage& usage) {
   if (node.taints_known) {
     const auto& tolerations = pod.constraints.tolerations;
     const model::Taint cordon{std::string(kUnschedulableTaint), "", "NoSchedule"};
@@ -139,9 +145,13 @@ Eligibility node_eligibility(const model::PodDemand& pod, const model::NodeSuppl
     if (auto why = untolerated_taint(tolerations, node); !why.empty()) return {Ineligible::kTaint, std::move(why)};
   }
   if (node.labels_known) {
-    if (auto why = node_affinity_mismatch(pod.constraints, node); !why.empty()) return {Ineligible::kNodeAffinity, std::move(why)};
+    if (auto why = node_affinity_mismatch(pod.constraints, node); !why.empty()) {
+      return {Ineligible::kNodeAffinity, std::move(why)};
+    }
   }
-  if (auto why = insufficient_resources(pod, node, usage); !why.empty()) return {Ineligible::kResources, std::move(why)};
+  if (auto why = insufficient_resources(pod, node, usage); !why.empty()) {
+    return {Ineligible::kResources, std::move(why)};
+  }
   return {};
 }
 

@@ -207,7 +207,8 @@ class Parser {
   }
   NodePtr member(NodePtr p, const std::string& name) {
     if (!p || (p->kind != Node::Kind::kAttrDomain && p->kind != Node::Kind::kCapDomain)) return fail("field " + name);
-    return make(p->kind == Node::Kind::kAttrDomain ? Node::Kind::kAttribute : Node::Kind::kCapacity, p->key + "/" + name);
+    return make(p->kind == Node::Kind::kAttrDomain ? Node::Kind::kAttribute : Node::Kind::kCapacity,
+                p->key + "/" + name);
   }
   NodePtr parse_primary() {
     const Token tok = peek();

@@ -35,7 +35,8 @@ std::int64_t feasible_nodes_to_find(std::int64_t percentage, std::int64_t nodes)
 std::int64_t least_allocated_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
                                    std::int64_t memory_requested, std::int64_t memory_allocatable) {
   std::int64_t sum = 0, weights = 0;
-  for (auto [requested, allocatable] : {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
+  for (auto [requested, allocatable] :
+       {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
     if (allocatable <= 0) continue;
     sum += least_requested(requested, allocatable);
     ++weights;
@@ -46,7 +47,8 @@ std::int64_t least_allocated_score(std::int64_t cpu_requested, std::int64_t cpu_
 std::int64_t balanced_allocation_score(std::int64_t cpu_requested, std::int64_t cpu_allocatable,
                                        std::int64_t memory_requested, std::int64_t memory_allocatable) {
   std::vector<double> fractions;
-  for (auto [requested, allocatable] : {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
+  for (auto [requested, allocatable] :
+       {std::pair{cpu_requested, cpu_allocatable}, {memory_requested, memory_allocatable}}) {
     if (allocatable <= 0) continue;
     fractions.push_back(std::min(1.0, static_cast<double>(requested) / static_cast<double>(allocatable)));
   }
@@ -54,7 +56,8 @@ std::int64_t balanced_allocation_score(std::int64_t cpu_requested, std::int64_t 
   return static_cast<std::int64_t>((1 - deviation) * static_cast<double>(kMaxNodeScore));
 }
 
-SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed, SchedulerSettings settings)
+SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed,
+                               SchedulerSettings settings)
     : settings_(settings), rng_(seed) {
   nodes_.reserve(nodes.size());
   for (const auto& n : nodes) {

@@ -223,9 +223,11 @@ int print_results(const Command& c, const Outcomes& results) {
     } else {
       std::string refused;
       for (const auto& [shape, n] : r->refused) refused += " " + shape + ":" + std::to_string(n);
-      std::printf("%-14s allocated at 100%%: %.2f%%  at end: %.2f%%  first refusal at: %.2f%%  fragmented at 100%%: %.2f%%  refused:%s\n",
-                  p.name.c_str(), 100 * r->allocated_at_100, 100 * r->allocated_at_end,
-                  100 * r->first_refusal_at, 100 * r->fragmented_at_100, refused.empty() ? " none" : refused.c_str());
+      std::printf(
+          "%-14s allocated at 100%%: %.2f%%  at end: %.2f%%  first refusal at: %.2f%%  fragmented at 100%%: %.2f%%  "
+          "refused:%s\n",
+          p.name.c_str(), 100 * r->allocated_at_100, 100 * r->allocated_at_end, 100 * r->first_refusal_at,
+          100 * r->fragmented_at_100, refused.empty() ? " none" : refused.c_str());
     }
   }
   if (c.json) std::printf("%s\n", nlohmann::ordered_json{{"policies", all}}.dump().c_str());

@@ -266,7 +266,8 @@ Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::Ext
 Result<std::optional<std::size_t>> Simulation::cycle(const Arrival& a) {
   wire::ExtenderArgs args;
   args.pod = a.pod;
-  std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
+  std::vector<std::size_t> candidates =
+      scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
   if (a.managed && !candidates.empty()) {
     auto passed = filtered(a, args, candidates);
     if (!passed) return passed.error();
@@ -299,7 +300,8 @@ Result<bool> Simulation::refused_again(const Arrival& a) {
   if (std::none_of(refusals_.begin(), refusals_.end(), [&](const Refusal& r) { return r.covers(asked); })) return false;
   bool filtered = false;
   for (std::size_t searched = 0; searched < scheduler_.node_count();) {
-    const std::vector<std::size_t> candidates = scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
+    const std::vector<std::size_t> candidates =
+        scheduler_.feasible_at(a.row.cpu_milli, a.mem_bytes, a.dra_gpus, a.pod.constraints);
     if (a.managed && !filtered && !candidates.empty()) {
       wire::ExtenderArgs args;
       args.pod = a.pod;

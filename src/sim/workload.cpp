@@ -31,7 +31,8 @@ std::vector<std::string> split(const std::string& line) {
 // A CSV file with a header: each data line's cells by the header's column names.
 class Table {
  public:
-  static Result<Table> read(const std::string& text, const std::string& source, const std::vector<std::string>& needed) {
+  static Result<Table> read(const std::string& text, const std::string& source,
+                            const std::vector<std::string>& needed) {
     Table t;
     t.source_ = source;
     std::istringstream in(text);
@@ -79,7 +80,8 @@ class Table {
 
 bool plain_name(const std::string& name) {
   return !name.empty() && name.size() <= 253 && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_';
   });
 }
 
@@ -145,7 +147,8 @@ std::int64_t gpu_milli_requested(const WorkloadRow& r) { return is_share(r) ? r.
 Result<std::vector<WorkloadRow>> parse_workload(const std::string& text, const std::string& source) {
   std::string header = text.substr(0, text.find('\n'));
   if (!header.empty() && header.back() == '\r') header.pop_back();
-  if (header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib" && header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec") {
+  if (header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib" &&
+      header != "name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec") {
     return Error{source + ":1: expected the header name,num_gpu,gpu_milli,cpu_milli,memory_mib[,gpu_spec]"};
   }
   auto t = Table::read(text, source, {});

@@ -113,9 +113,11 @@ model::NodeUsage NodeState::usage_for(const model::PodDemand& pod, TimePoint now
 
 bool NodeState::sees_placed_only(const model::PodDemand& pod) const {
   if (reservations != 0) return false;
-  const bool holds_volumes_here = std::any_of(pod.volumes.begin(), pod.volumes.end(), [&](const model::VolumeDemand& v) {
-    return (!v.held_on.empty() && v.held_on == supply.name) || (!v.claim.empty() && held_volume_claims.count(v.claim));
-  });
+  const bool holds_volumes_here =
+      std::any_of(pod.volumes.begin(), pod.volumes.end(), [&](const model::VolumeDemand& v) {
+        return (!v.held_on.empty() && v.held_on == supply.name) ||
+               (!v.claim.empty() && held_volume_claims.count(v.claim));
+      });
   return !holds_volumes_here && (claims.empty() || !claims.count(pod.uid));
 }
 

@@ -199,7 +199,8 @@ NodeSummary NodeIndex::summarize(const NodeState& node) {
   if (!s.gpus_summarized || gpus.empty()) return s;
   const model::GpuResourceAvailability& gpu = gpus.front();
   auto& resources = layout_->gpu_resources;
-  auto known = std::find_if(resources.begin(), resources.end(), [&](const auto& name) { return *name == gpu.resource; });
+  auto known =
+      std::find_if(resources.begin(), resources.end(), [&](const auto& name) { return *name == gpu.resource; });
   if (known == resources.end()) {
     resources.push_back(std::make_unique<std::string>(gpu.resource));
     known = resources.end() - 1;

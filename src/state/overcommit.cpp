@@ -64,8 +64,9 @@ std::vector<Overcommit> find_overcommit(const NodeState& node) {
 std::string describe(const Overcommit& o) {
   const bool gpu = o.kind == Overcommit::Kind::kGpu;
   std::string s = "node " + o.node + " is overcommitted: " + std::to_string(o.pods) + " pod(s) bound there hold " +
-                  std::to_string(o.bound) + (gpu ? " " + o.subject : " bytes of pool " + o.subject) + " but the node has " +
-                  std::to_string(o.capacity) + (gpu ? " allocatable" : " bytes") + ". Likely causes: ";
+                  std::to_string(o.bound) + (gpu ? " " + o.subject : " bytes of pool " + o.subject) +
+                  " but the node has " + std::to_string(o.capacity) + (gpu ? " allocatable" : " bytes") +
+                  ". Likely causes: ";
   if (gpu) {
     s += "(1) kube-scheduler binds pods itself while the extender's managedResources entry says "
          "ignoredByScheduler: true and the extender has no bindVerb, so neither the scheduler nor this daemon "

@@ -114,7 +114,8 @@ Status decode_device(const json& d, const std::string& driver, model::DraDevice&
   return {};
 }
 
-Status decode_selectors(const json* list, std::vector<std::string>& out, const std::string& path, const DraLimits& limits) {
+Status decode_selectors(const json* list, std::vector<std::string>& out, const std::string& path,
+                        const DraLimits& limits) {
   EXTENDER_TRY(bounded_array(list, path, limits.selectors));
   if (!list) return {};
   for (std::size_t i = 0; i < list->size(); ++i) {
@@ -124,17 +125,20 @@ Status decode_selectors(const json* list, std::vector<std::string>& out, const s
     EXTENDER_TRY(expect_object(cel, at(path, i) + ".cel"));
     if (!cel) return Error{at(path, i) + ": a selector other than cel"};
     std::string expression;
-    EXTENDER_TRY(read_bounded(field(*cel, "expression"), expression, at(path, i) + ".cel.expression", limits.expression_bytes));
+    EXTENDER_TRY(
+        read_bounded(field(*cel, "expression"), expression, at(path, i) + ".cel.expression", limits.expression_bytes));
     EXTENDER_TRY(require(expression, at(path, i) + ".cel.expression"));
     out.push_back(std::move(expression));
   }
   return {};
 }
 
-Status decode_request_spec(const json& r, model::DeviceRequestSpec& out, const std::string& path, const DraLimits& limits) {
+Status decode_request_spec(const json& r, model::DeviceRequestSpec& out, const std::string& path,
+                           const DraLimits& limits) {
   EXTENDER_TRY(expect_object(&r, path));
   EXTENDER_TRY(read_bounded(field(r, "name"), out.name, path + ".name", limits.name_bytes));
-  EXTENDER_TRY(read_bounded(field(r, "deviceClassName"), out.device_class, path + ".deviceClassName", limits.name_bytes));
+  EXTENDER_TRY(
+      read_bounded(field(r, "deviceClassName"), out.device_class, path + ".deviceClassName", limits.name_bytes));
   EXTENDER_TRY(require(out.device_class, path + ".deviceClassName"));
   std::string mode;
   EXTENDER_TRY(read_bounded(field(r, "allocationMode"), mode, path + ".allocationMode", limits.name_bytes));
@@ -161,7 +165,9 @@ Status decode_request(const json& r, model::DeviceRequest& out, const std::strin
   EXTENDER_TRY(require(out.name, path + ".name"));
   const json* exactly = field(r, "exactly");
   const json* first = field(r, "firstAvailable");
-  if ((exactly != nullptr) == (first != nullptr)) return Error{path + ": expected exactly one of exactly, firstAvailable"};
+  if ((exactly != nullptr) == (first != nullptr)) {
+    return Error{path + ": expected exactly one of exactly, firstAvailable"};
+  }
   if (exactly) {
     model::DeviceRequestSpec spec;
     EXTENDER_TRY(decode_request_spec(*exactly, spec, path + ".exactly", limits));
@@ -221,7 +227,8 @@ Status decode_results(const json& allocation, model::ResourceClaim& out, const D
   return {};
 }
 
-Status decode_claim_refs(const json* list, std::vector<model::PodClaimRef>& out, const std::string& path, const DraLimits& limits) {
+Status decode_claim_refs(const json* list, std::vector<model::PodClaimRef>& out, const std::string& path,
+                         const DraLimits& limits) {
   EXTENDER_TRY(bounded_array(list, path, limits.pod_claims));
   if (!list) return {};
   for (std::size_t i = 0; i < list->size(); ++i) {
@@ -230,9 +237,10 @@ Status decode_claim_refs(const json* list, std::vector<model::PodClaimRef>& out,
     EXTENDER_TRY(expect_object(&c, p));
     model::PodClaimRef ref;
     EXTENDER_TRY(read_bounded(field(c, "name"), ref.name, p + ".name", limits.name_bytes));
-    EXTENDER_TRY(read_bounded(field(c, "resourceClaimName"), ref.claim_name, p + ".resourceClaimName", limits.name_bytes));
-    EXTENDER_TRY(read_bounded(field(c, "resourceClaimTemplateName"), ref.template_name, p + ".resourceClaimTemplateName",
-                              limits.name_bytes));
+    EXTENDER_TRY(
+        read_bounded(field(c, "resourceClaimName"), ref.claim_name, p + ".resourceClaimName", limits.name_bytes));
+    EXTENDER_TRY(read_bounded(field(c, "resourceClaimTemplateName"), ref.template_name,
+                              p + ".resourceClaimTemplateName", limits.name_bytes));
     out.push_back(std::move(ref));
   }
   return {};
@@ -336,8 +344,8 @@ Result<model::DeviceClass> decode_device_class(const json& cls, const DraLimits&
   if (const json* spec = field(cls, "spec")) {
     EXTENDER_TRY(expect_object(spec, "spec"));
     EXTENDER_TRY(decode_selectors(field(*spec, "selectors"), out.selectors, "spec.selectors", limits));
-    EXTENDER_TRY(read_bounded(field(*spec, "extendedResourceName"), out.extended_resource_name, "spec.extendedResourceName",
-                              limits.name_bytes));
+    EXTENDER_TRY(read_bounded(field(*spec, "extendedResourceName"), out.extended_resource_name,
+                              "spec.extendedResourceName", limits.name_bytes));
   }
   return out;
 }
@@ -358,7 +366,8 @@ Result<model::PodDra> decode_pod_dra(const json& pod, const DraLimits& limits) {
   const std::string path = "Pod.status.extendedResourceClaimStatus";
   EXTENDER_TRY(expect_object(ext, path));
   if (!ext) return out;
-  EXTENDER_TRY(read_bounded(field(*ext, "resourceClaimName"), out.extended_claim, path + ".resourceClaimName", limits.name_bytes));
+  EXTENDER_TRY(read_bounded(field(*ext, "resourceClaimName"), out.extended_claim, path + ".resourceClaimName",
+                            limits.name_bytes));
   const json* mappings = field(*ext, "requestMappings");
   EXTENDER_TRY(bounded_array(mappings, path + ".requestMappings", limits.pod_claims));
   if (!mappings) return out;

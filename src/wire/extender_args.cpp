@@ -50,7 +50,8 @@ Status read_scalar_text(od::value v, std::string& out, std::string_view where, b
   }
   if (numbers_allowed && type == od::json_type::number) {
     std::string_view token = v.raw_json_token();
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t')) {
+    while (!token.empty() &&
+           (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t')) {
       token.remove_suffix(1);
     }
     out.assign(token);
@@ -257,7 +258,9 @@ Result<model::Pod> read_pod(od::value v, bool& too_large, PodMemo* memo) {
   if (memo) {
     if (auto kept = memo->find(raw)) return std::move(*kept);  // these bytes passed every check below
   }
-  if (!nesting_within(raw, kMaxNesting)) return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
+  if (!nesting_within(raw, kMaxNesting)) {
+    return Error{"Pod nests deeper than " + std::to_string(kMaxNesting) + " levels"};
+  }
   nlohmann::json pod = nlohmann::json::parse(raw, nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return Error{"Pod: not valid JSON"};
   auto decoded = decode_pod(pod);
@@ -325,7 +328,9 @@ Result<ExtenderArgs> decode(simdjson::padded_string_view body, const NodeFieldFi
     }
   }
   if (!has_pod) return Error{"body has no Pod"};
-  if (args.nodes && args.node_names) return Error{"body sets both Nodes and NodeNames; kube-scheduler sends one of them"};
+  if (args.nodes && args.node_names) {
+    return Error{"body sets both Nodes and NodeNames; kube-scheduler sends one of them"};
+  }
   return args;
 }
 

@@ -23,8 +23,10 @@ Status read_required_affinity(const json& spec, model::PodConstraints& out) {
   EXTENDER_TRY(expect_object(affinity, "Pod.spec.affinity"));
   const json* node_affinity = affinity ? field(*affinity, "nodeAffinity") : nullptr;
   EXTENDER_TRY(expect_object(node_affinity, "Pod.spec.affinity.nodeAffinity"));
-  constexpr std::string_view kRequired = "Pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
-  const json* required = node_affinity ? field(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+  constexpr std::string_view kRequired =
+      "Pod.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+  const json* required =
+      node_affinity ? field(*node_affinity, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
   return read_node_selector(required, out.required_node_affinity, kRequired);
 }
 
@@ -52,7 +54,8 @@ Status read_node_selector(const json* selector, std::optional<std::vector<model:
                            model::NodeSelectorTerm term;
                            EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions,
                                                           p + ".matchExpressions"));
-                           EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
+                           EXTENDER_TRY(
+                               read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
                            terms.push_back(std::move(term));
                            return {};
                          });

@@ -14,6 +14,7 @@ Status decode_pod_constraints(const nlohmann::json& spec, model::PodConstraints&
 Status read_node_selector(const nlohmann::json* selector, std::optional<std::vector<model::NodeSelectorTerm>>& out,
                           std::string_view path);
 // A list of requirements ({key, operator, values}), appended to out.
-Status read_requirements(const nlohmann::json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path);
+Status read_requirements(const nlohmann::json* v, std::vector<model::NodeSelectorRequirement>& out,
+                         std::string_view path);
 
 }  // namespace extender::wire::detail

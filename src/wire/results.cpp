@@ -191,7 +191,9 @@ std::string encode_host_priority_list(const std::vector<HostScore>& scores) {
 std::vector<HostScore> above_lowest(std::vector<HostScore> scores) {
   if (scores.empty()) return scores;
   const std::int64_t lowest =
-      std::min_element(scores.begin(), scores.end(), [](const HostScore& a, const HostScore& b) { return a.score < b.score; })->score;
+      std::min_element(scores.begin(), scores.end(), [](const HostScore& a, const HostScore& b) {
+        return a.score < b.score;
+      })->score;
   std::erase_if(scores, [lowest](const HostScore& s) { return s.score == lowest; });
   for (auto& s : scores) s.score -= lowest;
   return scores;

@@ -118,7 +118,9 @@ Result<CsiDriver> decode_csi_driver(const json& driver) {
   EXTENDER_TRY(read_name(driver, "CSIDriver", out.name, nullptr));
   const json* spec = field(driver, "spec");
   EXTENDER_TRY(detail::expect_object(spec, "spec"));
-  if (spec) EXTENDER_TRY(detail::read_bool(field(*spec, "storageCapacity"), out.storage_capacity, "spec.storageCapacity"));
+  if (spec) {
+    EXTENDER_TRY(detail::read_bool(field(*spec, "storageCapacity"), out.storage_capacity, "spec.storageCapacity"));
+  }
   return out;
 }
 
@@ -140,7 +142,8 @@ Result<StorageClass> decode_storage_class(const json& sc) {
   if (const json* meta = field(sc, "metadata")) {
     model::StringMap annotations;
     EXTENDER_TRY(read_string_map(field(*meta, "annotations"), annotations, "metadata.annotations"));
-    for (const char* key : {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
+    for (const char* key :
+         {"storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"}) {
       if (auto it = annotations.find(key); it != annotations.end() && it->second == "true") out.is_default = true;
     }
   }

@@ -2,13 +2,13 @@
 // LeaderElection: runs a LeaderElector on a thread of its own. It campaigns (every retry_period,
 // with up to 0.2x jitter, and at the instant the lease it saw another replica hold expires) only
 // while `may_campaign` says this replica could decide (its caches have synced; asked every 100 ms
-// until then, so a replica campaigns as soon as it is ready), renews every retry_period while it leads, and wakes at the end of its term
-// to report a step down when the renew deadline passes (verbs stop at the deadline itself:
-// LeaderElector answers from the clock, even while an attempt waits on the API server).
-// `on_transition` hears every start and end of leadership (one log line each) but the end by
-// stop(), which releases a held lease and tells `on_release` (a hand-over, not a loss; without
-// `on_release`, on_transition hears it too); `after_step` runs after every attempt (none while
-// it may not campaign), with whether this replica leads (the leader label follows it).
+// until then, so a replica campaigns as soon as it is ready), renews every retry_period while it
+// leads, and wakes at the end of its term to report a step down when the renew deadline passes
+// (verbs stop at the deadline itself: LeaderElector answers from the clock, even while an attempt
+// waits on the API server). `on_transition` hears every start and end of leadership (one log line
+// each) but the end by stop(), which releases a held lease and tells `on_release` (a hand-over, not
+// a loss; without `on_release`, on_transition hears it too); `after_step` runs after every attempt
+// (none while it may not campaign), with whether this replica leads (the leader label follows it).
 // Callbacks run on the election thread. Thread-safe.
 #include <chrono>
 #include <condition_variable>

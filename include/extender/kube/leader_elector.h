@@ -5,9 +5,9 @@
 // live, i.e. until its leaseDurationSeconds have passed on this replica's monotonic clock since
 // the record was last seen to change: since the read that showed the change returned (client-go's
 // observedTime), not since that read started, which a slow API server may make seconds earlier
-// (clocks of different machines are never compared). An expired or released (empty holder) lease, or one already naming this
-// identity, is written with this identity, guarded by the resourceVersion read, so of two
-// replicas racing for it one gets 409 and stays a candidate.
+// (clocks of different machines are never compared). An expired or released (empty holder) lease,
+// or one already naming this identity, is written with this identity, guarded by the
+// resourceVersion read, so of two replicas racing for it one gets 409 and stays a candidate.
 //
 // Fencing by time: this replica leads only until renew_deadline has passed since the start of its
 // last successful write (`not_leading` answers from the clock, whatever the caller's thread is

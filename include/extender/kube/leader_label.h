@@ -14,7 +14,8 @@ namespace extender::kube {
 
 class LeaderLabel {
  public:
-  LeaderLabel(ApiClient& client, std::string ns, std::string pod_name, std::string key, std::chrono::milliseconds timeout)
+  LeaderLabel(ApiClient& client, std::string ns, std::string pod_name, std::string key,
+              std::chrono::milliseconds timeout)
       : client_(client), ns_(std::move(ns)), pod_(std::move(pod_name)), key_(std::move(key)), timeout_(timeout) {}
 
   void reconcile(bool leading);

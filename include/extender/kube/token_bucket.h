@@ -34,8 +34,8 @@ class TokenBucket {
 
 class RateLimiter {
  public:
-
-  RateLimiter(std::int64_t qps, std::int64_t burst) : qps_(qps), burst_(burst), bucket_(qps, burst, SteadyClock::now()) {}
+  RateLimiter(std::int64_t qps, std::int64_t burst)
+      : qps_(qps), burst_(burst), bucket_(qps, burst, SteadyClock::now()) {}
 
   // Blocks until one write may be sent. When it could not be sent by `deadline` it answers an
   // error at once, without waiting and without taking a token.

@@ -93,8 +93,9 @@ struct DemandRules {
   GpuShareRule share;  // a request of share.memory_resource is a share of one GPU (in its unit)
 };
 
-// Computes the pod's demand. A pod asking both whole GPUs and a share is an error. `claims` resolves PersistentVolumeClaims; without it (standalone) every
-// claim counts in the default pool with the default size. Errors name the field that is invalid.
+// Computes the pod's demand. A pod asking both whole GPUs and a share is an error. `claims`
+// resolves PersistentVolumeClaims; without it (standalone) every claim counts in the default pool
+// with the default size. Errors name the field that is invalid.
 Result<PodDemand> compute_demand(const Pod& pod, const DemandRules& rules, const ClaimLookup& claims = {});
 
 // The effective request of one resource per KEP-753, in whole units (rounded up).

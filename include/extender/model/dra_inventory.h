@@ -73,7 +73,8 @@ DraInventory build_dra_inventory(const std::vector<ResourceSlice>& slices, const
                                  const DraRules& rules = {});
 
 // The nodes the slices give (the rules above), with no device allocated.
-std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices, const DraRules& rules);
+std::map<std::string, NodeDra, std::less<>> dra_nodes_of(const std::vector<ResourceSlice>& slices,
+                                                         const DraRules& rules);
 // "<driver>/<pool>/<device>": how a claim's result names a device.
 std::string dra_device_id(std::string_view driver, std::string_view pool, std::string_view device);
 

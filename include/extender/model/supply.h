@@ -100,7 +100,8 @@ inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
 NodeSupply supply_from_node(const Node& node, const SupplyRules& rules);
 
 // The node's GPU devices from its `gpus` and `gpu_memory_bytes` (see gpu_devices.h).
-GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus, const GpuShareRule& share);
+GpuDevices derive_gpu_devices(const NodeSupply& node, const std::vector<GpuResourceRule>& gpus,
+                              const GpuShareRule& share);
 
 // Parses a pool description: a capacity ("2Ti") or a device list ("nvme0=1Ti,nvme1=1Ti").
 Result<Pool> parse_pool_spec(std::string name, std::string_view spec);

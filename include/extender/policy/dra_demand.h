@@ -59,7 +59,8 @@ struct DraNeed {
 };
 
 // `count` devices of the class backing `resource`; nullopt when no class backs it.
-std::optional<DraNeed> need_for_extended_resource(const DraClasses& classes, std::string_view resource, std::int64_t count);
+std::optional<DraNeed> need_for_extended_resource(const DraClasses& classes, std::string_view resource,
+                                                  std::int64_t count);
 // The requests of a claim not yet allocated (an allocated claim asks nothing more).
 std::vector<DraNeed> needs_for_claim(const model::ResourceClaim& claim);
 

@@ -72,8 +72,9 @@ struct GpuPlacement {
 // Checks, in this order: values the node reports unreadably, GPU count per resource (whole GPUs of
 // the node's device resource must be devices with nothing on them), a GPU share (one device with
 // that much free memory), the memory floor per GPU (whole or shared), then storage pools (devices
-// best fit; local PersistentVolumes as policy/local_volumes.h matches them). The first unresolvable reason wins over the first insufficient one. `usage` must
-// already exclude the pod itself. The allocation records the GPU devices chosen by `gpu`.
+// best fit; local PersistentVolumes as policy/local_volumes.h matches them). The first unresolvable
+// reason wins over the first insufficient one. `usage` must already exclude the pod itself. The
+// allocation records the GPU devices chosen by `gpu`.
 Fit check_fit(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
               const GpuPlacement& gpu = {});
 

@@ -42,7 +42,8 @@ Eligibility node_eligibility(const model::PodDemand& pod, const model::NodeSuppl
 std::string node_affinity_mismatch(const model::PodConstraints& pod, const model::NodeSupply& node);
 // The first NoSchedule or NoExecute taint that no toleration tolerates.
 std::string untolerated_taint(const std::vector<model::Toleration>& tolerations, const model::NodeSupply& node);
-std::string insufficient_resources(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage);
+std::string insufficient_resources(const model::PodDemand& pod, const model::NodeSupply& node,
+                                   const model::NodeUsage& usage);
 
 // Whether one toleration tolerates one taint (Kubernetes' Toleration.ToleratesTaint).
 bool tolerates(const model::Toleration& toleration, const model::Taint& taint);

@@ -1,7 +1,7 @@
 #pragma once
 // Preemption vetting: would evicting the scheduler's chosen victims on a node make room for the pod?
-// Evicting a pod frees its GPUs (and the devices they hold) and its generic ephemeral volumes (deleted with it), never its
-// persistent volumes. Pure.
+// Evicting a pod frees its GPUs (and the devices they hold) and its generic ephemeral volumes
+// (deleted with it), never its persistent volumes. Pure.
 #include <span>
 
 #include "extender/model/demand.h"

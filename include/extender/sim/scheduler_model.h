@@ -12,8 +12,9 @@
 // on its node. DRA nodes (set_dra_gpus): kube-scheduler's DRA allocator (DynamicResources with
 // DRAExtendedResource) admits a pod asking N whole GPUs only where N devices are free, and placing
 // it takes them; the fit of other extended resources (device-plugin GPUs, GPU shares, which a DRA
-// node does not offer) is left to the extender's filter. Owns copies of what it needs; not thread-safe. The simulator and the test that
-// compares it with the daemon over HTTP both drive the extender through this one model.
+// node does not offer) is left to the extender's filter. Owns copies of what it needs; not
+// thread-safe. The simulator and the test that compares it with the daemon over HTTP both drive the
+// extender through this one model.
 #include <cstdint>
 #include <optional>
 #include <random>

@@ -80,7 +80,8 @@ struct SimulationOptions {
 // first of the engine's GPU resources.
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<sources::DraGpus>& dra,
                               const std::vector<WorkloadRow>& rows, const engine::ExtenderOptions& base,
-                              policy::PackingStrategy policy, std::uint64_t seed, const SimulationOptions& options = {});
+                              policy::PackingStrategy policy, std::uint64_t seed,
+                              const SimulationOptions& options = {});
 // The same without DRA nodes.
 Result<PolicyResult> simulate(const std::vector<model::NodeSupply>& nodes, const std::vector<WorkloadRow>& rows,
                               const engine::ExtenderOptions& base, policy::PackingStrategy policy, std::uint64_t seed,

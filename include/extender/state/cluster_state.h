@@ -1,9 +1,10 @@
 #pragma once
 // ClusterState: the nodes this daemon knows (supply) and the claims pods hold on them, either
 // placed (a pod bound there) or reserved (a bind in flight, with an expiry). Readers take an
-// immutable Snapshot and never wait on writers; writers replace node entries under a short lock
-// and publish a new snapshot. Binds serialise per node through bind_lock(). No lock is held
-// across I/O by this class. Thread-safe.
+// immutable Snapshot: snapshot() copies the current pointer under a mutex that a writer holds only
+// to swap that pointer, so a reader never waits on a writer's rebuild. Writers replace node
+// entries under a lock of their own and publish a new snapshot. Binds serialise per node through
+// bind_lock(). No lock is held across I/O by this class. Thread-safe.
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -104,6 +105,7 @@ class Snapshot {
 
 class ClusterState {
  public:
+  // The current snapshot: a pointer copy under read_mu_, which publishers hold only to swap it.
   Snapshot snapshot() const;
 
   // Nodes. Upserting an unchanged node publishes nothing.

@@ -83,7 +83,8 @@ class NodeMap {
   };
   Place lower_bound(std::string_view name) const;
   bool holds(Place p, std::string_view name) const {
-    return p.block < blocks_.size() && p.offset < blocks_[p.block]->size() && (*blocks_[p.block])[p.offset].first == name;
+    return p.block < blocks_.size() && p.offset < blocks_[p.block]->size() &&
+           (*blocks_[p.block])[p.offset].first == name;
   }
   Block& owned(std::size_t block);  // the block, copied first if another map holds it too
   void renumber();

@@ -1,9 +1,9 @@
 #pragma once
 // Decoders for the storage.k8s.io/v1 objects that say what local storage a node has: CSIDriver
 // (whether the driver publishes capacity), CSIStorageCapacity (free space per class and node
-// topology), StorageClass (its driver and parameters), and the core PersistentVolume (local PVs). Rules of k8s_objects.h: keys match
-// case-insensitively, null equals absent, a field of the wrong type is an error naming its path.
-// Pure; thread-safe.
+// topology), StorageClass (its driver and parameters), and the core PersistentVolume (local PVs).
+// Rules of k8s_objects.h: keys match case-insensitively, null equals absent, a field of the wrong
+// type is an error naming its path. Pure; thread-safe.
 #include <cstdint>
 #include <optional>
 #include <string>
