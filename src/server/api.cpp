@@ -229,17 +229,8 @@ HttpResponse Api::handle(const HttpRequest& request) {
       return json(200, "{\"status\":\"ok\"}");
     case Endpoint::kReadyz:
       return readyz();
-    case Endpoint::kVersion: {
-      std::string body = "{\"version\":";
-      wire::append_json_string(body, kVersion);
-      body += ",\"gitCommit\":";
-      wire::append_json_string(body, kGitCommit);
-      body += ",\"mode\":";
-      wire::append_json_string(body, deps_.mode);
-      append_leadership(body);
-      body += "}";
-      return json(200, std::move(body));
-    }
+    case Endpoint::kVersion:
+      return version();
     case Endpoint::kMetrics:
       return metrics();
     case Endpoint::kDebugState:
@@ -258,6 +249,18 @@ HttpResponse Api::handle(const HttpRequest& request) {
       return status_page(request.query);
   }
   return error(404, "no such endpoint");
+}
+
+HttpResponse Api::version() const {
+  std::string body = "{\"version\":";
+  wire::append_json_string(body, kVersion);
+  body += ",\"gitCommit\":";
+  wire::append_json_string(body, kGitCommit);
+  body += ",\"mode\":";
+  wire::append_json_string(body, deps_.mode);
+  append_leadership(body);
+  body += "}";
+  return json(200, std::move(body));
 }
 
 Lane Api::lane_of(std::string_view method, std::string_view path) const {

@@ -72,6 +72,7 @@ class Api {
   HttpResponse status_page(const std::string& query) const;
   HttpResponse debug_pod(const std::string& pod) const;
   HttpResponse readyz() const;
+  HttpResponse version() const;
   // `,"leading":...,"leaderSince"|"standbySince":...,"leader":...` when there is an election.
   void append_leadership(std::string& body) const;
   HttpResponse metrics() const;
