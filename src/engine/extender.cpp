@@ -263,8 +263,7 @@ void Extender::await_unseen_placements(const model::PodDemand& demand,
   }
 }
 
-FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline,
-                              PodScope scope) {
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope) {
   FilterAnswer answer;
   answer.owned_names = args.owned_names;
   wire::FilterResult& r = answer.result;
@@ -290,8 +289,11 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     answer.summary.note = demand->needs_nothing() ? "pod needs nothing managed" : "pod needs a GPU: left to /filter";
     return answer;
   }
-  if (auto why = not_ready()) {
-    r.error = "scheduler-extender is not ready: " + *why;
+  auto refused = not_ready();
+  refused = refused ? std::optional<std::string>("scheduler-extender is not ready: " + *refused)
+                    : volumes_of_pending_pod(args.pod, demand);
+  if (refused) {
+    r.error = std::move(*refused);
     answer.summary.note = r.error;
     return answer;
   }
@@ -318,10 +320,21 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
   if (!fitting.empty() && !held) unseen_.record(demand->uid, std::move(claims), clock_.now());
-  record_verdict(*demand, names, fitting, now);
+  if (scope == PodScope::kManaged) record_verdict(*demand, names, fitting, now);
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();
   return answer;
+}
+
+std::optional<std::string> Extender::volumes_of_pending_pod(const model::Pod& request_pod,
+                                                            Result<model::PodDemand>& demand) {
+  if (!deps_.pods || (unplaced_claims(*demand).empty() && !wants_drives(*demand))) return std::nullopt;
+  Refusal refusal{};
+  auto pod = actionable_pod(request_pod.uid, request_pod.namespace_name, request_pod.name, refusal);
+  if (!pod) return "not judging the pod's volumes: " + pod.message();
+  demand = demand_of(*pod);
+  if (!demand) return demand.message();
+  return std::nullopt;
 }
 
 std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
@@ -329,11 +342,6 @@ std::optional<std::string> Extender::reserve_drives(const model::PodDemand& dema
                                                     std::span<const std::string_view> names,
                                                     std::span<const std::uint32_t> passed, TimePoint now) {
   if (!deps_.drives || !wants_drives(demand)) return std::nullopt;
-  if (deps_.pods) {
-    Refusal refusal{};
-    auto pod = actionable_pod(demand.uid, demand.namespace_name, demand.name, refusal);
-    if (!pod) return "not reserving csi-baremetal drives: " + pod.message();
-  }
   return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, now);
 }
 

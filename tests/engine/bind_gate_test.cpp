@@ -105,5 +105,19 @@ TEST(BindGate, ANodeKubeSchedulerSentButTheDaemonFailedIsRefusedAndTheLatestFilt
   EXPECT_EQ(h.ext->bind({pod.name, pod.namespace_name, pod.uid, "b"}).error, "");
 }
 
+TEST(BindGate, TheEveryPodEntryCannotChangeWhatBindAccepts) {
+  // The relay forwards the every-pod verbs for any local process with the daemon's client
+  // certificate: a GPU pod's uid sent there as a pod without GPUs, naming another node, must not
+  // replace the verdicts kube-scheduler's /filter left for its /bind.
+  Gated h;
+  const model::Pod pod = gpu_pod("u-gpu", "2");
+  ASSERT_EQ(h.ext->filter(args_for(pod, {"a"})).result.node_names->size(), 1u);
+  model::Pod disguised = pod;
+  disguised.containers.clear();
+  const auto unmanaged = h.ext->filter(args_for(disguised, {"small"}), std::nullopt, PodScope::kUnmanaged);
+  ASSERT_EQ(unmanaged.result.node_names->size(), 1u) << "a pod that needs nothing managed passes";
+  EXPECT_EQ(h.ext->bind({pod.name, pod.namespace_name, pod.uid, "a"}).error, "") << "kube-scheduler's choice stands";
+}
+
 }  // namespace
 }  // namespace extender::engine

@@ -164,8 +164,12 @@ class Extender {
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   static bool in_scope(const model::PodDemand& demand, PodScope scope);
   void await_unseen_placements(const model::PodDemand& demand, std::optional<TimePoint> deadline);
-  // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes, for a pod the
-  // API server has pending (the caller is not trusted to name one); the filter's error, if any.
+  // Kubernetes mode, a pod with volumes to place: replaces `demand` (the request's) by the demand
+  // of the pod the API server has pending under that uid, namespace and name, so that no wait,
+  // hold or reservation follows what a caller wrote; why not when there is no such pod.
+  std::optional<std::string> volumes_of_pending_pod(const model::Pod& request_pod, Result<model::PodDemand>& demand);
+  // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes (a demand
+  // volumes_of_pending_pod read from the API server's pod); the filter's error, if any.
   std::optional<std::string> reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
                                             const state::Snapshot& snapshot, std::span<const std::string_view> names,
                                             std::span<const std::uint32_t> passed, TimePoint now);
