@@ -300,6 +300,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const config::Config& cfg) {
   parts->feed = std::move(*feed);
   if (parts->feed.cluster && cfg.ha.enabled) parts->election = make_election(cfg, parts->feed);
   parts->gate = std::make_unique<DaemonGate>(parts->feed, parts->election.get());
+  if (parts->feed.cluster) parts->feed.cluster->set_write_terms(parts->feed.api_writes.get(), parts->gate.get());
   parts->extender = engine::EngineBuilder(cfg.extender_options(), parts->state, parts->demands, *parts->feed.binder())
                         .cluster(parts->feed.cluster.get())
                         .gate(parts->gate.get())

@@ -177,6 +177,21 @@ void BaremetalStore::reservation_confirmed(const std::string& name, TimePoint no
   if (auto it = reservations_.find(name); it != reservations_.end()) it->second.changed = now;
 }
 
+bool BaremetalStore::placing(const wire::CapacityReservation& acr) const {
+  return std::any_of(acr.requests.begin(), acr.requests.end(),
+                     [&](const auto& r) { return selected_.count(acr.pod_namespace + "/" + r.name) > 0; });
+}
+
+bool BaremetalStore::being_placed(const wire::CapacityReservation& acr) const {
+  std::lock_guard lock(mu_);
+  return placing(acr);
+}
+
+void BaremetalStore::confirm_all(TimePoint now) {
+  std::lock_guard lock(mu_);
+  for (auto& [name, held] : reservations_) held.changed = std::max(held.changed, now);
+}
+
 std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
     TimePoint now, Duration grace, Duration idle,
     const std::function<bool(const std::string&, const std::string&)>& pending) const {
@@ -188,10 +203,7 @@ std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
     if (held.acr.pod_namespace.empty() || name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
       continue;  // not named after a pod: not this daemon's to judge
     }
-    const bool placing = std::any_of(held.acr.requests.begin(), held.acr.requests.end(), [&](const auto& r) {
-      return selected_.count(held.acr.pod_namespace + "/" + r.name) > 0;
-    });
-    if (!pending(held.acr.pod_namespace, name.substr(prefix.size())) || (now - held.changed >= idle && !placing)) {
+    if (!pending(held.acr.pod_namespace, name.substr(prefix.size())) || (now - held.changed >= idle && !placing(held.acr))) {
       out.push_back(held.acr);
     }
   }

@@ -81,6 +81,11 @@ class BaremetalStore {
   void reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr, TimePoint now);
   // A filter found the reservation as it would write it: it is current as of `now`.
   void reservation_confirmed(const std::string& name, TimePoint now);
+  // Whether a claim of the reservation shows a selected node (kube-scheduler chose; CreateVolume
+  // may read it).
+  bool being_placed(const wire::CapacityReservation& acr) const;
+  // Counts every reservation as confirmed at `now` (a replica that starts leading).
+  void confirm_all(TimePoint now);
   // Reservations unchanged for `grace` whose pod `pending(namespace, pod)` denies, and those
   // unchanged for `idle` none of whose claims has a selected node.
   std::vector<wire::CapacityReservation> stale_reservations(
@@ -104,6 +109,7 @@ class BaremetalStore {
   std::vector<model::Pool> pools_of_node(const std::string& id) const;
   void place_holds();
   void place_volumes();
+  bool placing(const wire::CapacityReservation& acr) const;  // being_placed, with mu_ held
   std::string pool_of(const wire::AvailableCapacity& ac) const;
   std::string node_of_id(const std::string& id) const;
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <future>
+#include <system_error>
 
 #include "extender/kube/watch_event.h"
 
@@ -64,11 +65,31 @@ DriveReservations::DriveReservations(BaremetalStore& store, kube::ApiClient& cli
       write_wait_(options.reservation_write_wait),
       grace_(options.reservation_grace),
       idle_(options.reservation_idle),
-      timeout_(timeout) {}
+      timeout_(timeout) {
+  for (std::size_t i = 0; i < kWriters; ++i) {
+    try {
+      writers_.emplace_back([this] { run_writer(); });
+    } catch (const std::system_error& e) {
+      spdlog::error("csi-baremetal: {} of {} reservation writer threads started: {}", i, kWriters, e.what());
+      break;
+    }
+  }
+}
 
 DriveReservations::~DriveReservations() {
-  std::lock_guard lock(mu_);
-  for (auto& f : in_flight_) f.wait();
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    for (auto& job : queue_) job.done->set_value(Error{"shutting down: reservation " + job.acr.name + " not written"});
+    queue_.clear();
+  }
+  wake_.notify_all();
+  for (auto& t : writers_) t.join();
+}
+
+void DriveReservations::set_terms(kube::RateLimiter* writes, const engine::Gate* gate) {
+  writes_ = writes;
+  gate_ = gate;
 }
 
 std::string DriveReservations::path(const std::string& name) {
@@ -79,32 +100,87 @@ std::string DriveReservations::path(const std::string& name) {
 Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) {
   wire::CapacityReservation acr = reservation_of(pod, choices, store_);
   const auto current = store_.reservation(acr.name);
-  if (acr.reserved_nodes.empty()) {
-    if (!current) return {};
-    return remove(acr.name);
+  if (current && current->pod_namespace != acr.pod_namespace) {
+    return Error{"reservation " + acr.name + " is held by a pod of namespace \"" + current->pod_namespace +
+                 "\" whose name gives the same reservation name; not overwritten"};
   }
-  if (current && same_content(acr, *current)) {
-    store_.reservation_confirmed(acr.name, SteadyClock::now());
+  const auto now = SteadyClock::now();
+  if (current && (store_.being_placed(*current) || same_content(acr, *current))) {
+    store_.reservation_confirmed(acr.name, now);
     return {};
   }
+  if (acr.reserved_nodes.empty()) return {};
   if (current) acr.resource_version = current->resource_version;
-  store_.reservation_written(acr.name, acr, SteadyClock::now());
-  auto done = std::async(std::launch::async, [this, acr, current] {
-    auto written = write(acr);
-    if (written) {
-      store_.reservation_written(acr.name, std::move(*written), SteadyClock::now());
-      return Status{};
-    }
-    spdlog::warn("csi-baremetal: reservation {} not written: {}", acr.name, written.message());
+  store_.reservation_written(acr.name, acr, now);
+  std::future<Status> answer;
+  if (auto queued = enqueue(Job{acr, current, std::make_shared<std::promise<Status>>()}, answer); !queued) {
     store_.reservation_written(acr.name, current, SteadyClock::now());
-    return Status{written.error()};
-  });
-  const bool answered = done.wait_for(write_wait_) == std::future_status::ready;
-  if (answered) return done.get();
-  std::lock_guard lock(mu_);
-  std::erase_if(in_flight_, [](auto& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
-  in_flight_.push_back(std::move(done));
+    return queued;
+  }
+  if (answer.wait_for(write_wait_) == std::future_status::ready) return answer.get();
   return {};
+}
+
+Status DriveReservations::enqueue(Job job, std::future<Status>& answer) {
+  answer = job.done->get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (writers_.empty() || stopping_) return Error{"reservation " + job.acr.name + ": no writer thread to send it"};
+    auto same = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.acr.name == job.acr.name; });
+    if (same != queue_.end()) {
+      job.before = std::move(same->before);
+      same->done->set_value(Status{});  // superseded by this newer write
+      *same = std::move(job);
+    } else if (queue_.size() >= kQueued) {
+      return Error{"reservation " + job.acr.name + ": " + std::to_string(kQueued) + " reservation writes already queued"};
+    } else {
+      queue_.push_back(std::move(job));
+    }
+  }
+  wake_.notify_one();
+  return {};
+}
+
+void DriveReservations::run_writer() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    finish(job, write(job.acr));
+    lock.lock();
+  }
+}
+
+void DriveReservations::finish(const Job& job, Result<wire::CapacityReservation> written) {
+  const auto now_held = store_.reservation(job.acr.name);
+  const bool still_ours = now_held && same_content(job.acr, *now_held);
+  if (written) {
+    if (still_ours) store_.reservation_written(job.acr.name, std::move(*written), SteadyClock::now());
+    job.done->set_value(Status{});
+    return;
+  }
+  spdlog::warn("csi-baremetal: reservation {} not written: {}", job.acr.name, written.message());
+  if (still_ours) store_.reservation_written(job.acr.name, job.before, SteadyClock::now());
+  job.done->set_value(Status{written.error()});
+}
+
+Result<std::chrono::milliseconds> DriveReservations::send_terms() {
+  const auto now = SteadyClock::now();
+  TimePoint deadline = now + timeout_;
+  if (const engine::Gate* gate = gate_.load()) {
+    if (auto why = gate->not_leading()) return Error{"not sent: " + *why};
+    if (auto fence = gate->write_fence()) deadline = std::min(deadline, *fence);
+  }
+  if (deadline <= now) return Error{"not sent: this replica's leadership term has passed its write fence"};
+  if (kube::RateLimiter* writes = writes_.load()) {
+    if (auto turn = writes->wait(deadline); !turn) return Error{"not sent: " + turn.message()};
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+  if (left.count() < 1) return Error{"not sent: no time left before this replica's write fence"};
+  return left;
 }
 
 Result<wire::CapacityReservation> DriveReservations::write(const wire::CapacityReservation& acr) {
@@ -112,7 +188,9 @@ Result<wire::CapacityReservation> DriveReservations::write(const wire::CapacityR
   for (int round = 0; round < 3; ++round) {
     const std::string body = wire::encode_capacity_reservation(attempt).dump();
     const bool update = !attempt.resource_version.empty();
-    auto reply = update ? client_.put(path(acr.name), body, timeout_) : client_.post(path(), body, timeout_);
+    auto terms = send_terms();
+    if (!terms) return terms.error();
+    auto reply = update ? client_.put(path(acr.name), body, *terms) : client_.post(path(), body, *terms);
     if (!reply) return reply.error();
     if (reply->status == 200 || reply->status == 201) {
       auto doc = kube::parse_bounded(reply->body);
@@ -126,12 +204,16 @@ Result<wire::CapacityReservation> DriveReservations::write(const wire::CapacityR
     }
     attempt.resource_version.clear();
     if (reply->status == 409) {
-      auto read = client_.get(path(acr.name), timeout_);
+      auto read = client_.get(path(acr.name), timeout_);  // a read: no fence, no write budget
       if (!read) return read.error();
       if (read->status == 200) {
         auto doc = kube::parse_bounded(read->body);
         auto fresh = wire::decode_capacity_reservation(doc);
         if (!fresh) return Error{"reservation " + acr.name + " as read: " + fresh.message()};
+        if (fresh->pod_namespace != acr.pod_namespace) {
+          return Error{"reservation " + acr.name + " is held by a pod of namespace \"" + fresh->pod_namespace +
+                       "\" whose name gives the same reservation name; not overwritten"};
+        }
         attempt.resource_version = fresh->resource_version;
       } else if (read->status != 404) {
         return api_error("GET " + path(acr.name), *read);
@@ -142,7 +224,9 @@ Result<wire::CapacityReservation> DriveReservations::write(const wire::CapacityR
 }
 
 Status DriveReservations::remove(const std::string& name) {
-  auto reply = client_.remove(path(name), timeout_);
+  auto terms = send_terms();
+  if (!terms) return terms.error();
+  auto reply = client_.remove(path(name), *terms);
   if (!reply) return reply.error();
   if (reply->status != 200 && reply->status != 202 && reply->status != 404) {
     return api_error("DELETE " + path(name), *reply);
@@ -152,6 +236,14 @@ Status DriveReservations::remove(const std::string& name) {
 }
 
 std::size_t DriveReservations::collect(TimePoint now) {
+  if (const engine::Gate* gate = gate_.load(); gate && gate->not_leading()) {
+    leading_since_.reset();
+    return 0;
+  }
+  if (!leading_since_) {
+    leading_since_ = now;
+    store_.confirm_all(now);
+  }
   std::size_t removed = 0;
   for (const auto& acr : store_.stale_reservations(now, grace_, idle_, pending_)) {
     if (auto done = remove(acr.name); !done) {

@@ -4,53 +4,89 @@
 // RESERVED, the nodes that passed (by their csi-baremetal id) requested and reserved, and per
 // claim (CapacityRequest: the claim's name, its storage type, its requested bytes) the AC the
 // filter's fit chose on each of them. It creates the object, or replaces it guarded by the
-// resourceVersion the store has (a conflict: read again, replace once more), deletes it when no
-// node passed. The drives count as held in the store at once, before the write, so the next
-// pod's filter counts them; the write then runs on its own thread, and reserve() waits for it at
-// most options.reservation_write_wait: a slow API server does not make the filter miss kube-scheduler's timeout
-// (CreateVolume reads the reservation only after kube-scheduler's binding cycle wrote the claim's
-// selected node).
-// A write that fails puts the store back as it was, logged; one that fails within that wait
-// fails the filter. collect() deletes the reservations of pods that are no longer pending (bound,
-// gone, or finished), as csi-baremetal's own reservation validator does, and those no filter has
-// confirmed for a while whose pods are not being placed (waiting in kube-scheduler's queue). Thread-safe: concurrent
-// filters of one pod are serialised per reservation name only by the API server (a conflict).
+// resourceVersion the store has (a conflict: read again, replace once more).
+// Who may change one (docs/security.md): only a filter of the pod it is named after (the engine
+// hands over the demand of the pod the API server has, never the request's); one whose claims
+// already show a selected node is kept as it is (CreateVolume may be reading it), and a filter
+// that passes no node deletes nothing (the sweep does, below). A name that another pod's
+// reservation has (`a-b/c` and `a/b-c` both give `a-b-c`) is refused, never overwritten.
+// Budget: the drives count as held in the store at once, before the write; the write then goes to
+// a fixed pool of kWriters threads through a queue of at most kQueued writes (a newer write of
+// the same reservation replaces one not yet sent), each send waiting its turn under the API
+// client's write rate limit (kubernetes.api_qps, shared with the binder). reserve() waits for it
+// at most options.reservation_write_wait: a slow API server does not make the filter miss
+// kube-scheduler's timeout. A write that fails, or that finds the queue full or no writer thread,
+// puts the store back as it was (a hold never written is dropped); one that fails within that
+// wait fails the filter.
+// Fencing: with an election (set_terms' gate), a write is sent only while this replica leads and
+// each request must be answered by the term's write fence (engine::Gate::write_fence), as
+// Bindings are; collect() runs on the leader only. The idle time counts the leader's own
+// confirmations (its filters'): a replica that starts leading counts every reservation as
+// confirmed at that moment, since the previous leader's confirmations lived in its memory.
+// collect() deletes the reservations of pods that are no longer pending (bound, gone, or
+// finished), as csi-baremetal's own reservation validator does, and those no filter has
+// confirmed for a while whose pods are not being placed (waiting in kube-scheduler's queue).
+// Thread-safe.
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baremetal_store.h"
 #include "extender/common/clock.h"
 #include "extender/engine/ports.h"
 #include "extender/kube/api_client.h"
+#include "extender/kube/token_bucket.h"
 
 namespace extender::sources {
 
 class DriveReservations : public engine::DriveReserver {
  public:
+  static constexpr std::size_t kWriters = 4;
+  static constexpr std::size_t kQueued = 256;
+
   // `pending(namespace, name)`: whether the pod waits to be scheduled.
   using PendingLookup = std::function<bool(const std::string&, const std::string&)>;
   DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
                     const BaremetalOptions& options,
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(3'000));
-  // Waits for the writes still in flight.
+  // Drops the writes not yet sent and waits for those in flight.
   ~DriveReservations() override;
+
+  // The write rate limit and the election's gate (either may be null: none); call before writes.
+  void set_terms(kube::RateLimiter* writes, const engine::Gate* gate);
 
   Status reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) override;
   // Deletes the reservations BaremetalStore::stale_reservations names for the options' grace and
-  // idle times; returns how many.
+  // idle times; returns how many. Nothing while another replica leads.
   std::size_t collect(TimePoint now);
 
   // The collection's path, and one reservation's.
   static std::string path(const std::string& name = {});
 
  private:
+  struct Job {
+    wire::CapacityReservation acr;
+    std::optional<wire::CapacityReservation> before;  // what the store had before the first unsent write
+    std::shared_ptr<std::promise<Status>> done;
+  };
   Result<wire::CapacityReservation> write(const wire::CapacityReservation& acr);
   Status remove(const std::string& name);
+  // Why no request may be sent now (not leading, the fence passed, the rate limit), or the
+  // request's timeout.
+  Result<std::chrono::milliseconds> send_terms();
+  Status enqueue(Job job, std::future<Status>& answer);
+  void run_writer();
+  void finish(const Job& job, Result<wire::CapacityReservation> written);
 
   BaremetalStore& store_;
   kube::ApiClient& client_;
@@ -59,8 +95,15 @@ class DriveReservations : public engine::DriveReserver {
   std::chrono::milliseconds grace_;
   std::chrono::milliseconds idle_;
   std::chrono::milliseconds timeout_;
-  std::mutex mu_;  // guards in_flight_
-  std::vector<std::future<Status>> in_flight_;
+  std::atomic<kube::RateLimiter*> writes_{nullptr};
+  std::atomic<const engine::Gate*> gate_{nullptr};
+  std::optional<TimePoint> leading_since_;  // collect()'s thread only
+
+  std::mutex mu_;  // guards queue_, stopping_
+  std::condition_variable wake_;
+  std::deque<Job> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> writers_;
 };
 
 }  // namespace extender::sources

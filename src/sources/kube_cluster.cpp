@@ -444,6 +444,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
     : client_(client),
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
+      fetch_bucket_(kFetchesPerSecond, kFetchesPerSecond, SteadyClock::now()),
       lookups_(std::make_unique<Lookups>()),
       capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
       dra_(std::make_unique<DraStore>(options.dra)) {
@@ -613,7 +614,24 @@ std::vector<model::Pod> KubeCluster::nominated_pods() const {
 }
 
 std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {
-  return kube::read_pod(client_, ns, name, fetch_timeout_);
+  {
+    std::lock_guard lock(fetch_mu_);
+    const auto now = SteadyClock::now();
+    if (fetching_ >= kFetchesInFlight || !fetch_bucket_.reserve(now, now)) {
+      if (now - fetch_refusal_logged_ >= std::chrono::seconds(1)) {
+        fetch_refusal_logged_ = now;
+        spdlog::warn("pod {}/{} is not in the watch and reads of unknown pods are at their limit ({} at once, {}/s): "
+                     "answered as unknown", printable(ns, 256), printable(name, 256), kFetchesInFlight,
+                     kFetchesPerSecond);
+      }
+      return std::nullopt;
+    }
+    ++fetching_;
+  }
+  auto pod = kube::read_pod(client_, ns, name, fetch_timeout_);
+  std::lock_guard lock(fetch_mu_);
+  --fetching_;
+  return pod;
 }
 
 std::string KubeCluster::default_storage_class() const {
@@ -634,6 +652,10 @@ std::shared_ptr<const std::map<std::string, std::string, std::less<>>> KubeClust
 
 engine::DriveReserver* KubeCluster::drive_reserver() {
   return optional_kinds(KindGroup::kBaremetal).state == kAbsent ? nullptr : drives_.get();
+}
+
+void KubeCluster::set_write_terms(kube::RateLimiter* writes, const engine::Gate* gate) {
+  if (drives_) drives_->set_terms(writes, gate);
 }
 
 bool KubeCluster::pending_named(const std::string& ns, const std::string& name) const {

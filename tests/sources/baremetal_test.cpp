@@ -5,6 +5,10 @@
 // reservations of pods no longer pending deleted.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "extender/kube/token_bucket.h"
+
 #include "support/cluster_harness.h"
 #include "support/engine_fixture.h"
 
@@ -155,7 +159,8 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_EQ(passed(filter("p1", {"n2"})), std::vector<std::string>{"n2"});
   EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"})) << "follows the candidates";
   EXPECT_TRUE(passed(filter("p1", {"n3"})).empty());
-  EXPECT_FALSE(reservation("ml-p1")) << "passing nowhere, it holds nothing";
+  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"}))
+      << "passing nowhere deletes nothing: the sweep does, so no caller can drop a pod's reservation";
 }
 
 TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
@@ -166,7 +171,7 @@ TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
   args.pod.uid = "uid-forged";
   args.set_node_names({"n1"});
   const auto a = ext_->filter(args);
-  EXPECT_NE(a.result.error.find("not reserving csi-baremetal drives"), std::string::npos) << a.result.error;
+  EXPECT_NE(a.result.error.find("not judging the pod's volumes"), std::string::npos) << a.result.error;
   EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty());
 }
 
@@ -368,6 +373,196 @@ TEST_F(BaremetalSlowApi, AFilterDoesNotWaitForASlowWriteButItsDrivesCountAtOnce)
   EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd60"});
   EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"})
       << "p1's drive was held while its write was in flight";
+}
+
+// Trust: what a caller of /filter may change. The fixture's engine decides through the cluster's
+// gate; the reservations' writes follow this one, as the daemon's election would have them.
+class TermGate final : public engine::Gate {
+ public:
+  std::optional<std::string> not_ready() const override { return std::nullopt; }
+  std::optional<std::string> not_leading() const override {
+    return leading ? std::nullopt : std::optional<std::string>("another replica leads");
+  }
+  std::optional<TimePoint> write_fence() const override {
+    std::lock_guard lock(mu);
+    return fence;
+  }
+  std::atomic<bool> leading{true};
+  mutable std::mutex mu;
+  std::optional<TimePoint> fence;
+};
+
+// Stops the cluster (its writers and sweep) before the gate or limiter it was given goes away.
+struct StopFirst {
+  kube::testing::ClusterHarness& h;
+  ~StopFirst() { h.cluster.reset(); }
+};
+
+std::size_t reservation_writes(const kube::testing::FakeApiServer& server) {
+  const std::string path = "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations";
+  std::size_t n = 0;
+  for (const auto& r : server.requests()) {
+    if (r.method != "GET" && r.path.rfind(path, 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST_F(Baremetal, AReservationHoldsWhatThePodTheApiServerHasNotWhatTheRequestSays) {
+  start();
+  add_pod("p1");
+  h_.fake.put(Kind::kPods, pod_object("ml", "bare", "uid-bare", 0));
+  ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-bare").has_value(); }));
+  wire::ExtenderArgs forged;
+  forged.pod = *h_.cluster->pending_pod("uid-p1");  // p1's volumes, under the volume-less pod's identity
+  forged.pod.uid = "uid-bare";
+  forged.pod.name = "bare";
+  forged.set_node_names({"n1", "n2", "n3"});
+  for (int i = 0; i < 3; ++i) (void)ext_->filter(forged);
+  EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty()) << "the real pod has no volume: nothing reserved";
+  EXPECT_EQ(passed(filter("p1", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2"}))
+      << "no drive held for the forged request";
+}
+
+TEST_F(Baremetal, MadeUpPodsCostBoundedPodReadsAtTheApiServer) {
+  start();
+  add_pod("p1");
+  const auto reads = [&] {
+    std::size_t n = 0;
+    for (const auto& r : h_.server.requests("GET")) n += r.path.rfind("/api/v1/namespaces/ml/pods/", 0) == 0;
+    return n;
+  };
+  const std::size_t before = reads();
+  for (int i = 0; i < 40; ++i) {
+    wire::ExtenderArgs made_up;
+    made_up.pod = *h_.cluster->pending_pod("uid-p1");
+    made_up.pod.uid = "uid-made-up-" + std::to_string(i);
+    made_up.pod.name = "made-up-" + std::to_string(i);
+    made_up.set_node_names({"n1"});
+    EXPECT_FALSE(ext_->filter(made_up).result.error.empty());
+  }
+  EXPECT_LE(reads() - before, std::size_t{sources::KubeCluster::kFetchesPerSecond} + 5)
+      << "40 made-up pods in well under a second: reads held to the limit";
+  EXPECT_TRUE(h_.fake.objects(Kind::kCapacityReservations).empty());
+}
+
+TEST_F(Baremetal, NoCallerRewritesOrDeletesAReservationWhoseClaimHasASelectedNode) {
+  start();
+  add_pod("p1");
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u);
+  const json before = *reservation("ml-p1");
+  h_.fake.put(Kind::kClaims, claim_object("ml", "p1-data", "c-p1-data", kSsd, "50Gi", "n1"));
+  ASSERT_TRUE(eventually([&] { return h_.cluster->claim("ml", "p1-data")->node == "n1"; }));
+  (void)filter("p1", {"n2"});
+  (void)filter("p1", {"n3"});
+  const auto after = reservation("ml-p1");
+  ASSERT_TRUE(after) << "kube-scheduler chose n1: CreateVolume may be reading it";
+  EXPECT_EQ((*after)["metadata"]["resourceVersion"], before["metadata"]["resourceVersion"]) << "not rewritten";
+  EXPECT_EQ(drives_for(*after, "p1-scratch"), (std::vector<std::string>{"n1-lvg", "n2-lvg"}));
+}
+
+TEST_F(Baremetal, TwoPodsWhoseReservationNamesCollideDoNotOverwriteEachOther) {
+  start();
+  auto add = [&](const std::string& ns, const std::string& name) {
+    h_.fake.put(Kind::kClaims, claim_object(ns, name + "-data", "c-" + ns + name, kSsd, "50Gi"));
+    json pod = pod_object(ns, name, "uid-" + ns + "." + name, 0);
+    pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", name + "-data"}}}}});
+    h_.fake.put(Kind::kPods, pod);
+    ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-" + ns + "." + name) && h_.cluster->claim(ns, name + "-data"); }));
+  };
+  add("a-b", "c");
+  add("a", "b-c");
+  wire::ExtenderArgs first;
+  first.pod = *h_.cluster->pending_pod("uid-a-b.c");
+  first.set_node_names({"n1"});
+  ASSERT_TRUE(ext_->filter(first).result.error.empty());
+  wire::ExtenderArgs second;
+  second.pod = *h_.cluster->pending_pod("uid-a.b-c");
+  second.set_node_names({"n2"});
+  const auto refused = ext_->filter(second);
+  EXPECT_NE(refused.result.error.find("not overwritten"), std::string::npos) << refused.result.error;
+  const auto acr = reservation("a-b-c");
+  ASSERT_TRUE(acr);
+  EXPECT_EQ((*acr)["spec"]["Namespace"], "a-b") << "the first pod's reservation stands";
+  EXPECT_EQ((*acr)["spec"]["NodeRequests"]["Reserved"], json({"node-n1"}));
+}
+
+TEST_F(Baremetal, NoReservationIsSentPastTheLeadershipTermsWriteFence) {
+  TermGate gate;
+  h_.cluster->set_write_terms(nullptr, &gate);
+  StopFirst stop_first{h_};
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  {
+    std::lock_guard lock(gate.mu);
+    gate.fence = SteadyClock::now() - 1ms;  // the term's writes had to be answered by now
+  }
+  const auto late = filter("p1", {"n1"});
+  EXPECT_NE(late.result.error.find("write fence"), std::string::npos) << late.result.error;
+  EXPECT_EQ(reservation_writes(h_.server), 0u) << "nothing sent to the API server";
+  {
+    std::lock_guard lock(gate.mu);
+    gate.fence.reset();
+  }
+  EXPECT_EQ(passed(filter("p2", {"n1"})).size(), 1u);
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd60"})
+      << "the hold never written was dropped: p2 gets the best fit";
+  gate.leading = false;
+  h_.fake.put(Kind::kPods, pod_object("ml", "p2", "uid-p2", 0, "n1"));
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(reservation("ml-p2").has_value()) << "a standby deletes nothing";
+  gate.leading = true;
+  EXPECT_TRUE(eventually([&] { return !reservation("ml-p2").has_value(); })) << "the leader does";
+}
+
+TEST_F(BaremetalIdle, ANewLeaderCountsTheIdleTimeFromTheStartOfItsTerm) {
+  TermGate gate;
+  h_.cluster->set_write_terms(nullptr, &gate);
+  StopFirst stop_first{h_};
+  start();
+  add_pod("p1", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  gate.leading = false;
+  std::this_thread::sleep_for(2000ms);  // past the idle time: the old leader confirmed it in its memory
+  EXPECT_TRUE(reservation("ml-p1").has_value()) << "a standby deletes nothing";
+  gate.leading = true;
+  std::this_thread::sleep_for(700ms);
+  EXPECT_TRUE(reservation("ml-p1").has_value()) << "the new leader's idle time starts with its term";
+  EXPECT_TRUE(eventually([&] { return !reservation("ml-p1").has_value(); })) << "and ends";
+}
+
+int thread_count() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+TEST_F(BaremetalSlowApi, ReservationWritesShareTheApiRateLimitAndAFixedPoolOfWriters) {
+  kube::RateLimiter writes(5, 5);
+  h_.cluster->set_write_terms(&writes, nullptr);
+  StopFirst stop_first{h_};
+  start();
+  add_pod("p1", false);
+  const std::size_t before = reservation_writes(h_.server);
+  const auto start = SteadyClock::now();
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      for (int i = 0; i < 20; ++i) (void)filter("p1", {(i + c) % 2 ? "n1" : "n2"});  // alternating: a write each
+    });
+  }
+  for (auto& t : callers) t.join();
+  const auto seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const std::size_t written = reservation_writes(h_.server) - before;
+  EXPECT_LE(static_cast<double>(written), 5 + 5 * seconds + 4) << "80 filters in " << seconds << " s";
+
+  h_.fake.delay_writes(1500ms);
+  const int threads = thread_count();
+  for (int i = 0; i < 40; ++i) (void)filter("p1", {i % 2 ? "n1" : "n2"});
+  EXPECT_LE(thread_count(), threads) << "no thread per write: the writers are a fixed pool";
 }
 
 TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {

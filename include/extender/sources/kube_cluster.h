@@ -34,6 +34,7 @@
 #include "extender/engine/ports.h"
 #include "extender/kube/api_client.h"
 #include "extender/kube/reflector.h"
+#include "extender/kube/token_bucket.h"
 #include "extender/model/demand.h"
 #include "extender/model/dra.h"
 #include "extender/model/dra_inventory.h"
@@ -86,7 +87,12 @@ class KubeCluster final : public engine::PodSource,
   // The pending pods with a nominated node (status.nominatedNodeName).
   std::vector<model::Pod> nominated_pods() const override;
   // The pod read from the API server within options.fetch_timeout (a pod the watch has not shown yet).
+  // A read of the API server for a pod the watch has not shown: at most kFetchesInFlight at once
+  // and kFetchesPerSecond (burst as many), so made-up pods cannot make every worker wait on reads;
+  // past that nullopt at once (the pod is unknown for this request; logged at most once a second).
   std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override;
+  static constexpr int kFetchesInFlight = 2;
+  static constexpr int kFetchesPerSecond = 10;
   // The StorageClass marked default in the cluster, or empty.
   std::string default_storage_class() const override;
   // The classes managed from the capacity their CSI driver publishes, and their pools.
@@ -96,6 +102,10 @@ class KubeCluster final : public engine::PodSource,
   // What /filter reserves csi-baremetal's drives through; null when storage.baremetal is off. It
   // refuses nothing while the kinds are not served (no class maps to its pools then).
   engine::DriveReserver* drive_reserver();
+  // The terms of the volume half's writes (drive_reservations.h): the API client's write rate
+  // limit and the election's gate (its leadership and write fence); either may be null. Call
+  // before start().
+  void set_write_terms(kube::RateLimiter* writes, const engine::Gate* gate);
   // Each such pool on each node, with its accounting.
   std::vector<PoolAccount> pool_accounts() const;
   // Each reflector's resource and status (for /metrics: synced, down since when, lists).
@@ -118,6 +128,10 @@ class KubeCluster final : public engine::PodSource,
   kube::ApiClient& client_;
   std::chrono::milliseconds stale_after_;
   std::chrono::milliseconds fetch_timeout_;
+  mutable std::mutex fetch_mu_;  // guards the three below
+  mutable kube::TokenBucket fetch_bucket_;
+  mutable int fetching_ = 0;
+  mutable TimePoint fetch_refusal_logged_{};
   std::unique_ptr<Lookups> lookups_;
   std::unique_ptr<CapacityStore> capacity_;
   std::thread capacity_tick_;  // publishes when a claim settles (policy/capacity_accounting.h)
