@@ -62,7 +62,8 @@ std::unique_ptr<kube::ReflectorSink> CapacityStore::capacity_sink() {
   return std::make_unique<ObjectSink<wire::StorageCapacity>>(ObjectSink<wire::StorageCapacity>::Hooks{
       "csistoragecapacities", &wire::decode_storage_capacity, &capacity_key,
       [this](std::vector<wire::StorageCapacity> listed) { capacities_listed(std::move(listed)); },
-      [this](const std::string& key, std::optional<wire::StorageCapacity> c) { capacity_changed(key, std::move(c)); }});
+      [this](const std::string& key, std::optional<wire::StorageCapacity> c) { capacity_changed(key, std::move(c)); },
+      true});
 }
 
 std::unique_ptr<kube::ReflectorSink> CapacityStore::volume_sink() {

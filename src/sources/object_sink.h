@@ -2,6 +2,8 @@
 // ObjectSink (private to sources): a reflector sink for one kind of object whose store wants the
 // objects decoded: each one decoded (one that cannot be read, or has no key, is logged and
 // skipped), a full list handed over whole, an event as its key and the object (nullopt: deleted).
+// A DELETED event whose object cannot be decoded still drops the object by the key its metadata
+// gives (`metadata_key`), so an unreadable last state never keeps the one before alive.
 // Called from its reflector's thread only.
 #include <spdlog/spdlog.h>
 
@@ -28,6 +30,8 @@ class ObjectSink : public kube::ReflectorSink {
     std::string (*key)(const Object&);  // empty: the object cannot be told apart
     std::function<void(std::vector<Object>)> listed;
     std::function<void(const std::string&, std::optional<Object>)> changed;
+    // The key from the object's metadata alone: "name", or "namespace/name" for namespaced keys.
+    bool namespaced_key = false;
   };
   explicit ObjectSink(Hooks hooks) : hooks_(std::move(hooks)) {}
   void begin_list() override { listed_.clear(); }
@@ -41,7 +45,11 @@ class ObjectSink : public kube::ReflectorSink {
   }
   void event(std::string_view type, const nlohmann::json& object) override {
     auto o = decode(object);
-    if (!o) return;
+    if (!o) {
+      if (type != "DELETED") return;
+      if (std::string key = metadata_key(object); !key.empty()) hooks_.changed(key, std::nullopt);
+      return;
+    }
     const std::string key = hooks_.key(*o);
     hooks_.changed(key, type == "DELETED" ? std::nullopt : std::move(o));
   }
@@ -54,6 +62,18 @@ class ObjectSink : public kube::ReflectorSink {
       return std::nullopt;
     }
     return std::move(*o);
+  }
+  std::string metadata_key(const nlohmann::json& object) const {
+    const auto meta = object.find("metadata");
+    if (meta == object.end() || !meta->is_object()) return {};
+    auto text = [&](const char* field) {
+      const auto it = meta->find(field);
+      return it != meta->end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string name = text("name");
+    if (name.empty() || !hooks_.namespaced_key) return name;
+    const std::string ns = text("namespace");
+    return ns.empty() ? std::string() : ns + "/" + name;
   }
   Hooks hooks_;
   std::vector<Object> listed_;

@@ -115,6 +115,39 @@ TEST_F(CapacityPools, AClassWhoseDriverPublishesCapacityIsManagedWithoutConfigur
   EXPECT_TRUE(eventually([&] { return pool("n1") == nullptr; })) << "the driver stopped publishing";
 }
 
+TEST_F(CapacityPools, AnUnreadableFigureDeletedDropsItsPool) {
+  cluster({{"n1", "100Gi"}, {"n2", "5Gi"}});
+  start();
+  ASSERT_TRUE(eventually([&] { return pool("n2") != nullptr; }));
+  json unreadable = capacity("n2", "5Gi");
+  unreadable["capacity"] = "a great deal";
+  h_.fake.put(Kind::kCapacities, unreadable);
+  h_.fake.remove(Kind::kCapacities, "kube-system/csisc-n2");
+  EXPECT_TRUE(eventually([&] { return pool("n2") == nullptr; })) << "dropped by its key, though its body cannot be read";
+  EXPECT_NE(pool("n1"), nullptr);
+}
+
+TEST_F(CapacityPools, AMadeUpPodNeitherWaitsNorMakesKubeSchedulersPodsWait) {
+  cluster({{"n1", "100Gi"}});
+  h_.cfg.storage.placement_wait = std::chrono::seconds(3);
+  h_.fake.put(Kind::kClaims, claim("real-data", "10Gi"));
+  h_.fake.put(Kind::kPods, with_claims(pod_object("ml", "real", "uid-real", 0), {"real-data"}));
+  start();
+  ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-real") && h_.cluster->claim("ml", "real-data"); }));
+  wire::ExtenderArgs made_up;
+  made_up.pod = *h_.cluster->pending_pod("uid-real");
+  made_up.pod.uid = "uid-made-up";
+  made_up.pod.name = "made-up";
+  made_up.set_node_names({"n1"});
+  const auto refused = ext_->filter(made_up);
+  EXPECT_NE(refused.result.error.find("not a pod the API server has"), std::string::npos) << refused.result.error;
+  const auto start = SteadyClock::now();
+  const auto real = filter("real", {"n1"});
+  EXPECT_TRUE(real.result.error.empty()) << real.result.error;
+  EXPECT_LT(SteadyClock::now() - start, std::chrono::milliseconds(1500))
+      << "kube-scheduler's pod did not wait 3s for the made-up pod's claims to show a node";
+}
+
 TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpace) {
   cluster({{"n1", "100Gi"}, {"n2", "60Gi"}});
   h_.fake.put(Kind::kCapacities, capacity("n1", "100Gi", "50Gi"));
