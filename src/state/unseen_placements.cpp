@@ -1,6 +1,7 @@
 #include "extender/state/unseen_placements.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace extender::state {
 
@@ -8,8 +9,17 @@ void UnseenPlacements::record(const std::string& uid, std::vector<std::string> c
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) { return e.uid == uid; });
   if (claims.empty() || capacity_ == 0) return;
+  auto first = std::find_if(firsts_.begin(), firsts_.end(), [&](const auto& f) { return f.first == uid; });
+  if (first == firsts_.end() || now - first->second >= wait_ * kCooldownWaits) {
+    if (first != firsts_.end()) firsts_.erase(first);
+    while (firsts_.size() >= capacity_ * 4) firsts_.pop_front();
+    firsts_.emplace_back(uid, now);
+    first = std::prev(firsts_.end());
+  }
+  const TimePoint since = first->second;
+  if (since + wait_ <= now) return;  // its wait in this window is spent
   while (entries_.size() >= capacity_) entries_.pop_front();
-  entries_.push_back({uid, std::move(claims), now});
+  entries_.push_back({uid, std::move(claims), since});
 }
 
 TimePoint UnseenPlacements::wait_until(const std::string& uid, const Placed& placed, TimePoint now) {

@@ -52,9 +52,24 @@ TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
   unseen.record("u1", {"ml/one"}, t0);
   unseen.record("u1", {"ml/one"}, t0 + 300ms);
   EXPECT_EQ(unseen.size(), 1u);
-  EXPECT_EQ(unseen.wait_until("u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 800ms);
+  EXPECT_EQ(unseen.wait_until("u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 500ms)
+      << "filtered again, its wait still ends 500ms after its first filter";
   unseen.record("u1", {}, t0 + 400ms);
   EXPECT_EQ(unseen.size(), 0u);
+}
+
+TEST(UnseenPlacements, APodReSentToStallTheOthersMakesThemWaitOncePerWindow) {
+  const TimePoint t0{};
+  UnseenPlacements unseen(100ms);
+  const auto nothing_placed = [](const std::string&) { return false; };
+  int stalled = 0;
+  for (auto t = t0; t < t0 + 1900ms; t += 10ms) {  // re-sent every 10ms, a window less a wait
+    unseen.record("stall", {"ml/never-placed"}, t);
+    if (unseen.wait_until("other", nothing_placed, t + 5ms) > t + 5ms) ++stalled;
+  }
+  EXPECT_EQ(stalled, 10) << "the others waited only within its first 100ms";
+  unseen.record("stall", {"ml/never-placed"}, t0 + 2000ms);
+  EXPECT_EQ(unseen.wait_until("other", nothing_placed, t0 + 2001ms), t0 + 2100ms) << "a new window, a new wait";
 }
 
 TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {

@@ -7,7 +7,10 @@
 // ones to show (kube-scheduler schedules one pod at a time, so that is one pod, rarely two), at
 // most `wait` past the earlier pod's filter, so that a burst is counted pod by pod instead of
 // being decided on the same free space. Bounded: at most `capacity` pods are kept
-// (the oldest forgotten first). Thread-safe; the caller waits, this class never sleeps.
+// (the oldest forgotten first). A pod makes others wait only within `wait` of its first record
+// in a window of kCooldownWaits waits: filtering it again (kube-scheduler's retry, or a caller
+// re-sending it to stall the others) neither extends nor renews its wait until the window has
+// passed. Thread-safe; the caller waits, this class never sleeps.
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -26,9 +29,12 @@ class UnseenPlacements {
   // Whether the claim "namespace/name" shows a placement (a selected node, or bound).
   using Placed = std::function<bool(const std::string& claim)>;
 
+  static constexpr int kCooldownWaits = 20;
+
   UnseenPlacements(Duration wait, std::size_t capacity = 64) : wait_(wait), capacity_(capacity) {}
 
-  // Pod `uid` passed a filter at `now` with these claims, none placed yet (replacing what it had).
+  // Pod `uid` passed a filter at `now` with these claims, none placed yet (replacing what it had;
+  // its wait still counted from its first record in the window).
   void record(const std::string& uid, std::vector<std::string> claims, TimePoint now);
   // Forgets the pods other than `uid` whose claims all show a placement or whose wait has passed
   // by `now`, and returns when the latest wait of the rest ends (`now` or earlier: none to wait for).
@@ -45,6 +51,7 @@ class UnseenPlacements {
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::deque<Entry> entries_;
+  std::deque<std::pair<std::string, TimePoint>> firsts_;  // uid -> first record in its window
 };
 
 }  // namespace extender::state
