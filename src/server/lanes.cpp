@@ -33,11 +33,13 @@ void Lanes::decode_then_handle(const std::shared_ptr<Job>& job) {
   HttpRequest& req = job->req;
   if (decode_ && !req.content_coding.empty()) {
     const std::size_t wire = req.body.size();
-    // With what the loop holds for the wire bytes, the request is charged as a body of
-    // `bytes` and its wire bytes.
+    // With what the loop holds for the wire bytes, the request is charged as a body of the
+    // larger of `bytes` and its wire bytes: both exist while it inflates (at most twice the
+    // larger), the wire is released before decoding builds its 1.5 times, so one request that
+    // decodes to max_body_bytes stays within a peer's share however well it compressed.
     const DecodeGrowth grow = [&](std::size_t bytes) {
       if (!budget_) return true;
-      const std::size_t charge = budget_->charge_for(bytes + wire) - budget_->charge_for(wire);
+      const std::size_t charge = budget_->charge_for(std::max(bytes, wire)) - budget_->charge_for(wire);
       return budget_->set(req.peer_ip, job->charged, charge) == BodyBudget::Fit::kFits;
     };
     DecodedBody decoded;

@@ -297,6 +297,28 @@ TEST(BodyBudget, AGzipBodyThatDecodesToTheLimitIsServedOnAnIdleDaemonAndALyingSi
   for (auto& c : held) EXPECT_EQ(status_of(c->read_response(5s)), 400) << "a size field that lies is a corrupt body";
 }
 
+TEST(BodyBudget, AGzipBodyOfExactlyTheLimitThatCompressesPoorlyIsServedOnAnIdleDaemon) {
+  // Its wire bytes (over a MiB, far more than a request head) held beside what it inflates to
+  // used to pass one peer's share: 503 on an idle daemon.
+  DaemonProcess d({}, "server:\n  max_body_bytes: 8Mi\n  max_buffered_bytes: 24Mi\nadmin:\n  listen: 127.0.0.1:0\n");
+  std::string json = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"],"Padding":""})";
+  std::string padding;
+  std::uint64_t x = 88172645463325252ull;
+  while (padding.size() + json.size() < (std::size_t{8} << 20)) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    padding.push_back("0123456789abcdef"[x & 15]);
+  }
+  json.insert(json.size() - 2, padding);
+  ASSERT_EQ(json.size(), std::size_t{8} << 20);
+  const std::string at_limit = gzip(json);
+  ASSERT_GT(at_limit.size(), std::size_t{1} << 20);
+  RawConnection conn(d.port());
+  conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                std::to_string(at_limit.size()) + "\r\n\r\n" + at_limit);
+  const std::string answer = conn.read_response(10s);
+  EXPECT_EQ(status_of(answer), 200) << answer.substr(0, 300);
+}
+
 TEST_F(Protocol, ChunkedBodiesWithinTheLimitAreRead) {
   RawConnection conn(daemon_->port());
   const std::string body = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b"]})";
