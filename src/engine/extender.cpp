@@ -47,8 +47,9 @@ Extender::Extender(ExtenderOptions options, ExtenderDeps deps)
               scoring_.fragmentation_size_exponent),
       unseen_(options.placement_wait) {}
 
-void Extender::remember(const model::PodDemand& demand, TimePoint now) {
+void Extender::remember(const model::PodDemand& demand, TimePoint now, PodScope scope) {
   const bool known = deps_.demands->find(demand.uid, now).has_value();
+  if (known && scope != PodScope::kManaged) return;  // what /bind reads comes from the GPU entry's verbs
   deps_.demands->remember(demand, now);
   if (known) return;
   std::lock_guard lock(shapes_mu_);
@@ -300,7 +301,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   auto claims = unplaced_claims(*demand);
   if (!claims.empty()) await_unseen_placements(*demand, deadline);
   const auto now = clock_.now();
-  remember(*demand, now);
+  remember(*demand, now, scope);
   observe_request_nodes(deps_.request_nodes, args);
 
   const auto dra = dra_fit(*demand);
@@ -409,7 +410,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     return answer;
   }
   const auto now = clock_.now();
-  remember(*demand, now);
+  remember(*demand, now, scope);
   observe_request_nodes(deps_.request_nodes, args);
 
   const state::Snapshot snap = deps_.state->snapshot();

@@ -68,6 +68,11 @@ nodes:
     state.place("pvc-u1", held);
     placed = true;
   }
+  // /filter for a pod the API server has pending (kubernetes mode judges only those).
+  FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope) {
+    pods.pending[args.pod.uid] = args.pod;
+    return ext->filter(args, deadline, scope);
+  }
   NoBinder binder;
   std::atomic<bool> placed{false};
   Extender* ext = nullptr;
@@ -97,7 +102,7 @@ TEST(VolumeOnlyPods, EachVerbDecidesThePodsOfItsScope) {
        PodScope::kUnmanaged, {"a", "b", "g"}, true},
   };
   for (const Case& c : cases) {
-    const FilterAnswer f = h.ext->filter(args_for(c.pod, {"a", "b", "g"}), {}, c.scope);
+    const FilterAnswer f = h.filter(args_for(c.pod, {"a", "b", "g"}), {}, c.scope);
     EXPECT_TRUE(f.result.error.empty()) << c.name << ": " << f.result.error;
     EXPECT_EQ(passing(f), c.want_passing) << c.name;
     const PrioritizeAnswer p = h.ext->prioritize(args_for(c.pod, {"a", "b", "g"}), {}, c.scope);
@@ -110,13 +115,13 @@ TEST(VolumeOnlyPods, TheNextPodWaitsForThePreviousPlacementToShowInEitherEntry) 
   // the managed entry's pods with volumes wait as the every-pod entry's do.
   for (PodScope scope : {PodScope::kUnmanaged, PodScope::kManaged}) {
     Harness h;
-    ASSERT_EQ(passing(h.ext->filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, scope)),
+    ASSERT_EQ(passing(h.filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, scope)),
               std::vector<std::string_view>{"a"});
     std::thread scheduler([&] {
       std::this_thread::sleep_for(50ms);
       h.place_u1_on_a();
     });
-    const FilterAnswer second = h.ext->filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), {}, scope);
+    const FilterAnswer second = h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), {}, scope);
     scheduler.join();
     EXPECT_EQ(passing(second), std::vector<std::string_view>{"b"})
         << "the second pod was decided before the first one's 60Gi on a showed";
@@ -125,20 +130,20 @@ TEST(VolumeOnlyPods, TheNextPodWaitsForThePreviousPlacementToShowInEitherEntry) 
 
 TEST(VolumeOnlyPods, AnEarlierPodThatNeverShowsDelaysTheNextOnlyForTheWait) {
   Harness h(30ms);
-  ASSERT_FALSE(passing(h.ext->filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
+  ASSERT_FALSE(passing(h.filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
   const auto started = std::chrono::steady_clock::now();
-  const FilterAnswer second = h.ext->filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), {}, PodScope::kUnmanaged);
+  const FilterAnswer second = h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), {}, PodScope::kUnmanaged);
   EXPECT_EQ(passing(second), (std::vector<std::string_view>{"a", "b"}));
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "waited past placement_wait";
 }
 
 TEST(VolumeOnlyPods, PodsWithoutClaimsToPlaceNeverWait) {
   Harness h(10s);
-  ASSERT_FALSE(passing(h.ext->filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
+  ASSERT_FALSE(passing(h.filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
   const auto started = std::chrono::steady_clock::now();
-  EXPECT_EQ(passing(h.ext->filter(args_for(testing::gpu_pod("g1", "1"), {"g"}), {}, PodScope::kManaged)),
+  EXPECT_EQ(passing(h.filter(args_for(testing::gpu_pod("g1", "1"), {"g"}), {}, PodScope::kManaged)),
             std::vector<std::string_view>{"g"});
-  EXPECT_EQ(passing(h.ext->filter(args_for(testing::gpu_pod("c1", nullptr), {"a"}), {}, PodScope::kUnmanaged)),
+  EXPECT_EQ(passing(h.filter(args_for(testing::gpu_pod("c1", nullptr), {"a"}), {}, PodScope::kUnmanaged)),
             std::vector<std::string_view>{"a"});
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s) << "a pod with no claim to place waited for u1";
 }

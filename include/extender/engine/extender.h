@@ -224,7 +224,9 @@ class Extender {
   ExtenderDeps deps_;
   const Clock& clock_;
   // Remembers the pod's demand and, for a pod not remembered yet, adds its shape to the window.
-  void remember(const model::PodDemand& demand, TimePoint now);
+  // The every-pod verbs (kUnmanaged) never replace a demand remembered before (standalone /bind
+  // reads it).
+  void remember(const model::PodDemand& demand, TimePoint now, PodScope scope);
   policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;
   // The GPU a share pod takes in `allocation` (what its Binder records on the pod); nullopt for
   // a pod that asks no share.
