@@ -264,6 +264,17 @@ void Extender::await_unseen_placements(const model::PodDemand& demand,
   }
 }
 
+namespace {
+
+// The answer with `error` as the whole call's error (and its log note).
+FilterAnswer answered_error(FilterAnswer answer, std::string error) {
+  answer.result.error = std::move(error);
+  answer.summary.note = answer.result.error;
+  return answer;
+}
+
+}  // namespace
+
 FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope) {
   FilterAnswer answer;
   answer.owned_names = args.owned_names;
@@ -280,11 +291,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   }
 
   auto demand = demand_of(args.pod);
-  if (!demand) {
-    r.error = demand.message();
-    answer.summary.note = r.error;
-    return answer;
-  }
+  if (!demand) return answered_error(std::move(answer), demand.message());
   if (!in_scope(*demand, scope)) {
     for (std::size_t i = 0; i < names.size(); ++i) pass_node(args, names, i, answer);
     answer.summary.note = demand->needs_nothing() ? "pod needs nothing managed" : "pod needs a GPU: left to /filter";
@@ -293,11 +300,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   auto refused = not_ready();
   refused = refused ? std::optional<std::string>("scheduler-extender is not ready: " + *refused)
                     : volumes_of_pending_pod(args.pod, demand);
-  if (refused) {
-    r.error = std::move(*refused);
-    answer.summary.note = r.error;
-    return answer;
-  }
+  if (refused) return answered_error(std::move(answer), std::move(*refused));
   auto claims = unplaced_claims(*demand);
   if (!claims.empty()) await_unseen_placements(*demand, deadline);
   const auto now = clock_.now();
@@ -315,9 +318,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, now)) {
     if (held) deps_.in_flight->released(demand->uid);
     r = wire::FilterResult{};
-    r.error = std::move(*not_held);
-    answer.summary.note = r.error;
-    return answer;
+    return answered_error(std::move(answer), std::move(*not_held));
   }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
   if (!fitting.empty() && !held) unseen_.record(demand->uid, std::move(claims), clock_.now());
