@@ -374,6 +374,7 @@ void Extender::count_nominated(const model::Pod& pod, const model::PodDemand& de
   const DemandOf of = [this](const model::Pod& q) -> std::optional<model::PodDemand> {
     auto d = demand_of(q);
     if (!d) return std::nullopt;
+    d->volumes.clear();
     return std::move(*d);
   };
   refuse_where_nominated_fill(pod, demand, nominated, of, dra, snapshot, names, passed, r, gpu, now);

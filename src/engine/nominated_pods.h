@@ -4,7 +4,10 @@
 // already on that node for every pod of lower or equal priority (addNominatedPods). /filter does
 // the same for what the daemon accounts: a passing node where the pod no longer fits once the pods
 // nominated there (not the pod itself, of equal or higher priority, not already in the ledger) are
-// counted is refused (FailedNodes). Pure; private to the engine.
+// counted is refused (FailedNodes). Only their GPU demand counts here: a nominated pod's volumes
+// are already held where the daemon accounts them once kube-scheduler publishes anything of it
+// (PreBind's selected-node on its claims, its csi-baremetal reservation), and counting them again
+// refused every node to a burst of csi-baremetal pods waiting at PreBind. Pure; private to the engine.
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -127,17 +127,21 @@ TEST(PodGroups, OnlyMembersNeedingWhatOnlyTheDaemonCountsAreNarrowed) {
 
 TEST(NominatedPods, CountOnTheirNodeForPodsOfLowerOrEqualPriorityOnly) {
   Harness h;
-  model::Pod q = member("q", "", "80Gi");
+  model::Pod q = testing::gpu_pod("q", "4");
   q.priority = 10;
   q.nominated_node = "a";
-  h.pods.nominated = {q};
+  model::Pod v = testing::gpu_pod("v", nullptr);  // volumes only: held where the daemon accounts them
+  v.volumes.push_back({"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string("80Gi")});
+  v.priority = 10;
+  v.nominated_node = "b";
+  h.pods.nominated = {q, v};
   struct Case {
     const char* name;
     std::int64_t priority;
     std::vector<std::string> want;
   };
   const Case cases[] = {
-      {"lower priority: the nominated pod's 80Gi count on a", 0, {"b"}},
+      {"lower priority: the nominated pod's 4 GPUs count on a, another's volumes nowhere", 0, {"b"}},
       {"equal priority: they count", 10, {"b"}},
       {"higher priority: they do not", 20, {"several"}},
   };
