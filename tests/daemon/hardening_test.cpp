@@ -168,7 +168,7 @@ TEST_F(Limits, HeaderLinesAreCappedInCountAndBytes) {
 }
 
 TEST_F(Limits, ThreeHundredMegabytesOfHeadersAreRefusedEarlyAndMemoryReturns) {
-  const long long before = daemon_->memory();
+  [[maybe_unused]] const long long before = daemon_->memory();
   RawConnection conn(daemon_->port());
   ASSERT_TRUE(conn.send_all("GET /healthz HTTP/1.1\r\nHost: x\r\n"));
   const std::string line = "X-Flood: " + std::string(1000, 'z') + "\r\n";
@@ -282,13 +282,19 @@ std::string post_head(std::uint64_t declared) {
 
 TEST(Budgets, OnePeerHoldsNoMoreThanItsCapOfConnectionsSendingBodies) {
   DaemonProcess d({}, std::string("server:\n  max_connections_per_peer: 8\n") + kAdmin);
+  // Each head asks for 100 Continue, and the next connection opens once the daemon has answered
+  // (or closed) this one: the daemon has read every admitted head, so none is a quiet connection
+  // it could close to make room, and every admitted body is within its first second.
+  std::string head = post_head(std::uint64_t{128} << 20);
+  head.insert(head.size() - 2, "Expect: 100-continue\r\n");
   std::vector<std::unique_ptr<RawConnection>> held;
+  int continued = 0;
   for (int i = 0; i < 40; ++i) {
     held.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.2"));
-    held.back()->send_all(post_head(std::uint64_t{128} << 20));
-    std::this_thread::sleep_for(5ms);
+    held.back()->send_all(head);
+    continued += status_of(held.back()->read_response(2s)) == 100 ? 1 : 0;
   }
-  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(continued, 8) << "bodies invited from one address, server.max_connections_per_peer 8";
   int open = 0;
   for (auto& c : held) open += c->closed_by_peer() ? 0 : 1;
   EXPECT_LE(open, 8) << "connections from one address past server.max_connections_per_peer, all sending bodies";
