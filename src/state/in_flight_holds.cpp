@@ -20,6 +20,64 @@ void InFlightHolds::drop_locked(std::string_view uid) {
   entries_.erase(it);
 }
 
+std::size_t InFlightHolds::drop_unpublished_locked(std::string_view group) {
+  std::vector<std::string> ended;
+  for (const auto& [held, e] : entries_) {
+    if (e.view.group == group && e.view.phase == Phase::kFiltered) ended.push_back(held);
+  }
+  for (const auto& held : ended) drop_locked(held);
+  return ended.size();
+}
+
+void InFlightHolds::group_min_count(const std::string& group, std::int64_t min_count) {
+  std::lock_guard lock(mu_);
+  if (min_count > 0) {
+    min_counts_.insert_or_assign(group, min_count);
+  } else {
+    min_counts_.erase(group);
+  }
+}
+
+std::size_t InFlightHolds::refused(const std::string& uid, const std::string& group, std::size_t pending,
+                                   std::size_t bound) {
+  std::lock_guard lock(mu_);
+  auto cycle = cycles_.find(group);
+  auto min = min_counts_.find(group);
+  if (cycle == cycles_.end() || min == min_counts_.end()) return 0;
+  cycle->second.refused.insert(uid);
+  const std::size_t refused = cycle->second.refused.size();
+  const std::size_t reachable = (pending > refused ? pending - refused : 0) + bound;
+  if (static_cast<std::int64_t>(reachable) >= min->second) return 0;
+  return drop_unpublished_locked(group);
+}
+
+std::size_t InFlightHolds::cycle(const std::string& uid, const std::string& group, TimePoint now) {
+  if (group.empty()) return 0;
+  std::lock_guard lock(mu_);
+  Cycle& current = cycles_.try_emplace(group).first->second;
+  std::size_t dropped = 0;
+  if (current.filtered.count(uid) > 0) {
+    dropped = drop_unpublished_locked(group);
+    current.filtered.clear();
+    current.refused.clear();
+  }
+  if (current.filtered.empty()) current.began = now;
+  current.filtered.insert(uid);
+  for (const auto& member : current.filtered) {
+    auto it = entries_.find(member);
+    if (it == entries_.end() || it->second.view.phase != Phase::kFiltered) continue;
+    if (state_.extend_reservation(member, kInFlightSource, now + options_.settle)) {
+      it->second.view.expires = now + options_.settle;
+    }
+  }
+  while (options_.capacity > 0 && cycles_.size() > options_.capacity) {
+    auto oldest = std::min_element(cycles_.begin(), cycles_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.began < b.second.began; });
+    cycles_.erase(oldest);
+  }
+  return dropped;
+}
+
 void InFlightHolds::hold(const std::string& uid, std::string group, Claim claim, TimePoint now) {
   std::lock_guard lock(mu_);
   drop_locked(uid);
@@ -97,6 +155,7 @@ std::size_t InFlightHolds::group_failed(std::string_view group, TimePoint when) 
     if (e.view.group == group && e.view.since <= when) failed.push_back(uid);
   }
   for (const auto& uid : failed) drop_locked(uid);
+  if (auto it = cycles_.find(group); it != cycles_.end() && it->second.began <= when) cycles_.erase(it);
   return failed.size();
 }
 

@@ -90,7 +90,10 @@ std::string run(const Row& row, int skip) {
     if (i == skip) continue;
     const Step& s = row.steps[i];
     switch (s.ev) {
-      case Ev::kFiltered: holds.hold(s.pod, kGroup, claim_on(s.pod, s.node, "pod"), now); break;
+      case Ev::kFiltered:
+        holds.cycle(s.pod, kGroup, now);
+        holds.hold(s.pod, kGroup, claim_on(s.pod, s.node, "pod"), now);
+        break;
       case Ev::kNominated: holds.nominated(s.pod, s.node, now); break;
       case Ev::kPreBind: holds.pre_bound(s.pod, s.node, now); break;
       case Ev::kBindReserve:
@@ -154,6 +157,24 @@ const std::vector<Row>& rows() {
         at(Ev::kGroupFailed, "", "", "m1=none m2=none"),
         after(1s, "m1=none m2=none"),
         at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered")}},
+      {"a member filtered again begins a new cycle: the last cycle's unpublished holds go first",
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
+        at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered"),
+        after(5s, "m1=hold@a:filtered m2=hold@b:filtered"),
+        at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered"),
+        at(Ev::kFiltered, "m1", "b", "m1=hold@b:filtered m2=hold@a:filtered")}},
+      {"a cycle in progress keeps its earlier members: each member filtered extends the group's holds",
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
+        after(40s, "m1=hold@a:filtered m2=none"),
+        at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered"),
+        after(40s, "m1=hold@a:filtered m2=hold@b:filtered"),
+        after(30s, "m1=none m2=none")}},
+      {"a published member outlives the next cycle of its group",
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none m3=none"),
+        at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered m3=none"),
+        at(Ev::kFiltered, "m3", "b", "m1=hold@a:filtered m2=hold@b:filtered m3=hold@b:filtered"),
+        at(Ev::kNominated, "m1", "a", "m1=hold@a:nominated m2=hold@b:filtered m3=hold@b:filtered"),
+        at(Ev::kFiltered, "m2", "a", "m1=hold@a:nominated m2=hold@a:filtered m3=none")}},
       {"deleted while held",
        {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"),
         after(10s, "m1=hold@a:filtered"),
@@ -246,6 +267,60 @@ TEST(InFlightHolds, AGroupFailureSparesHoldsOfALaterCycle) {
   EXPECT_FALSE(state.claim_of("m1").has_value());
   EXPECT_TRUE(state.claim_of("m2").has_value());
   EXPECT_TRUE(state.claim_of("x1").has_value());
+}
+
+// A cycle of kGroup: each member is filtered (cycle), then held on node "a" or refused every node.
+struct RefusalRow {
+  const char* name;
+  std::int64_t min_count;  // 0: no PodGroup minimum known
+  std::size_t pending;
+  std::size_t bound;
+  std::vector<std::string> members;  // "m1" held, "!m2" refused, in filter order
+  std::size_t held_after;
+};
+
+TEST(InFlightHolds, ARefusedMemberEndsItsCycleOnlyWhenTheGangCanNoLongerReachItsMinimum) {
+  const std::vector<RefusalRow> table = {
+      {"every member needed, the last refused", 3, 3, 0, {"m1", "m2", "!m3"}, 0},
+      {"one to spare: the first refusal keeps the cycle", 2, 3, 0, {"m1", "!m2"}, 1},
+      {"one to spare: the second refusal ends it", 2, 3, 0, {"m1", "!m2", "!m3"}, 0},
+      {"bound members count toward the minimum", 4, 2, 3, {"m1", "!m2"}, 1},
+      {"no minimum known: a refusal ends nothing", 0, 3, 0, {"m1", "m2", "!m3"}, 2},
+      {"a new cycle counts its refusals afresh", 2, 3, 0, {"m1", "!m2", "m1", "!m3"}, 1},
+  };
+  for (const auto& row : table) {
+    ClusterState state;
+    state.upsert_nodes({node("a")});
+    InFlightHolds holds(state, {});
+    holds.group_min_count(kGroup, row.min_count);
+    TimePoint now = TimePoint{} + 1h;
+    for (const auto& member : row.members) {
+      now += 1s;
+      const bool refused = member.front() == '!';
+      const std::string uid = refused ? member.substr(1) : member;
+      holds.cycle(uid, kGroup, now);
+      if (refused) {
+        holds.refused(uid, kGroup, row.pending, row.bound);
+      } else {
+        holds.hold(uid, kGroup, claim_on(uid, "a", "pod"), now);
+      }
+    }
+    EXPECT_EQ(holds.size(), row.held_after) << row.name;
+  }
+}
+
+TEST(InFlightHolds, AGroupWithoutAMinimumAnyMoreEndsNothingOnARefusal) {
+  ClusterState state;
+  state.upsert_nodes({node("a")});
+  InFlightHolds holds(state, {});
+  const TimePoint t0 = TimePoint{} + 1h;
+  holds.group_min_count(kGroup, 2);
+  holds.group_min_count(kGroup, 0);  // the PodGroup was deleted
+  holds.cycle("m1", kGroup, t0);
+  holds.hold("m1", kGroup, claim_on("m1", "a", "pod"), t0);
+  holds.cycle("m2", kGroup, t0);
+  EXPECT_EQ(holds.refused("m2", kGroup, 2, 0), 0u);
+  EXPECT_EQ(holds.size(), 1u);
 }
 
 }  // namespace
