@@ -306,6 +306,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   const auto now = clock_.now();
   remember(*demand, now, scope);
   observe_request_nodes(deps_.request_nodes, args);
+  if (deps_.in_flight && !args.pod.pod_group.empty()) deps_.in_flight->cycle(demand->uid, group_key(args.pod), now);
 
   const auto dra = dra_fit(*demand);
   FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod);
@@ -351,7 +352,19 @@ bool Extender::judge_in_flight(const model::Pod& pod, const model::PodDemand& de
                                const state::Snapshot& snapshot, std::span<const std::string_view> names,
                                std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now) {
   count_nominated(pod, demand, dra, snapshot, names, passed, r, now);
+  if (passed.empty()) refuse_group_member(pod, demand);
   return hold_group_member(pod, demand, dra, snapshot, names, passed, now);
+}
+
+void Extender::refuse_group_member(const model::Pod& pod, const model::PodDemand& demand) {
+  if (!deps_.in_flight || !deps_.pods || pod.pod_group.empty()) return;
+  const auto members = deps_.pods->group_members(pod.namespace_name, pod.pod_group);
+  const std::string group = group_key(pod);
+  if (const std::size_t dropped = deps_.in_flight->refused(demand.uid, group, members.pending, members.bound)) {
+    spdlog::info("pod group {}: {} fits no node and the gang can no longer reach its minimum ({} pending, {} bound); "
+                 "released {} hold(s) of the cycle",
+                 group, demand.display_name(), members.pending, members.bound, dropped);
+  }
 }
 
 bool Extender::hold_group_member(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
@@ -414,6 +427,9 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
   const auto now = clock_.now();
   remember(*demand, now, scope);
   observe_request_nodes(deps_.request_nodes, args);
+  if (deps_.in_flight && needs_group_hold(args.pod, *demand)) {
+    deps_.in_flight->cycle(demand->uid, group_key(args.pod), now);
+  }
 
   const state::Snapshot snap = deps_.state->snapshot();
   const auto dra = dra_fit(*demand);

@@ -15,6 +15,8 @@ bool needs_group_hold(const model::Pod& pod, const model::PodDemand& demand) {
   return false;
 }
 
+std::string group_key(const model::Pod& pod) { return pod.namespace_name + "/" + pod.pod_group; }
+
 std::optional<std::size_t> best_of(const model::PodDemand& demand, const state::Snapshot& snapshot,
                                    std::span<const std::string_view> names, std::span<const std::uint32_t> passed,
                                    const policy::ScoringRules& rules, const policy::ShapeMix& mix, TimePoint now) {
@@ -60,7 +62,7 @@ bool narrow_and_hold(const model::Pod& pod, const model::PodDemand& demand, cons
   claim.node = std::string(name);
   claim.allocation = std::move(fit.allocation);
   claim.priority = pod.priority;
-  holds.hold(demand.uid, pod.namespace_name + "/" + pod.pod_group, std::move(claim), now);
+  holds.hold(demand.uid, group_key(pod), std::move(claim), now);
   passed = {passed[*best]};
   return true;
 }

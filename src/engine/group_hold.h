@@ -29,6 +29,9 @@ namespace extender::engine {
 // floor is a property of the node, which nothing in flight changes.
 bool needs_group_hold(const model::Pod& pod, const model::PodDemand& demand);
 
+// The pod's group as the holds name it: "namespace/name" of its PodGroup.
+std::string group_key(const model::Pod& pod);
+
 // The index (into `passed`) of the node the daemon ranks best for the pod, by the same scorers as
 // /prioritize; ties go to the first. nullopt when none of them is in the snapshot.
 std::optional<std::size_t> best_of(const model::PodDemand& demand, const state::Snapshot& snapshot,

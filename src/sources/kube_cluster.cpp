@@ -28,6 +28,7 @@ struct KubeCluster::Lookups {
   std::map<std::string, model::ClaimInfo, std::less<>> claims;  // "ns/name"
   std::map<std::string, model::Pod, std::less<>> pending;       // uid
   std::set<std::string, std::less<>> nominated;                 // uids of pending pods with a nominated node
+  std::map<std::string, std::string, std::less<>> bound_members;  // uid -> "ns/group" of bound group members
   std::map<std::string, bool, std::less<>> default_classes;     // class name -> is default
 
   // Needs mu. `pending` changed for uid: keeps `nominated` in step.
@@ -123,6 +124,7 @@ class PodSink : public kube::ReflectorSink {
   void begin_list() override {
     placed_.clear();
     pending_.clear();
+    bound_members_.clear();
   }
   void list_item(const json& object) override {
     auto pod = decode(object);
@@ -130,6 +132,7 @@ class PodSink : public kube::ReflectorSink {
     if (pod->node_name.empty()) {
       if (!finished(*pod)) pending_.emplace(pod->uid, std::move(*pod));
     } else if (!finished(*pod)) {
+      if (!pod->pod_group.empty()) bound_members_.emplace(pod->uid, pod->namespace_name + "/" + pod->pod_group);
       placed_.emplace_back(pod->uid, claim_of(*pod, dra_served_resources(object)));
     }
   }
@@ -139,6 +142,8 @@ class PodSink : public kube::ReflectorSink {
     placed_.clear();
     std::lock_guard lock(lookups_.mu);
     lookups_.pending = std::move(pending_);
+    lookups_.bound_members = std::move(bound_members_);
+    bound_members_.clear();
     lookups_.nominated.clear();
     for (const auto& [uid, pod] : lookups_.pending) {
       if (!pod.nominated_node.empty()) lookups_.nominated.insert(uid);
@@ -153,6 +158,7 @@ class PodSink : public kube::ReflectorSink {
       if (in_flight_) in_flight_->released(uid);
       std::lock_guard lock(lookups_.mu);
       lookups_.pending.erase(uid);
+      lookups_.bound_members.erase(uid);
       lookups_.pending_changed(uid);
       return;
     }
@@ -177,6 +183,11 @@ class PodSink : public kube::ReflectorSink {
       std::lock_guard lock(lookups_.mu);
       lookups_.pending.erase(pod->uid);
       lookups_.pending_changed(pod->uid);
+      if (!finished(*pod) && !pod->pod_group.empty()) {
+        lookups_.bound_members[pod->uid] = pod->namespace_name + "/" + pod->pod_group;
+      } else {
+        lookups_.bound_members.erase(pod->uid);
+      }
     }
     if (finished(*pod)) {
       state_.drop(pod->uid);
@@ -251,6 +262,7 @@ class PodSink : public kube::ReflectorSink {
   model::GpuShareRule share_;
   std::vector<std::pair<std::string, state::Claim>> placed_;
   std::map<std::string, model::Pod, std::less<>> pending_;
+  std::map<std::string, std::string, std::less<>> bound_members_;  // uid -> "ns/group" while listing
   state::InFlightHolds* in_flight_;
 };
 
@@ -609,6 +621,19 @@ std::vector<model::Pod> KubeCluster::nominated_pods() const {
   out.reserve(lookups_->nominated.size());
   for (const auto& uid : lookups_->nominated) {
     if (auto it = lookups_->pending.find(uid); it != lookups_->pending.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
+KubeCluster::GroupMembers KubeCluster::group_members(const std::string& ns, const std::string& group) const {
+  const std::string key = ns + "/" + group;
+  GroupMembers out;
+  std::lock_guard lock(lookups_->mu);
+  for (const auto& [uid, pod] : lookups_->pending) {
+    if (pod.pod_group == group && pod.namespace_name == ns) ++out.pending;
+  }
+  for (const auto& [uid, member_of] : lookups_->bound_members) {
+    if (member_of == key) ++out.bound;
   }
   return out;
 }

@@ -28,6 +28,7 @@ void PodGroupSink::seen(model::PodGroup group) {
     const std::size_t ended = holds_->group_failed(key, SteadyClock::now());
     if (ended) spdlog::info("pod group {}: kube-scheduler gave up its cycle ({}); released {} hold(s)", key, group.reason, ended);
   }
+  if (holds_) holds_->group_min_count(key, group.min_count);
   groups_.insert_or_assign(key, std::move(group));
 }
 
@@ -50,7 +51,12 @@ void PodGroupSink::end_list() {
   listing_.clear();
   listing_active_ = false;
   for (auto it = groups_.begin(); it != groups_.end();) {
-    it = listed.count(it->first) ? std::next(it) : groups_.erase(it);
+    if (listed.count(it->first)) {
+      ++it;
+      continue;
+    }
+    if (holds_) holds_->group_min_count(it->first, 0);
+    it = groups_.erase(it);
   }
   for (auto& [key, group] : listed) seen(std::move(group));
 }
@@ -61,7 +67,10 @@ void PodGroupSink::event(std::string_view type, const nlohmann::json& object) {
   std::lock_guard lock(mu_);
   if (type == "DELETED") {
     groups_.erase(group->key());
-    if (holds_) holds_->group_failed(group->key(), SteadyClock::now());
+    if (holds_) {
+      holds_->group_failed(group->key(), SteadyClock::now());
+      holds_->group_min_count(group->key(), 0);
+    }
     return;
   }
   seen(std::move(*group));

@@ -117,6 +117,38 @@ TEST(PodGroups, AFailedGroupReleasesWhatItHeld) {
   }
 }
 
+TEST(PodGroups, AGangThatCanNoLongerReachItsMinimumReleasesItsCycleAtTheRefusal) {
+  Harness h;
+  h.holds.group_min_count("ml/gang-a", 5);
+  const auto too_big = gang("a", "gang-a", 5);
+  for (const auto& m : too_big) h.pods.pending[m.uid] = m;
+  const auto got = h.cycle(too_big);
+  EXPECT_EQ(got.back(), "") << "the fifth finds 20Gi on each pool";
+  EXPECT_EQ(h.holds.size(), 0u) << "five needed, one refused: kube-scheduler forgets the cycle, so do the holds";
+  EXPECT_EQ(h.cycle({member("solo", "", "100Gi")}), std::vector<std::string>{"several"}) << "a whole pool is free again";
+}
+
+TEST(PodGroups, ARefusedMemberWithMembersToSpareKeepsTheCycle) {
+  Harness h;
+  h.holds.group_min_count("ml/gang-a", 4);
+  const auto members = gang("a", "gang-a", 5);
+  for (const auto& m : members) h.pods.pending[m.uid] = m;
+  const auto got = h.cycle(members);
+  EXPECT_EQ(got.back(), "");
+  EXPECT_EQ(h.holds.size(), 4u) << "four of five reach the minimum: the four stay held";
+}
+
+TEST(PodGroups, AMemberOfTheLastCycleFilteredAgainFindsThatCyclesHoldsGone) {
+  Harness h;
+  const auto members = gang("a", "gang-a", 3, "60Gi");
+  EXPECT_EQ(h.cycle(members).back(), "") << "one 60Gi member per 100Gi pool";
+  EXPECT_EQ(h.holds.size(), 2u);
+  // kube-scheduler tries the group again, this time the refused member first.
+  const auto again = h.cycle({members[2]});
+  EXPECT_TRUE(again[0] == "a" || again[0] == "b") << "judged with the last cycle's holds still counted";
+  EXPECT_EQ(h.holds.size(), 1u);
+}
+
 TEST(PodGroups, OnlyMembersNeedingWhatOnlyTheDaemonCountsAreNarrowed) {
   Harness h;
   EXPECT_EQ(h.cycle({member("solo", "", "40Gi")}), std::vector<std::string>{"several"}) << "not in a group";

@@ -59,5 +59,42 @@ TEST(PodGroups, AGroupKubeSchedulerGaveUpEndsItsMembersHolds) {
   EXPECT_TRUE(held(h, "x1")) << "a scheduled group keeps its members held until they are published";
 }
 
+json member(const std::string& ns, const std::string& name, const std::string& group, const std::string& node = {}) {
+  json pod = pod_object(ns, name, "uid-" + ns + "-" + name, 1, node);
+  pod["spec"]["schedulingGroup"] = {{"podGroupName", group}};
+  return pod;
+}
+
+TEST(PodGroups, TheWatchesTellAGangsMinimumAndItsMembersPendingAndBound) {
+  ClusterHarness h;
+  h.fake.put(Kind::kNodes, node_object("gpu-1", 4));
+  h.fake.put(Kind::kPodGroups, pod_group("train", nullptr, ""));  // minCount 2
+  h.fake.put(Kind::kPods, member("ml", "w0", "train", "gpu-1"));
+  h.fake.put(Kind::kPods, member("ml", "w1", "train"));
+  h.fake.put(Kind::kPods, member("ml", "w2", "train"));
+  h.fake.put(Kind::kPods, member("other", "w1", "train"));
+  h.fake.put(Kind::kPods, pod_object("ml", "solo", "uid-solo", 1));
+  h.start();
+  ASSERT_TRUE(h.wait_ready());
+  auto members = h.cluster->group_members("ml", "train");
+  EXPECT_EQ(members.pending, 2u);
+  EXPECT_EQ(members.bound, 1u);
+  h.fake.put(Kind::kPods, member("ml", "w1", "train", "gpu-1"));
+  h.fake.remove(Kind::kPods, "ml/w0");
+  ASSERT_TRUE(eventually([&] { return h.cluster->group_members("ml", "train").pending == 1; }, 5s));
+  EXPECT_TRUE(eventually([&] { return h.cluster->group_members("ml", "train").bound == 1; }, 5s))
+      << "w1 bound, w0 deleted";
+
+  // The PodGroup's minimum reached the holds: with one member pending and none bound, a refusal
+  // leaves the gang of two short, and the cycle's holds end.
+  const auto now = SteadyClock::now();
+  h.in_flight.cycle("m1", "ml/train", now);
+  h.in_flight.hold("m1", "ml/train", held_on("gpu-1"), now);
+  h.in_flight.cycle("m2", "ml/train", now);
+  EXPECT_EQ(h.in_flight.refused("m2", "ml/train", 2, 1), 0u) << "two reachable of two";
+  h.in_flight.cycle("m3", "ml/train", now);
+  EXPECT_EQ(h.in_flight.refused("m3", "ml/train", 2, 0), 1u) << "two refused of two pending, none bound";
+}
+
 }  // namespace
 }  // namespace extender::kube::testing

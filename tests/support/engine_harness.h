@@ -51,7 +51,14 @@ class FakePods final : public engine::PodSource {
     return fetch(ns, name);
   }
   std::vector<model::Pod> nominated_pods() const override { return nominated; }
+  GroupMembers group_members(const std::string& ns, const std::string& group) const override {
+    GroupMembers out;
+    for (const auto& [uid, pod] : pending) out.pending += pod.namespace_name == ns && pod.pod_group == group ? 1 : 0;
+    if (auto it = bound_members.find(ns + "/" + group); it != bound_members.end()) out.bound = it->second;
+    return out;
+  }
   std::map<std::string, model::Pod> pending;
+  std::map<std::string, std::size_t> bound_members;  // "ns/group" -> members bound
   std::vector<model::Pod> nominated;  // what nominated_pods() answers
   std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch;
 };

@@ -175,10 +175,13 @@ class Extender {
                                             std::span<const std::uint32_t> passed, TimePoint now);
   // What kube-scheduler decided but has not published (docs/kubernetes.md, "Pod groups"): the pods
   // nominated to the passed nodes count (count_nominated), then a pod group's member is narrowed
-  // and held (hold_group_member); whether it was held.
+  // and held (hold_group_member), or, refused, may end its group's cycle; whether it was held.
   bool judge_in_flight(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
                        const state::Snapshot& snapshot, std::span<const std::string_view> names,
                        std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
+  // A pod group's member that passed no node: its group's cycle ends when the gang can no longer
+  // reach its minimum (InFlightHolds::refused).
+  void refuse_group_member(const model::Pod& pod, const model::PodDemand& demand);
   // A pod group's member: narrows `passed` to one node and holds the member there; whether it did.
   bool hold_group_member(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,
                          const state::Snapshot& snapshot, std::span<const std::string_view> names,

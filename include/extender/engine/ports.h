@@ -36,6 +36,16 @@ class PodSource {
   virtual std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const = 0;
   // The pending pods the watch shows nominated to a node (status.nominatedNodeName); usually few.
   virtual std::vector<model::Pod> nominated_pods() const { return {}; }
+  // The members of pod group `group` in namespace `ns` the watch shows pending and bound.
+  struct GroupMembers {
+    std::size_t pending = 0;
+    std::size_t bound = 0;
+  };
+  virtual GroupMembers group_members(const std::string& ns, const std::string& group) const {
+    (void)ns;
+    (void)group;
+    return {};
+  }
 };
 
 // PersistentVolumeClaims and the cluster's default StorageClass, as demand computation reads them.

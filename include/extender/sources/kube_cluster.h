@@ -86,6 +86,7 @@ class KubeCluster final : public engine::PodSource,
   std::optional<model::Pod> pending_pod(const std::string& uid) const override;
   // The pending pods with a nominated node (status.nominatedNodeName).
   std::vector<model::Pod> nominated_pods() const override;
+  GroupMembers group_members(const std::string& ns, const std::string& group) const override;
   // The pod read from the API server within options.fetch_timeout (a pod the watch has not shown yet).
   // A read of the API server for a pod the watch has not shown: at most kFetchesInFlight at once
   // and kFetchesPerSecond (burst as many), so made-up pods cannot make every worker wait on reads;
