@@ -165,15 +165,7 @@ cluster_register_pid $! baremetal-controller
 step "controller log: $CLUSTER_LOG_DIR/baremetal-controller.log"
 
 ##### The daemon: deploy/'s configuration as shipped, run as a replica pod would run it.
-python3 - "$REPO/deploy/scheduler-extender.yaml" "$WORKDIR/shipped-config.yaml" <<'PY'
-import sys, yaml
-for doc in yaml.safe_load_all(open(sys.argv[1])):
-    if doc and doc.get("kind") == "ConfigMap" and "config.yaml" in (doc.get("data") or {}):
-        open(sys.argv[2], "w").write(doc["data"]["config.yaml"])
-        break
-else:
-    sys.exit("no ConfigMap with config.yaml in " + sys.argv[1])
-PY
+python3 "$SUITE_LIB/shipped_config.py" daemon "$WORKDIR/shipped-config.yaml"
 grep -q 'baremetal:' "$WORKDIR/shipped-config.yaml" || fail "deploy/'s configuration has no storage.baremetal section"
 K apply -f - >/dev/null <<EOF
 apiVersion: v1

@@ -566,23 +566,8 @@ fi
 phase_begin "5 kube-scheduler $KV runs deploy/scheduler-config/default-scheduler.yaml as the default scheduler"
 cluster_stop_scheduler
 HZ_PORT="$(cluster_free_ports 1)"
-"$PY" - "$REPO/deploy/scheduler-config/default-scheduler.yaml" "$WORKDIR/default-scheduler.yaml" \
-  "127.0.0.1:$EXT_PORT" "$SCHEDULER_KUBECONFIG" "$HZ_PORT" <<'PY'
-import sys, yaml
-from urllib.parse import urlsplit, urlunsplit
-src, dst, hostport, kubeconfig, port = sys.argv[1:]
-cfg = yaml.safe_load(open(src))
-assert cfg["apiVersion"] == "kubescheduler.config.k8s.io/v1", cfg["apiVersion"]
-ext = cfg["extenders"][0]
-u = urlsplit(ext["urlPrefix"])
-ext["urlPrefix"] = urlunsplit((u.scheme, hostport, u.path, "", ""))
-cfg["clientConnection"]["kubeconfig"] = kubeconfig  # kubeadm's scheduler.conf: system:kube-scheduler
-cfg["leaderElection"]["leaderElect"] = False
-with open(dst, "w") as f:
-    f.write(f"# e2e-healthz-port: {port}\n")
-    f.write("# tests/e2e/chart-install.sh: deploy/scheduler-config/default-scheduler.yaml with loopback addresses\n")
-    yaml.safe_dump(cfg, f, sort_keys=False)
-PY
+"$PY" "$HERE/lib/shipped_config.py" scheduler "$WORKDIR/default-scheduler.yaml" "127.0.0.1:$EXT_PORT" \
+  "$SCHEDULER_KUBECONFIG" "$HZ_PORT"
 step "kube-scheduler config: $WORKDIR/default-scheduler.yaml"
 if ! cluster_start_scheduler "$WORKDIR/default-scheduler.yaml" "$CLUSTER_LOG_DIR/kube-scheduler-default.log"; then
   fail "kube-scheduler $KV starts with deploy/scheduler-config/default-scheduler.yaml"

@@ -17,7 +17,7 @@ KUBE_BIN="$("$HERE/lib/kube-bin.sh" | tail -n1)"
 echo "=== e2e: Kubernetes $("$KUBE_BIN/kube-apiserver" --version | awk '{print $2}') (E2E_KUBE=$E2E_KUBE) in $KUBE_BIN, ready after $((SECONDS - t))s" >&2
 times=()
 # E2E_SUITES: the suites to run, by name (e.g. "placement gpushare"); default: all of them.
-suites=(${E2E_SUITES:-scenarios chart-install preemption-requeue volumes storage gpushare ha placement dra baremetal})
+suites=(${E2E_SUITES:-scenarios chart-install preemption-requeue volumes storage gpushare ha placement dra baremetal gang})
 for suite in "${suites[@]/%/.sh}"; do
   [[ -x "$HERE/$suite" ]] || { echo "=== e2e: no suite ${suite%.sh} in $HERE" >&2; exit 2; }
   echo "=== e2e: $suite (work directory and logs: $base/${suite%.sh})" >&2

@@ -16,6 +16,8 @@ volumes, CSIStorageCapacities and Nodes and
     * TopoLVM classes (provisioner topolvm.io): the node annotation capacity.topolvm.io/<device
       class> (the class's topolvm.io/device-class, 00default without one); the size is the node
       annotation e2e.scheduler-extender.io/size.<device class> (bytes);
+- deletes the volume of a claim that is gone (reclaim policy Delete, as external-provisioner does
+  once the claim is deleted) and republishes its pool --delay seconds later;
 - writes --report (JSON, atomically): one row per (node, class) with a size: size, provisioned
   bytes and volume count, from the volumes the API server holds.
 
@@ -111,6 +113,17 @@ class Provisioner:
         self.due.setdefault((node, sc_name), time.monotonic() + self.delay)
         log("claim %s/%s (%s): volume %s on %s" % (ns, name, size, pv_name, node))
 
+    def reclaim(self, pv, node, sc_name):
+        name = pv["metadata"]["name"]
+        # No kube-controller-manager: its PV protection controller's part, the finalizer taken off.
+        patch(self.api, "/api/v1/persistentvolumes/%s" % name, {"metadata": {"finalizers": None}})
+        status, _ = self.api.call("DELETE", "/api/v1/persistentvolumes/%s" % name)
+        if status not in (200, 202, 404):
+            log("volume %s: deleting failed (HTTP %s)" % (name, status))
+            return
+        self.due.setdefault((node, sc_name), time.monotonic() + self.delay)
+        log("volume %s on %s deleted: its claim is gone" % (name, node))
+
     def republish(self, node, sc_name, sc, used, capacities, nodes):
         if sc["provisioner"] == TOPOLVM:
             dc = device_class(sc)
@@ -165,10 +178,13 @@ class Provisioner:
             if node and sc_name in classes and not claim["spec"].get("volumeName") \
                     and not claim["metadata"].get("deletionTimestamp"):
                 self.provision(claim, node, sc_name)
+        claims = {c["metadata"]["uid"] for c in items(self.api, "/api/v1/persistentvolumeclaims")}
         used, count = {}, {}
         for pv in items(self.api, "/api/v1/persistentvolumes"):
             sc_name, node = pv["spec"].get("storageClassName"), pv_node(pv)
-            if sc_name in classes and node:
+            if sc_name in classes and node and (pv["spec"].get("claimRef") or {}).get("uid") not in claims:
+                self.reclaim(pv, node, sc_name)
+            elif sc_name in classes and node:
                 used[(node, sc_name)] = used.get((node, sc_name), 0) + quantity(pv["spec"]["capacity"]["storage"])
                 count[(node, sc_name)] = count.get((node, sc_name), 0) + 1
         capacities = items(self.api, "/apis/storage.k8s.io/v1/csistoragecapacities")
