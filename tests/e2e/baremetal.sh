@@ -47,10 +47,11 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
 SUITE_TAG=e2e-baremetal
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
+# shellcheck source=lib/baremetal_objects.sh
+source "$HERE/lib/baremetal_objects.sh"
 
 if ((CLUSTER_KUBE_MINOR < 25)); then
   step "skipped on $CLUSTER_KUBE_VERSION: run on current versions only (kubescheduler.config.k8s.io/v1, the chart's default configuration)"
@@ -61,101 +62,13 @@ fi
 # A pod refused once waits at most this long in the unschedulable queue (5 min by default).
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-20s}"
 
-GIB=1073741824
 NODES="${E2E_BM_NODES:-4}" # E2E_BM_NODES, E2E_BM_PODS: a larger burst, by hand
 PODS="${E2E_BM_PODS:-12}"
 FIT=$((NODES * 2))
-GROUP=csi-baremetal.dell.com
-UUID_KEY=nodes.csi-baremetal.dell.com/uuid
 ACR_GONE_WITHIN=70 # csi-baremetal's validator sweeps every 60 s
 
-##### csi-baremetal's kinds, and the daemon's rights on them (the chart's RBAC for csi-baremetal).
-K apply -f "$HERE/baremetal/crds.yaml" >/dev/null
-K wait --for condition=established --timeout=30s \
-  "crd/availablecapacities.$GROUP" "crd/availablecapacityreservations.$GROUP" "crd/volumes.$GROUP" \
-  "crd/drives.$GROUP" "crd/nodes.$GROUP" "crd/logicalvolumegroups.$GROUP" "crd/storagegroups.$GROUP" >/dev/null
-scope="$(K get "crd/volumes.$GROUP" -o jsonpath='{.spec.scope}')"
-[[ "$scope" == Namespaced ]] || fail "csi-baremetal's Volume CRD is $scope, want Namespaced"
-K apply -f - >/dev/null <<EOF
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: scheduler-extender-baremetal}
-rules:
-- apiGroups: [$GROUP]
-  resources: [availablecapacities, volumes]
-  verbs: [get, list, watch]
-- apiGroups: [$GROUP]
-  resources: [availablecapacityreservations]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: scheduler-extender-baremetal}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: scheduler-extender-baremetal}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: $EXTENDER_USER}]
-EOF
-cluster_can_i "$EXTENDER_USER" create availablecapacityreservations "$GROUP" || fail "RBAC: $EXTENDER_USER cannot create reservations"
-
-K apply -f "$HERE/baremetal/storageclasses.yaml" >/dev/null
-default_class="$(K get storageclass -o json | jq -r '[.items[] | select(.metadata.annotations["storageclass.kubernetes.io/is-default-class"] == "true") | .metadata.name] | join(" ")')"
-[[ "$default_class" == csi-baremetal-sc ]] || fail "the cluster's default StorageClass is '$default_class', want csi-baremetal-sc"
-
-new_uuid() { cat /proc/sys/kernel/random/uuid; }
-# bm_node NAME DRIVES...: what csi-baremetal's controllers publish for a node: its uuid (annotation
-# and label), its Node object, and per drive TYPE:GIB its Drive and the AC of the whole drive; a
-# drive of type SSDLVG is a 200Gi SSD whose LogicalVolumeGroup's AC offers it. Prints the ACs'
-# names, one per line (the group's last).
-bm_node() {
-  local n="$1" id d type gib drive ac lvg
-  shift
-  cluster_add_gpu_node "$n" 8
-  id="$(new_uuid)"
-  K annotate node "$n" "$UUID_KEY=$id" >/dev/null
-  K label node "$n" "$UUID_KEY=$id" >/dev/null
-  {
-    cat <<EOF
----
-apiVersion: $GROUP/v1
-kind: Node
-metadata: {name: csibmnode-$id}
-spec: {UUID: "$id", Addresses: {Hostname: $n, InternalIP: 10.0.0.$((RANDOM % 250 + 2))}}
-EOF
-    for d in "$@"; do
-      type="${d%%:*}" gib="${d##*:}" drive="$(new_uuid)" ac="$(new_uuid)" lvg=""
-      local drive_type="$type"
-      [[ "$type" == SSDLVG ]] && drive_type=SSD
-      cat <<EOF
----
-apiVersion: $GROUP/v1
-kind: Drive
-metadata: {name: $drive}
-spec: {UUID: "$drive", VID: e2e, PID: e2e-$drive_type, SerialNumber: "SN-$drive", Health: GOOD, Type: $drive_type,
-  Size: $((gib * GIB)), Status: ONLINE, Usage: IN_USE, NodeId: "$id", Path: /dev/disk/by-id/$drive, IsSystem: false}
-EOF
-      if [[ "$type" == SSDLVG ]]; then
-        lvg="$(new_uuid)"
-        cat <<EOF
----
-apiVersion: $GROUP/v1
-kind: LogicalVolumeGroup
-metadata: {name: $lvg}
-spec: {Name: "$lvg", Node: "$id", Locations: ["$drive"], Size: $((gib * GIB)), Status: CREATED, Health: GOOD}
-EOF
-      fi
-      cat <<EOF
----
-apiVersion: $GROUP/v1
-kind: AvailableCapacity
-metadata:
-  name: $ac
-  labels: {app: csi-baremetal, app.kubernetes.io/name: csi-baremetal}
-spec: {NodeId: "$id", storageClass: $type, Size: $((gib * GIB)), Location: "${lvg:-$drive}"}
-EOF
-      echo "$ac" >&3
-    done
-  } 3>"$WORKDIR/acs-$n.txt" | K apply -f - >/dev/null
-  echo "$id" >"$WORKDIR/id-$n.txt"
-}
+##### csi-baremetal's kinds, the daemon's rights on them, its chart's classes.
+bm_install_kinds
 for ((i = 1; i <= NODES; i++)); do bm_node "bm-$i" HDD:100 HDD:100 NVME:100 NVME:100 SSDLVG:200; done
 step "$NODES nodes, each with the uuid annotation, ACs of two 100Gi HDD and two 100Gi NVMe drives and one 200Gi SSDLVG group"
 

@@ -23,6 +23,21 @@
 #   P  partition: the SIGTERMed replica comes back; 60 pods on an empty cluster; the leader's link
 #      to the API server is cut after its 20th bind (its process alive, its calls hanging). The
 #      standby takes over; then the link heals and the old leader must find itself a standby.
+#   D  csi-baremetal reservations across kill -9 (current versions only, as baremetal.sh): the
+#      cluster is emptied; 6 nodes bm-1..bm-6 with two 100Gi NVMe drives each as csi-baremetal
+#      publishes them (lib/baremetal_objects.sh), lib/baremetal_controller.py playing its
+#      CreateVolume (a pass a second); a burst of 18 one-GPU pods with a 50Gi csi-baremetal-sc-nvme
+#      claim each (a whole drive: 12 fit). The leader is killed -9 after its 3rd filter that passes
+#      nodes (each writes its pod's reservation), as soon as one is RESERVED (read just before the
+#      kill), with not all 12 bound.
+#      lib/reservation_check.py lists the reservations every 0.1 s throughout. Checked:
+#      no drive held by two RESERVED reservations at once (in any poll, and at the end), no drive
+#      provisioned twice (the controller's record and the Volumes' drives), the 12 bound (the
+#      standby, now leading, binds the rest), the 6 others Pending with no volume, and within 75 s
+#      of the burst settling no reservation left for a bound or gone pod, none holding a drive.
+# Both replicas run with the storage settings deploy/'s configuration ships (storage.baremetal on),
+# and csi-baremetal's kinds are installed before they start (the daemon looks for them once).
+# A pod refused waits at most 20 s in kube-scheduler's unschedulable queue (as in baremetal.sh).
 # Results go to $WORKDIR/results.txt and to the log as "RESULT" lines.
 set -euo pipefail
 
@@ -30,12 +45,24 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SUITE_TAG=e2e-ha
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
+# shellcheck source=lib/baremetal_objects.sh
+source "$HERE/lib/baremetal_objects.sh"
 
 NS=ha-system
 LABEL=scheduler-extender.io/leader
 read -r LEASE RENEW RETRY <<<"${E2E_HA_TIMINGS:-2s 1500ms 500ms}"
 LEASE_SECONDS="$(sed -E 's/s$//' <<<"$LEASE")"
 printf 'ha: {lease_duration: %s, renew_deadline: %s, retry_period: %s}\n' "$LEASE" "$RENEW" "$RETRY" >"$WORKDIR/daemon.yaml"
+# D: the storage settings deploy/ ships, and csi-baremetal's kinds before the replicas start.
+BAREMETAL=$((CLUSTER_KUBE_MINOR >= 25))
+if ((BAREMETAL)); then
+  python3 "$SUITE_LIB/shipped_config.py" daemon "$WORKDIR/shipped-config.yaml"
+  python3 -c 'import sys, yaml; print(yaml.safe_dump({"storage": yaml.safe_load(open(sys.argv[1]))["storage"]}))' \
+    "$WORKDIR/shipped-config.yaml" >>"$WORKDIR/daemon.yaml"
+  grep -q '^  baremetal:' "$WORKDIR/daemon.yaml" || fail "deploy/'s configuration has no storage.baremetal section"
+  bm_install_kinds
+fi
+export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-20s}"
 cluster_create_namespace "$NS"
 declare -a UID_OF PORT ADMIN PID LOG CUT KUBECONFIG_OF
 for i in 0 1; do
@@ -96,20 +123,27 @@ burst() { # burst PREFIX N: N one-GPU pods in one apply
   local i
   for ((i = 1; i <= $2; i++)); do cluster_gpu_pod_manifest "$1-$i" 1 default; echo "---"; done | K apply -f - >/dev/null
 }
-# after_binds I N COMMAND...: in the background, run COMMAND after replica I's Nth bind in this phase.
-after_binds() {
-  local i="$1" n="$2" from
-  shift 2
+# after_lines I N PATTERN COMMAND...: in the background, run COMMAND once replica I's log has N
+# lines matching PATTERN (grep -E) in this phase.
+after_lines() {
+  local i="$1" n="$2" pattern="$3" from
+  shift 3
   from="$(wc -l <"${LOG[i]}")"
   (
     deadline=$((SECONDS + 120))
-    until (($(tail -n +"$((from + 1))" "${LOG[i]}" | grep -c 'bind default/.*: nodes 1 -> 1') >= n)); do
+    until (($(tail -n +"$((from + 1))" "${LOG[i]}" | grep -cE "$pattern") >= n)); do
       ((SECONDS < deadline)) || exit 1
       sleep 0.02
     done
     "$@"
   ) 2>/dev/null &
   KILLER=$!
+}
+# after_binds I N COMMAND...: in the background, run COMMAND after replica I's Nth bind in this phase.
+after_binds() {
+  local i="$1" n="$2"
+  shift 2
+  after_lines "$i" "$n" 'bind default/.*: nodes 1 -> 1' "$@"
 }
 # gap OLD NEW: seconds from the last bind in OLD's log to the first bind after it in NEW's log.
 gap() {
@@ -245,6 +279,152 @@ label_on "$S" || fail "the leader label is on [$(labelled)], want ext-$S only"
 assert_no_overcommit
 result "P partition: 60/60 bound, no node over 8; leader ext-$L cut off after 20 binds; binding gap ${p_gap}s (last bind of ext-$L to first of ext-$S); after the heal ext-$L is a standby"
 within_bound "$p_gap" || fail "P: binding stopped for ${p_gap}s after the partition, over lease_duration + 4 s"
+
+##### D: csi-baremetal reservations in flight when the leader is killed -9.
+D_NODES=6 D_PODS=18 D_KILL_AFTER=3 D_GONE_WITHIN=75
+D_FIT=$((D_NODES * 2))
+# d_manifest: D_PODS pods of one GPU, each with a 50Gi claim of a whole NVMe drive.
+d_manifest() {
+  local i
+  for ((i = 1; i <= D_PODS; i++)); do
+    cat <<EOF
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: d-$i, namespace: default, labels: {e2e-burst: d}}
+spec: {storageClassName: csi-baremetal-sc-nvme, accessModes: [ReadWriteOnce], resources: {requests: {storage: 50Gi}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: d-$i, namespace: default, labels: {e2e-burst: d}}
+spec:
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: registry.k8s.io/pause:3.10, resources: {limits: {nvidia.com/gpu: "1"}}}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: d-$i}}]
+EOF
+  done
+}
+d_report() { jq -r "$1" "$WORKDIR/d-reservations.json" 2>/dev/null; }
+# Both replicas list the ACs of every bm node (the last one's drives named in /debug/nodes).
+d_sees_drives() {
+  local i ac
+  ac="$(tail -1 "$WORKDIR/acs-bm-$D_NODES.txt")"
+  for i in 0 1; do curl -sf "http://127.0.0.1:${ADMIN[i]}/debug/nodes/bm-$D_NODES" | grep -q "$ac" || return 1; done
+}
+# d_binds I: the D pods replica I bound.
+d_binds() { grep -cE 'bind default/d-[0-9]+: nodes 1 -> 1' "${LOG[$1]}" || true; }
+# d_orphans: reservations of bound pods or of pods that are gone; d_holding: RESERVED ones that
+# still list drives (for the Pending pods, until the sweep drops them).
+d_orphans() {
+  jq -r -n --slurpfile acrs <(K get "availablecapacityreservations.$GROUP" -o json) --slurpfile pods <(K get pods -o json) '
+    ($pods[0].items | map({key: ("default-" + .metadata.name), value: ((.spec.nodeName // "") != "")}) | from_entries) as $bound
+    | [$acrs[0].items[].metadata.name | select(. as $n | if $bound | has($n) then $bound[$n] else true end)] | join(" ")'
+}
+d_holding() {
+  K get "availablecapacityreservations.$GROUP" -o json |
+    jq -r '[.items[] | select(.spec.Status == "RESERVED" and ([.spec.ReservationRequests[]?.Reservations[]?] | length) > 0) | .metadata.name] | join(" ")'
+}
+d_clean() { [[ -z "$(d_orphans)" && -z "$(d_holding)" ]]; }
+d_reserved() {
+  K get "availablecapacityreservations.$GROUP" -o json | jq -r '[.items[] | select(.spec.Status == "RESERVED") | .metadata.name] | join(" ")'
+}
+# d_kill_in_flight I: kill -9 replica I as soon as a reservation is RESERVED (their names, as read
+# just before the kill, to $WORKDIR/d-reserved-at-kill.txt).
+d_kill_in_flight() {
+  local reserved deadline=$((SECONDS + 30))
+  until reserved="$(d_reserved)" && [[ -n "$reserved" ]]; do
+    ((SECONDS < deadline)) || return 1
+  done
+  kill -KILL "${PID[$1]}"
+  echo "$reserved" >"$WORKDIR/d-reserved-at-kill.txt"
+}
+
+if ((!BAREMETAL)); then
+  step "D: skipped on $CLUSTER_KUBE_VERSION: run on current versions only (as baremetal.sh)"
+else
+  DL="$(leader)" || fail "D: no replica leads"
+  DS=$((1 - DL))
+  step "D: the cluster is emptied; $D_NODES nodes bm-1..bm-$D_NODES with two 100Gi NVMe drives each"
+  K delete pods --all --grace-period=0 --force >/dev/null 2>&1 || true
+  wait_until 60 "all pods deleted" no_pods
+  for ((i = 1; i <= D_NODES; i++)); do bm_node "bm-$i" NVME:100 NVME:100 >/dev/null; done
+  wait_until 30 "both replicas list bm-$D_NODES's drives" d_sees_drives
+  python3 "$SUITE_LIB/baremetal_controller.py" --interval 1 --report "$WORKDIR/d-controller.json" \
+    >>"$CLUSTER_LOG_DIR/baremetal-controller.log" 2>&1 &
+  cluster_register_pid $! baremetal-controller
+  python3 "$SUITE_LIB/reservation_check.py" --report "$WORKDIR/d-reservations.json" \
+    >>"$CLUSTER_LOG_DIR/reservation-check.log" 2>&1 &
+  cluster_register_pid $! reservation-check
+  wait_until 10 "the reservation check's first pass" test -s "$WORKDIR/d-reservations.json"
+
+  step "D: $D_PODS one-GPU pods with a 50Gi NVMe claim each ($D_FIT fit); ext-$DL gets kill -9 after $D_KILL_AFTER of its filters pass nodes (each writes its pod's reservation)"
+  d_manifest >"$WORKDIR/d-burst.yaml"
+  after_lines "$DL" "$D_KILL_AFTER" 'filter default/d-[0-9]+: nodes [0-9]+ -> [1-9]' d_kill_in_flight "$DL"
+  t0=$SECONDS
+  K create -f "$WORKDIR/d-burst.yaml" >/dev/null
+  wait "$KILLER" || fail "D: ext-$DL did not pass nodes in $D_KILL_AFTER filters with a reservation RESERVED within 120s"
+  wait "${PID[DL]}" 2>/dev/null || true
+  killed_at=$SECONDS
+  d_reserved_at_kill="$(cat "$WORKDIR/d-reserved-at-kill.txt")"
+  d_bound_at_kill="$(bound_count)" d_old_binds="$(d_binds "$DL")"
+  step "D: ext-$DL killed $((killed_at - t0))s into the burst; RESERVED just before: $d_reserved_at_kill; $d_bound_at_kill pod(s) bound"
+  ((d_bound_at_kill < D_FIT)) || fail "D: every pod that fits was bound before the kill: nothing was in flight"
+  wait_until 30 "ext-$DS leads" leads "$DS"
+  step "D: ext-$DS leads $((SECONDS - killed_at))s after the kill"
+  wait_until 180 "$D_FIT pods bound" count_at_least "$D_FIT"
+  sleep 5 # room for a wrong one more
+  d_settled=$SECONDS
+  d_bound="$(bound_count)"
+  ((d_bound == D_FIT)) || fail "D: $d_bound pods bound, want $D_FIT (6 nodes x 2 NVMe drives)"
+  assert_no_overcommit
+  d_new_binds="$(d_binds "$DS")"
+  d_gap=n/a
+  ((d_old_binds == 0)) || d_gap="$(gap "${LOG[DL]}" "${LOG[DS]}")s"
+  ((d_new_binds >= 1)) || fail "D: ext-$DS bound none of the pods after the kill"
+  d_pending="$(K get pods -l e2e-burst=d -o json | jq -r '[.items[] | select((.spec.nodeName // "") == "") | .metadata.name] | join(" ")')"
+  d_pending_volumes="$(K get pvc -l e2e-burst=d -o json | jq -r --arg p " $d_pending " \
+    '[.items[] | .metadata.name as $n | select(($p | contains(" " + $n + " ")) and (.spec.volumeName // "") != "") | $n] | join(" ")')"
+  [[ -z "$d_pending_volumes" ]] || fail "D: Pending pods' claims were provisioned: $d_pending_volumes"
+  label_on "$DS" || fail "the leader label is on [$(labelled)], want ext-$DS only"
+
+  # Drives: held twice at once (any poll, and now), provisioned twice.
+  sleep 0.5 # the checker's and the controller's passes after the settle
+  d_twice_polls="$(d_report '[.twice[] | .ac + " by " + (.holders | join(","))] | join("; ")')"
+  d_twice_now="$(python3 - "$SUITE_LIB" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+from reservation_check import drives_held_twice, selected_nodes, GROUP, UUID_KEY
+from csi_provisioner import items
+from kube_api import Api
+api = Api()
+acrs = items(api, GROUP + "/availablecapacityreservations")
+selected = selected_nodes(api)
+acs = {a["metadata"]["name"]: a for a in items(api, GROUP + "/availablecapacities")}
+ids = {(n["metadata"].get("annotations") or {}).get(UUID_KEY) or n["metadata"]["uid"]: n["metadata"]["name"]
+       for n in items(api, "/api/v1/nodes")}
+print("; ".join("%s by %s" % (ac, ",".join(h)) for ac, h in sorted(drives_held_twice(acrs, acs, ids, selected).items())))
+EOF
+)"
+  d_polls="$(d_report .passes)" d_seen="$(d_report '.seen | length')" d_reserved_max="$(d_report .reserved_max)"
+  d_reused="$(jq -r '[.drive_reused[] | .ac + " (" + .claim + ", held by " + .holder + ")"] + [.taken | group_by(.ac)[] | select(length > 1) | .[0].ac + " taken " + (length | tostring) + " times"] | join("; ")' "$WORKDIR/d-controller.json")"
+  d_exhausted="$(jq -r '[.exhausted | to_entries[] | select(.key | startswith("default/d-")) | .value] | add // 0' "$WORKDIR/d-controller.json")"
+  d_volumes="$(K get "volumes.$GROUP" -n default -o json | jq '.items | length')"
+  d_drives="$(K get "volumes.$GROUP" -n default -o json | jq '[.items[].spec.Location] | unique | length')"
+  result "D kill -9 with reservations in flight: $d_bound/$D_PODS bound ($D_FIT fit), no node over 8 GPUs; ext-$DL killed $((killed_at - t0))s into the burst with $(wc -w <<<"$d_reserved_at_kill") reservation(s) RESERVED just before ($d_reserved_at_kill) and $d_bound_at_kill bound (ext-$DL bound $d_old_binds); ext-$DS bound $d_new_binds (binding gap $d_gap); Pending: $d_pending (no volume)"
+  result "D drives held by two RESERVED reservations at once: ${d_twice_polls:-none} in $d_polls polls over $((d_settled - t0))s ($d_seen reservations seen, at most $d_reserved_max RESERVED at once), ${d_twice_now:-none} after the settle; provisioned twice: ${d_reused:-none} ($d_volumes Volumes on $d_drives drives); claims refused by CreateVolume (rescheduled): $d_exhausted"
+  [[ -z "$d_twice_polls" && -z "$d_twice_now" ]] || fail "D: drives held by two RESERVED reservations at once: ${d_twice_polls} ${d_twice_now}"
+  [[ -z "$d_reused" ]] || fail "D: drives provisioned twice: $d_reused"
+  ((d_volumes == D_FIT && d_drives == D_FIT)) || fail "D: $d_volumes Volumes on $d_drives drives for $D_FIT bound pods"
+
+  # The sweep: the new leader deletes what the bound pods' (and gone pods') reservations left.
+  poll_until "$D_GONE_WITHIN" d_clean ||
+    fail "D: ${D_GONE_WITHIN}s after the burst settled, reservations of bound or gone pods: [$(d_orphans)]; holding drives: [$(d_holding)]"
+  d_swept=$((SECONDS - d_settled))
+  d_twice_polls="$(d_report '[.twice[] | .ac + " by " + (.holders | join(","))] | join("; ")')"
+  result "D sweep: no reservation of a bound or gone pod and none holding a drive ${d_swept}s after the burst settled (ext-$DS leading); drives held twice in all $(d_report .passes) polls: ${d_twice_polls:-none}"
+  [[ -z "$d_twice_polls" ]] || fail "D: drives held by two RESERVED reservations at once: $d_twice_polls"
+fi
 
 E2E_OK=1
 step "all HA scenarios passed"
