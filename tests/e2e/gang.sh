@@ -18,6 +18,10 @@
 #      gangs of 4 pods, each with 1 GPU and a 40Gi claim of a WaitForFirstConsumer class whose
 #      driver publishes CSIStorageCapacity (100Gi per node; lib/csi_provisioner.py plays the driver
 #      and external-provisioner), onto 2 nodes of 8 GPUs: 2 claims fit a pool, one gang fits.
+#   C  csi-baremetal drives: two gangs of 4 pods, each with 1 GPU and a 50Gi claim of csi-baremetal's
+#      csi-baremetal-sc-nvme class (a whole NVMe drive), onto 2 nodes of two 100Gi NVMe drives
+#      published as csi-baremetal does (lib/baremetal_objects.sh; lib/baremetal_controller.py plays
+#      its CreateVolume and DeleteVolume): one gang fits, and no drive is handed to two claims.
 #   S  GPU shares: two gangs of 4 pods x 9 GiB of GPU memory (aliyun.com/gpu-mem) onto 2 nodes of
 #      two 16 GiB GPUs: a GPU holds one such share, so one gang fits, one member per GPU, although
 #      kube-scheduler's own count (32 GiB a node) would take 3 on a node.
@@ -25,8 +29,8 @@
 #      bound in part, and once kube-scheduler has given up, nothing of it stays held: a pod outside
 #      the gang that needs a whole pool binds.
 # In G, V and S: each gang is bound whole or not at all, exactly one gang is bound, no node holds
-# more GPUs (G), no pool more selected or provisioned bytes (V), no GPU more shared memory (S) than
-# it has; then the bound gang is deleted and the other binds whole (the time it took is a RESULT).
+# more GPUs (G), no pool more selected or provisioned bytes (V), no drive to two claims (C), no GPU
+# more shared memory (S) than it has; then the bound gang is deleted and the other binds whole (the time it took is a RESULT).
 # Every expectation is checked (expect) and the suite fails at its end if any did not hold.
 set -euo pipefail
 
@@ -42,6 +46,8 @@ export CLUSTER_SCHEDULER_ARGS="--feature-gates=GenericWorkload=true"
 export CLUSTER_POD_MAX_UNSCHEDULABLE="${CLUSTER_POD_MAX_UNSCHEDULABLE-15s}"
 # shellcheck source=lib/suite.sh
 source "$HERE/lib/suite.sh"
+# shellcheck source=lib/baremetal_objects.sh
+source "$HERE/lib/baremetal_objects.sh"
 
 GIB=1073741824
 RUNS="${E2E_GANG_RUNS:-3}"
@@ -63,6 +69,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: schedule
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: $EXTENDER_USER}]
 EOF
 
+bm_install_kinds # before the daemon starts: it looks for csi-baremetal's kinds once
 python3 "$SUITE_LIB/shipped_config.py" daemon "$WORKDIR/daemon.yaml"
 suite_start_daemon --config "$WORKDIR/daemon.yaml"
 python3 "$SUITE_LIB/shipped_config.py" scheduler "$WORKDIR/scheduler.yaml" "127.0.0.1:$DAEMON_PORT" \
@@ -73,6 +80,9 @@ step "kube-scheduler runs deploy/scheduler-config/default-scheduler.yaml: $WORKD
 python3 "$SUITE_LIB/csi_provisioner.py" --drivers "$DRIVER" --delay 2 --report "$WORKDIR/pools.json" \
   >>"$CLUSTER_LOG_DIR/csi-provisioner.log" 2>&1 &
 cluster_register_pid $! csi-provisioner
+python3 "$SUITE_LIB/baremetal_controller.py" --report "$WORKDIR/controller.json" \
+  >>"$CLUSTER_LOG_DIR/baremetal-controller.log" 2>&1 &
+cluster_register_pid $! baremetal-controller
 K apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
@@ -286,6 +296,30 @@ for ((run = 1; run <= RUNS; run++)); do
   end_scenario "$cls" 2 "$cls-a" "$cls-b"
 done
 result "V: exactly one gang placed, no pool over capacity, in $placed_runs of $RUNS runs"
+
+##### C: gangs with csi-baremetal claims.
+step "scenario C: two gangs of 4 pods x (1 GPU, one 50Gi csi-baremetal-sc-nvme claim) onto 2 nodes of two 100Gi NVMe drives"
+bm_node gc-1 NVME:100 NVME:100
+bm_node gc-2 NVME:100 NVME:100
+two_gangs gc-a gc-b 4 '{limits: {nvidia.com/gpu: "1"}}' csi-baremetal-sc-nvme 50Gi
+settle 90 gc-a gc-b
+sleep 1 # the controller's report of its last pass
+# drives_twice: drives csi-baremetal's CreateVolume found already taken, or handed to two claims.
+drives_twice() {
+  jq -r '([.taken[] | select(.type == "NVME") | .ac] | group_by(.) | map(select(length > 1) | .[0])) as $twice |
+    ($twice + [.drive_reused[].ac] | unique | join(" "))' "$WORKDIR/controller.json"
+}
+twice="$(drives_twice)"
+result "C: bound per gang: $SETTLED; NVMe drives taken: $(jq '[.taken[] | select(.type == "NVME")] | length' "$WORKDIR/controller.json"); claims refused by CreateVolume: $(jq '.exhausted | length' "$WORKDIR/controller.json")"
+expect 'one_gang_whole 4 gc-a gc-b' "C: want one gang bound whole and the other not at all, got $SETTLED"
+expect '[[ -z "$twice" ]]' "C: drives handed to two claims: $twice"
+if [[ -n "$PLACED" ]]; then
+  the_other_binds 4 C
+  sleep 1
+  reused="$(jq -r '[.drive_reused[].ac] | unique | join(" ")' "$WORKDIR/controller.json")"
+  expect '[[ -z "$reused" ]]' "C: after the other gang bound, drives CreateVolume found taken: $reused"
+fi
+end_scenario gc 2 gc-a gc-b
 
 ##### S: gangs of GPU shares.
 step "scenario S: two gangs of 4 pods x 9 GiB of GPU memory onto 2 nodes of two 16 GiB GPUs"

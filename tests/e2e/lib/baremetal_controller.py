@@ -28,6 +28,10 @@ each claim of such a class (WaitForFirstConsumer) that the scheduler selected a 
 ACs are taken one claim at a time; steps 3 and 4 run on 8 workers, claims in parallel, as
 external-provisioner's workers do.
 
+A provisioned claim that is gone (deleted, its protection finalizer off) has its volume deleted as
+DeleteVolume does: the Volume and the PersistentVolume go and the AC gets its room back (a drive its
+whole size, a group the claim's extents).
+
 No such reservation, no AC of the selected node in it, or an AC without room (a drive already
 taken, a group too small): CreateVolume fails with ResourceExhausted and the claim is NOT
 provisioned. As external-provisioner does with that error for a driver with topology and a
@@ -100,6 +104,7 @@ class Controller:
         self.holder = {}        # drive AC name -> the claim (namespace/name) that took it
         self.claim_ac = {}      # claim uid -> AC name taken (a retry after a failed step reuses it)
         self.sizes = {}         # claim uid -> (volume size, location type) of the AC it took
+        self.undo = {}          # claim (namespace/name) -> (AC name, bytes to give back; None: the whole drive)
         self.exhausted = {}     # namespace/claim -> failed attempts
         self.provisioned = 0
         self.released = 0
@@ -142,6 +147,7 @@ class Controller:
                 self.note(self.drive_reused, {"ac": name, "claim": who, "holder": self.holder.get(name, "")})
                 raise Refused("drive %s is taken (Size %d, holder %s)" % (name, free, self.holder.get(name, "?")))
             patch, vol_size, location_type = {"Size": 0}, free, "DRIVE"
+            self.undo[who] = (name, free, True)
         elif storage_type in GROUPS:
             need = -(-size // EXTENT) * EXTENT
             if cls not in (storage_type, GROUPS[storage_type]) or (cls in DRIVES and name in self.holder):
@@ -150,6 +156,7 @@ class Controller:
                 self.note(self.group_overdrawn, {"ac": name, "claim": who, "free": free, "need": need})
                 raise Refused("group %s has %d bytes free, the claim needs %d" % (name, free, need))
             patch, vol_size, location_type = {"Size": free - need, "storageClass": storage_type}, size, "LVM"
+            self.undo[who] = (name, need, False)
         else:
             raise Refused("storage type %r is not csi-baremetal's" % storage_type)
         status, _ = self.api.call("PATCH", "%s/availablecapacities/%s" % (GROUP, name), {"spec": patch},
@@ -302,6 +309,24 @@ class Controller:
             with self.lock:
                 self.inflight.discard(uid)
 
+    def delete_volume(self, pv):
+        """DeleteVolume for a PersistentVolume whose claim is gone."""
+        ref = pv["spec"].get("claimRef") or {}
+        who = "%s/%s" % (ref.get("namespace"), ref.get("name"))
+        name, merge = pv["metadata"]["name"], "application/merge-patch+json"
+        if who in self.undo:
+            ac, amount, whole = self.undo.pop(who)
+            status, body = self.api.call("GET", "%s/availablecapacities/%s" % (GROUP, ac))
+            if status == 200:
+                size = amount if whole else int(body["spec"].get("Size") or 0) + amount
+                self.api.call("PATCH", "%s/availablecapacities/%s" % (GROUP, ac), {"spec": {"Size": size}}, merge)
+            if whole:
+                self.holder.pop(ac, None)
+        self.api.call("DELETE", "%s/namespaces/%s/volumes/%s" % (GROUP, ref.get("namespace"), name))
+        self.api.call("PATCH", "/api/v1/persistentvolumes/%s" % name, {"metadata": {"finalizers": None}}, merge)
+        self.api.call("DELETE", "/api/v1/persistentvolumes/%s" % name)
+        log("claim %s is gone: volume %s deleted" % (who, name))
+
     # ----- a pass
 
     def node_ids(self):
@@ -323,7 +348,13 @@ class Controller:
             if sc.get("provisioner") == self.provisioner:
                 classes[sc["metadata"]["name"]] = storage_type((sc.get("parameters") or {}).get("storageType"))
         work = []
-        for claim in items(self.api, "/api/v1/persistentvolumeclaims"):
+        claims = items(self.api, "/api/v1/persistentvolumeclaims")
+        uids = {c["metadata"]["uid"] for c in claims}
+        for pv in items(self.api, "/api/v1/persistentvolumes"):
+            if (pv["spec"].get("csi") or {}).get("driver") == self.provisioner and \
+                    (pv["spec"].get("claimRef") or {}).get("uid") not in uids:
+                self.delete_volume(pv)
+        for claim in claims:
             node = (claim["metadata"].get("annotations") or {}).get(SELECTED)
             sc_name = claim["spec"].get("storageClassName")
             if node and sc_name in classes and not claim["spec"].get("volumeName") \
