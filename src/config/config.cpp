@@ -211,11 +211,13 @@ Status load_baremetal(YamlReader& r, const YAML::Node& n, sources::BaremetalOpti
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
                                        "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
-                                       "capacity_settle", "placement_wait", "baremetal"}));
+                                       "capacity_settle", "selected_claim_timeout", "placement_wait",
+                                       "baremetal"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
   EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
   EXTENDER_TRY(read_positive_duration(r, n, "capacity_settle", "storage", s.capacity_settle));
+  EXTENDER_TRY(read_positive_duration(r, n, "selected_claim_timeout", "storage", s.selected_claim_timeout));
   EXTENDER_TRY(read_positive_duration(r, n, "placement_wait", "storage", s.placement_wait));
   EXTENDER_TRY(r.read(n, "default_class", "storage", s.default_class));
   EXTENDER_TRY(r.read(n, "default_pool", "storage", s.default_pool));
@@ -500,6 +502,7 @@ sources::KubeClusterOptions Config::kube_cluster_options() const {
   options.capacity.enabled = storage.capacity_tracking;
   options.capacity.classes = storage.capacity_classes;
   options.capacity.rule.settle = storage.capacity_settle;
+  options.capacity.rule.selected_hold = storage.selected_claim_timeout;
   options.baremetal = storage.baremetal;
   return options;
 }

@@ -93,6 +93,10 @@ ordered_json pool_json(const model::Pool& p, const model::NodeUsage& usage) {
     pj["published_bytes"] = p.published_bytes;
     pj["subtracted_bytes"] = usage.pool_used(p.name) - reflected;
     pj["reflected_bytes"] = reflected;
+    if (p.ignored_bytes > 0) {
+      pj["ignored"] = policy::format_bytes(p.ignored_bytes);
+      pj["ignored_bytes"] = p.ignored_bytes;
+    }
   }
   if (p.max_volume_bytes > 0) pj["max_volume_bytes"] = p.max_volume_bytes;
   if (!p.devices.empty()) {

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "extender/common/quantity.h"
+#include "extender/policy/fit.h"
 #include "extender/policy/local_volumes.h"
 #include "object_sink.h"
 
@@ -88,6 +89,7 @@ std::optional<state::Claim> CapacityStore::placement_of(const wire::Claim& pvc) 
   const std::string cls = class_of(pvc);
   const std::string pool = pool_of(cls);
   if (pool.empty() || local_classes_.count(cls)) return std::nullopt;
+  if (auto it = claims_.find(pvc.uid); it != claims_.end() && it->second.ignored) return std::nullopt;
   state::Claim claim;
   claim.owner = pvc.namespace_name + "/" + pvc.name;
   claim.source = "volume";
@@ -112,6 +114,10 @@ std::vector<CapacityStore::Place> CapacityStore::record(const std::string& uid, 
     return places;
   }
   Recorded& r = claims_[uid];
+  if (r.claim.uid.empty() || r.claim.selected_node != pvc->selected_node) {
+    r.selected = now;
+    r.ignored = false;
+  }
   // A volume is seen once: the first observation of the claim bound to one.
   const bool has_volume = pvc->info.bound;
   if (!has_volume) {
@@ -230,21 +236,28 @@ void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
   std::map<std::string, Recorded, std::less<>> before = std::move(claims_);
   claims_.clear();
   claims_at_.clear();
-  std::vector<std::pair<std::string, state::Claim>> placed;
   for (const auto& pvc : claims) {
     if (auto it = before.find(pvc.uid); it != before.end()) claims_.insert(before.extract(it));
     record(pvc.uid, &pvc, now);
+  }
+  rebuild(now);
+  std::vector<std::pair<std::string, state::Claim>> placed;
+  for (const auto& pvc : claims) {
     if (auto claim = placement_of(pvc)) placed.emplace_back(claim_key(pvc), std::move(*claim));
   }
   spdlog::info("persistentvolumeclaims: {} listed, {} holding node-local space", claims.size(), placed.size());
   state_.replace_placements("volume", std::move(placed));
-  rebuild(now);
 }
 
 void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
   std::lock_guard lock(mu_);
   const auto now = SteadyClock::now();
   const std::vector<Place> places = record(pvc.uid, deleted ? nullptr : &pvc, now);
+  std::set<std::string, std::less<>> touched;
+  for (const auto& [node, cls] : places) {
+    if (class_pools_->count(cls)) touched.insert(node);
+  }
+  recompute(touched, now);
   if (deleted) {
     state_.drop(claim_key(pvc));
   } else if (auto claim = placement_of(pvc)) {
@@ -252,11 +265,6 @@ void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
   } else {
     state_.drop(claim_key(pvc));
   }
-  std::set<std::string, std::less<>> touched;
-  for (const auto& [node, cls] : places) {
-    if (class_pools_->count(cls)) touched.insert(node);
-  }
-  recompute(touched, now);
 }
 
 void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects) {
@@ -658,19 +666,56 @@ void CapacityStore::unselect(const std::string& key, Published& p, std::set<std:
   p.selects.clear();
 }
 
-std::vector<policy::CapacityClaim> CapacityStore::claims_at(const Place& where) const {
-  std::vector<policy::CapacityClaim> out;
-  auto at = claims_at_.find(where);
-  if (at == claims_at_.end()) return out;
-  for (const auto& uid : at->second) {
-    const Recorded& r = claims_.at(uid);
-    out.push_back({r.claim.namespace_name + "/" + r.claim.name, r.claim.info.bytes, r.volume_seen});
+policy::CapacityAccount CapacityStore::account_at(const Place& where, const policy::PublishedCapacity& published,
+                                                  TimePoint now, std::set<std::string, std::less<>>& ignored) const {
+  std::vector<policy::CapacityClaim> claims;
+  std::vector<const std::string*> uids;
+  if (auto at = claims_at_.find(where); at != claims_at_.end()) {
+    for (const auto& uid : at->second) {
+      const Recorded& r = claims_.at(uid);
+      claims.push_back({r.claim.namespace_name + "/" + r.claim.name, r.claim.info.bytes, r.volume_seen, r.selected});
+      uids.push_back(&uid);
+    }
   }
-  return out;
+  policy::CapacityAccount a = policy::account(published, claims, now, options_.rule);
+  for (std::size_t i : a.ignored_claims) ignored.insert(*uids[i]);
+  return a;
+}
+
+void CapacityStore::hold_claims(const std::string& node, const std::set<std::string, std::less<>>& ignored,
+                                TimePoint now) {
+  for (auto at = claims_at_.lower_bound(Place{node, std::string()}); at != claims_at_.end() && at->first.first == node;
+       ++at) {
+    for (const auto& uid : at->second) {
+      Recorded& r = claims_.at(uid);
+      const bool ignore = ignored.count(uid) > 0;
+      if (r.ignored == ignore) continue;
+      r.ignored = ignore;
+      const std::string id = r.claim.namespace_name + "/" + r.claim.name;
+      const std::string pool = pool_of(class_of(r.claim));
+      const std::string size = policy::format_bytes(r.claim.info.bytes);
+      if (!ignore) {
+        spdlog::info("persistentvolumeclaim {}: counted again against pool {} on node {}", id, pool, node);
+      } else if (now - r.selected >= options_.rule.selected_hold) {
+        spdlog::warn("persistentvolumeclaim {}: selected for node {} {} s ago and still without a volume: its {} no "
+                     "longer counted against pool {} there (storage.selected_claim_timeout)",
+                     id, node, std::chrono::duration_cast<std::chrono::seconds>(now - r.selected).count(), size, pool);
+      } else {
+        spdlog::warn("persistentvolumeclaim {}: selected for node {} without a volume, asks {}, more than pool {} "
+                     "there could provision: not counted (no scheduler that checks capacity selects it)",
+                     id, node, size, pool);
+      }
+      if (auto claim = placement_of(r.claim)) {
+        state_.place(claim_key(r.claim), std::move(*claim));
+      } else {
+        state_.drop(claim_key(r.claim));
+      }
+    }
+  }
 }
 
 void CapacityStore::node_pools(const std::string& node, TimePoint now, std::vector<model::Pool>& pools,
-                               std::vector<PoolAccount>& accounts) const {
+                               std::vector<PoolAccount>& accounts, std::set<std::string, std::less<>>& ignored) const {
   auto entry = nodes_.find(node);
   if (entry != nodes_.end()) {
     std::map<std::string, const Published*, std::less<>> chosen;  // by class
@@ -681,16 +726,18 @@ void CapacityStore::node_pools(const std::string& node, TimePoint now, std::vect
       if (!best || p.object.capacity_bytes.value_or(0) > best->object.capacity_bytes.value_or(0)) best = &p;
     }
     for (const auto& [cls, p] : chosen) {
-      const policy::PublishedCapacity published{p->object.capacity_bytes.value_or(0), p->changed};
-      const policy::CapacityAccount a = policy::account(published, claims_at({node, cls}), now, options_.rule);
+      const policy::PublishedCapacity published{p->object.capacity_bytes.value_or(0), p->changed,
+                                                p->object.max_volume_bytes.value_or(0)};
+      const policy::CapacityAccount a = account_at({node, cls}, published, now, ignored);
       model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {},
                        p->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + p->object.key, a.published};
+      pool.ignored_bytes = a.ignored;
       accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
       pools.push_back(std::move(pool));
     }
     for (const auto& [cls, pool_name] : *class_pools_) {
       if (chosen.count(cls) || !topolvm_device_class(cls)) continue;
-      annotation_pool(node, entry->second, cls, claims_at({node, cls}), now, pools, accounts);
+      annotation_pool(node, entry->second, cls, now, pools, accounts, ignored);
     }
   }
   local_pools(node, pools, accounts);
@@ -704,7 +751,9 @@ void CapacityStore::recompute(const std::set<std::string, std::less<>>& nodes, T
   for (const auto& node : nodes) {
     std::vector<model::Pool> pools;
     std::vector<PoolAccount> accounts;
-    node_pools(node, now, pools, accounts);
+    std::set<std::string, std::less<>> ignored;
+    node_pools(node, now, pools, accounts, ignored);
+    hold_claims(node, ignored, now);
     if (auto was = next_change_.find(node); was != next_change_.end()) {
       changes_.erase({was->second, node});
       next_change_.erase(was);
@@ -745,8 +794,8 @@ std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view 
 }
 
 void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                                    const std::vector<policy::CapacityClaim>& claims, TimePoint now,
-                                    std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts) const {
+                                    TimePoint now, std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts,
+                                    std::set<std::string, std::less<>>& ignored) const {
   const std::string device_class = *topolvm_device_class(cls);
   auto value = entry.facts.topolvm.find(device_class);
   if (value == entry.facts.topolvm.end()) return;
@@ -759,9 +808,10 @@ void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& en
   auto changed = entry.topolvm_changed.find(device_class);
   const policy::PublishedCapacity published{
       *bytes, changed == entry.topolvm_changed.end() ? std::nullopt : std::optional(changed->second)};
-  const policy::CapacityAccount a = policy::account(published, claims, now, options_.rule);
+  const policy::CapacityAccount a = account_at({node, cls}, published, now, ignored);
   model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {}, 0, "annotation " + key,
                    a.published};
+  pool.ignored_bytes = a.ignored;
   accounts.push_back({node, cls, pool.name, pool.source, a, 0});
   pools.push_back(std::move(pool));
 }

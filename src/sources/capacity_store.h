@@ -103,6 +103,8 @@ class CapacityStore {
   struct Recorded {
     wire::Claim claim;
     std::optional<TimePoint> volume_seen;
+    TimePoint selected{};  // when it was first seen selected for its node
+    bool ignored = false;  // not counted (policy/capacity_accounting.h): no placement in the state
   };
   struct NodeEntry {
     NodeFacts facts;
@@ -130,8 +132,11 @@ class CapacityStore {
   void rebuild(TimePoint now);
   // The pools and accounts of these nodes again, given to the state when they changed.
   void recompute(const std::set<std::string, std::less<>>& nodes, TimePoint now);
+  // A node's pools and their accounts; the uids of the claims there its accounts ignore to `ignored`.
   void node_pools(const std::string& node, TimePoint now, std::vector<model::Pool>& pools,
-                  std::vector<PoolAccount>& accounts) const;
+                  std::vector<PoolAccount>& accounts, std::set<std::string, std::less<>>& ignored) const;
+  // Places or drops the claims selected for the node whose counting changed (`ignored` by its accounts).
+  void hold_claims(const std::string& node, const std::set<std::string, std::less<>>& ignored, TimePoint now);
   // Selection: which objects select which node.
   void index_object(const std::string& key, const wire::StorageCapacity& object);
   void unindex_object(const std::string& key, const wire::StorageCapacity& object);
@@ -156,10 +161,12 @@ class CapacityStore {
   // A managed class's TopoLVM device class, or nullopt when it is no TopoLVM class.
   std::optional<std::string> topolvm_device_class(std::string_view cls) const;
   // The pool a node's TopoLVM annotation gives a class, when no CSIStorageCapacity selects it.
-  void annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
-                       const std::vector<policy::CapacityClaim>& claims, TimePoint now,
-                       std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts) const;
-  std::vector<policy::CapacityClaim> claims_at(const Place& where) const;
+  void annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls, TimePoint now,
+                       std::vector<model::Pool>& pools, std::vector<PoolAccount>& accounts,
+                       std::set<std::string, std::less<>>& ignored) const;
+  // The pool's account of the claims selected for it, their ignored uids to `ignored`.
+  policy::CapacityAccount account_at(const Place& where, const policy::PublishedCapacity& published, TimePoint now,
+                                     std::set<std::string, std::less<>>& ignored) const;
   void merge_class_pools();
 
   state::ClusterState& state_;

@@ -97,6 +97,7 @@ storage:
   default_claim_size: 1Gi
   capacity_classes: [topolvm-provisioner]
   capacity_settle: 90s
+  selected_claim_timeout: 5m
   baremetal: {provisioner: bm, node_id_annotation: csi-baremetal.dell.com/uuid, node_selector: {disks: "yes"}}
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
           capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05}
@@ -121,6 +122,7 @@ logging: {level: debug, format: json}
   EXPECT_TRUE(c->storage.capacity_tracking) << "on by default";
   EXPECT_EQ(c->kube_cluster_options().capacity.classes, std::vector<std::string>{"topolvm-provisioner"});
   EXPECT_EQ(c->kube_cluster_options().capacity.rule.settle, std::chrono::milliseconds(90'000));
+  EXPECT_EQ(c->kube_cluster_options().capacity.rule.selected_hold, std::chrono::minutes(5));
   EXPECT_TRUE(c->kube_cluster_options().baremetal.enabled) << "on by default";
   EXPECT_EQ(c->kube_cluster_options().baremetal.provisioner, "bm");
   EXPECT_EQ(c->kube_cluster_options().baremetal.node_id_annotation, "csi-baremetal.dell.com/uuid");
@@ -182,6 +184,7 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"logging:\n  format: xml\n", "expected text or json"},
       {"storage:\n  classes: [a]\n", "storage.classes"},
       {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
+      {"storage:\n  selected_claim_timeout: 0s\n", "storage.selected_claim_timeout: must be longer than 0"},
       {"storage:\n  capacity_tracking: maybe\n", "storage.capacity_tracking"},
       {"storage:\n  baremetal: {provisioner: \"\"}\n", "storage.baremetal.provisioner: must not be empty"},
       {"storage:\n  baremetal: {node_selector: [a]}\n", "storage.baremetal.node_selector"},

@@ -26,7 +26,7 @@ TEST(CapacityAccounting, Table) {
   const CapacityRule rule{std::chrono::milliseconds(120'000)};
   const Row rows[] = {
       {"nothing placed: free is the published figure", 100, 0, {}, 10, 0, 0, -1},
-      {"claims without a volume are subtracted, however the figure moves", 100, 50, {{40, -1}, {40, -1}}, 60, 80, 0, -1},
+      {"claims without a volume are subtracted, however the figure moves (until they expire)", 100, 50, {{40, -1}, {40, -1}}, 60, 80, 0, 600},
       {"a figure changed before the volume appeared does not reflect it", 60, 5, {{40, 10}}, 20, 40, 0, 130},
       {"a change observed at the same instant is not strictly after", 60, 10, {{40, 10}}, 20, 40, 0, 130},
       {"a change observed strictly after the volume reflects it", 60, 11, {{40, 10}}, 20, 0, 40, -1},
@@ -40,7 +40,7 @@ TEST(CapacityAccounting, Table) {
     PublishedCapacity published{r.published_gi * kGi, r.changed_at < 0 ? std::nullopt : std::optional(at(r.changed_at))};
     std::vector<CapacityClaim> claims;
     for (const auto& [gi, seen] : r.claims) {
-      claims.push_back({"ns/c", gi * kGi, seen < 0 ? std::nullopt : std::optional(at(seen))});
+      claims.push_back({"ns/c", gi * kGi, seen < 0 ? std::nullopt : std::optional(at(seen)), at(0)});
     }
     const CapacityAccount a = account(published, claims, at(r.now), rule);
     EXPECT_EQ(a.published, r.published_gi * kGi) << r.what;
@@ -51,11 +51,64 @@ TEST(CapacityAccounting, Table) {
   }
 }
 
+// Claims selected for the node without a volume (volume.kubernetes.io/selected-node, which any user
+// of the namespace can write) count only while they could be provisioning: no larger than the pool
+// could provision as one volume, and for `selected_hold` after they were seen selected.
+struct SelectedRow {
+  const char* what;
+  std::int64_t published_gi;
+  std::int64_t max_volume_gi;  // 0: none published
+  int changed_at;              // -1: only listed
+  struct Claim {
+    std::int64_t gi;
+    int volume_seen;  // -1: no volume
+    int selected;
+  };
+  std::vector<Claim> claims;
+  int now;
+  std::int64_t want_subtracted_gi;
+  std::int64_t want_ignored_gi;
+  std::vector<std::size_t> want_ignored_claims;
+  int want_next_change;  // -1: none
+};
+
+TEST(CapacityAccounting, SelectedClaimsWithoutAVolume) {
+  const CapacityRule rule{std::chrono::milliseconds(120'000), std::chrono::milliseconds(600'000)};
+  const SelectedRow rows[] = {
+      {"larger than the pool could provision: ignored", 100, 0, -1, {{1024, -1, 0}}, 10, 0, 1024, {0}, -1},
+      {"as large as the pool: counted until it expires", 100, 0, -1, {{100, -1, 0}}, 10, 100, 0, {}, 600},
+      {"hand-set 1Ti claims beside a scheduler's 20Gi: the 20Gi alone counts", 100, 0, -1,
+       {{1024, -1, 0}, {20, -1, 5}, {1024, -1, 0}}, 10, 20, 2048, {0, 2}, 605},
+      {"the figure plus the claims it reflects is what the pool could provision", 60, 0, 20,
+       {{40, 10, 0}, {90, -1, 0}}, 30, 90, 0, {}, 600},
+      {"maximumVolumeSize bounds one volume", 100, 50, -1, {{60, -1, 0}, {40, -1, 0}}, 10, 40, 60, {0}, 600},
+      {"selected just under the hold ago: counted", 100, 0, -1, {{40, -1, 0}}, 599, 40, 0, {}, 600},
+      {"selected the hold ago and still without a volume: ignored", 100, 0, -1, {{40, -1, 0}}, 600, 0, 40, {0}, -1},
+      {"a volume that appears after the hold counts until reflected", 100, 0, -1, {{40, 700, 0}}, 701, 40, 0, {}, 820},
+      {"a claim with a volume counts whatever its size: the volume exists", 10, 0, -1, {{40, 5, 0}}, 6, 40, 0, {}, 125},
+  };
+  for (const SelectedRow& r : rows) {
+    PublishedCapacity published{r.published_gi * kGi, r.changed_at < 0 ? std::nullopt : std::optional(at(r.changed_at)),
+                                r.max_volume_gi * kGi};
+    std::vector<CapacityClaim> claims;
+    for (const auto& c : r.claims) {
+      claims.push_back({"ns/c", c.gi * kGi, c.volume_seen < 0 ? std::nullopt : std::optional(at(c.volume_seen)),
+                        at(c.selected)});
+    }
+    const CapacityAccount a = account(published, claims, at(r.now), rule);
+    EXPECT_EQ(a.subtracted, r.want_subtracted_gi * kGi) << r.what;
+    EXPECT_EQ(a.ignored, r.want_ignored_gi * kGi) << r.what;
+    EXPECT_EQ(a.ignored_claims, r.want_ignored_claims) << r.what;
+    EXPECT_EQ(a.free, (r.published_gi - r.want_subtracted_gi) * kGi) << r.what;
+    EXPECT_EQ(a.next_change, r.want_next_change < 0 ? std::nullopt : std::optional(at(r.want_next_change))) << r.what;
+  }
+}
+
 // A claim is subtracted exactly once over its life: before its volume, until a change after it,
 // and never again after (a republish, or more time, does not bring it back).
 TEST(CapacityAccounting, OnceReflectedStaysReflected) {
   const CapacityRule rule;
-  CapacityClaim claim{"ns/c", 40 * kGi, std::nullopt};
+  CapacityClaim claim{"ns/c", 40 * kGi, std::nullopt, at(0)};
   PublishedCapacity published{100 * kGi, at(0)};
   EXPECT_EQ(account(published, {claim}, at(1), rule).free, 60 * kGi);
   claim.volume_seen = at(5);

@@ -66,6 +66,9 @@ struct StorageConfig {
   // How long after a claim's volume appeared the published figure is taken to reflect it when no
   // change was seen (at least the driver's poll interval; see policy/capacity_accounting.h).
   milliseconds capacity_settle{120'000};
+  // How long a claim selected for a node (volume.kubernetes.io/selected-node) without a volume
+  // counts against the node's published pool (kube-scheduler's bindTimeoutSeconds by default).
+  milliseconds selected_claim_timeout{600'000};
   // How long a filter waits, at most, for kube-scheduler's placement of the previous pod with
   // claims to place to show on its claims (engine::ExtenderOptions::placement_wait).
   milliseconds placement_wait{100};

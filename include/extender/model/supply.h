@@ -44,6 +44,10 @@ struct Pool {
   // Each device is a csi-baremetal AvailableCapacity (source "csi-baremetal"): one pool per media
   // holds its drives and volume groups, and claims take them as policy/drive_plan.h plans.
   bool drives = false;
+  // Claims selected for the node (volume.kubernetes.io/selected-node) without a volume that a
+  // published pool does not count: larger than it could provision, or selected too long ago
+  // (policy/capacity_accounting.h).
+  std::int64_t ignored_bytes = 0;
   bool operator==(const Pool&) const = default;
 };
 

@@ -17,6 +17,15 @@
 // that is subtracted; a slow provisioner keeps its claim without a volume, and so subtracted.
 // After a restart (or on a standby that just started) volumes are first seen in the list, at
 // that moment: each is subtracted until a later change or `settle` (over-counting, never under).
+//
+// A claim without a volume is counted only while it could be a scheduler's selection that is
+// provisioning (any namespace user can write volume.kubernetes.io/selected-node on a claim):
+// - not when it is larger than the pool could provision as one volume (the published
+//   maximumVolumeSize when there is one, else the figure plus the claims it reflects), which no
+//   scheduler that checks capacity selects;
+// - not once `selected_hold` has passed since the daemon saw it selected there without a volume.
+// Such a claim is "ignored" (neither subtracted nor reflected); one whose volume appears counts
+// again, by the rule above.
 // Pure; thread-safe.
 #include <chrono>
 #include <cstdint>
@@ -33,12 +42,16 @@ struct CapacityRule {
   // At least the driver's poll interval (external-provisioner --capacity-poll-interval, 1m by
   // default) plus the time its write takes to reach the daemon.
   std::chrono::milliseconds settle{120'000};
+  // How long a claim selected for the node without a volume counts: kube-scheduler's VolumeBinding
+  // waits this long (bindTimeoutSeconds, 600 s) for its claims to bind before it gives up.
+  std::chrono::milliseconds selected_hold{600'000};
 };
 
 struct CapacityClaim {
   std::string id;          // namespace/name, for people
   std::int64_t bytes = 0;  // its requested size
   std::optional<TimePoint> volume_seen;  // when its volume was seen, if it has one
+  TimePoint selected{};                   // when it was seen selected for the node
 };
 
 struct PublishedCapacity {
@@ -46,6 +59,7 @@ struct PublishedCapacity {
   // The last change of the figure the daemon saw happen (a watch event); nullopt when the figure
   // has only been listed (it may predate anything).
   std::optional<TimePoint> changed;
+  std::int64_t max_volume_bytes = 0;  // the largest one volume may be; 0: no limit published
 };
 
 bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, TimePoint now,
@@ -56,7 +70,9 @@ struct CapacityAccount {
   std::int64_t subtracted = 0;  // claims the figure cannot reflect yet
   std::int64_t reflected = 0;   // claims it already reflects
   std::int64_t free = 0;        // published - subtracted (negative when over-committed)
-  // When a subtracted claim settles (the account changes with no event), if one will.
+  std::int64_t ignored = 0;     // claims without a volume that are not counted (see above)
+  std::vector<std::size_t> ignored_claims;  // their indexes in the claims accounted
+  // When a subtracted claim settles or expires (the account changes with no event), if one will.
   std::optional<TimePoint> next_change;
 };
 
