@@ -1,11 +1,18 @@
 #include "extender/common/clock.h"
 
+#include <thread>
+
 namespace extender {
 namespace {
 
 class ProcessClock final : public Clock {
  public:
   TimePoint now() const override { return SteadyClock::now(); }
+  WallTime wall_now() const override { return std::chrono::system_clock::now(); }
+  void sleep_until(TimePoint until) const override { std::this_thread::sleep_until(until); }
+  void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, TimePoint until) const override {
+    cv.wait_until(lock, until);
+  }
 };
 
 }  // namespace

@@ -10,7 +10,7 @@ Sweeper::Sweeper(state::ClusterState& state, server::Metrics& metrics, const Clo
   if (interval.count() <= 0) return;
   thread_ = std::thread([this, interval] {
     std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+    while (!clock_.wait(lock, cv_, clock_.now() + interval, [this] { return stop_; })) {
       lock.unlock();
       sweep();
       lock.lock();

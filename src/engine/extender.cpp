@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <deque>
 #include <span>
-#include <thread>
 
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
@@ -236,6 +235,9 @@ std::vector<std::string> unplaced_claims(const model::PodDemand& demand) {
   return claims;
 }
 
+// What a wait cut short by the call's deadline leaves to decide and answer.
+constexpr auto kAnswerMargin = std::chrono::milliseconds(2);
+
 }  // namespace
 
 bool Extender::in_scope(const model::PodDemand& demand, PodScope scope) {
@@ -251,16 +253,22 @@ void Extender::await_unseen_placements(const model::PodDemand& demand,
     auto info = deps_.claims->claim(claim.substr(0, slash), claim.substr(slash + 1));
     return !info || info->bound || !info->node.empty();
   };
+  const ChangeSignal* changes = deps_.claims->claim_changes();
   const auto start = clock_.now();
-  const auto until = unseen_.wait_until(demand.uid, placed, start);
-  if (until <= start) return;
-  constexpr auto kPoll = std::chrono::milliseconds(2);
-  auto limit = SteadyClock::now() + (until - start);
-  if (deadline) limit = std::min(limit, *deadline - kPoll);
-  while (SteadyClock::now() < limit) {
-    std::this_thread::sleep_for(kPoll);
+  auto limit = unseen_.wait_ends(demand.uid, placed, start);
+  if (limit <= start) return;
+  if (deadline) limit = std::min(limit, *deadline - kAnswerMargin);
+  for (;;) {
+    const std::uint64_t seen = changes ? changes->version() : 0;
     const auto now = clock_.now();
-    if (unseen_.wait_until(demand.uid, placed, now) <= now) return;
+    if (now >= limit) return;
+    const auto until = std::min(limit, unseen_.wait_ends(demand.uid, placed, now));
+    if (until <= now) return;
+    if (changes) {
+      changes->await(seen, until, clock_);
+    } else {
+      clock_.sleep_until(until);
+    }
   }
 }
 
@@ -586,7 +594,7 @@ std::string Extender::write_bind(const wire::BindingArgs& args, const BindRecord
 }
 
 BindAnswer Extender::bind(const wire::BindingArgs& args) {
-  const Deadline binder_deadline = SteadyClock::now() + bind_timeout_;
+  const Deadline binder_deadline = clock_.now() + bind_timeout_;
   BindAnswer answer;
   answer.summary.pod = args.pod_namespace + "/" + args.pod_name;
   answer.summary.nodes_in = 1;

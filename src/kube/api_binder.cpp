@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <thread>
-
 #include "extender/kube/gpushare.h"
 #include "extender/kube/pod_reader.h"
 #include "extender/wire/json_text.h"
@@ -15,9 +13,8 @@ namespace {
 
 // What is left until `deadline`, for one request (at least 1 ms: a request that cannot finish in
 // time fails by its own timeout rather than not being sent).
-std::chrono::milliseconds time_left(engine::Deadline deadline) {
-  return std::max(std::chrono::milliseconds(1),
-                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()));
+std::chrono::milliseconds time_left(engine::Deadline deadline, TimePoint now) {
+  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now));
 }
 
 // The node named in a conflict such as: pod p is already assigned to node "n".
@@ -47,7 +44,7 @@ std::string binding_body(const wire::BindingArgs& args) {
 
 std::string ApiBinder::refused_permission() const {
   std::lock_guard lock(mu_);
-  if (SteadyClock::now() - refused_at_ > std::chrono::seconds(30)) return {};
+  if (clock_.now() - refused_at_ > std::chrono::seconds(30)) return {};
   return refused_;
 }
 
@@ -61,7 +58,7 @@ void ApiBinder::refuse(std::string why) {
   spdlog::error("{}; add it to the daemon's ClusterRole", why);
   std::lock_guard lock(mu_);
   refused_ = std::move(why);
-  refused_at_ = SteadyClock::now();
+  refused_at_ = clock_.now();
 }
 
 std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, std::string>>& claim_devices,
@@ -78,7 +75,7 @@ std::string ApiBinder::record_devices(const std::vector<std::pair<std::string, s
     if (std::string late = wait_turn(deadline); !late.empty()) {
       return "recording the device of claim " + claim + ": " + late;
     }
-    auto reply = client_.merge_patch(path, body, time_left(deadline));
+    auto reply = client_.merge_patch(path, body, time_left(deadline, clock_.now()));
     if (!reply) return "recording the device of claim " + claim + ": " + reply.message();
     if (reply->status == 403) refuse("patch persistentvolumeclaims is forbidden (HTTP 403): " + status_message(*reply));
     if (reply->status != 200) {
@@ -95,13 +92,13 @@ std::string ApiBinder::record_gpu_share(const wire::BindingArgs& args, const eng
                                         engine::Deadline deadline) {
   const std::string path =
       "/api/v1/namespaces/" + path_segment(args.pod_namespace) + "/pods/" + path_segment(args.pod_name);
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const auto now = clock_.wall_now().time_since_epoch();
   const std::string body =
       gpu_share_patch(args.pod_uid, share, std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
   const std::string what =
       "recording GPU " + std::to_string(share.index) + " on pod " + args.pod_namespace + "/" + args.pod_name;
   if (std::string late = wait_turn(deadline); !late.empty()) return what + ": " + late;
-  auto reply = client_.merge_patch(path, body, time_left(deadline));
+  auto reply = client_.merge_patch(path, body, time_left(deadline, clock_.now()));
   if (!reply) return what + ": " + reply.message();
   if (reply->status == 403) refuse("patch pods is forbidden (HTTP 403): " + status_message(*reply));
   if (reply->status != 200) return what + " (" + std::to_string(reply->status) + "): " + status_message(*reply);
@@ -114,7 +111,7 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
   const std::string body = binding_body(args);
   std::string last_error;
   for (int attempt = 1;; ++attempt) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
     if (left.count() <= 50) {
       return last_error.empty()
                  ? "no time left to bind within kubernetes.bind_timeout and this replica's leadership term"
@@ -147,8 +144,8 @@ std::string ApiBinder::bind(const wire::BindingArgs& args, engine::Deadline dead
                  last_error);
     // Never sleep past the deadline: with no time left for another attempt after the pause, answer now.
     const auto pause = std::chrono::milliseconds(100 * attempt);
-    if (deadline - SteadyClock::now() - pause <= std::chrono::milliseconds(50)) return last_error;
-    std::this_thread::sleep_for(pause);
+    if (deadline - clock_.now() - pause <= std::chrono::milliseconds(50)) return last_error;
+    clock_.sleep_for(pause);
     if (std::string late = wait_turn(deadline); !late.empty()) return last_error + "; no retry: " + late;
   }
 }

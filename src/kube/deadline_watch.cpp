@@ -45,7 +45,7 @@ void DeadlineWatch::end(std::uint64_t id) {
 void DeadlineWatch::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    const TimePoint now = SteadyClock::now();
+    const TimePoint now = clock_.now();
     TimePoint next = TimePoint::max();
     std::uint64_t due_id = 0;
     bool due = false;
@@ -62,7 +62,7 @@ void DeadlineWatch::run() {
       if (entries_.empty()) {
         cv_.wait(lock, woken);
       } else {
-        cv_.wait_until(lock, next, woken);
+        clock_.wait(lock, cv_, next, woken);
       }
       continue;
     }
@@ -73,7 +73,7 @@ void DeadlineWatch::run() {
     lock.lock();
     e.running = false;
     e.expired = true;
-    e.due = SteadyClock::now() + repeat_;
+    e.due = clock_.now() + repeat_;
     cv_.notify_all();
   }
 }

@@ -9,8 +9,11 @@ constexpr std::chrono::milliseconds kSyncPoll{100};
 constexpr double kJitter = 0.2;
 }  // namespace
 
-LeaderElection::LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks)
-    : elector_(store, std::move(identity), timing), hooks_(std::move(hooks)) {}
+LeaderElection::LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks,
+                               const Clock& clock)
+    : clock_(clock),
+      elector_(store, std::move(identity), timing, [&clock] { return clock.now(); }),
+      hooks_(std::move(hooks)) {}
 
 LeaderElection::~LeaderElection() { stop(); }
 
@@ -28,10 +31,10 @@ void LeaderElection::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  const bool led = elector_.view(SteadyClock::now()).leading;
-  elector_.release(SteadyClock::now(), LeaderElector::WallClock::now());
+  const bool led = elector_.view(clock_.now()).leading;
+  elector_.release(clock_.now(), clock_.wall_now());
   const auto& heard = hooks_.on_release ? hooks_.on_release : hooks_.on_transition;
-  if (led && heard) heard(elector_.view(SteadyClock::now()));
+  if (led && heard) heard(elector_.view(clock_.now()));
   if (hooks_.after_step) hooks_.after_step(false);
 }
 
@@ -43,31 +46,31 @@ void LeaderElection::run() {
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    const TimePoint started = SteadyClock::now();
+    const TimePoint started = clock_.now();
     bool leads = elector_.leads(started);
     const bool campaign = leads || !hooks_.may_campaign || hooks_.may_campaign();
-    if (campaign) leads = elector_.try_acquire_or_renew(started, LeaderElector::WallClock::now());
+    if (campaign) leads = elector_.try_acquire_or_renew(started, clock_.wall_now());
     if (leads != reported) {
       reported = leads;
-      if (hooks_.on_transition) hooks_.on_transition(elector_.view(SteadyClock::now()));
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(clock_.now()));
     }
     if (campaign && hooks_.after_step) hooks_.after_step(leads);
-    TimePoint next = SteadyClock::now() + t.retry_period;
+    TimePoint next = clock_.now() + t.retry_period;
     if (!campaign) {
-      next = SteadyClock::now() + std::min<Duration>(t.retry_period, kSyncPoll);
+      next = clock_.now() + std::min<Duration>(t.retry_period, kSyncPoll);
     } else if (!leads) {
       next += std::chrono::duration_cast<Duration>(t.retry_period * jitter(rng));
-      if (auto ends = elector_.others_lease_ends(); ends && *ends < next) next = std::max(*ends, SteadyClock::now());
+      if (auto ends = elector_.others_lease_ends(); ends && *ends < next) next = std::max(*ends, clock_.now());
     } else {
       next = std::min(next, elector_.valid_until());
     }
     lock.lock();
-    cv_.wait_until(lock, next, [this] { return stop_; });
+    clock_.wait(lock, cv_, next, [this] { return stop_; });
     if (stop_) break;
     lock.unlock();
-    if (elector_.note_deadline(SteadyClock::now(), LeaderElector::WallClock::now())) {
+    if (elector_.note_deadline(clock_.now(), clock_.wall_now())) {
       reported = false;
-      if (hooks_.on_transition) hooks_.on_transition(elector_.view(SteadyClock::now()));
+      if (hooks_.on_transition) hooks_.on_transition(elector_.view(clock_.now()));
       if (hooks_.after_step) hooks_.after_step(false);
     }
     lock.lock();

@@ -67,7 +67,10 @@ bool is_expired(const ApiReply& reply) {
 }  // namespace
 
 Reflector::Reflector(ApiClient& client, ReflectorOptions options, ReflectorSink& sink)
-    : client_(client), options_(std::move(options)), sink_(sink) {}
+    : client_(client),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : steady_clock()),
+      sink_(sink) {}
 
 ReflectorStatus Reflector::status() const {
   std::lock_guard lock(mu_);
@@ -83,14 +86,14 @@ void Reflector::stop() {
 
 void Reflector::wait(std::chrono::milliseconds d) {
   std::unique_lock lock(mu_);
-  wake_.wait_for(lock, d, [this] { return stopping_.load(); });
+  clock_.wait(lock, wake_, clock_.now() + d, [this] { return stopping_.load(); });
 }
 
 void Reflector::fail(std::string message) {
   spdlog::warn("{} reflector: {}", options_.resource, message);
   std::lock_guard lock(mu_);
   status_.last_error = std::move(message);
-  if (!status_.down_since) status_.down_since = SteadyClock::now();
+  if (!status_.down_since) status_.down_since = clock_.now();
 }
 
 void Reflector::mark_up() {
@@ -209,7 +212,7 @@ class Reflector::WatchPass {
   void on_status(int status) {
     if (status != 200) return;
     established_ = true;
-    last_data_ = SteadyClock::now();
+    last_data_ = r_.clock_.now();
     if (!r_.last_stream_failed_) bring_up();
   }
   // What the watch comes to, once the stream is over with `reply`.
@@ -234,7 +237,7 @@ class Reflector::WatchPass {
   const std::chrono::milliseconds idle_bound_;
   std::string line_;  // a line cut by the end of a piece
   Outcome outcome_ = Outcome::kResume;
-  const TimePoint started_ = SteadyClock::now();
+  const TimePoint started_ = r_.clock_.now();
   TimePoint last_data_ = started_;
   bool established_ = false;
   bool up_ = false;
@@ -242,7 +245,7 @@ class Reflector::WatchPass {
 };
 
 bool Reflector::WatchPass::on_data(std::string_view data) {
-  last_data_ = SteadyClock::now();
+  last_data_ = r_.clock_.now();
   const std::size_t max = r_.options_.max_line_bytes;
   std::size_t start = 0;
   for (std::size_t nl = data.find('\n'); nl != std::string_view::npos; nl = data.find('\n', start)) {
@@ -310,7 +313,7 @@ Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
     }
     // The server ended the watch (timeoutSeconds): resume from the last version. One that ends at
     // once with nothing in it is not a timeout; do not spin on it.
-    if (!got_event_ && SteadyClock::now() - started_ < std::chrono::seconds(1)) r_.wait(r_.options_.backoff_initial);
+    if (!got_event_ && r_.clock_.now() - started_ < std::chrono::seconds(1)) r_.wait(r_.options_.backoff_initial);
     return Outcome::kResume;
   }
   if (is_expired(*reply)) return Outcome::kRelist;
@@ -320,7 +323,7 @@ Reflector::Outcome Reflector::WatchPass::finish(const Result<ApiReply>& reply) {
 
 // The stream failed: gone silent past the idle bound once established, or not served at all.
 Reflector::Outcome Reflector::WatchPass::failed(const std::string& message) {
-  const auto silent = SteadyClock::now() - last_data_;
+  const auto silent = r_.clock_.now() - last_data_;
   if (established_ && silent >= idle_bound_) {
     r_.fail("watch: nothing received for " + seconds_text(idle_bound_) + " (timeoutSeconds " +
             std::to_string(seconds_) + " plus " + seconds_text(r_.options_.watch_grace) +

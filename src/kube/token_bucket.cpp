@@ -1,7 +1,6 @@
 #include "extender/kube/token_bucket.h"
 
 #include <algorithm>
-#include <thread>
 
 namespace extender::kube {
 
@@ -29,13 +28,13 @@ Status RateLimiter::wait(TimePoint deadline) {
   std::optional<TimePoint> at;
   {
     std::lock_guard lock(mu_);
-    at = bucket_.reserve(SteadyClock::now(), deadline);
+    at = bucket_.reserve(clock_.now(), deadline);
   }
   if (!at) {
     return Error{"the client-side limit of API writes (kubernetes.api_qps " + std::to_string(qps_) + ", api_burst " +
                  std::to_string(burst_) + ") allows none before the deadline"};
   }
-  std::this_thread::sleep_until(*at);
+  clock_.sleep_until(*at);
   return {};
 }
 

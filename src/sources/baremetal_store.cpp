@@ -36,8 +36,9 @@ bool tainted(const wire::AvailableCapacity& ac) {
 
 }  // namespace
 
-BaremetalStore::BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options)
-    : state_(state), capacity_(capacity), options_(std::move(options)) {}
+BaremetalStore::BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options,
+                               const Clock& clock)
+    : state_(state), capacity_(capacity), options_(std::move(options)), clock_(clock) {}
 
 std::unique_ptr<kube::ReflectorSink> BaremetalStore::capacity_sink() {
   return std::make_unique<ObjectSink<wire::AvailableCapacity>>(ObjectSink<wire::AvailableCapacity>::Hooks{
@@ -254,7 +255,7 @@ void BaremetalStore::ac_changed(const std::string& name, std::optional<wire::Ava
 
 void BaremetalStore::reservations_listed(std::vector<wire::CapacityReservation> acrs) {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   std::map<std::string, Held, std::less<>> next;
   for (auto& acr : acrs) {
     auto before = reservations_.find(acr.name);
@@ -271,7 +272,7 @@ void BaremetalStore::reservation_changed(const std::string& name, std::optional<
   if (acr) {
     auto it = reservations_.find(name);
     if (it != reservations_.end() && it->second.acr == *acr) return;
-    reservations_[name] = {std::move(*acr), SteadyClock::now()};
+    reservations_[name] = {std::move(*acr), clock_.now()};
   } else {
     reservations_.erase(name);
   }

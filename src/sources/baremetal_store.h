@@ -53,7 +53,8 @@ using StringTable = std::map<std::string, std::string, std::less<>>;
 
 class BaremetalStore {
  public:
-  BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options);
+  BaremetalStore(state::ClusterState& state, CapacityStore& capacity, BaremetalOptions options,
+                 const Clock& clock = steady_clock());
 
   std::unique_ptr<kube::ReflectorSink> capacity_sink();
   std::unique_ptr<kube::ReflectorSink> reservation_sink();
@@ -116,6 +117,7 @@ class BaremetalStore {
   state::ClusterState& state_;
   CapacityStore& capacity_;
   BaremetalOptions options_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   StringTable node_ids_;  // node name -> id
   StringTable id_nodes_;  // id -> node name

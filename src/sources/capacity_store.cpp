@@ -43,8 +43,9 @@ void fill_by_name(Map& out, std::vector<Object> objects) {
 
 }  // namespace
 
-CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options)
-    : state_(state), rules_(std::move(rules)), options_(std::move(options)) {}
+CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options,
+                             const Clock& clock)
+    : state_(state), rules_(std::move(rules)), options_(std::move(options)), clock_(clock) {}
 
 std::unique_ptr<kube::ReflectorSink> CapacityStore::driver_sink() {
   return std::make_unique<ObjectSink<wire::CsiDriver>>(ObjectSink<wire::CsiDriver>::Hooks{
@@ -152,12 +153,12 @@ void CapacityStore::nodes_listed(std::map<std::string, NodeFacts> nodes) {
     next.emplace(name, std::move(entry));
   }
   nodes_ = std::move(next);
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::node_changed(const std::string& name, std::optional<NodeFacts> facts) {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   std::set<std::string, std::less<>> touched{name};
   auto it = nodes_.find(name);
   if (!facts) {
@@ -197,7 +198,7 @@ void CapacityStore::classes_listed(std::vector<wire::StorageClass> classes) {
   std::lock_guard lock(mu_);
   fill_by_name(classes_, std::move(classes));
   reclassify();
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::class_changed(const std::string& name, std::optional<wire::StorageClass> sc) {
@@ -208,7 +209,7 @@ void CapacityStore::class_changed(const std::string& name, std::optional<wire::S
     classes_.erase(name);
   }
   reclassify();
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::drivers_listed(std::map<std::string, bool> drivers) {
@@ -216,7 +217,7 @@ void CapacityStore::drivers_listed(std::map<std::string, bool> drivers) {
   drivers_.clear();
   for (auto& [name, tracks] : drivers) drivers_.emplace(name, tracks);
   reclassify();
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::driver_changed(const std::string& name, std::optional<bool> storage_capacity) {
@@ -227,12 +228,12 @@ void CapacityStore::driver_changed(const std::string& name, std::optional<bool> 
     drivers_.erase(name);
   }
   reclassify();
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   std::map<std::string, Recorded, std::less<>> before = std::move(claims_);
   claims_.clear();
   claims_at_.clear();
@@ -251,7 +252,7 @@ void CapacityStore::claims_listed(std::vector<wire::Claim> claims) {
 
 void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   const std::vector<Place> places = record(pvc.uid, deleted ? nullptr : &pvc, now);
   std::set<std::string, std::less<>> touched;
   for (const auto& [node, cls] : places) {
@@ -278,12 +279,12 @@ void CapacityStore::capacities_listed(std::vector<wire::StorageCapacity> objects
     next.insert_or_assign(std::move(key), std::move(p));
   }
   published_ = std::move(next);
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::capacity_changed(const std::string& key, std::optional<wire::StorageCapacity> object) {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   std::set<std::string, std::less<>> touched;
   auto it = published_.find(key);
   if (!object) {
@@ -375,7 +376,7 @@ void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes)
                  return policy::local_volume_counted(v.second);
                }), volumes_.size());
   reclassify();
-  rebuild(SteadyClock::now());
+  rebuild(clock_.now());
 }
 
 void CapacityStore::volume_changed(const std::string& name, std::optional<model::PersistentVolume> volume) {
@@ -393,7 +394,7 @@ void CapacityStore::volume_changed(const std::string& name, std::optional<model:
   const auto locals = local_classes_;
   reclassify();
   if (class_pools_ != classes || local_classes_ != locals) {
-    rebuild(SteadyClock::now());
+    rebuild(clock_.now());
     return;
   }
   std::set<std::string, std::less<>> touched;
@@ -404,7 +405,7 @@ void CapacityStore::volume_changed(const std::string& name, std::optional<model:
   place_volume(name);
   touched.insert(node);
   touched.erase(std::string());
-  recompute(touched, SteadyClock::now());
+  recompute(touched, clock_.now());
 }
 
 std::string CapacityStore::local_volume_node(std::string_view volume) const {
@@ -836,7 +837,7 @@ void CapacityStore::set_drive_pools(ClassPools classes, NodePools pools) {
     drive_pools_ = std::move(pools);
     merge_class_pools();
     reclassify();
-    rebuild(SteadyClock::now());
+    rebuild(clock_.now());
     return;
   }
   std::set<std::string, std::less<>> touched;
@@ -848,7 +849,7 @@ void CapacityStore::set_drive_pools(ClassPools classes, NodePools pools) {
     if (!pools.count(node)) touched.insert(node);
   }
   drive_pools_ = std::move(pools);
-  recompute(touched, SteadyClock::now());
+  recompute(touched, clock_.now());
 }
 
 void CapacityStore::set_drive_pools_of(NodePools pools) {
@@ -862,7 +863,7 @@ void CapacityStore::set_drive_pools_of(NodePools pools) {
       drive_pools_.insert_or_assign(node, std::move(p));
     }
   }
-  recompute(touched, SteadyClock::now());
+  recompute(touched, clock_.now());
 }
 
 std::vector<PoolAccount> CapacityStore::accounts() const {

@@ -55,7 +55,8 @@ NodeFacts node_facts(const model::Node& node);
 
 class CapacityStore {
  public:
-  CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options);
+  CapacityStore(state::ClusterState& state, model::DemandRules rules, CapacityOptions options,
+                const Clock& clock = steady_clock());
 
   std::unique_ptr<kube::ReflectorSink> driver_sink();
   std::unique_ptr<kube::ReflectorSink> capacity_sink();
@@ -172,6 +173,7 @@ class CapacityStore {
   state::ClusterState& state_;
   model::DemandRules rules_;
   CapacityOptions options_;
+  const Clock& clock_;
   // Writers (the sinks, tick) serialise on mu_; each event's work is its own (docs/architecture.md).
   mutable std::mutex mu_;
   std::map<std::string, NodeEntry, std::less<>> nodes_;

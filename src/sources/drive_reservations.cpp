@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <future>
 #include <system_error>
 
 #include "extender/kube/watch_event.h"
@@ -58,10 +57,12 @@ Error api_error(const std::string& what, const kube::ApiReply& reply) {
 }  // namespace
 
 DriveReservations::DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
-                                     const BaremetalOptions& options, std::chrono::milliseconds timeout)
+                                     const BaremetalOptions& options, std::chrono::milliseconds timeout,
+                                     const Clock& clock)
     : store_(store),
       client_(client),
       pending_(std::move(pending)),
+      clock_(clock),
       write_wait_(options.reservation_write_wait),
       grace_(options.reservation_grace),
       idle_(options.reservation_idle),
@@ -80,7 +81,7 @@ DriveReservations::~DriveReservations() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
-    for (auto& job : queue_) job.done->set_value(Error{"shutting down: reservation " + job.acr.name + " not written"});
+    for (auto& job : queue_) job.done->set(Error{"shutting down: reservation " + job.acr.name + " not written"});
     queue_.clear();
   }
   wake_.notify_all();
@@ -104,7 +105,7 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
     return Error{"reservation " + acr.name + " is held by a pod of namespace \"" + current->pod_namespace +
                  "\" whose name gives the same reservation name; not overwritten"};
   }
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   if (current && (store_.being_placed(*current) || same_content(acr, *current))) {
     store_.reservation_confirmed(acr.name, now);
     return {};
@@ -112,24 +113,32 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
   if (acr.reserved_nodes.empty()) return {};
   if (current) acr.resource_version = current->resource_version;
   store_.reservation_written(acr.name, acr, now);
-  std::future<Status> answer;
-  if (auto queued = enqueue(Job{acr, current, std::make_shared<std::promise<Status>>()}, answer); !queued) {
-    store_.reservation_written(acr.name, current, SteadyClock::now());
+  auto done = std::make_shared<Outcome>();
+  if (auto queued = enqueue(Job{acr, current, done}); !queued) {
+    store_.reservation_written(acr.name, current, clock_.now());
     return queued;
   }
-  if (answer.wait_for(write_wait_) == std::future_status::ready) return answer.get();
+  std::unique_lock lock(done->mu);
+  if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); })) return *done->status;
   return {};
 }
 
-Status DriveReservations::enqueue(Job job, std::future<Status>& answer) {
-  answer = job.done->get_future();
+void DriveReservations::Outcome::set(Status s) {
+  {
+    std::lock_guard lock(mu);
+    if (!status) status = std::move(s);
+  }
+  cv.notify_all();
+}
+
+Status DriveReservations::enqueue(Job job) {
   {
     std::lock_guard lock(mu_);
     if (writers_.empty() || stopping_) return Error{"reservation " + job.acr.name + ": no writer thread to send it"};
     auto same = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.acr.name == job.acr.name; });
     if (same != queue_.end()) {
       job.before = std::move(same->before);
-      same->done->set_value(Status{});  // superseded by this newer write
+      same->done->set(Status{});  // superseded by this newer write
       *same = std::move(job);
     } else if (queue_.size() >= kQueued) {
       return Error{"reservation " + job.acr.name + ": " + std::to_string(kQueued) + " reservation writes already queued"};
@@ -158,17 +167,17 @@ void DriveReservations::finish(const Job& job, Result<wire::CapacityReservation>
   const auto now_held = store_.reservation(job.acr.name);
   const bool still_ours = now_held && same_content(job.acr, *now_held);
   if (written) {
-    if (still_ours) store_.reservation_written(job.acr.name, std::move(*written), SteadyClock::now());
-    job.done->set_value(Status{});
+    if (still_ours) store_.reservation_written(job.acr.name, std::move(*written), clock_.now());
+    job.done->set(Status{});
     return;
   }
   spdlog::warn("csi-baremetal: reservation {} not written: {}", job.acr.name, written.message());
-  if (still_ours) store_.reservation_written(job.acr.name, job.before, SteadyClock::now());
-  job.done->set_value(Status{written.error()});
+  if (still_ours) store_.reservation_written(job.acr.name, job.before, clock_.now());
+  job.done->set(Status{written.error()});
 }
 
 Result<std::chrono::milliseconds> DriveReservations::send_terms() {
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   TimePoint deadline = now + timeout_;
   if (const engine::Gate* gate = gate_.load()) {
     if (auto why = gate->not_leading()) return Error{"not sent: " + *why};
@@ -178,7 +187,7 @@ Result<std::chrono::milliseconds> DriveReservations::send_terms() {
   if (kube::RateLimiter* writes = writes_.load()) {
     if (auto turn = writes->wait(deadline); !turn) return Error{"not sent: " + turn.message()};
   }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
   if (left.count() < 1) return Error{"not sent: no time left before this replica's write fence"};
   return left;
 }
@@ -231,7 +240,7 @@ Status DriveReservations::remove(const std::string& name) {
   if (reply->status != 200 && reply->status != 202 && reply->status != 404) {
     return api_error("DELETE " + path(name), *reply);
   }
-  store_.reservation_written(name, std::nullopt, SteadyClock::now());
+  store_.reservation_written(name, std::nullopt, clock_.now());
   return {};
 }
 

@@ -32,7 +32,6 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -58,7 +57,8 @@ class DriveReservations : public engine::DriveReserver {
   using PendingLookup = std::function<bool(const std::string&, const std::string&)>;
   DriveReservations(BaremetalStore& store, kube::ApiClient& client, PendingLookup pending,
                     const BaremetalOptions& options,
-                    std::chrono::milliseconds timeout = std::chrono::milliseconds(3'000));
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(3'000),
+                    const Clock& clock = steady_clock());
   // Drops the writes not yet sent and waits for those in flight.
   ~DriveReservations() override;
 
@@ -74,23 +74,32 @@ class DriveReservations : public engine::DriveReserver {
   static std::string path(const std::string& name = {});
 
  private:
+  // A write's outcome: set once (by the writer, a newer write of the same reservation, or the
+  // shutdown), awaited by reserve() for write_wait on the clock.
+  struct Outcome {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Status> status;
+    void set(Status s);
+  };
   struct Job {
     wire::CapacityReservation acr;
     std::optional<wire::CapacityReservation> before;  // what the store had before the first unsent write
-    std::shared_ptr<std::promise<Status>> done;
+    std::shared_ptr<Outcome> done;
   };
   Result<wire::CapacityReservation> write(const wire::CapacityReservation& acr);
   Status remove(const std::string& name);
   // Why no request may be sent now (not leading, the fence passed, the rate limit), or the
   // request's timeout.
   Result<std::chrono::milliseconds> send_terms();
-  Status enqueue(Job job, std::future<Status>& answer);
+  Status enqueue(Job job);
   void run_writer();
   void finish(const Job& job, Result<wire::CapacityReservation> written);
 
   BaremetalStore& store_;
   kube::ApiClient& client_;
   PendingLookup pending_;
+  const Clock& clock_;
   std::chrono::milliseconds write_wait_;
   std::chrono::milliseconds grace_;
   std::chrono::milliseconds idle_;

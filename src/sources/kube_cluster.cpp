@@ -30,6 +30,7 @@ struct KubeCluster::Lookups {
   std::set<std::string, std::less<>> nominated;                 // uids of pending pods with a nominated node
   std::map<std::string, std::string, std::less<>> bound_members;  // uid -> "ns/group" of bound group members
   std::map<std::string, bool, std::less<>> default_classes;     // class name -> is default
+  ChangeSignal claim_changes;                                   // notified after `claims` changed
 
   // Needs mu. `pending` changed for uid: keeps `nominated` in step.
   void pending_changed(const std::string& uid) {
@@ -114,12 +115,13 @@ class NodeSink : public kube::ReflectorSink {
 class PodSink : public kube::ReflectorSink {
  public:
   PodSink(state::ClusterState& state, KubeCluster::Lookups& lookups, std::vector<std::string> gpu_resources,
-          model::GpuShareRule share, state::InFlightHolds* in_flight)
+          model::GpuShareRule share, state::InFlightHolds* in_flight, const Clock& clock)
       : state_(state),
         lookups_(lookups),
         gpu_resources_(std::move(gpu_resources)),
         share_(std::move(share)),
-        in_flight_(in_flight) {}
+        in_flight_(in_flight),
+        clock_(clock) {}
 
   void begin_list() override {
     placed_.clear();
@@ -165,7 +167,7 @@ class PodSink : public kube::ReflectorSink {
     auto pod = decode(object);
     if (!pod) return;
     if (in_flight_ && pod->node_name.empty() && !pod->nominated_node.empty()) {
-      in_flight_->nominated(pod->uid, pod->nominated_node, SteadyClock::now());
+      in_flight_->nominated(pod->uid, pod->nominated_node, clock_.now());
     }
     if (pod->node_name.empty()) {
       // Not bound yet: a reservation from a bind in flight, if any, stays.
@@ -264,13 +266,14 @@ class PodSink : public kube::ReflectorSink {
   std::map<std::string, model::Pod, std::less<>> pending_;
   std::map<std::string, std::string, std::less<>> bound_members_;  // uid -> "ns/group" while listing
   state::InFlightHolds* in_flight_;
+  const Clock& clock_;
 };
 
 class ClaimSink : public kube::ReflectorSink {
  public:
   ClaimSink(KubeCluster::Lookups& lookups, CapacityStore& capacity, BaremetalStore* baremetal,
-            state::InFlightHolds* in_flight)
-      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal), in_flight_(in_flight) {}
+            state::InFlightHolds* in_flight, const Clock& clock)
+      : lookups_(lookups), capacity_(capacity), baremetal_(baremetal), in_flight_(in_flight), clock_(clock) {}
 
   void begin_list() override {
     listed_.clear();
@@ -290,9 +293,12 @@ class ClaimSink : public kube::ReflectorSink {
     selected_.clear();
     capacity_.claims_listed(std::move(listed_));
     listed_.clear();
-    std::lock_guard lock(lookups_.mu);
-    lookups_.claims = std::move(infos_);
-    infos_.clear();
+    {
+      std::lock_guard lock(lookups_.mu);
+      lookups_.claims = std::move(infos_);
+      infos_.clear();
+    }
+    lookups_.claim_changes.notify();
   }
   void event(std::string_view type, const json& object) override {
     auto pvc = decode(object);
@@ -302,14 +308,17 @@ class ClaimSink : public kube::ReflectorSink {
     if (baremetal_) baremetal_->claim_changed(name, type == "DELETED" ? std::string() : pvc->selected_node);
     capacity_.claim_changed(*pvc, type == "DELETED");
     if (in_flight_ && type != "DELETED" && !pvc->selected_node.empty()) {
-      in_flight_->claim_selected(name, pvc->selected_node, SteadyClock::now());
+      in_flight_->claim_selected(name, pvc->selected_node, clock_.now());
     }
-    std::lock_guard lock(lookups_.mu);
-    if (type == "DELETED") {
-      lookups_.claims.erase(name);
-    } else {
-      lookups_.claims[name] = info_of(*pvc);
+    {
+      std::lock_guard lock(lookups_.mu);
+      if (type == "DELETED") {
+        lookups_.claims.erase(name);
+      } else {
+        lookups_.claims[name] = info_of(*pvc);
+      }
     }
+    lookups_.claim_changes.notify();
   }
 
  private:
@@ -333,6 +342,7 @@ class ClaimSink : public kube::ReflectorSink {
   CapacityStore& capacity_;
   BaremetalStore* baremetal_;
   state::InFlightHolds* in_flight_;
+  const Clock& clock_;
   std::vector<wire::Claim> listed_;
   std::map<std::string, model::ClaimInfo, std::less<>> infos_;
   StringTable selected_;
@@ -389,12 +399,13 @@ class ClassSink : public kube::ReflectorSink {
   std::vector<wire::StorageClass> listed_;
 };
 
-kube::ReflectorOptions options_for(const WatchOptions& watch, const WatchedKind& kind) {
+kube::ReflectorOptions options_for(const WatchOptions& watch, const WatchedKind& kind, const Clock& clock) {
   kube::ReflectorOptions o;
   o.resource = std::string(kind.resource);
   o.path = collection_path(kind);
   o.field_selector = std::string(kind.field_selector);
   o.watch_timeout = watch.watch_timeout;
+  o.clock = &clock;
   return o;
 }
 
@@ -407,6 +418,7 @@ struct Stores {
   DraStore& dra;
   BaremetalStore* baremetal;  // null: csi-baremetal is turned off
   state::InFlightHolds* in_flight;  // null: no pod groups in flight are held
+  const Clock& clock;
 };
 
 // Each watched kind's sink: the decoder of its objects and the store they go to.
@@ -415,8 +427,8 @@ std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
     case Kind::kNodes: return std::make_unique<NodeSink>(s.state, s.options.supply, s.capacity, s.baremetal);
     case Kind::kPods:
       return std::make_unique<PodSink>(s.state, s.lookups, s.options.demand.gpu_resources, s.options.demand.share,
-                                       s.in_flight);
-    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity, s.baremetal, s.in_flight);
+                                       s.in_flight, s.clock);
+    case Kind::kClaims: return std::make_unique<ClaimSink>(s.lookups, s.capacity, s.baremetal, s.in_flight, s.clock);
     case Kind::kClasses: return std::make_unique<ClassSink>(s.lookups, s.capacity, s.baremetal);
     case Kind::kResourceSlices: return s.dra.slice_sink();
     case Kind::kResourceClaims: return s.dra.claim_sink();
@@ -427,13 +439,12 @@ std::unique_ptr<kube::ReflectorSink> sink_for(Kind kind, const Stores& s) {
     case Kind::kAvailableCapacities: return s.baremetal->capacity_sink();
     case Kind::kCapacityReservations: return s.baremetal->reservation_sink();
     case Kind::kBaremetalVolumes: return s.baremetal->volume_sink();
-    case Kind::kPodGroups: return std::make_unique<PodGroupSink>(s.in_flight);
+    case Kind::kPodGroups: return std::make_unique<PodGroupSink>(s.in_flight, s.clock);
   }
   return nullptr;
 }
 
-void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after) {
-  const auto now = SteadyClock::now();
+void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::milliseconds stale_after, TimePoint now) {
   kube::ReflectorStatus st = r.status();
   if (!st.synced) {
     if (!reasons.empty()) reasons += "; ";
@@ -452,21 +463,22 @@ void add_reason(std::string& reasons, const kube::Reflector& r, std::chrono::mil
 }  // namespace
 
 KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client,
-                         state::InFlightHolds* in_flight)
+                         state::InFlightHolds* in_flight, const Clock& clock)
     : client_(client),
+      clock_(clock),
       stale_after_(options.watch.stale_after),
       fetch_timeout_(options.fetch_timeout),
-      fetch_bucket_(kFetchesPerSecond, kFetchesPerSecond, SteadyClock::now()),
+      fetch_bucket_(kFetchesPerSecond, kFetchesPerSecond, clock.now()),
       lookups_(std::make_unique<Lookups>()),
-      capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity)),
+      capacity_(std::make_unique<CapacityStore>(state, options.demand, options.capacity, clock)),
       dra_(std::make_unique<DraStore>(options.dra)) {
   if (options.baremetal.enabled) {
-    baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal);
+    baremetal_ = std::make_unique<BaremetalStore>(state, *capacity_, options.baremetal, clock);
     drives_ = std::make_unique<DriveReservations>(
         *baremetal_, client, [this](const std::string& ns, const std::string& name) { return pending_named(ns, name); },
-        options.baremetal);
+        options.baremetal, std::chrono::milliseconds(3'000), clock);
   }
-  const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get(), in_flight};
+  const Stores stores{state, options, *lookups_, *capacity_, *dra_, baremetal_.get(), in_flight, clock};
   for (std::size_t i = 0; i < kOptionalGroups.size(); ++i) optional_[i].group = kOptionalGroups[i].group;
   if (!options.capacity.enabled) optional_kinds(KindGroup::kCapacity).state = kAbsent;
   if (!options.baremetal.enabled) optional_kinds(KindGroup::kBaremetal).state = kAbsent;
@@ -474,7 +486,7 @@ KubeCluster::KubeCluster(state::ClusterState& state, KubeClusterOptions options,
     const bool required = kind.group == KindGroup::kRequired;
     if (!required && optional_kinds(kind.group).state != kProbing) continue;  // turned off
     auto sink = sink_for(kind.kind, stores);
-    auto reflector = std::make_unique<kube::Reflector>(client, options_for(options.watch, kind), *sink);
+    auto reflector = std::make_unique<kube::Reflector>(client, options_for(options.watch, kind, clock), *sink);
     sinks_.push_back(std::move(sink));
     (required ? reflectors_ : optional_kinds(kind.group).reflectors).push_back(std::move(reflector));
   }
@@ -490,10 +502,10 @@ void KubeCluster::start() {
   capacity_tick_ = std::thread([this] {
     std::unique_lock lock(optional_mu_);
     while (!stopping_) {
-      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      clock_.wait(lock, wake_, clock_.now() + std::chrono::seconds(1), [this] { return stopping_; });
       if (stopping_) return;
       lock.unlock();
-      capacity_->tick(SteadyClock::now());
+      capacity_->tick(clock_.now());
       collect_reservations();
       lock.lock();
     }
@@ -552,7 +564,7 @@ void KubeCluster::probe(OptionalKinds& kinds) {
     }
     kinds.probe_error = reply ? "HTTP " + std::to_string(reply->status) : reply.message();
     spdlog::warn("{}: cannot tell whether the API server serves it: {}; retrying", group.name, kinds.probe_error);
-    wake_.wait_for(lock, backoff, [this] { return stopping_; });
+    clock_.wait(lock, wake_, clock_.now() + backoff, [this] { return stopping_; });
     if (stopping_) return;
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::seconds(30));
   }
@@ -568,7 +580,7 @@ const KubeCluster::OptionalKinds& KubeCluster::optional_kinds(KindGroup group) c
 
 void KubeCluster::ready_reasons(const OptionalKinds& kinds, std::string& reasons) const {
   if (kinds.state == kServed) {
-    for (const auto& r : kinds.reflectors) add_reason(reasons, *r, stale_after_);
+    for (const auto& r : kinds.reflectors) add_reason(reasons, *r, stale_after_, clock_.now());
   } else if (kinds.state == kProbing) {
     if (!reasons.empty()) reasons += "; ";
     reasons += std::string(optional_group(kinds.group).name) + " not probed yet";
@@ -589,7 +601,7 @@ std::shared_ptr<const model::DraInventory> KubeCluster::dra_snapshot() const {
 
 std::optional<std::string> KubeCluster::not_ready() const {
   std::string reasons;
-  for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_);
+  for (const auto& r : reflectors_) add_reason(reasons, *r, stale_after_, clock_.now());
   for (const OptionalKinds& kinds : optional_) ready_reasons(kinds, reasons);
   if (reasons.empty()) return std::nullopt;
   return reasons;
@@ -607,6 +619,8 @@ std::optional<model::ClaimInfo> KubeCluster::claim(const std::string& ns, const 
   if (info->node.empty() && !info->volume.empty()) info->node = capacity_->local_volume_node(info->volume);
   return info;
 }
+
+const ChangeSignal* KubeCluster::claim_changes() const { return &lookups_->claim_changes; }
 
 std::optional<model::Pod> KubeCluster::pending_pod(const std::string& uid) const {
   std::lock_guard lock(lookups_->mu);
@@ -641,7 +655,7 @@ KubeCluster::GroupMembers KubeCluster::group_members(const std::string& ns, cons
 std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {
   {
     std::lock_guard lock(fetch_mu_);
-    const auto now = SteadyClock::now();
+    const auto now = clock_.now();
     if (fetching_ >= kFetchesInFlight || !fetch_bucket_.reserve(now, now)) {
       if (now - fetch_refusal_logged_ >= std::chrono::seconds(1)) {
         fetch_refusal_logged_ = now;
@@ -692,7 +706,7 @@ bool KubeCluster::pending_named(const std::string& ns, const std::string& name) 
 
 void KubeCluster::collect_reservations() {
   if (!drives_ || optional_kinds(KindGroup::kBaremetal).state != kServed || not_ready()) return;
-  drives_->collect(SteadyClock::now());
+  drives_->collect(clock_.now());
 }
 
 std::vector<PoolAccount> KubeCluster::pool_accounts() const { return capacity_->accounts(); }

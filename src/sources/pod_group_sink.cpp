@@ -25,7 +25,7 @@ void PodGroupSink::seen(model::PodGroup group) {
                           (it == groups_.end() || it->second.scheduled != "False" || it->second.since != group.since ||
                            it->second.message != group.message || it->second.reason != group.reason);
   if (failed_now && holds_ && it != groups_.end()) {
-    const std::size_t ended = holds_->group_failed(key, SteadyClock::now());
+    const std::size_t ended = holds_->group_failed(key, clock_.now());
     if (ended) spdlog::info("pod group {}: kube-scheduler gave up its cycle ({}); released {} hold(s)", key, group.reason, ended);
   }
   if (holds_) holds_->group_min_count(key, group.min_count);
@@ -68,7 +68,7 @@ void PodGroupSink::event(std::string_view type, const nlohmann::json& object) {
   if (type == "DELETED") {
     groups_.erase(group->key());
     if (holds_) {
-      holds_->group_failed(group->key(), SteadyClock::now());
+      holds_->group_failed(group->key(), clock_.now());
       holds_->group_min_count(group->key(), 0);
     }
     return;

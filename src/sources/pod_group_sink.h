@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "extender/common/clock.h"
 #include "extender/kube/reflector.h"
 #include "extender/model/pod_group.h"
 #include "extender/state/in_flight_holds.h"
@@ -21,8 +22,9 @@ namespace extender::sources {
 
 class PodGroupSink final : public kube::ReflectorSink {
  public:
-  // `holds` may be null: the groups are only kept.
-  explicit PodGroupSink(state::InFlightHolds* holds) : holds_(holds) {}
+  // `holds` may be null: the groups are only kept. `clock`: when a group's holds end.
+  explicit PodGroupSink(state::InFlightHolds* holds, const Clock& clock = steady_clock())
+      : holds_(holds), clock_(clock) {}
 
   void begin_list() override;
   void list_item(const nlohmann::json& object) override;
@@ -36,6 +38,7 @@ class PodGroupSink final : public kube::ReflectorSink {
   void seen(model::PodGroup group);
 
   state::InFlightHolds* holds_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   std::map<std::string, model::PodGroup, std::less<>> groups_;
   std::map<std::string, model::PodGroup, std::less<>> listing_;

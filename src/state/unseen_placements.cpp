@@ -22,7 +22,7 @@ void UnseenPlacements::record(const std::string& uid, std::vector<std::string> c
   entries_.push_back({uid, std::move(claims), since});
 }
 
-TimePoint UnseenPlacements::wait_until(const std::string& uid, const Placed& placed, TimePoint now) {
+TimePoint UnseenPlacements::wait_ends(const std::string& uid, const Placed& placed, TimePoint now) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) {
     return e.filtered + wait_ <= now || std::all_of(e.claims.begin(), e.claims.end(), placed);

@@ -1,6 +1,7 @@
 // The every-pod entry's verbs (PodScope::kUnmanaged): pods that need only managed volumes are
 // filtered and scored there, GPU pods are left to the managed entry; and a pod with claims to
 // place waits for the previous such pod's placement (made by kube-scheduler) to show on its claims.
+// The engine runs on a FakeClock: a wait ends on the claims' change signal or on the test's advance.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 
 #include "extender/engine/extender.h"
 #include "support/engine_harness.h"
+#include "support/fake_clock.h"
 
 namespace extender::engine {
 namespace {
@@ -47,10 +49,11 @@ nodes:
   - {name: g, gpus: {nvidia.com/gpu: 2}}
 )");
     claims.lookup = [this](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
+      if (ns == "ml" && name == "pod-u1-data") ++u1_lookups;
       const bool is_placed = placed.load() && ns == "ml" && name == "pod-u1-data";
       return model::ClaimInfo{"local-storage", 60 * kGiB, is_placed, is_placed ? "a" : "", 0, false, "", ""};
     };
-    ext = &kubernetes(binder);
+    ext = &*engines.emplace_back(builder(binder).pods(&pods).claims(&claims).clock(&clock).build_owned());
   }
   // What kube-scheduler's choice of node a for pod u1 looks like once it shows: the claim is
   // selected onto a, and the state holds its space there.
@@ -67,14 +70,17 @@ nodes:
     held.allocation.volumes.push_back(v);
     state.place("pvc-u1", held);
     placed = true;
+    claims.changes.notify();
   }
   // /filter for a pod the API server has pending (kubernetes mode judges only those).
   FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope) {
     pods.pending[args.pod.uid] = args.pod;
     return ext->filter(args, deadline, scope);
   }
+  testing::FakeClock clock;
   NoBinder binder;
   std::atomic<bool> placed{false};
+  std::atomic<int> u1_lookups{0};  // reads of the first pod's claim
   Extender* ext = nullptr;
 };
 
@@ -129,12 +135,51 @@ TEST(VolumeOnlyPods, TheNextPodWaitsForThePreviousPlacementToShowInEitherEntry) 
 }
 
 TEST(VolumeOnlyPods, AnEarlierPodThatNeverShowsDelaysTheNextOnlyForTheWait) {
-  Harness h(30ms);
+  // The clock never moves by itself: the second filter returns when the test moves it past the
+  // wait, or past the call's deadline when that comes first.
+  struct Case {
+    const char* name;
+    std::optional<Duration> deadline;  // after the second filter's start
+    Duration advance;                  // what the test moves the clock by, once
+  };
+  const Case cases[] = {
+      {"the wait passes", std::nullopt, 10s},
+      {"the call's deadline comes before the wait", 1s, 1s},
+  };
+  for (const Case& c : cases) {
+    Harness h(10s);
+    ASSERT_FALSE(passing(h.filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
+    std::optional<TimePoint> deadline;
+    if (c.deadline) deadline = h.clock.now() + *c.deadline;
+    std::atomic<bool> advanced{false};
+    std::thread scheduler([&] {
+      std::this_thread::sleep_for(50ms);
+      advanced = true;
+      h.clock.advance(c.advance);
+    });
+    const auto started = std::chrono::steady_clock::now();
+    const FilterAnswer second = h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), deadline, PodScope::kUnmanaged);
+    const bool returned_after_advance = advanced.load();
+    scheduler.join();
+    EXPECT_TRUE(returned_after_advance) << c.name << ": returned before the clock reached the end of the wait";
+    EXPECT_EQ(passing(second), (std::vector<std::string_view>{"a", "b"})) << c.name;
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 5s) << c.name << ": waited on a real clock";
+  }
+}
+
+TEST(VolumeOnlyPods, AWaitingFilterReadsTheClaimsAgainOnlyWhenTheyChange) {
+  // No polling: while nothing changes and the clock stands still, the waiting filter sleeps.
+  Harness h(10s);
   ASSERT_FALSE(passing(h.filter(args_for(volume_pod("u1", "60Gi"), {"a"}), {}, PodScope::kUnmanaged)).empty());
-  const auto started = std::chrono::steady_clock::now();
+  const int before = h.u1_lookups.load();
+  std::thread scheduler([&] {
+    std::this_thread::sleep_for(100ms);
+    h.clock.advance(10s);
+  });
   const FilterAnswer second = h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), {}, PodScope::kUnmanaged);
+  scheduler.join();
   EXPECT_EQ(passing(second), (std::vector<std::string_view>{"a", "b"}));
-  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << "waited past placement_wait";
+  EXPECT_LE(h.u1_lookups.load() - before, 4) << "the filter read the earlier pod's claim over and over while it waited";
 }
 
 TEST(VolumeOnlyPods, PodsWithoutClaimsToPlaceNeverWait) {

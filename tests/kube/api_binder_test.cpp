@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/fake_api_server.h"
+#include "support/fake_clock.h"
 
 namespace extender::kube {
 namespace {
@@ -186,6 +187,21 @@ TEST(ApiBinder, RetriesStopAtTheDeadline) {
     EXPECT_LT(took, deadline + kSlack) << "answered " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                                       << " ms after starting";
   }
+}
+
+TEST(ApiBinder, RetriesPauseOnTheInjectedClock) {
+  // On a FakeClock the pauses pass at once and exactly: 100 ms, 200 ms, 300 ms, then the next
+  // pause (400 ms) would leave under 50 ms of the 1000 ms deadline, so the fourth 500 is the answer.
+  BinderHarness h({{500, status_body(500, "InternalError", "still broken")}});
+  extender::testing::FakeClock clock;
+  h.binder = std::make_unique<ApiBinder>(*h.client, nullptr, clock);
+  const auto start = clock.now();
+  const auto started = Clock::now();
+  const std::string error = h.binder->bind(args(), start + 1000ms);
+  EXPECT_NE(error.find("API server refused the binding (500): still broken"), std::string::npos) << error;
+  EXPECT_EQ(h.posts().size(), 4u);
+  EXPECT_EQ(clock.now() - start, 600ms) << "the pauses did not go by the injected clock";
+  EXPECT_LT(Clock::now() - started, 500ms + kSlack) << "the binder slept on the real clock";
 }
 
 // Under the client-side write limit: the engine's wait_turn gives the Binding's first attempt its

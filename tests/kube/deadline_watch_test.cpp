@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "support/fake_api_server.h"
+#include "support/fake_clock.h"
 
 namespace extender::kube {
 namespace {
@@ -19,6 +20,20 @@ TEST(DeadlineWatch, ActsOnAPassedDeadlineAndAgainWhileTheRegistrationLasts) {
   auto r = watch.watch(SteadyClock::now() - 1ms, [&] { ++runs; });
   EXPECT_TRUE(eventually([&] { return runs >= 3; }));
   EXPECT_TRUE(r.expired());
+}
+
+TEST(DeadlineWatch, ActsWhenItsClockPassesTheDeadline) {
+  extender::testing::FakeClock clock;
+  DeadlineWatch watch(1h, clock);
+  std::atomic<int> runs{0};
+  auto r = watch.watch(clock.now() + 10s, [&] { ++runs; });
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(runs, 0) << "acted before its clock reached the deadline";
+  clock.advance(10s);
+  EXPECT_TRUE(eventually([&] { return runs == 1; }));
+  EXPECT_TRUE(r.expired());
+  std::this_thread::sleep_for(30ms);
+  EXPECT_EQ(runs, 1) << "acted again before `repeat` passed on its clock";
 }
 
 TEST(DeadlineWatch, NeverActsForARegistrationEndedBeforeItsDeadline) {

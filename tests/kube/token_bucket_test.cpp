@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "support/fake_clock.h"
+
 namespace extender::kube {
 namespace {
 
@@ -61,6 +63,17 @@ TEST(RateLimiter, RefusesAtOnceAWriteThatCannotGoByItsDeadline) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.message(),
             "the client-side limit of API writes (kubernetes.api_qps 1, api_burst 1) allows none before the deadline");
+}
+
+TEST(RateLimiter, AWriteWaitsForItsTokenOnTheInjectedClock) {
+  extender::testing::FakeClock clock;  // a sleep on it moves it to the sleeper's wake-up
+  const auto t0 = clock.now();
+  RateLimiter limiter(2, 1, clock);
+  ASSERT_TRUE(limiter.wait(t0 + 1s));
+  EXPECT_EQ(clock.now(), t0) << "the burst's token is taken at once";
+  ASSERT_TRUE(limiter.wait(t0 + 1s));
+  EXPECT_EQ(std::chrono::round<std::chrono::milliseconds>(clock.now() - t0), 500ms)
+      << "the second write waits for the refill at 2 per second";
 }
 
 }  // namespace

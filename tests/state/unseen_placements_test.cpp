@@ -14,7 +14,7 @@ TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds
   struct Case {
     const char* name;
     std::set<std::string> placed;  // claims that show a placement
-    Duration since;                // how long after the filter `wait_until` is asked
+    Duration since;                // how long after the filter `wait_ends` is asked
     const char* asking;            // the pod asking
     Duration want_wait;            // from the time asked; 0: no wait
   };
@@ -29,7 +29,7 @@ TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds
     UnseenPlacements unseen(500ms);
     unseen.record("u1", {"ml/a-0", "ml/a-1"}, t0);
     const auto asked = t0 + c.since;
-    const auto until = unseen.wait_until(c.asking, [&](const std::string& claim) { return c.placed.count(claim) > 0; },
+    const auto until = unseen.wait_ends(c.asking, [&](const std::string& claim) { return c.placed.count(claim) > 0; },
                                          asked);
     EXPECT_EQ(until - asked, c.want_wait) << c.name;
   }
@@ -41,7 +41,7 @@ TEST(UnseenPlacements, ForgetsWhatIsPlacedOrExpiredAndKeepsTheRest) {
   unseen.record("u1", {"ml/one"}, t0);
   unseen.record("u2", {"ml/two"}, t0 + 100ms);
   unseen.record("u3", {"ml/three"}, t0 + 200ms);
-  const auto until = unseen.wait_until("u9", [](const std::string& c) { return c == "ml/two"; }, t0 + 550ms);
+  const auto until = unseen.wait_ends("u9", [](const std::string& c) { return c == "ml/two"; }, t0 + 550ms);
   EXPECT_EQ(until, t0 + 700ms) << "u1 expired, u2 placed, u3 waited for until its own end";
   EXPECT_EQ(unseen.size(), 1u);
 }
@@ -52,7 +52,7 @@ TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
   unseen.record("u1", {"ml/one"}, t0);
   unseen.record("u1", {"ml/one"}, t0 + 300ms);
   EXPECT_EQ(unseen.size(), 1u);
-  EXPECT_EQ(unseen.wait_until("u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 500ms)
+  EXPECT_EQ(unseen.wait_ends("u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 500ms)
       << "filtered again, its wait still ends 500ms after its first filter";
   unseen.record("u1", {}, t0 + 400ms);
   EXPECT_EQ(unseen.size(), 0u);
@@ -65,11 +65,11 @@ TEST(UnseenPlacements, APodReSentToStallTheOthersMakesThemWaitOncePerWindow) {
   int stalled = 0;
   for (auto t = t0; t < t0 + 1900ms; t += 10ms) {  // re-sent every 10ms, a window less a wait
     unseen.record("stall", {"ml/never-placed"}, t);
-    if (unseen.wait_until("other", nothing_placed, t + 5ms) > t + 5ms) ++stalled;
+    if (unseen.wait_ends("other", nothing_placed, t + 5ms) > t + 5ms) ++stalled;
   }
   EXPECT_EQ(stalled, 10) << "the others waited only within its first 100ms";
   unseen.record("stall", {"ml/never-placed"}, t0 + 2000ms);
-  EXPECT_EQ(unseen.wait_until("other", nothing_placed, t0 + 2001ms), t0 + 2100ms) << "a new window, a new wait";
+  EXPECT_EQ(unseen.wait_ends("other", nothing_placed, t0 + 2001ms), t0 + 2100ms) << "a new window, a new wait";
 }
 
 TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {
@@ -79,7 +79,7 @@ TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {
   unseen.record("u2", {"ml/two"}, t0);
   unseen.record("u3", {"ml/three"}, t0);
   EXPECT_EQ(unseen.size(), 2u);
-  EXPECT_EQ(unseen.wait_until("u9", [](const std::string&) { return false; }, t0 + 100ms), t0 + 500ms)
+  EXPECT_EQ(unseen.wait_ends("u9", [](const std::string&) { return false; }, t0 + 100ms), t0 + 500ms)
       << "u1, recorded first, was forgotten first";
 }
 

@@ -70,8 +70,10 @@ class FakeClaims final : public engine::ClaimSource {
     return lookup(ns, name);
   }
   std::string default_storage_class() const override { return default_class; }
+  const ChangeSignal* claim_changes() const override { return &changes; }
   std::function<std::optional<model::ClaimInfo>(const std::string& ns, const std::string& name)> lookup;
   std::string default_class;
+  ChangeSignal changes;  // a test that changes what lookup answers notifies it
 };
 
 // DRA as the test sets it: `inventory` null (the default) is "DRA not served"; `classes` are

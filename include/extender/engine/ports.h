@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/change_signal.h"
 #include "extender/common/clock.h"
 #include "extender/common/result.h"
 #include "extender/model/demand.h"
@@ -67,6 +68,9 @@ class ClaimSource {
   virtual std::shared_ptr<const std::map<std::string, std::string, std::less<>>> drive_classes() const {
     return nullptr;
   }
+  // Notified after each change to what claim() answers, for a filter waiting on a placement to
+  // show; null: the source does not tell (the waiter then waits its whole time, then reads once).
+  virtual const ChangeSignal* claim_changes() const { return nullptr; }
 };
 
 // The drives a pod's csi-baremetal volumes would take on one node that passed /filter.

@@ -22,7 +22,9 @@ namespace extender::kube {
 
 class ApiBinder : public engine::Binder {
  public:
-  explicit ApiBinder(ApiClient& client, RateLimiter* writes = nullptr) : client_(client), writes_(writes) {}
+  // `clock`: the deadlines' clock, and the retries' pauses.
+  explicit ApiBinder(ApiClient& client, RateLimiter* writes = nullptr, const Clock& clock = steady_clock())
+      : client_(client), writes_(writes), clock_(clock) {}
   std::string wait_turn(engine::Deadline deadline) override;
   std::string bind(const wire::BindingArgs& args, engine::Deadline deadline) override;
   // A merge patch of the device annotation on each claim, within the same deadline.
@@ -38,6 +40,7 @@ class ApiBinder : public engine::Binder {
  private:
   ApiClient& client_;
   RateLimiter* writes_;
+  const Clock& clock_;
   void refuse(std::string why);
   mutable std::mutex mu_;
   std::string refused_;

@@ -39,7 +39,10 @@ class DeadlineWatch {
     std::uint64_t id_;
   };
 
-  explicit DeadlineWatch(std::chrono::milliseconds repeat = std::chrono::milliseconds(50)) : repeat_(repeat) {}
+  // `clock`: the deadlines' clock.
+  explicit DeadlineWatch(std::chrono::milliseconds repeat = std::chrono::milliseconds(50),
+                         const Clock& clock = steady_clock())
+      : repeat_(repeat), clock_(clock) {}
   ~DeadlineWatch();
   DeadlineWatch(const DeadlineWatch&) = delete;
   DeadlineWatch& operator=(const DeadlineWatch&) = delete;
@@ -57,6 +60,7 @@ class DeadlineWatch {
   void end(std::uint64_t id);
 
   const std::chrono::milliseconds repeat_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::uint64_t, Entry> entries_;

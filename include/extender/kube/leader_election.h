@@ -32,7 +32,9 @@ class LeaderElection {
     std::function<void(bool leading)> after_step;
   };
 
-  LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks);
+  // `clock`: the terms' and the retries' time, and the wall time the lease records.
+  LeaderElection(LeaseStore& store, std::string identity, ElectionTiming timing, Hooks hooks,
+                 const Clock& clock = steady_clock());
   ~LeaderElection();
 
   void start();
@@ -40,12 +42,13 @@ class LeaderElection {
   // one retry_period instead of a lease_duration.
   void stop();
 
-  std::optional<std::string> not_leading() const { return elector_.not_leading(SteadyClock::now()); }
+  std::optional<std::string> not_leading() const { return elector_.not_leading(clock_.now()); }
   TimePoint write_fence() const { return elector_.write_fence(); }
-  Leadership view() const { return elector_.view(SteadyClock::now()); }
+  Leadership view() const { return elector_.view(clock_.now()); }
 
  private:
   void run();
+  const Clock& clock_;
   LeaderElector elector_;
   Hooks hooks_;
   std::mutex mu_;

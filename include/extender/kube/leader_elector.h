@@ -58,7 +58,7 @@ class LeaderElector {
   using WallClock = std::chrono::system_clock;
 
   LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
-                std::function<TimePoint()> clock = SteadyClock::now);
+                std::function<TimePoint()> clock = [] { return steady_clock().now(); });
 
   // One attempt to acquire the lease or renew it, started at `now` (`wall` is what the lease
   // records; a term it wins runs from `now`). Whether another holder's lease is live is judged

@@ -49,6 +49,7 @@ struct ReflectorOptions {
   std::chrono::milliseconds backoff_initial{500};
   std::chrono::milliseconds backoff_max{30'000};
   std::size_t max_line_bytes = std::size_t{64} << 20;
+  const Clock* clock = nullptr;  // the status's times, the silence bound and the backoff; null: steady_clock()
 };
 
 struct ReflectorStatus {
@@ -86,6 +87,7 @@ class Reflector {
 
   ApiClient& client_;
   ReflectorOptions options_;
+  const Clock& clock_;
   ReflectorSink& sink_;
   std::atomic<bool> stopping_{false};
   StreamHandle stream_;

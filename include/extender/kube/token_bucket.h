@@ -34,8 +34,9 @@ class TokenBucket {
 
 class RateLimiter {
  public:
-  RateLimiter(std::int64_t qps, std::int64_t burst)
-      : qps_(qps), burst_(burst), bucket_(qps, burst, SteadyClock::now()) {}
+  // `clock`: the refill's and the waits' clock.
+  RateLimiter(std::int64_t qps, std::int64_t burst, const Clock& clock = steady_clock())
+      : qps_(qps), burst_(burst), clock_(clock), bucket_(qps, burst, clock.now()) {}
 
   // Blocks until one write may be sent. When it could not be sent by `deadline` it answers an
   // error at once, without waiting and without taking a token.
@@ -44,6 +45,7 @@ class RateLimiter {
  private:
   const std::int64_t qps_;
   const std::int64_t burst_;
+  const Clock& clock_;
   std::mutex mu_;
   TokenBucket bucket_;
 };

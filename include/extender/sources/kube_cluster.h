@@ -69,9 +69,10 @@ class KubeCluster final : public engine::PodSource,
                           public engine::Gate {
  public:
   // `in_flight` (may be null): the holds of pod groups in flight, told what the watches publish of
-  // them (nominated nodes, claims' selected nodes, groups kube-scheduler gave up).
+  // them (nominated nodes, claims' selected nodes, groups kube-scheduler gave up). `clock`: the
+  // time and the waits of the watches and the stores behind them.
   KubeCluster(state::ClusterState& state, KubeClusterOptions options, kube::ApiClient& client,
-              state::InFlightHolds* in_flight = nullptr);
+              state::InFlightHolds* in_flight = nullptr, const Clock& clock = steady_clock());
   ~KubeCluster();
 
   void start();
@@ -82,6 +83,8 @@ class KubeCluster final : public engine::PodSource,
   std::optional<std::string> not_ready() const override;
   // A PersistentVolumeClaim by namespace and name, as demand computation needs it.
   std::optional<model::ClaimInfo> claim(const std::string& ns, const std::string& name) const override;
+  // Notified after each PersistentVolumeClaim event or list the lookups took in.
+  const ChangeSignal* claim_changes() const override;
   // A pod not yet bound to a node, by uid (what /bind needs when /filter was not seen here).
   std::optional<model::Pod> pending_pod(const std::string& uid) const override;
   // The pending pods with a nominated node (status.nominatedNodeName).
@@ -127,6 +130,7 @@ class KubeCluster final : public engine::PodSource,
 
  private:
   kube::ApiClient& client_;
+  const Clock& clock_;
   std::chrono::milliseconds stale_after_;
   std::chrono::milliseconds fetch_timeout_;
   mutable std::mutex fetch_mu_;  // guards the three below

@@ -38,7 +38,7 @@ class UnseenPlacements {
   void record(const std::string& uid, std::vector<std::string> claims, TimePoint now);
   // Forgets the pods other than `uid` whose claims all show a placement or whose wait has passed
   // by `now`, and returns when the latest wait of the rest ends (`now` or earlier: none to wait for).
-  TimePoint wait_until(const std::string& uid, const Placed& placed, TimePoint now);
+  TimePoint wait_ends(const std::string& uid, const Placed& placed, TimePoint now);
   std::size_t size() const;
 
  private:
