@@ -304,10 +304,16 @@ TEST(Budgets, OnePeerHoldsNoMoreThanItsCapOfConnectionsSendingBodies) {
 
 TEST(Budgets, BodiesBelowTheMinimumRateMakeRoomForANewConnection) {
   DaemonProcess d({}, std::string("server:\n  max_connections: 16\n  max_connections_per_peer: 16\n") + kAdmin);
+  // Each body starts once the daemon has read its head (its 100 Continue), so all 16 are past
+  // their first second, below the minimum rate, when the new connection comes.
+  std::string head = post_head(std::uint64_t{64} << 20);
+  head.insert(head.size() - 2, "Expect: 100-continue\r\n");
   std::vector<std::unique_ptr<RawConnection>> stalled;
   for (int i = 0; i < 16; ++i) {
     stalled.push_back(std::make_unique<RawConnection>(d.port(), "127.0.0.2"));
-    stalled.back()->send_all(post_head(std::uint64_t{64} << 20) + "{");
+    stalled.back()->send_all(head);
+    ASSERT_EQ(status_of(stalled.back()->read_response(5s)), 100) << "connection " << i;
+    stalled.back()->send_all("{");
   }
   std::this_thread::sleep_for(1500ms);
   EXPECT_EQ(status_from("127.0.0.1", d.port(), "/healthz"), 200)
