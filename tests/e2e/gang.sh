@@ -56,18 +56,6 @@ SETTLE_QUIET=6 # seconds without a change before a burst counts as settled
 
 K get --raw /apis/scheduling.k8s.io/v1beta1 | jq -e '.resources[] | select(.name == "podgroups")' >/dev/null ||
   fail "the API server does not serve scheduling.k8s.io/v1beta1 podgroups"
-K apply -f - >/dev/null <<EOF
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: scheduler-extender-podgroups}
-rules: [{apiGroups: [scheduling.k8s.io], resources: [podgroups], verbs: [get, list, watch]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: scheduler-extender-podgroups}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: scheduler-extender-podgroups}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: $EXTENDER_USER}]
-EOF
 
 bm_install_kinds # before the daemon starts: it looks for csi-baremetal's kinds once
 python3 "$SUITE_LIB/shipped_config.py" daemon "$WORKDIR/daemon.yaml"
@@ -90,34 +78,9 @@ metadata: {name: $DRIVER}
 spec: {attachRequired: false, podInfoOnMount: false, storageCapacity: true, volumeLifecycleModes: [Persistent]}
 EOF
 
-# csi_pool_nodes PREFIX CLASS COUNT GPUS: COUNT nodes PREFIX-1.. of GPUS GPUs, a WaitForFirstConsumer
-# CLASS of the driver, and one CSIStorageCapacity of 100Gi per node.
 POOL_GIB=100
-csi_pool_nodes() {
-  local i n bytes=$((POOL_GIB * GIB))
-  K apply -f - >/dev/null <<EOF
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata: {name: $2}
-provisioner: $DRIVER
-volumeBindingMode: WaitForFirstConsumer
-EOF
-  for ((i = 1; i <= $3; i++)); do
-    n="$1-$i"
-    cluster_add_gpu_node "$n" "$4"
-    K apply -f - >/dev/null <<EOF
-apiVersion: storage.k8s.io/v1
-kind: CSIStorageCapacity
-metadata:
-  name: $2-$n
-  namespace: kube-system
-  annotations: {e2e.scheduler-extender.io/size: "$bytes"}
-storageClassName: $2
-nodeTopology: {matchLabels: {kubernetes.io/hostname: $n}}
-capacity: "$bytes"
-EOF
-  done
-}
+# shellcheck source=lib/csi_pools.sh
+source "$SUITE_LIB/csi_pools.sh"
 
 # gang_manifest GANG SIZE RESOURCES [CLASS CLAIM]: the PodGroup GANG (gang, minCount SIZE); then
 # gang_member prints member I (label e2e-gang=GANG) with RESOURCES, and with CLASS a claim of CLAIM.
@@ -277,7 +240,8 @@ placed_runs=0
 for ((run = 1; run <= RUNS; run++)); do
   cls="gv$run"
   step "scenario V, run $run of $RUNS: two gangs of 4 pods x (1 GPU, one 40Gi claim) onto 2 nodes of ${POOL_GIB}Gi"
-  csi_pool_nodes "$cls" "$cls" 2 8
+  csi_class "$cls"
+  csi_nodes "$cls" "$cls" 2 8
   two_gangs "$cls-a" "$cls-b" 4 '{limits: {nvidia.com/gpu: "1"}}' "$cls" 40Gi
   settle 90 "$cls-a" "$cls-b"
   sleep 1 # the provisioner's report of its last pass
@@ -346,7 +310,8 @@ end_scenario s 2 sa sb
 
 ##### N: a gang that cannot fit.
 step "scenario N: a gang of 3 pods x (1 GPU, one 60Gi claim) onto 2 nodes of ${POOL_GIB}Gi: it cannot fit"
-csi_pool_nodes gn gn 2 8
+csi_class gn
+csi_nodes gn gn 2 8
 {
   podgroup_manifest gn-x 3
   for i in 1 2 3; do gang_member gn-x "$i" '{limits: {nvidia.com/gpu: "1"}}' gn 60Gi; done

@@ -76,37 +76,8 @@ metadata: {name: topolvm.io}
 spec: {attachRequired: false, podInfoOnMount: false, storageCapacity: false, volumeLifecycleModes: [Persistent]}
 EOF
 
-# csi_class NAME: a WaitForFirstConsumer class of the CSI driver.
-csi_class() {
-  K apply -f - >/dev/null <<EOF
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata: {name: $1}
-provisioner: $DRIVER
-volumeBindingMode: WaitForFirstConsumer
-EOF
-}
-
-# csi_nodes PREFIX CLASS [COUNT]: COUNT (NODES) nodes PREFIX-1.. of 8 GPUs, each with a
-# CSIStorageCapacity of CLASS for POOL_GIB (the size the provisioner counts down from is its annotation).
-csi_nodes() {
-  local i n bytes=$((POOL_GIB * GIB))
-  for ((i = 1; i <= ${3:-$NODES}; i++)); do
-    n="$1-$i"
-    cluster_add_gpu_node "$n" 8
-    K apply -f - >/dev/null <<EOF
-apiVersion: storage.k8s.io/v1
-kind: CSIStorageCapacity
-metadata:
-  name: $2-$n
-  namespace: kube-system
-  annotations: {e2e.scheduler-extender.io/size: "$bytes"}
-storageClassName: $2
-nodeTopology: {matchLabels: {kubernetes.io/hostname: $n}}
-capacity: "$bytes"
-EOF
-  done
-}
+# shellcheck source=lib/csi_pools.sh
+source "$SUITE_LIB/csi_pools.sh"
 
 # burst_manifest PREFIX FROM TO CLASS: one-GPU pods PREFIX-NN for NN in FROM..TO (label
 # e2e-burst=PREFIX), each with two claims of CLAIM of CLASS; all claims first, then the pods.

@@ -468,6 +468,9 @@ rules:
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [get, create, update]
+- apiGroups: [scheduling.k8s.io]
+  resources: [podgroups]
+  verbs: [get, list, watch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -489,7 +492,7 @@ EOF
     "$EXTENDER_USER list persistentvolumeclaims" "$EXTENDER_USER watch persistentvolumes" "$EXTENDER_USER list storageclasses storage.k8s.io" \
     "$EXTENDER_USER patch pods" "$EXTENDER_USER patch persistentvolumeclaims" \
     "$EXTENDER_USER watch csistoragecapacities storage.k8s.io" "$EXTENDER_USER watch csidrivers storage.k8s.io" \
-    "$EXTENDER_USER update leases coordination.k8s.io" \
+    "$EXTENDER_USER update leases coordination.k8s.io" "$EXTENDER_USER watch podgroups scheduling.k8s.io" \
     "$SCHEDULER_USER create pods/binding" "$SCHEDULER_USER watch nodes" \
     "$SCHEDULER_USER list persistentvolumeclaims" "$SCHEDULER_USER list csinodes storage.k8s.io"; do
     # shellcheck disable=SC2086
