@@ -143,9 +143,18 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, const NodeIndex& prev
   layout_ = previous.layout_;
   names_ = layout_->names.data();
   blocks_ = previous.blocks_;
+  gpu_models_ = previous.gpu_models_;
+  std::shared_ptr<model::GpuModelSupply> models;
   std::vector<std::size_t> copied;
   for (std::string_view name : changed) {
     const auto it = nodes_->find(name);
+    const model::NodeSupply& before = previous.lookup(name).node->supply;
+    const model::NodeSupply& after = it->second->supply;
+    if (before.gpu_devices.count != after.gpu_devices.count || before.gpu_model != after.gpu_model) {
+      if (!models) models = std::make_shared<model::GpuModelSupply>(*gpu_models_);
+      models->remove(before);
+      models->add(after);
+    }
     const auto order = static_cast<std::size_t>(it - nodes_->begin());
     const std::size_t b = order / kBlock;
     if (std::find(copied.begin(), copied.end(), b) == copied.end()) {
@@ -154,6 +163,7 @@ NodeIndex::NodeIndex(std::shared_ptr<const NodeMap> nodes, const NodeIndex& prev
     }
     (*blocks_[b])[order % kBlock] = {it->second.get(), summarize(*it->second)};
   }
+  if (models) gpu_models_ = std::move(models);
 }
 
 void NodeIndex::build() {
@@ -167,8 +177,10 @@ void NodeIndex::build() {
   l.names.reserve(bytes);
   blocks_.reserve((nodes_->size() + kBlock - 1) / kBlock);
   const std::size_t mask = size - 1;
+  auto models = std::make_shared<model::GpuModelSupply>();
   std::uint32_t order = 0;
   for (const auto& [name, node] : *nodes_) {
+    models->add(node->supply);
     if (order % kBlock == 0) blocks_.push_back(std::make_shared<Block>());
     (*blocks_.back())[order % kBlock] = {node.get(), summarize(*node)};
     const std::size_t hash = hash_of(name);
@@ -183,6 +195,7 @@ void NodeIndex::build() {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
   });
   names_ = l.names.data();
+  gpu_models_ = std::move(models);
 }
 
 std::uint64_t NodeIndex::claim_bits(std::string_view uid) {

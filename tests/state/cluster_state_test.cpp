@@ -29,6 +29,33 @@ std::int64_t used(const ClusterState& s, const std::string& node_name, std::stri
   return snap.find(node_name)->usage_excluding(exclude, now).gpus_used("nvidia.com/gpu");
 }
 
+TEST(ClusterState, SnapshotsCountTheClustersGpusByModelAsNodesChange) {
+  auto gpu_node = [](const std::string& name, const std::string& gpu_model, std::int64_t gpus) {
+    model::NodeSupply n = node(name, gpus);
+    n.gpu_devices = {"nvidia.com/gpu", gpus, 0};
+    n.gpu_model = gpu_model;
+    return n;
+  };
+  using ByModel = std::map<std::string, std::int64_t, std::less<>>;
+  ClusterState s;
+  s.upsert_nodes({gpu_node("a", "T4", 2), gpu_node("b", "G2", 8), gpu_node("c", "", 4)});
+  const Snapshot first = s.snapshot();
+  EXPECT_EQ(first.gpu_models().total, 14);
+  EXPECT_EQ(first.gpu_models().by_model, (ByModel{{"G2", 8}, {"T4", 2}}));
+  s.place("p1", claim("a", 1));
+  EXPECT_EQ(&s.snapshot().gpu_models(), &first.gpu_models()) << "a pod event shares the count";
+  s.upsert_nodes({gpu_node("a", "T4", 4)});
+  EXPECT_EQ(s.snapshot().gpu_models().by_model, (ByModel{{"G2", 8}, {"T4", 4}})) << "a node's devices changed";
+  s.upsert_nodes({gpu_node("b", "G3", 8)});
+  EXPECT_EQ(s.snapshot().gpu_models().by_model, (ByModel{{"G3", 8}, {"T4", 4}})) << "relabelled: its old model gone";
+  s.remove_node("a");
+  EXPECT_EQ(s.snapshot().gpu_models().by_model, (ByModel{{"G3", 8}}));
+  EXPECT_EQ(s.snapshot().gpu_models().total, 12);
+  s.replace_nodes({gpu_node("d", "T4", 2)});
+  EXPECT_EQ(s.snapshot().gpu_models().by_model, (ByModel{{"T4", 2}})) << "a relist counts afresh";
+  EXPECT_EQ(first.gpu_models().total, 14) << "an earlier snapshot keeps its count";
+}
+
 TEST(ClusterState, SnapshotsAreImmutable) {
   ClusterState s;
   s.upsert_nodes({node("a", 4)});

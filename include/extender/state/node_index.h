@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "extender/model/gpu_availability.h"
+#include "extender/model/gpu_model_supply.h"
 
 namespace extender::state {
 
@@ -141,6 +142,8 @@ class NodeIndex {
   bool names_dns_only() const { return layout_->names_dns_only; }
   // Two bits of a claim's uid, for NodeSummary::claim_bits.
   static std::uint64_t claim_bits(std::string_view uid);
+  // The GPUs of the map's nodes by model (shared with the previous index while they are the same).
+  const model::GpuModelSupply& gpu_models() const { return *gpu_models_; }
 
  private:
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
@@ -180,6 +183,7 @@ class NodeIndex {
   NodeSummary summarize(const NodeState& node);  // views its resource into layout_->gpu_resources
 
   std::shared_ptr<const NodeMap> nodes_;
+  std::shared_ptr<const model::GpuModelSupply> gpu_models_;
   std::shared_ptr<Layout> layout_;
   const char* names_ = nullptr;  // layout_->names.data()
   std::vector<std::shared_ptr<Block>> blocks_;  // a block is written only by the index that made it
