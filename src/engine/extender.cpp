@@ -55,9 +55,9 @@ void Extender::remember(const model::PodDemand& demand, TimePoint now, PodScope 
   shapes_.add(policy::shape_of(demand));
 }
 
-policy::ShapeMix Extender::shape_mix() const {
+policy::ShapeMix Extender::shape_mix(const state::Snapshot& snapshot) const {
   std::lock_guard lock(shapes_mu_);
-  return shapes_.mix();
+  return shapes_.mix(snapshot.gpu_models());
 }
 
 std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,
@@ -71,8 +71,8 @@ std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDem
   return std::nullopt;
 }
 
-policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix) const {
-  if (policy::packing_policy(scoring_.packing).needs_shape_mix) mix = shape_mix();
+policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix, const state::Snapshot& snapshot) const {
+  if (policy::packing_policy(scoring_.packing).needs_shape_mix) mix = shape_mix(snapshot);
   return {scoring_.packing, &mix};
 }
 
@@ -380,7 +380,7 @@ bool Extender::hold_group_member(const model::Pod& pod, const model::PodDemand& 
                                  std::vector<std::uint32_t>& passed, TimePoint now) {
   if (!deps_.in_flight || !needs_group_hold(pod, demand)) return false;
   policy::ShapeMix mix;
-  const policy::GpuPlacement gpu = gpu_placement(mix);
+  const policy::GpuPlacement gpu = gpu_placement(mix, snapshot);
   return narrow_and_hold(pod, demand, dra, snapshot, names, passed, scoring_, gpu, mix, *deps_.in_flight, now);
 }
 
@@ -391,7 +391,7 @@ void Extender::count_nominated(const model::Pod& pod, const model::PodDemand& de
   const std::vector<model::Pod> nominated = deps_.pods->nominated_pods();
   if (nominated.empty()) return;
   policy::ShapeMix mix;
-  const policy::GpuPlacement gpu = gpu_placement(mix);
+  const policy::GpuPlacement gpu = gpu_placement(mix, snapshot);
   const DemandOf of = [this](const model::Pod& q) -> std::optional<model::PodDemand> {
     auto d = demand_of(q);
     if (!d) return std::nullopt;
@@ -448,7 +448,7 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     return answer;
   }
   policy::ShapeMix mix;
-  (void)gpu_placement(mix);
+  (void)gpu_placement(mix, snap);
   const std::vector<std::int64_t> scores = policy::score_candidates(*demand, candidates.list, scoring_, mix);
   if (scores.empty()) {
     answer.summary.note = "no scorer applies to the pod";
@@ -558,7 +558,7 @@ std::optional<BindAnswer> Extender::reserve_for_bind(const wire::BindingArgs& ar
     return failed(answer, "node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
   }
   policy::ShapeMix mix;
-  policy::Fit fit = fit_on(dra.get(), demand, node->supply, usage, gpu_placement(mix));
+  policy::Fit fit = fit_on(dra.get(), demand, node->supply, usage, gpu_placement(mix, snap));
   if (fit.verdict != policy::Verdict::kFits) {
     return failed(answer, "node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
   }

@@ -58,6 +58,13 @@ bool host_fits(std::int64_t cpu_free, std::int64_t memory_free, const GpuShape& 
   return shape.cpu_milli <= cpu_free && shape.memory_bytes <= memory_free;
 }
 
+double scarcity(const GpuShape& shape, const model::GpuModelSupply& supply) {
+  if (shape.models.empty() || supply.total <= 0) return 1;
+  const std::int64_t usable = supply.of(shape.models);
+  if (usable <= 0) return 1;
+  return std::min(static_cast<double>(supply.total) / static_cast<double>(usable), kMaxScarcity);
+}
+
 bool model_admits(std::string_view model, const GpuShape& shape) {
   if (shape.models.empty()) return true;
   return std::binary_search(shape.models.begin(), shape.models.end(), model,
@@ -249,17 +256,17 @@ void ShapeWindow::add(const GpuShape& shape) {
   }
 }
 
-std::int64_t ShapeWindow::unit_weight(const GpuShape& shape) const {
+std::int64_t ShapeWindow::unit_weight(const GpuShape& shape, const model::GpuModelSupply& supply) const {
   if (size_exponent_ <= 0) return 1;
   const double gpus = static_cast<double>(std::max<std::int64_t>(shape.whole, 1));
-  return std::max<std::int64_t>(std::llround(kQuarters * std::pow(gpus, size_exponent_)), 1);
+  return std::max<std::int64_t>(std::llround(kQuarters * std::pow(gpus * scarcity(shape, supply), size_exponent_)), 1);
 }
 
-ShapeMix ShapeWindow::mix() const {
+ShapeMix ShapeWindow::mix(const model::GpuModelSupply& supply) const {
   std::map<GpuShape, std::int64_t> merged;
   __int128 total = 0;
   for (const auto& [shape, n] : counts_) {
-    const std::int64_t w = saturating_mul(n, unit_weight(shape));
+    const std::int64_t w = saturating_mul(n, unit_weight(shape, supply));
     merged[shape] += w;
     total += w;
   }

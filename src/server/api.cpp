@@ -397,7 +397,7 @@ HttpResponse Api::status_page(const std::string& query) const {
     in.refused = deps_.decisions->refused_pods();
     in.decisions = deps_.decisions->decisions();
   }
-  if (deps_.extender) in.mix = deps_.extender->shape_mix();
+  if (deps_.extender) in.mix = deps_.extender->shape_mix(snap);
   in.now = SteadyClock::now();
   in.title = "scheduler-extender (" + deps_.mode + ")";
   return {200, render_status_page(in, parse_page_query(query)), "text/html; charset=utf-8", {}};

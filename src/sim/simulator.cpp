@@ -192,11 +192,11 @@ std::vector<std::string> Simulation::names_of(const std::vector<std::size_t>& at
 }
 
 double Simulation::fragmented() const {
-  const policy::ShapeMix mix = ext_.shape_mix();
+  const auto snap = cluster_.snapshot();
+  const policy::ShapeMix mix = ext_.shape_mix(snap);
   std::int64_t weight = 0;
   for (const auto& [s, w] : mix) weight += w;
   double sum = 0;
-  const auto snap = cluster_.snapshot();
   const auto dra_view = dra_fit(*one_gpu_);
   for (const auto& [name, node] : snap.nodes()) {
     const model::NodeUsage usage = node->usage_excluding("", {});

@@ -202,7 +202,7 @@ TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape)
   pod.containers.front().requests["memory"] = "1Gi";
 
   EXPECT_TRUE(ext.prioritize(args_for(pod)).scores.empty()) << "the managed scope: no scores, as before";
-  const auto mix_before = ext.shape_mix();
+  const auto mix_before = ext.shape_mix(h.state.snapshot());
   EXPECT_TRUE(ext.prioritize(args_for(gpu_pod("u2", "1")), {}, PodScope::kUnmanaged).scores.empty())
       << "a GPU pod is the managed entry's";
   auto p = ext.prioritize(args_for(pod), {}, PodScope::kUnmanaged);
@@ -218,7 +218,7 @@ TEST(Extender, UnmanagedScopeRanksPodsThatNeedNothingManagedAndCountsTheirShape)
     return std::int64_t{0};
   };
   EXPECT_EQ(count(mix_before), 0);
-  EXPECT_EQ(count(ext.shape_mix()), 1) << "its shape joins the mix";
+  EXPECT_EQ(count(ext.shape_mix(h.state.snapshot())), 1) << "its shape joins the mix";
 }
 
 // One preemption, seen through a watch that lags the scheduler's: the preemptor is nominated to

@@ -138,5 +138,85 @@ TEST(GpuModels, TheWindowRecordsEachPodsModels) {
   EXPECT_EQ(w.mix(), (ShapeMix{{{1, 0, 0, 0, 0, {}}, 1}, {{1, 0, 0, 0, 0, {"G2", "T4"}}, 2}}));
 }
 
+model::GpuModelSupply supply_of(const std::vector<model::NodeSupply>& nodes) {
+  model::GpuModelSupply s;
+  for (const auto& n : nodes) s.add(n);
+  return s;
+}
+
+// 104 GPUs: 88 G2, 8 T4, 1 P100, 7 on a node without a model. A shape bound to models weighs as
+// if it were (its GPUs / the share of the cluster's GPUs it may use) GPUs, at most kMaxScarcity
+// times its GPUs.
+TEST(GpuModels, ShapesBoundToScarceModelsWeighMore) {
+  const model::GpuModelSupply supply =
+      supply_of({host("g", "G2", 88, 64), host("t", "T4", 8, 64), host("p", "P100", 1, 8), host("u", "", 7, 8)});
+  const GpuShape any{1, 0, 0, 0, 0, {}};
+  const GpuShape t4{1, 0, 0, 0, 0, {"T4"}};
+  const GpuShape g2_or_t4{1, 0, 0, 0, 0, {"G2", "T4"}};
+  const GpuShape two_p100{2, 0, 0, 0, 0, {"P100"}};
+  const GpuShape t4_share{0, 4 * kGi, 0, 0, 0, {"T4"}};
+  const GpuShape absent{1, 0, 0, 0, 0, {"A10"}};
+  struct Case {
+    const char* what;
+    GpuShape shape;
+    double exponent;
+    model::GpuModelSupply supply;
+    std::int64_t weight;  // of one pod, in the window's units
+  };
+  const std::vector<Case> cases = {
+      {"any model: its GPUs alone (quarters)", any, 2, supply, 4},
+      {"one model of 8 in 104 GPUs: (104 / 8)^2 pods", t4, 2, supply, 4 * 169},
+      {"two models: their GPUs together", g2_or_t4, 2, supply, 5},
+      {"2 GPUs of a model with 1 in 104: scarcity capped at 32", two_p100, 2, supply, 4 * 64 * 64},
+      {"a share is one GPU's worth", t4_share, 2, supply, 4 * 169},
+      {"a model no node has: no scarcity to go by", absent, 2, supply, 4},
+      {"exponent 1", t4, 1, supply, 4 * 13},
+      {"exponent 0: every pod once", t4, 0, supply, 1},
+      {"no supply known: any model's weight", t4, 2, {}, 4},
+  };
+  for (const auto& c : cases) {
+    ShapeWindow w(10, {}, c.exponent);
+    w.add(c.shape);
+    EXPECT_EQ(w.mix(c.supply), (ShapeMix{{c.shape, c.weight}})) << c.what;
+  }
+}
+
+// Best-fit's blend pulls a pod toward the node it fills most; the pods in the mix that need that
+// node's model pull it away by what they would lose there, and weighed by scarcity they win.
+// Node g: 8 G2 GPUs, 2 in use (5/8 left after the pod); t: 2 T4 GPUs, free (1/2 left); the cluster
+// holds 88 G2 and 8 T4 GPUs; the mix is eight pods of 8 GPUs of any model and one that needs a T4.
+TEST(GpuModels, ScarceModelsAreKeptForThePodsBoundToThem) {
+  std::vector<model::NodeSupply> nodes = {host("g", "G2", 8, 64), host("t", "T4", 2, 64)};
+  const model::GpuModelSupply supply = supply_of({host("g", "G2", 88, 64), host("t", "T4", 8, 64)});
+  model::NodeUsage quarter;
+  model::Allocation two;
+  two.gpu_devices = {{0, 0, true}, {1, 0, true}};
+  quarter.add(two);
+  const model::NodeUsage idle;
+  std::vector<Candidate> cands = {{&nodes[0], &quarter}, {&nodes[1], &idle}};
+  ShapeWindow window(100, {}, 2);
+  for (int i = 0; i < 8; ++i) window.add({8, 0, 0, 0, 0, {}});
+  window.add({1, 0, 0, 0, 0, {"T4"}});
+  model::PodDemand pod;
+  pod.uid = "p";
+  pod.gpus["nvidia.com/gpu"] = 1;
+  struct Case {
+    const char* what;
+    model::GpuModelSupply supply;
+    double fit_weight;
+    std::vector<std::int64_t> scores;
+  };
+  const std::vector<Case> cases = {
+      {"no blend: g, where the pod takes nothing the T4 pods could use", {}, 0, {10, 9}},
+      {"the blend without scarcity: t, the better fit", {}, 0.05, {9, 10}},
+      {"the blend with scarcity: g, t kept for the T4 pods", supply, 0.05, {10, 9}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(gpu_packing_scores(pod, cands, PackingStrategy::kFragmentation, window.mix(c.supply), c.fit_weight),
+              c.scores)
+        << c.what;
+  }
+}
+
 }  // namespace
 }  // namespace extender::policy

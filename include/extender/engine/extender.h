@@ -157,8 +157,8 @@ class Extender {
 
   // The recent mix of task shapes: each pod counted once, at its first /filter or /prioritize (a
   // pod that needs no GPU as its CPU and memory), in a window of scoring.fragmentation_window pods
-  // over scoring.fragmentation_prior.
-  policy::ShapeMix shape_mix() const;
+  // over scoring.fragmentation_prior, weighed by the snapshot's GPUs by model.
+  policy::ShapeMix shape_mix(const state::Snapshot& snapshot) const;
 
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
@@ -230,7 +230,7 @@ class Extender {
   // The every-pod verbs (kUnmanaged) never replace a demand remembered before (standalone /bind
   // reads it).
   void remember(const model::PodDemand& demand, TimePoint now, PodScope scope);
-  policy::GpuPlacement gpu_placement(policy::ShapeMix& mix) const;
+  policy::GpuPlacement gpu_placement(policy::ShapeMix& mix, const state::Snapshot& snapshot) const;
   // The GPU a share pod takes in `allocation` (what its Binder records on the pod); nullopt for
   // a pod that asks no share.
   std::optional<GpuShareAssignment> share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,

@@ -22,6 +22,7 @@
 
 #include "extender/common/result.h"
 #include "extender/model/demand.h"
+#include "extender/model/gpu_model_supply.h"
 #include "extender/model/supply.h"
 #include "extender/model/usage.h"
 
@@ -57,20 +58,23 @@ GpuShape shape_of(const model::PodDemand& pod);
 using ShapeMix = std::vector<std::pair<GpuShape, std::int64_t>>;  // shape -> weight (> 0)
 
 // The recent mix of shapes: the last `capacity` shapes added plus a prior of pseudo-counts. With
-// `size_exponent` e > 0 a shape of k whole GPUs weighs k^e pods (shares and pods without GPUs one;
-// each weight then in quarters, the prior's too), so that the large shapes, whose refusal loses
-// the most GPUs and which fewer nodes can hold, count for more than their number; at 0 each pod
-// counts once. The weights' total is kept below 2^24 (scaled down alike), which keeps
-// fragmentation's exact ratios within 128 bits. A value type; not thread-safe (its owner
-// serialises access).
+// `size_exponent` e > 0 a shape of k whole GPUs that may use a share u of the cluster's GPUs
+// weighs (k / u)^e pods (shares and pods without GPUs count k = 1; u is 1 for a shape of any
+// model, and at least 1/kMaxScarcity; each weight then in quarters, the prior's too), so that the
+// shapes whose refusal loses the most GPUs and which fewer nodes can hold, large ones and ones
+// bound to scarce models, count for more than their number; at 0 each pod counts once. The
+// weights' total is kept below 2^24 (scaled down alike), which keeps fragmentation's exact
+// ratios within 128 bits. A value type; not thread-safe (its owner serialises access).
+inline constexpr double kMaxScarcity = 32;
 class ShapeWindow {
  public:
   ShapeWindow(std::size_t capacity, ShapeMix prior, double size_exponent = 0);
   void add(const GpuShape& shape);  // an empty shape (no GPU, CPU or memory) is ignored
-  ShapeMix mix() const;
+  // `supply`: the cluster's GPUs by model, for the shapes bound to models (empty: u = 1 for all).
+  ShapeMix mix(const model::GpuModelSupply& supply = {}) const;
 
  private:
-  std::int64_t unit_weight(const GpuShape& shape) const;
+  std::int64_t unit_weight(const GpuShape& shape, const model::GpuModelSupply& supply) const;
 
   std::size_t capacity_;
   ShapeMix prior_;
