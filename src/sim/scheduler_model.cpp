@@ -78,8 +78,10 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
   const bool constrained = !constraints.node_selector.empty() || constraints.required_node_affinity.has_value();
   std::vector<std::size_t> out;
   if (nodes_.empty()) return out;
-  const auto wanted = static_cast<std::size_t>(
-      feasible_nodes_to_find(settings_.percentage_of_nodes_to_score, static_cast<std::int64_t>(nodes_.size())));
+  const auto wanted = settings_.paper ? nodes_.size()
+                                      : static_cast<std::size_t>(feasible_nodes_to_find(
+                                            settings_.percentage_of_nodes_to_score,
+                                            static_cast<std::int64_t>(nodes_.size())));
   out.reserve(wanted);
   std::size_t processed = 0;
   for (; processed < nodes_.size() && out.size() < wanted; ++processed) {
@@ -118,6 +120,7 @@ std::optional<std::size_t> SchedulerModel::pick(const std::vector<std::int64_t>&
   for (std::size_t k = 0; k < total.size(); ++k) {
     if (total[k] == best) top.push_back(k);
   }
+  if (settings_.paper) return top.front();
   return top[std::uniform_int_distribution<std::size_t>(0, top.size() - 1)(rng_)];
 }
 
@@ -126,7 +129,7 @@ std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::string>
                                                   std::int64_t cpu_milli, std::int64_t memory_bytes) {
   std::vector<std::int64_t> total(candidates.size(), 0);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    if (auto it = index_.find(candidates[k]); it != index_.end()) {
+    if (auto it = index_.find(candidates[k]); it != index_.end() && !settings_.paper) {
       total[k] = plugin_scores(nodes_[it->second], cpu_milli, memory_bytes);
     }
     if (k < extender_scores.size()) {
@@ -141,7 +144,7 @@ std::optional<std::size_t> SchedulerModel::choose_at(const std::vector<std::size
                                                      std::int64_t cpu_milli, std::int64_t memory_bytes) {
   std::vector<std::int64_t> total(candidates.size(), 0);
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    total[k] = plugin_scores(nodes_[candidates[k]], cpu_milli, memory_bytes);
+    if (!settings_.paper) total[k] = plugin_scores(nodes_[candidates[k]], cpu_milli, memory_bytes);
     if (k < extender_scores.size()) {
       total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
     }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -76,7 +77,7 @@ using Outcomes = std::vector<std::optional<Result<PolicyResult>>>;  // by policy
 bool usage() {
   std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
              "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-             "[--jobs N] [--config FILE]\n", stderr);
+             "[--jobs N] [--config FILE] [--scheduler kube|paper]\n", stderr);
   return false;
 }
 
@@ -134,6 +135,8 @@ bool set_flag(Command& c, const std::string& name, const char* v) {
     c.options.scheduler.extender_weight = *n;
   } else if (name == "--percentage-of-nodes-to-score" && (n = count(v, 0, 100))) {
     c.options.scheduler.percentage_of_nodes_to_score = *n;
+  } else if (name == "--scheduler" && (std::string_view(v) == "kube" || std::string_view(v) == "paper")) {
+    c.options.scheduler.paper = std::string_view(v) == "paper";
   } else {
     return usage();
   }

@@ -162,6 +162,40 @@ TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtR
   for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(all, {}, 100, 0), other.choose(all, {}, 100, 0)) << "seeded";
 }
 
+TEST(SchedulerModel, ThePapersSimulatorSearchesEveryNodeAndTheExtenderAloneDecidesTiesToTheFirst) {
+  // As in the test above: the plugins alone would choose a (197 points against b 147, c 146).
+  const std::vector<model::NodeSupply> nodes = {node("a", 8000, 8 * kGi), node("b", 8000, 8 * kGi),
+                                                node("c", 8000, 8 * kGi)};
+  const std::vector<std::string> all = {"a", "b", "c"};
+  struct Case {
+    const char* what;
+    std::vector<std::int64_t> scores;
+    std::size_t chosen;
+  };
+  const std::vector<Case> cases = {
+      {"one extender step outvotes the plugins' 50 points", {0, 1, 0}, 1},
+      {"a tie goes to the first node of the list, every time", {0, 5, 5}, 1},
+      {"no extender scores: all tie, the first", {}, 0},
+  };
+  for (const auto& c : cases) {
+    std::set<std::size_t> seen;
+    for (int seed = 0; seed < 20; ++seed) {
+      SchedulerSettings paper{1, 0};
+      paper.paper = true;
+      SchedulerModel m(nodes, seed, paper);
+      m.place("b", 4000, 4 * kGi);
+      m.place("c", 4000, 0);
+      seen.insert(*m.choose(all, c.scores, 0, 0));
+    }
+    EXPECT_EQ(seen, std::set<std::size_t>{c.chosen}) << c.what;
+  }
+  SchedulerSettings paper{1, 1};
+  paper.paper = true;
+  SchedulerModel m(numbered(300, 8000, kGi), 3, paper);
+  EXPECT_EQ(m.feasible(0, 0).size(), 300u) << "every feasible node, whatever percentageOfNodesToScore says";
+  EXPECT_EQ(m.feasible(0, 0).front(), "n0") << "in the node list's order, from its start each time";
+}
+
 TEST(SchedulerModel, ByPositionSearchesChoosesAndPlacesAsByName) {
   std::vector<model::NodeSupply> nodes = numbered(150, 8000, 32 * kGi);
   for (std::size_t i = 0; i < nodes.size(); i += 3) nodes[i].cpu_milli = 4000;

@@ -30,6 +30,10 @@ namespace extender::sim {
 struct SchedulerSettings {
   std::int64_t extender_weight = 1;               // the extender entry's `weight`
   std::int64_t percentage_of_nodes_to_score = 0;  // 0: the adaptive default
+  // The FGD paper's simulator instead of kube-scheduler: every feasible node is found, in the
+  // node list's order, and the extender's score alone decides (no plugin scores), ties going to
+  // the first node of the list. How the paper's published figures were measured.
+  bool paper = false;
 };
 
 // How many feasible nodes the filter phase looks for among `nodes`: all below 100 nodes; else
