@@ -26,8 +26,8 @@ struct ScoringRules {
   // At 100 pods the prior weighs about a tenth of the mix, which keeps plain GPU fragmentation in
   // view.
   std::int64_t fragmentation_window = 100;
-  // fragmentation: a shape of k whole GPUs weighs k^this pods in the mix (ShapeWindow); 0: each pod
-  // counts once.
+  // fragmentation: a shape of k whole GPUs weighs k^this pods in the mix, one bound to GPU models
+  // (k / u)^this, u the share of the cluster's GPUs it may use (ShapeWindow); 0: each pod once.
   double fragmentation_size_exponent = 0;
   // fragmentation: best-fit's measure of what the node keeps free after the placement (its free
   // CPU over its CPU plus its free GPU over its GPUs, 0..2) times this is added to the increase of
