@@ -102,8 +102,17 @@ json pod_with_claim(const std::string& name, const std::string& claim) {
 
 // The fake API server with the cluster above, pod reads (GET of one pod) answered from its objects
 // after `read_delay`, and the daemon's kubeconfig.
+// The API server's HTTP server sets TCP_NODELAY on every connection, as Go's net/http does:
+// without it the fake's answers would wait on Nagle's algorithm for the daemon's delayed ACKs
+// (about 40 ms a write once pod reads share the daemon's pooled connections).
+std::unique_ptr<httplib::Server> api_http_server() {
+  auto s = std::make_unique<httplib::Server>();
+  s->set_tcp_nodelay(true);
+  return s;
+}
+
 struct Cluster {
-  FakeApiServer server;
+  FakeApiServer server{api_http_server()};
   FakeCluster fake{server};
   TempDir dir;
   std::atomic<int> read_delay_ms{0};
