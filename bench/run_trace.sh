@@ -11,11 +11,13 @@
 # The extender's weight and percentageOfNodesToScore are the chart's (extender.weight,
 # secondScheduler.percentageOfNodesToScore) unless WEIGHT or PERCENTAGE is set, and so are the
 # daemon's scoring settings for each deployment (config.scoring with placementByRoute's everyPod or
-# gpuPods set) unless CONFIG names a daemon configuration file to use for both instead. SCALE (a fraction,
+# gpuPods set) unless CONFIG names a daemon configuration file to use for both instead. SCHEDULER=paper
+# runs the FGD paper's simulator instead of kube-scheduler (the policy's score alone over every
+# node, ties to the first node of the list: how the paper's figures were measured). SCALE (a fraction,
 # default 1) runs a drawn part of the nodes and pods, for quick checks. Builds the Release daemon
 # into BUILD_DIR (default build) when it is not there.
 # usage: bench/run_trace.sh [--family NAME]... TRACE_DIR [BUILD_DIR]
-#        (env: SEEDS, POLICIES, DEPLOYMENTS, FAMILIES, WEIGHT, PERCENTAGE, SCALE, CONFIG)
+#        (env: SEEDS, POLICIES, DEPLOYMENTS, FAMILIES, WEIGHT, PERCENTAGE, SCALE, CONFIG, SCHEDULER)
 set -euo pipefail
 families=()
 while [ $# -ge 2 ] && [ "$1" = --family ]; do families+=("$2"); shift 2; done
@@ -66,7 +68,7 @@ for family in "${families[@]}"; do
     for s in $seeds; do
       start=$(date +%s.%N)
       json=$("$build/scheduler-extender" simulate --config "$(config_for "$d")" --trace "$dir" --seed "$s" --deployment "$d" --weight "$weight" \
-             --percentage-of-nodes-to-score "$percentage" --json "${policy_args[@]}")
+             --percentage-of-nodes-to-score "$percentage" --scheduler "${SCHEDULER:-kube}" --json "${policy_args[@]}")
       took=$(echo "$(date +%s.%N) - $start" | bc)
       python3 - "$family" "$d" "$s" "$json" >>"$results" <<'PY'
 import json, sys
