@@ -119,7 +119,8 @@ std::map<std::int64_t, std::vector<std::string>> holders(const json& node) {
       if (!c.is_object() || devs == c.end() || !devs->is_array()) continue;
       for (const auto& h : *devs) {
         if (!h.is_object()) continue;
-        std::string who = str(c, "pod") + (h.contains("whole") ? std::string() : " " + std::to_string(integer(h, "bytes") >> 20) + " MiB");
+        std::string who = str(c, "pod");
+        if (!h.contains("whole")) who.append(" ").append(std::to_string(integer(h, "bytes") >> 20)).append(" MiB");
         if (std::string(list) == "reservations") who += " (in flight)";
         out[integer(h, "index")].push_back(who);
       }
