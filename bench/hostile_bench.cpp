@@ -30,6 +30,7 @@
 #include "daemon/daemon_process.h"
 #include "support/files.h"
 #include "support/gzip.h"
+#include "scenario_flags.h"
 
 namespace {
 
@@ -242,17 +243,9 @@ bool run(const char* name, const Attack& attack, int seconds, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  int seconds = 10;
-  std::string only;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = std::atoi(argv[++i]);
-    else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: hostile_bench [--seconds S] [--only NAME]\n");
-      return 2;
-    }
-  }
+  const auto flags = extender::bench::parse_scenario_flags(argc, argv, "hostile_bench", 10);
+  if (!flags) return 2;
+  const int seconds = flags->seconds;
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
     files.rlim_cur = files.rlim_max;
@@ -267,7 +260,7 @@ int main(int argc, char** argv) {
   std::printf("the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario\n",
               seconds);
   for (const auto& [name, attack] : scenarios) {
-    if (!only.empty() && only != name) continue;
+    if (!flags->wanted(name)) continue;
     ok = run(name, attack, seconds, real_body) && ok;
   }
   return ok ? 0 : 1;

@@ -43,6 +43,7 @@
 #include "daemon/daemon_process.h"
 #include "support/fake_cluster.h"
 #include "support/temp_files.h"
+#include "scenario_flags.h"
 
 namespace {
 
@@ -435,24 +436,16 @@ bool run(const char* name, const Attack& attack, int seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int seconds = 8;
-  std::string only;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = std::atoi(argv[++i]);
-    else if (a == "--only" && i + 1 < argc) only = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: storage_hostile_bench [--seconds S] [--only NAME]\n");
-      return 2;
-    }
-  }
+  const auto flags = extender::bench::parse_scenario_flags(argc, argv, "storage_hostile_bench", 8);
+  if (!flags) return 2;
+  const int seconds = flags->seconds;
   const std::pair<const char*, Attack> scenarios[] = {
       {"forged", forged}, {"wait", wait_stall}, {"writes", write_churn}, {"reads", unknown_reads}};
   std::printf("each figure: quiet / attacked, %d s a phase; the real client: 1 csi-baremetal pod in 8 volume pods, "
               "a GPU /filter between volume pods\n", seconds);
   bool ok = true;
   for (const auto& [name, attack] : scenarios) {
-    if (!only.empty() && only != name) continue;
+    if (!flags->wanted(name)) continue;
     ok = run(name, attack, seconds) && ok;
   }
   return ok ? 0 : 1;

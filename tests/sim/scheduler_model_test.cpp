@@ -127,19 +127,24 @@ TEST(SchedulerModel, DefaultPluginScoresAreKubeSchedulersIntegerFormulas) {
   }
 }
 
+// Three nodes of 8 cores and 8 GiB: a empty; b half its CPU and memory used; c half its CPU used
+// only. A pod that asks nothing (counted 100m and 200 MiB by LeastAllocated, as the pod placed on
+// c counts 200 MiB) gets plugin totals a 197 (97 + 100), b 147 (47 + 100), c 146 (71 + 75).
+const std::vector<std::string> kAbc = {"a", "b", "c"};
+SchedulerModel loaded_abc(std::uint64_t seed, SchedulerSettings settings = {}) {
+  SchedulerModel m({node("a", 8000, 8 * kGi), node("b", 8000, 8 * kGi), node("c", 8000, 8 * kGi)}, seed, settings);
+  m.place("b", 4000, 4 * kGi);
+  m.place("c", 4000, 0);
+  return m;
+}
+
 TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtRandomAmongTies) {
-  // a: empty; b: half its CPU and memory used; c: half its CPU used only.
-  const std::vector<model::NodeSupply> nodes = {node("a", 8000, 8 * kGi), node("b", 8000, 8 * kGi),
-                                                node("c", 8000, 8 * kGi)};
-  const std::vector<std::string> all = {"a", "b", "c"};
   struct Case {
     const char* what;
     std::vector<std::int64_t> scores;
     std::int64_t weight;
     std::set<std::size_t> possible;
   };
-  // The pod asks nothing (counted 100m and 200 MiB by LeastAllocated, as the pod placed on c
-  // counts 200 MiB): plugin totals a 197 (97 + 100), b 147 (47 + 100), c 146 (71 + 75).
   const std::vector<Case> cases = {
       {"no extender scores: the emptiest, balanced node", {}, 1, {0}},
       {"four extender steps (40 points at weight 1) do not outvote 50", {0, 4, 0}, 1, {0}},
@@ -148,25 +153,19 @@ TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtR
   };
   for (const auto& c : cases) {
     std::set<std::size_t> seen;
-    for (int seed = 0; seed < 100; ++seed) {
-      SchedulerModel m(nodes, seed, {c.weight, 100});
-      m.place("b", 4000, 4 * kGi);
-      m.place("c", 4000, 0);
-      seen.insert(*m.choose(all, c.scores, 0, 0));
-    }
+    for (int seed = 0; seed < 100; ++seed) seen.insert(*loaded_abc(seed, {c.weight, 100}).choose(kAbc, c.scores, 0, 0));
     EXPECT_EQ(seen, c.possible) << c.what;
   }
-  SchedulerModel m(nodes, 7);
+  SchedulerModel m = loaded_abc(7);
   EXPECT_FALSE(m.choose({}, {}, 0, 0));
-  SchedulerModel again(nodes, 7), other(nodes, 7);
-  for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(all, {}, 100, 0), other.choose(all, {}, 100, 0)) << "seeded";
+  SchedulerModel again = loaded_abc(7), other = loaded_abc(7);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(kAbc, {}, 100, 0), other.choose(kAbc, {}, 100, 0)) << "seeded";
 }
 
 TEST(SchedulerModel, ThePapersSimulatorSearchesEveryNodeAndTheExtenderAloneDecidesTiesToTheFirst) {
-  // As in the test above: the plugins alone would choose a (197 points against b 147, c 146).
-  const std::vector<model::NodeSupply> nodes = {node("a", 8000, 8 * kGi), node("b", 8000, 8 * kGi),
-                                                node("c", 8000, 8 * kGi)};
-  const std::vector<std::string> all = {"a", "b", "c"};
+  // loaded_abc: the plugins alone would choose a (197 points against b 147, c 146).
+  SchedulerSettings paper{1, 0};
+  paper.paper = true;
   struct Case {
     const char* what;
     std::vector<std::int64_t> scores;
@@ -179,18 +178,10 @@ TEST(SchedulerModel, ThePapersSimulatorSearchesEveryNodeAndTheExtenderAloneDecid
   };
   for (const auto& c : cases) {
     std::set<std::size_t> seen;
-    for (int seed = 0; seed < 20; ++seed) {
-      SchedulerSettings paper{1, 0};
-      paper.paper = true;
-      SchedulerModel m(nodes, seed, paper);
-      m.place("b", 4000, 4 * kGi);
-      m.place("c", 4000, 0);
-      seen.insert(*m.choose(all, c.scores, 0, 0));
-    }
+    for (int seed = 0; seed < 20; ++seed) seen.insert(*loaded_abc(seed, paper).choose(kAbc, c.scores, 0, 0));
     EXPECT_EQ(seen, std::set<std::size_t>{c.chosen}) << c.what;
   }
-  SchedulerSettings paper{1, 1};
-  paper.paper = true;
+  paper.percentage_of_nodes_to_score = 1;
   SchedulerModel m(numbered(300, 8000, kGi), 3, paper);
   EXPECT_EQ(m.feasible(0, 0).size(), 300u) << "every feasible node, whatever percentageOfNodesToScore says";
   EXPECT_EQ(m.feasible(0, 0).front(), "n0") << "in the node list's order, from its start each time";
