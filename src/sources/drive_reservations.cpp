@@ -66,6 +66,7 @@ DriveReservations::DriveReservations(BaremetalStore& store, kube::ApiClient& cli
       write_wait_(options.reservation_write_wait),
       grace_(options.reservation_grace),
       idle_(options.reservation_idle),
+      rewrite_interval_(options.reservation_rewrite_interval),
       timeout_(timeout) {
   for (std::size_t i = 0; i < kWriters; ++i) {
     try {
@@ -114,10 +115,12 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
   if (current) acr.resource_version = current->resource_version;
   store_.reservation_written(acr.name, acr, now);
   auto done = std::make_shared<Outcome>();
-  if (auto queued = enqueue(Job{acr, current, done}); !queued) {
+  auto queued = enqueue(Job{acr, current, done});
+  if (!queued) {
     store_.reservation_written(acr.name, current, clock_.now());
-    return queued;
+    return queued.error();
   }
+  if (!*queued) return {};
   std::unique_lock lock(done->mu);
   if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); })) return *done->status;
   return {};
@@ -131,10 +134,15 @@ void DriveReservations::Outcome::set(Status s) {
   cv.notify_all();
 }
 
-Status DriveReservations::enqueue(Job job) {
+Result<bool> DriveReservations::enqueue(Job job) {
+  bool now_due = true;
   {
     std::lock_guard lock(mu_);
     if (writers_.empty() || stopping_) return Error{"reservation " + job.acr.name + ": no writer thread to send it"};
+    if (auto sent = last_sent_.find(job.acr.name); sent != last_sent_.end()) {
+      job.not_before = sent->second + rewrite_interval_;
+      now_due = job.not_before <= clock_.now();
+    }
     auto same = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.acr.name == job.acr.name; });
     if (same != queue_.end()) {
       job.before = std::move(same->before);
@@ -145,21 +153,39 @@ Status DriveReservations::enqueue(Job job) {
     } else {
       queue_.push_back(std::move(job));
     }
+    ++enqueued_;
   }
-  wake_.notify_one();
-  return {};
+  wake_.notify_all();
+  return now_due;
+}
+
+std::optional<DriveReservations::Job> DriveReservations::take_ready(TimePoint now) {
+  auto ready = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.not_before <= now; });
+  if (ready == queue_.end()) return std::nullopt;
+  Job job = std::move(*ready);
+  queue_.erase(ready);
+  if (last_sent_.size() >= kQueued) std::erase_if(last_sent_, [&](const auto& e) { return e.second + rewrite_interval_ <= now; });
+  last_sent_[job.acr.name] = now;
+  return job;
 }
 
 void DriveReservations::run_writer() {
   std::unique_lock lock(mu_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    finish(job, write(job.acr));
-    lock.lock();
+  while (!stopping_) {
+    if (auto job = take_ready(clock_.now())) {
+      lock.unlock();
+      finish(*job, write(job->acr));
+      lock.lock();
+      continue;
+    }
+    const std::uint64_t seen = enqueued_;
+    TimePoint until = TimePoint::max();
+    for (const auto& j : queue_) until = std::min(until, j.not_before);
+    if (until == TimePoint::max()) {
+      wake_.wait(lock, [&] { return stopping_ || enqueued_ != seen; });
+    } else {
+      clock_.wait(lock, wake_, until, [&] { return stopping_ || enqueued_ != seen; });
+    }
   }
 }
 

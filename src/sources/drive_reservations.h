@@ -15,9 +15,12 @@
 // the same reservation replaces one not yet sent), each send waiting its turn under the API
 // client's write rate limit (kubernetes.api_qps, shared with the binder). reserve() waits for it
 // at most options.reservation_write_wait: a slow API server does not make the filter miss
-// kube-scheduler's timeout. A write that fails, or that finds the queue full or no writer thread,
-// puts the store back as it was (a hold never written is dropped); one that fails within that
-// wait fails the filter.
+// kube-scheduler's timeout. One reservation is sent at most once per
+// options.reservation_rewrite_interval: a rewrite within it waits in the queue until the interval
+// has passed (a newer one replacing it), and reserve() answers at once, the drives held meanwhile;
+// so one pod's rewrites cannot take the budget everyone's writes share. A write that fails, or
+// that finds the queue full or no writer thread, puts the store back as it was (a hold never
+// written is dropped); one that fails within that wait fails the filter.
 // Fencing: with an election (set_terms' gate), a write is sent only while this replica leads and
 // each request must be answered by the term's write fence (engine::Gate::write_fence), as
 // Bindings are; collect() runs on the leader only. The idle time counts the leader's own
@@ -30,6 +33,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -38,6 +42,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "baremetal_store.h"
@@ -86,13 +91,17 @@ class DriveReservations : public engine::DriveReserver {
     wire::CapacityReservation acr;
     std::optional<wire::CapacityReservation> before;  // what the store had before the first unsent write
     std::shared_ptr<Outcome> done;
+    TimePoint not_before{};  // the reservation's last send plus the rewrite interval
   };
   Result<wire::CapacityReservation> write(const wire::CapacityReservation& acr);
   Status remove(const std::string& name);
   // Why no request may be sent now (not leading, the fence passed, the rate limit), or the
   // request's timeout.
   Result<std::chrono::milliseconds> send_terms();
-  Status enqueue(Job job);
+  // Queues the write; false when it must wait for its reservation's rewrite interval.
+  Result<bool> enqueue(Job job);
+  // The first queued job whose interval has passed, or none; under mu_.
+  std::optional<Job> take_ready(TimePoint now);
   void run_writer();
   void finish(const Job& job, Result<wire::CapacityReservation> written);
 
@@ -103,14 +112,17 @@ class DriveReservations : public engine::DriveReserver {
   std::chrono::milliseconds write_wait_;
   std::chrono::milliseconds grace_;
   std::chrono::milliseconds idle_;
+  std::chrono::milliseconds rewrite_interval_;
   std::chrono::milliseconds timeout_;
   std::atomic<kube::RateLimiter*> writes_{nullptr};
   std::atomic<const engine::Gate*> gate_{nullptr};
   std::optional<TimePoint> leading_since_;  // collect()'s thread only
 
-  std::mutex mu_;  // guards queue_, stopping_
+  std::mutex mu_;  // guards queue_, last_sent_, enqueued_, stopping_
   std::condition_variable wake_;
   std::deque<Job> queue_;
+  std::unordered_map<std::string, TimePoint> last_sent_;  // within the rewrite interval, by name
+  std::uint64_t enqueued_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> writers_;
 };

@@ -157,7 +157,8 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_EQ((*reservation("ml-p1"))["metadata"]["resourceVersion"], version) << "unchanged: not written again";
 
   EXPECT_EQ(passed(filter("p1", {"n2"})), std::vector<std::string>{"n2"});
-  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"})) << "follows the candidates";
+  EXPECT_TRUE(eventually([&] { return (*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"] == json({"node-n2"}); }))
+      << "follows the candidates, sent once the rewrite interval has passed";
   EXPECT_TRUE(passed(filter("p1", {"n3"})).empty());
   EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"}))
       << "passing nowhere deletes nothing: the sweep does, so no caller can drop a pod's reservation";
@@ -563,6 +564,34 @@ TEST_F(BaremetalSlowApi, ReservationWritesShareTheApiRateLimitAndAFixedPoolOfWri
   const int threads = thread_count();
   for (int i = 0; i < 40; ++i) (void)filter("p1", {i % 2 ? "n1" : "n2"});
   EXPECT_LE(thread_count(), threads) << "no thread per write: the writers are a fixed pool";
+}
+
+TEST_F(Baremetal, OnePodsRewritesTakeOneWriteAnIntervalAndTheNewestContentIsWhatLands) {
+  kube::RateLimiter writes(2, 2);
+  h_.cluster->set_write_terms(&writes, nullptr);
+  StopFirst stop_first{h_};
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  ASSERT_TRUE(reservation("ml-p1"));
+  const std::size_t before = reservation_writes(h_.server);
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(passed(filter("p1", {i % 2 ? "n1" : "n2"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u);
+  EXPECT_LE(reservation_writes(h_.server) - before, 1u)
+      << "31 rewrites within the interval: none sent yet (one, had the interval just passed)";
+
+  EXPECT_EQ(passed(filter("p2", {"n2", "n3"})), std::vector<std::string>{})
+      << "n2's one SSD is held by p1's newest content at once, before its write; n3's is too small";
+  ASSERT_EQ(passed(filter("p2", {"n1"})), std::vector<std::string>{"n1"});
+  ASSERT_TRUE(reservation("ml-p2")) << "another pod's write is not held back by p1's rewrites";
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"});
+
+  EXPECT_TRUE(eventually([&] {
+    const auto acr = reservation("ml-p1");
+    return acr && drives_for(*acr, "p1-data") == std::vector<std::string>{"n1-ssd60", "n2-ssd100"};
+  })) << "the newest content lands once the interval has passed";
+  EXPECT_LE(reservation_writes(h_.server) - before, 3u) << "p1's rewrites coalesced into one write, p2's one";
 }
 
 TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {

@@ -40,6 +40,10 @@ struct BaremetalOptions {
   // How long /filter waits for its reservation's write before it answers (the drives count as
   // held meanwhile, and the write goes on; drive_reservations.h).
   std::chrono::milliseconds reservation_write_wait{50};
+  // A pod's reservation is sent at most once per this interval: a rewrite within it is sent when
+  // it has passed, carrying the newest content, and /filter answers without waiting for it. One
+  // pod re-filtered with changing node lists so takes one write a second of the shared budget.
+  std::chrono::milliseconds reservation_rewrite_interval{1'000};
 };
 
 struct KubeClusterOptions {
