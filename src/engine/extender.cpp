@@ -244,7 +244,7 @@ bool Extender::in_scope(const model::PodDemand& demand, PodScope scope) {
   return scope == PodScope::kManaged ? !demand.needs_nothing() : !demand.needs_gpu();
 }
 
-void Extender::await_unseen_placements(const model::PodDemand& demand,
+void Extender::await_unseen_placements(const std::string& caller, const model::PodDemand& demand,
                                        std::optional<TimePoint> deadline) {
   if (!deps_.claims) return;
   auto placed = [this](const std::string& claim) {
@@ -255,14 +255,14 @@ void Extender::await_unseen_placements(const model::PodDemand& demand,
   };
   const ChangeSignal* changes = deps_.claims->claim_changes();
   const auto start = clock_.now();
-  auto limit = unseen_.wait_ends(demand.uid, placed, start);
+  auto limit = unseen_.wait_ends(caller, demand.uid, placed, start);
   if (limit <= start) return;
   if (deadline) limit = std::min(limit, *deadline - kAnswerMargin);
   for (;;) {
     const std::uint64_t seen = changes ? changes->version() : 0;
     const auto now = clock_.now();
     if (now >= limit) return;
-    const auto until = std::min(limit, unseen_.wait_ends(demand.uid, placed, now));
+    const auto until = std::min(limit, unseen_.wait_ends(caller, demand.uid, placed, now));
     if (until <= now) return;
     if (changes) {
       changes->await(seen, until, clock_);
@@ -283,7 +283,8 @@ FilterAnswer answered_error(FilterAnswer answer, std::string error) {
 
 }  // namespace
 
-FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope) {
+FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline, PodScope scope,
+                              const std::string& caller) {
   FilterAnswer answer;
   answer.owned_names = args.owned_names;
   wire::FilterResult& r = answer.result;
@@ -310,7 +311,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
                     : volumes_of_pending_pod(args.pod, demand);
   if (refused) return answered_error(std::move(answer), std::move(*refused));
   auto claims = unplaced_claims(*demand);
-  if (!claims.empty()) await_unseen_placements(*demand, deadline);
+  if (!claims.empty()) await_unseen_placements(caller, *demand, deadline);
   const auto now = clock_.now();
   remember(*demand, now, scope);
   observe_request_nodes(deps_.request_nodes, args);
@@ -330,7 +331,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     return answered_error(std::move(answer), std::move(*not_held));
   }
   for (std::uint32_t i : fitting) pass_node(args, names, i, answer);
-  if (!fitting.empty() && !held) unseen_.record(demand->uid, std::move(claims), clock_.now());
+  if (!fitting.empty() && !held) unseen_.record(caller, demand->uid, std::move(claims), clock_.now());
   if (scope == PodScope::kManaged) record_verdict(*demand, names, fitting, now);
   r.node_names_plain = !nodes_form && judge.passing_names_plain();
   answer.snapshot = judge.snapshot();

@@ -124,7 +124,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& r
     auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
     spent->padded = padded;
     spent->args = std::move(*args);
-    spent->answer = deps.extender->filter(spent->args, deadline, scope);
+    spent->answer = deps.extender->filter(spent->args, deadline, scope, request.peer_ip);
     engine::FilterAnswer& a = spent->answer;
     call.summary = std::move(a.summary);
     if (!a.result.error.empty()) call.outcome = Outcome::kError;

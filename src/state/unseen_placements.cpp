@@ -5,31 +5,39 @@
 
 namespace extender::state {
 
-void UnseenPlacements::record(const std::string& uid, std::vector<std::string> claims, TimePoint now) {
+void UnseenPlacements::record(const std::string& caller, const std::string& uid, std::vector<std::string> claims,
+                              TimePoint now) {
   std::lock_guard lock(mu_);
-  std::erase_if(entries_, [&](const Entry& e) { return e.uid == uid; });
+  const auto same = [&](const auto& e) { return e.caller == caller && e.uid == uid; };
+  std::erase_if(entries_, same);
   if (claims.empty() || capacity_ == 0) return;
-  auto first = std::find_if(firsts_.begin(), firsts_.end(), [&](const auto& f) { return f.first == uid; });
-  if (first == firsts_.end() || now - first->second >= wait_ * kCooldownWaits) {
+  auto first = std::find_if(firsts_.begin(), firsts_.end(), same);
+  if (first == firsts_.end() || now - first->at >= wait_ * kCooldownWaits) {
     if (first != firsts_.end()) firsts_.erase(first);
     while (firsts_.size() >= capacity_ * 4) firsts_.pop_front();
-    firsts_.emplace_back(uid, now);
+    firsts_.push_back({caller, uid, now});
     first = std::prev(firsts_.end());
   }
-  const TimePoint since = first->second;
+  const TimePoint since = first->at;
   if (since + wait_ <= now) return;  // its wait in this window is spent
-  while (entries_.size() >= capacity_) entries_.pop_front();
-  entries_.push_back({uid, std::move(claims), since});
+  std::erase_if(entries_, [&](const Entry& e) { return e.filtered + wait_ <= now; });
+  const auto callers = [&](const Entry& e) { return e.caller == caller; };
+  if (static_cast<std::size_t>(std::count_if(entries_.begin(), entries_.end(), callers)) >= capacity_) {
+    entries_.erase(std::find_if(entries_.begin(), entries_.end(), callers));
+  }
+  while (entries_.size() >= capacity_ * 4) entries_.pop_front();
+  entries_.push_back({caller, uid, std::move(claims), since});
 }
 
-TimePoint UnseenPlacements::wait_ends(const std::string& uid, const Placed& placed, TimePoint now) {
+TimePoint UnseenPlacements::wait_ends(const std::string& caller, const std::string& uid, const Placed& placed,
+                                      TimePoint now) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) {
     return e.filtered + wait_ <= now || std::all_of(e.claims.begin(), e.claims.end(), placed);
   });
   TimePoint until = now;
   for (const Entry& e : entries_) {
-    if (e.uid != uid) until = std::max(until, e.filtered + wait_);
+    if (e.caller == caller && e.uid != uid) until = std::max(until, e.filtered + wait_);
   }
   return until;
 }

@@ -148,6 +148,37 @@ TEST_F(CapacityPools, AMadeUpPodNeitherWaitsNorMakesKubeSchedulersPodsWait) {
       << "kube-scheduler's pod did not wait 3s for the made-up pod's claims to show a node";
 }
 
+TEST_F(CapacityPools, AStrangerReplayingARealPodsFilterMakesOnlyItsOwnFiltersWait) {
+  cluster({{"n1", "100Gi"}});
+  h_.cfg.storage.placement_wait = std::chrono::seconds(2);
+  for (const char* name : {"replayed", "real", "other"}) {
+    h_.fake.put(Kind::kClaims, claim(std::string(name) + "-data", "10Gi"));
+    h_.fake.put(Kind::kPods, with_claims(pod_object("ml", name, std::string("uid-") + name, 0), {std::string(name) + "-data"}));
+  }
+  start();
+  ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-other") && h_.cluster->claim("ml", "other-data"); }));
+  const std::string stranger = "10.0.9.9";
+  const auto args_of = [&](const std::string& uid) {
+    wire::ExtenderArgs args;
+    args.pod = *h_.cluster->pending_pod(uid);
+    args.set_node_names({"n1"});
+    return args;
+  };
+  const auto replayed = args_of("uid-replayed");
+  ASSERT_TRUE(ext_->filter(replayed, std::nullopt, engine::PodScope::kUnmanaged, stranger).result.error.empty());
+
+  auto start = SteadyClock::now();
+  const auto real = filter("real", {"n1"});
+  EXPECT_TRUE(real.result.error.empty()) << real.result.error;
+  EXPECT_LT(SteadyClock::now() - start, std::chrono::milliseconds(1000))
+      << "kube-scheduler's pod did not wait for the placement of a pod the stranger filtered";
+
+  start = SteadyClock::now();
+  const auto other = args_of("uid-other");
+  EXPECT_TRUE(ext_->filter(other, std::nullopt, engine::PodScope::kUnmanaged, stranger).result.error.empty());
+  EXPECT_GE(SteadyClock::now() - start, std::chrono::milliseconds(1000)) << "the stranger's own next filter waited";
+}
+
 TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpace) {
   cluster({{"n1", "100Gi"}, {"n2", "60Gi"}});
   h_.fake.put(Kind::kCapacities, capacity("n1", "100Gi", "50Gi"));

@@ -143,10 +143,11 @@ class Extender {
   Extender(ExtenderOptions options, ExtenderDeps deps);
 
   // Filter and prioritize give up with an error past `deadline` (a partial answer would be wrong).
-  // A pod with claims still to be placed first waits, briefly, for the earlier such pods' placements
-  // to show on their claims (state/unseen_placements.h).
+  // A pod with claims still to be placed first waits, briefly, for the placements of the earlier
+  // such pods the same `caller` (the request's peer address) filtered to show on their claims
+  // (state/unseen_placements.h).
   FilterAnswer filter(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline = {},
-                      PodScope scope = PodScope::kManaged);
+                      PodScope scope = PodScope::kManaged, const std::string& caller = {});
   PrioritizeAnswer prioritize(const wire::ExtenderArgs& args, std::optional<TimePoint> deadline = {},
                               PodScope scope = PodScope::kManaged);
   BindAnswer bind(const wire::BindingArgs& args);
@@ -163,7 +164,8 @@ class Extender {
  private:
   Result<model::PodDemand> demand_of(const model::Pod& pod);
   static bool in_scope(const model::PodDemand& demand, PodScope scope);
-  void await_unseen_placements(const model::PodDemand& demand, std::optional<TimePoint> deadline);
+  void await_unseen_placements(const std::string& caller, const model::PodDemand& demand,
+                               std::optional<TimePoint> deadline);
   // Kubernetes mode, a pod with volumes to place: replaces `demand` (the request's) by the demand
   // of the pod the API server has pending under that uid, namespace and name, so that no wait,
   // hold or reservation follows what a caller wrote; why not when there is no such pod.

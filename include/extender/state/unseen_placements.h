@@ -6,11 +6,15 @@
 // needs no GPU, kube-scheduler binds it itself). The next such pod's filter waits for the earlier
 // ones to show (kube-scheduler schedules one pod at a time, so that is one pod, rarely two), at
 // most `wait` past the earlier pod's filter, so that a burst is counted pod by pod instead of
-// being decided on the same free space. Bounded: at most `capacity` pods are kept
-// (the oldest forgotten first). A pod makes others wait only within `wait` of its first record
-// in a window of kCooldownWaits waits: filtering it again (kube-scheduler's retry, or a caller
-// re-sending it to stall the others) neither extends nor renews its wait until the window has
-// passed. Thread-safe; the caller waits, this class never sleeps.
+// being decided on the same free space. Records are kept per caller (the peer address of the
+// filter's request): a filter waits only for the placements of pods the same caller filtered,
+// since kube-scheduler waits on its own decisions only, so a stranger replaying /filter for real
+// pending pods delays its own filters, never kube-scheduler's, and cannot replace or end the
+// records kube-scheduler's filters made. Bounded: at most `capacity` pods are kept per caller
+// and 4 x `capacity` in all (the oldest forgotten first). A pod makes others wait only within
+// `wait` of its first record in a window of kCooldownWaits waits: filtering it again
+// (kube-scheduler's retry, or a caller re-sending it to stall its own) neither extends nor renews
+// its wait until the window has passed. Thread-safe; the caller waits, this class never sleeps.
 #include <chrono>
 #include <cstddef>
 #include <deque>
@@ -33,25 +37,33 @@ class UnseenPlacements {
 
   UnseenPlacements(Duration wait, std::size_t capacity = 64) : wait_(wait), capacity_(capacity) {}
 
-  // Pod `uid` passed a filter at `now` with these claims, none placed yet (replacing what it had;
-  // its wait still counted from its first record in the window).
-  void record(const std::string& uid, std::vector<std::string> claims, TimePoint now);
-  // Forgets the pods other than `uid` whose claims all show a placement or whose wait has passed
-  // by `now`, and returns when the latest wait of the rest ends (`now` or earlier: none to wait for).
-  TimePoint wait_ends(const std::string& uid, const Placed& placed, TimePoint now);
+  // Pod `uid` passed a filter of `caller` at `now` with these claims, none placed yet (replacing
+  // what that caller's filters recorded for it; its wait still counted from its first record in
+  // the window).
+  void record(const std::string& caller, const std::string& uid, std::vector<std::string> claims, TimePoint now);
+  // Forgets the pods whose claims all show a placement or whose wait has passed by `now`, and
+  // returns when the latest wait of the rest that `caller` filtered, other than `uid`, ends
+  // (`now` or earlier: none to wait for).
+  TimePoint wait_ends(const std::string& caller, const std::string& uid, const Placed& placed, TimePoint now);
   std::size_t size() const;
 
  private:
   struct Entry {
+    std::string caller;
     std::string uid;
     std::vector<std::string> claims;
     TimePoint filtered;
+  };
+  struct First {
+    std::string caller;
+    std::string uid;
+    TimePoint at;
   };
   const Duration wait_;
   const std::size_t capacity_;
   mutable std::mutex mu_;
   std::deque<Entry> entries_;
-  std::deque<std::pair<std::string, TimePoint>> firsts_;  // uid -> first record in its window
+  std::deque<First> firsts_;  // each (caller, uid)'s first record in its window
 };
 
 }  // namespace extender::state
