@@ -141,7 +141,15 @@ void BaremetalStore::claim_changed(const std::string& claim, std::string selecte
   } else {
     selected_[claim] = std::move(selected);
   }
-  if (!reservations_.empty()) place_holds();
+  const auto slash = claim.find('/');
+  if (slash == std::string::npos) return;
+  const std::string_view ns = std::string_view(claim).substr(0, slash), claim_name = std::string_view(claim).substr(slash + 1);
+  for (const auto& [name, held] : reservations_) {
+    if (held.acr.pod_namespace != ns) continue;
+    if (std::any_of(held.acr.requests.begin(), held.acr.requests.end(), [&](const auto& r) { return r.name == claim_name; })) {
+      place_holds_of(name);
+    }
+  }
 }
 
 std::shared_ptr<const StringTable> BaremetalStore::drive_classes() const {
@@ -170,7 +178,7 @@ void BaremetalStore::reservation_written(const std::string& name, std::optional<
   } else {
     reservations_.erase(name);
   }
-  place_holds();
+  place_holds_of(name);
 }
 
 void BaremetalStore::reservation_confirmed(const std::string& name, TimePoint now) {
@@ -276,7 +284,7 @@ void BaremetalStore::reservation_changed(const std::string& name, std::optional<
   } else {
     reservations_.erase(name);
   }
-  place_holds();
+  place_holds_of(name);
 }
 
 void BaremetalStore::volumes_listed(std::vector<wire::BaremetalVolume> volumes) {
@@ -370,32 +378,46 @@ void BaremetalStore::publish_pools() {
   capacity_.set_drive_pools(std::move(class_pools), std::move(pools));
 }
 
-void BaremetalStore::place_holds() {
-  std::vector<std::pair<std::string, state::Claim>> holds;
-  for (const auto& [name, held] : reservations_) {
-    const wire::CapacityReservation& acr = held.acr;
-    if (acr.status != wire::kReservationReserved) continue;
-    std::map<std::string, state::Claim, std::less<>> by_node;
-    for (const auto& request : acr.requests) {
-      const std::string claim = acr.pod_namespace + "/" + request.name;
-      auto selected = selected_.find(claim);
-      for (const auto& ac_name : request.reservations) {
-        auto ac = acs_.find(ac_name);
-        if (ac == acs_.end()) continue;
-        const std::string node = node_of_id(ac->second.node_id);
-        if (node.empty() || (selected != selected_.end() && selected->second != node)) continue;
-        const bool whole = !policy::volume_group_media(ac->second.storage_class);
-        state::Claim& hold = by_node[node];
-        hold.owner = name;
-        hold.source = kHoldSource;
-        hold.node = node;
-        hold.allocation.volumes.push_back({request.name, pool_of(ac->second), ac_name,
-                                           whole ? ac->second.bytes : policy::extent_aligned(request.bytes), claim, {}});
-      }
+BaremetalStore::Holds BaremetalStore::holds_of(const std::string& name, const wire::CapacityReservation& acr) const {
+  Holds holds;
+  if (acr.status != wire::kReservationReserved) return holds;
+  std::map<std::string, state::Claim, std::less<>> by_node;
+  for (const auto& request : acr.requests) {
+    const std::string claim = acr.pod_namespace + "/" + request.name;
+    auto selected = selected_.find(claim);
+    for (const auto& ac_name : request.reservations) {
+      auto ac = acs_.find(ac_name);
+      if (ac == acs_.end()) continue;
+      const std::string node = node_of_id(ac->second.node_id);
+      if (node.empty() || (selected != selected_.end() && selected->second != node)) continue;
+      const bool whole = !policy::volume_group_media(ac->second.storage_class);
+      state::Claim& hold = by_node[node];
+      hold.owner = name;
+      hold.source = kHoldSource;
+      hold.node = node;
+      hold.allocation.volumes.push_back({request.name, pool_of(ac->second), ac_name,
+                                         whole ? ac->second.bytes : policy::extent_aligned(request.bytes), claim, {}});
     }
-    for (auto& [node, hold] : by_node) holds.emplace_back("acr/" + name + "/" + node, std::move(hold));
+  }
+  for (auto& [node, hold] : by_node) holds.emplace_back(hold_prefix(name) + node, std::move(hold));
+  return holds;
+}
+
+std::string BaremetalStore::hold_prefix(const std::string& name) { return "acr/" + name + "/"; }
+
+void BaremetalStore::place_holds() {
+  Holds holds;
+  for (const auto& [name, held] : reservations_) {
+    auto of = holds_of(name, held.acr);
+    holds.insert(holds.end(), std::make_move_iterator(of.begin()), std::make_move_iterator(of.end()));
   }
   state_.replace_placements(kHoldSource, std::move(holds));
+}
+
+void BaremetalStore::place_holds_of(const std::string& name) {
+  auto it = reservations_.find(name);
+  state_.replace_placements(kHoldSource, it == reservations_.end() ? Holds{} : holds_of(name, it->second.acr),
+                            hold_prefix(name));
 }
 
 void BaremetalStore::place_volumes() {

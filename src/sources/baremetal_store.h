@@ -109,6 +109,11 @@ class BaremetalStore {
   // One node's pools of drives (its ACs by name), for publish_pools and an AC's event alone.
   std::vector<model::Pool> pools_of_node(const std::string& id) const;
   void place_holds();
+  // The same for one reservation's holds only (none when it is gone), the others' kept.
+  void place_holds_of(const std::string& name);
+  using Holds = std::vector<std::pair<std::string, state::Claim>>;  // uid -> hold
+  Holds holds_of(const std::string& name, const wire::CapacityReservation& acr) const;
+  static std::string hold_prefix(const std::string& name);  // its holds' uids: this, then the node
   void place_volumes();
   bool placing(const wire::CapacityReservation& acr) const;  // being_placed, with mu_ held
   std::string pool_of(const wire::AvailableCapacity& ac) const;

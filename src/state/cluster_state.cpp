@@ -56,6 +56,13 @@ void resolve_gpu_shares(NodeState& node) {
   }
 }
 
+// Whether `held` already is the placement `claim` describes.
+bool same_placement(const Claim& held, const Claim& claim) {
+  return held.kind == Claim::Kind::kPlaced && held.node == claim.node && held.source == claim.source &&
+         held.owner == claim.owner && held.allocation == claim.allocation && held.terminating == claim.terminating &&
+         held.priority == claim.priority;
+}
+
 }  // namespace
 
 std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, const std::string& recorded,
@@ -72,10 +79,6 @@ std::string ledger_device(const model::Pool& pool, std::string_view claim_uid, c
   }
   return large.empty() ? std::string() : large[fnv1a(claim_uid) % large.size()]->name;
 }
-
-namespace {
-
-}  // namespace
 
 model::NodeUsage NodeState::usage_excluding(std::string_view uid, TimePoint now) const {
   model::NodeUsage usage = placed;
@@ -271,14 +274,7 @@ void ClusterState::erase_claim(std::string_view uid, std::set<std::string, std::
 void ClusterState::place(std::string uid, Claim claim) {
   claim.kind = Claim::Kind::kPlaced;
   std::lock_guard lock(write_mu_);
-  if (auto it = claims_.find(uid); it != claims_.end()) {
-    const Claim& held = it->second;
-    if (held.kind == Claim::Kind::kPlaced && held.node == claim.node && held.source == claim.source &&
-        held.owner == claim.owner && held.allocation == claim.allocation &&
-        held.terminating == claim.terminating && held.priority == claim.priority) {
-      return;
-    }
-  }
+  if (auto it = claims_.find(uid); it != claims_.end() && same_placement(it->second, claim)) return;
   std::set<std::string, std::less<>> touched;
   set_claim(std::move(uid), std::move(claim), touched);
   publish(touched);
@@ -332,16 +328,21 @@ bool ClusterState::extend_reservation(std::string_view uid, std::string_view sou
   return true;
 }
 
-void ClusterState::replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed) {
+void ClusterState::replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed,
+                                      std::string_view uid_prefix) {
   std::lock_guard lock(write_mu_);
   std::set<std::string, std::less<>> touched;
+  std::set<std::string_view> wanted;
+  for (const auto& [uid, claim] : placed) wanted.insert(uid);
   std::vector<std::string> stale;
-  for (const auto& [uid, claim] : claims_) {
-    if (claim.kind == Claim::Kind::kPlaced && claim.source == source) stale.push_back(uid);
+  for (auto it = claims_.lower_bound(uid_prefix); it != claims_.end() && it->first.starts_with(uid_prefix); ++it) {
+    const Claim& claim = it->second;
+    if (claim.kind == Claim::Kind::kPlaced && claim.source == source && !wanted.count(it->first)) stale.push_back(it->first);
   }
   for (const auto& uid : stale) erase_claim(uid, touched);
   for (auto& [uid, claim] : placed) {
     claim.kind = Claim::Kind::kPlaced;
+    if (auto it = claims_.find(uid); it != claims_.end() && same_placement(it->second, claim)) continue;
     set_claim(std::move(uid), std::move(claim), touched);
   }
   publish(touched);

@@ -192,6 +192,29 @@ TEST(ClusterState, ReplacingPlacementsKeepsReservations) {
   EXPECT_EQ(used(s, "a", "", t0), 6);
 }
 
+TEST(ClusterState, ReplacingThePlacementsUnderAPrefixTouchesThoseOnlyAndRepublishesOnlyWhatChanged) {
+  const auto hold = [](const std::string& node_name, std::int64_t gpus) {
+    Claim c = claim(node_name, gpus);
+    c.source = "hold";
+    return c;
+  };
+  ClusterState s;
+  s.upsert_nodes({node("a", 8), node("b", 8)});
+  const auto t0 = SteadyClock::now();
+  s.replace_placements("hold", {{"acr/x/a", hold("a", 1)}, {"acr/x/b", hold("b", 1)}, {"acr/xy/a", hold("a", 2)}});
+  const Snapshot before = s.snapshot();
+  s.replace_placements("hold", {{"acr/x/a", hold("a", 3)}}, "acr/x/");
+  EXPECT_FALSE(s.claim_of("acr/x/b")) << "under the prefix and not listed: dropped";
+  EXPECT_TRUE(s.claim_of("acr/xy/a")) << "another prefix's claim stays";
+  EXPECT_EQ(used(s, "a", "", t0), 5);
+  EXPECT_EQ(used(s, "b", "", t0), 0);
+
+  const Snapshot changed = s.snapshot();
+  s.replace_placements("hold", {{"acr/x/a", hold("a", 3)}}, "acr/x/");
+  EXPECT_EQ(s.snapshot().find("a"), changed.find("a")) << "nothing changed: the node is not published again";
+  EXPECT_NE(changed.find("a"), before.find("a"));
+}
+
 TEST(ClusterState, ReplaceNodesRemovesTheUnlisted) {
   ClusterState s;
   s.upsert_nodes({node("a", 1), node("b", 1)});

@@ -133,8 +133,11 @@ class ClusterState {
   bool drop_reservation(std::string_view uid, std::string_view source);
   // Moves the expiry of uid's reservation of `source` to `expires`; false when uid holds none.
   bool extend_reservation(std::string_view uid, std::string_view source, TimePoint expires);
-  // Replaces every placed claim of `source` (a relist); reservations and other sources stay.
-  void replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed);
+  // Replaces every placed claim of `source` whose uid starts with `uid_prefix` (empty: all of
+  // them, a relist); reservations and other sources stay. Claims equal to those held are kept as
+  // they are: only the nodes whose claims changed are published again.
+  void replace_placements(std::string_view source, std::vector<std::pair<std::string, Claim>> placed,
+                          std::string_view uid_prefix = {});
   std::optional<Claim> claim_of(std::string_view uid) const;
   // Removes reservations whose expiry has passed; returns how many.
   std::size_t sweep_expired(TimePoint now);
