@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "extender/common/logging.h"
+#include "extender/engine/extender.h"
 #include "extender/server/debug_view.h"
 #include "extender/server/groups_view.h"
 #include "extender/server/dra_view.h"

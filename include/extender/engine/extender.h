@@ -22,6 +22,7 @@
 #include "extender/engine/binder.h"
 #include "extender/engine/options.h"
 #include "extender/engine/ports.h"
+#include "extender/engine/refusal.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/fit.h"
 #include "extender/state/cluster_state.h"
@@ -59,20 +60,6 @@ struct PrioritizeAnswer {
   Summary summary;
   std::shared_ptr<const std::deque<std::string>> owned_names;
 };
-// Why a bind or preempt was refused before any capacity was looked at (who may bind).
-enum class Refusal {
-  kNone,
-  kUnknownPod,        // not a pending pod of the API server (or, standalone, never filtered here)
-  kBound,             // already bound to a node
-  kTerminating,       // being deleted
-  kOtherScheduler,    // spec.schedulerName not in kubernetes.scheduler_names
-  kNothingManaged,    // needs no GPU and no managed volume
-  kNameMismatch,      // the uid belongs to a pod of another namespace or name
-  kNodeIneligible,    // not a node kube-scheduler could place the pod on (policy/node_eligibility.h)
-  kNotFiltered,       // the node did not pass /filter for this pod recently (state/filter_verdicts.h)
-  kCount,
-};
-const char* refusal_name(Refusal r);
 
 struct BindAnswer {
   std::string error;  // "" on success

@@ -13,14 +13,19 @@
 #include <string>
 #include <vector>
 
-#include "extender/engine/extender.h"
+#include "extender/engine/ports.h"
 #include "extender/server/decision_log.h"
 #include "extender/server/http_message.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
 #include "extender/state/demand_cache.h"
+#include "extender/state/in_flight_holds.h"
 #include "extender/wire/extender_args.h"
+
+namespace extender::engine {
+class Extender;  // engine/extender.h
+}  // namespace extender::engine
 
 namespace extender::server {
 

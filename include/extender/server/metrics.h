@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "extender/common/clock.h"
-#include "extender/engine/extender.h"
+#include "extender/engine/refusal.h"
 #include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
 #include "extender/model/dra_inventory.h"
