@@ -34,7 +34,7 @@
 #include "extender/config/config.h"
 #include "extender/engine/engine_builder.h"
 #include "extender/server/api.h"
-#include "extender/server/listener.h"
+#include "extender/http/listener.h"
 #include "extender/sources/local_binder.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/wire/extender_args.h"
@@ -192,7 +192,7 @@ std::string names_form(const std::string& body) {
 
 // The least any extender does with a Nodes-form body: decode it with simdjson on-demand and echo
 // every node back, raw, in a FilterResult.
-server::HttpResponse decode_and_echo(const server::HttpRequest& request) {
+http::HttpResponse decode_and_echo(const http::HttpRequest& request) {
   thread_local simdjson::ondemand::parser parser;
   std::optional<simdjson::padded_string> copy;
   simdjson::padded_string_view body(request.body.data(), request.body.size(), request.body.capacity());
@@ -217,7 +217,7 @@ server::HttpResponse decode_and_echo(const server::HttpRequest& request) {
 
 // The least any extender does with a NodeNames-form body: decode it with simdjson on-demand and
 // echo every name back, JSON-escaped, in a FilterResult.
-server::HttpResponse decode_and_echo_names(const server::HttpRequest& request) {
+http::HttpResponse decode_and_echo_names(const http::HttpRequest& request) {
   thread_local simdjson::ondemand::parser parser;
   std::optional<simdjson::padded_string> copy;
   simdjson::padded_string_view body(request.body.data(), request.body.size(), request.body.capacity());
@@ -278,12 +278,12 @@ int main(int argc, char** argv) {
   api_deps.request_deadline = std::chrono::seconds(60);
   api_deps.node_fields = cfg.node_fields();
   server::Api api(std::move(api_deps), {"/scheduler", true, true, true});
-  server::ListenerOptions options;
+  http::ListenerOptions options;
   options.name = "bench";
-  std::vector<std::unique_ptr<server::Listener>> listeners;
+  std::vector<std::unique_ptr<http::Listener>> listeners;
   std::vector<std::thread> serving;
-  auto serve = [&](server::Dispatch dispatch) -> int {
-    auto& l = *listeners.emplace_back(std::make_unique<server::Listener>(options, std::move(dispatch)));
+  auto serve = [&](http::Dispatch dispatch) -> int {
+    auto& l = *listeners.emplace_back(std::make_unique<http::Listener>(options, std::move(dispatch)));
     if (auto st = l.bind("127.0.0.1", 0); !st) {
       std::fprintf(stderr, "%s\n", st.message().c_str());
       std::exit(1);
@@ -291,9 +291,9 @@ int main(int argc, char** argv) {
     serving.emplace_back([&l] { l.serve(); });
     return l.port();
   };
-  RawClient client(serve([&](const server::HttpRequest& r) { return api.handle(r); }));
-  RawClient echo_client(serve([](const server::HttpRequest& r) { return decode_and_echo(r); }));
-  RawClient names_echo_client(serve([](const server::HttpRequest& r) { return decode_and_echo_names(r); }));
+  RawClient client(serve([&](const http::HttpRequest& r) { return api.handle(r); }));
+  RawClient echo_client(serve([](const http::HttpRequest& r) { return decode_and_echo(r); }));
+  RawClient names_echo_client(serve([](const http::HttpRequest& r) { return decode_and_echo_names(r); }));
   auto post = [](RawClient& c, const char* path, const std::string& body) {
     if (c.post(path, body) != 200) std::abort();
   };
@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
     const engine::FilterAnswer names_answer = extender.filter(*names_args);
     row("NodeNames: encode filter answer", measure(runs, [&] { (void)wire::encode_filter_result(names_answer.result); }));
     row("NodeNames: engine prioritize", measure(runs, [&] { (void)extender.prioritize(*names_args); }));
-    server::HttpRequest names_request;
+    http::HttpRequest names_request;
     names_request.method = "POST";
     names_request.path = "/scheduler/filter";
     names_request.body = names;

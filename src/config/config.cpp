@@ -57,7 +57,7 @@ Status read_positive_duration(YamlReader& r, const YAML::Node& map, std::string_
   return {};
 }
 
-Status load_server_tls(YamlReader& r, const YAML::Node& tls, server::TlsOptions& t) {
+Status load_server_tls(YamlReader& r, const YAML::Node& tls, http::TlsOptions& t) {
   EXTENDER_TRY(r.expect_keys(tls, "server.tls", {"cert_file", "key_file", "client_ca_file", "client_names"}));
   if (!tls.IsDefined() || tls.IsNull()) return {};
   EXTENDER_TRY(r.read(tls, "cert_file", "server.tls", t.cert_file));

@@ -18,7 +18,7 @@
 #include "extender/kube/lease.h"
 #include "extender/kube/token_bucket.h"
 #include "extender/server/api.h"
-#include "extender/server/listener.h"
+#include "extender/http/listener.h"
 #include "extender/server/metrics.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/kube_cluster.h"
@@ -182,8 +182,8 @@ class DaemonGate final : public engine::Gate {
 };
 
 // The admin listener serves probes, metrics and the debug view: small bodies, few workers.
-server::ListenerOptions admin_listener_options(const config::Config& c) {
-  server::ListenerOptions o = server::listener_options(c.server, "admin");
+http::ListenerOptions admin_listener_options(const config::Config& c) {
+  http::ListenerOptions o = http::listener_options(c.server, "admin");
   o.threads = 1;
   o.bind_threads = 1;
   o.max_body_bytes = 1 << 20;
@@ -224,8 +224,8 @@ struct Daemon::Parts {
   server::DecisionLog decisions;  // the last 50 answers and the last 512 refused pods, for /ui
   std::unique_ptr<server::Api> scheduler_api;
   std::unique_ptr<server::Api> admin_api;
-  std::unique_ptr<server::Listener> scheduler_listener;
-  std::unique_ptr<server::Listener> admin_listener;
+  std::unique_ptr<http::Listener> scheduler_listener;
+  std::unique_ptr<http::Listener> admin_listener;
   bool separate_admin = false;
   bool started = false;
   std::thread scheduler_thread;
@@ -261,19 +261,19 @@ Status Daemon::Parts::listen() {
                                                                                  !separate_admin, !separate_admin});
   admin_api =
       std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, false, true, true});
-  server::ListenerOptions scheduler_options = server::listener_options(cfg.server, "scheduler");
+  http::ListenerOptions scheduler_options = http::listener_options(cfg.server, "scheduler");
   scheduler_options.lane_of = [api = scheduler_api.get()](std::string_view m, std::string_view p) {
     return api->lane_of(m, p);
   };
-  server::ListenerOptions admin_options = admin_listener_options(cfg);
+  http::ListenerOptions admin_options = admin_listener_options(cfg);
   admin_options.lane_of = [api = admin_api.get()](std::string_view m, std::string_view p) {
     return api->lane_of(m, p);
   };
-  scheduler_listener = std::make_unique<server::Listener>(
+  scheduler_listener = std::make_unique<http::Listener>(
       std::move(scheduler_options),
-      [api = scheduler_api.get()](const server::HttpRequest& r) { return api->handle(r); });
-  admin_listener = std::make_unique<server::Listener>(
-      std::move(admin_options), [api = admin_api.get()](const server::HttpRequest& r) { return api->handle(r); });
+      [api = scheduler_api.get()](const http::HttpRequest& r) { return api->handle(r); });
+  admin_listener = std::make_unique<http::Listener>(
+      std::move(admin_options), [api = admin_api.get()](const http::HttpRequest& r) { return api->handle(r); });
   auto listen_at = parse_host_port(cfg.server.listen);
   if (!listen_at) return listen_at.error();
   EXTENDER_TRY(scheduler_listener->bind(listen_at->host, listen_at->port));

@@ -15,7 +15,7 @@
 
 #include "extender/common/logging.h"
 #include "extender/common/yaml_reader.h"
-#include "extender/server/listener.h"
+#include "extender/http/listener.h"
 
 namespace extender::relay {
 namespace {
@@ -275,16 +275,16 @@ bool upstream_failed(const httplib::Result& r, std::size_t body_bytes) {
   return status == 500 || status == 502 || status == 504;
 }
 
-server::HttpResponse text_answer(int status, std::string text) {
-  server::HttpResponse res;
+http::HttpResponse text_answer(int status, std::string text) {
+  http::HttpResponse res;
   res.status = status;
   res.body = std::move(text);
   res.content_type = "text/plain";
   return res;
 }
 
-server::ListenerOptions listener_options_of(const RelayOptions& o) {
-  server::ListenerOptions l;
+http::ListenerOptions listener_options_of(const RelayOptions& o) {
+  http::ListenerOptions l;
   l.name = "relay";
   l.threads = static_cast<std::int64_t>(o.threads);
   l.bind_threads = 1;
@@ -298,7 +298,7 @@ server::ListenerOptions listener_options_of(const RelayOptions& o) {
   l.max_buffered_bytes = static_cast<std::int64_t>(std::max(o.max_body_bytes * 4, std::size_t{64} << 20));
   l.decode_content = false;
   l.lane_of = [](std::string_view method, std::string_view path) {
-    return method == "POST" && forwardable_path(path) ? server::Lane::kDecide : server::Lane::kInline;
+    return method == "POST" && forwardable_path(path) ? http::Lane::kDecide : http::Lane::kInline;
   };
   return l;
 }
@@ -308,7 +308,7 @@ server::ListenerOptions listener_options_of(const RelayOptions& o) {
 struct Relay::Impl {
   RelayOptions options;
   UpstreamUrl upstream;
-  std::unique_ptr<server::Listener> listener;
+  std::unique_ptr<http::Listener> listener;
   int port = 0;
   std::thread thread;
 
@@ -377,7 +377,7 @@ struct Relay::Impl {
     }
   }
 
-  server::HttpResponse handle(const server::HttpRequest& req) {
+  http::HttpResponse handle(const http::HttpRequest& req) {
     if (req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")) return text_answer(200, "ok\n");
     if (req.method != "POST" || !forwardable_path(req.path)) {
       return text_answer(404, "relay: not found (only POST .../filter-unmanaged, .../prioritize-unmanaged and GET /healthz)\n");
@@ -407,7 +407,7 @@ struct Relay::Impl {
     }
   }
 
-  server::HttpResponse forward_admitted(const server::HttpRequest& req, const Breaker::Ticket& ticket,
+  http::HttpResponse forward_admitted(const http::HttpRequest& req, const Breaker::Ticket& ticket,
                                         bool& reported) {
     std::string content_type = req.content_type;
     if (content_type.empty() || content_type.size() > 256) content_type = "application/json";
@@ -433,7 +433,7 @@ struct Relay::Impl {
     }
     log_transition(t, why);
     if (!r) return text_answer(503, "relay: upstream " + why + "\n");
-    server::HttpResponse res;
+    http::HttpResponse res;
     res.status = r->status;
     res.content_type = r->get_header_value("Content-Type");
     if (res.content_type.empty() || res.content_type.size() > 256) res.content_type = "application/json";
@@ -474,8 +474,8 @@ Result<std::unique_ptr<Relay>> Relay::create(const RelayOptions& options) {
     impl->upstream = *up;
     impl->breaker = Breaker(options.breaker);
     Impl* self = impl.get();
-    impl->listener = std::make_unique<server::Listener>(
-        listener_options_of(options), [self](const server::HttpRequest& req) { return self->handle(req); });
+    impl->listener = std::make_unique<http::Listener>(
+        listener_options_of(options), [self](const http::HttpRequest& req) { return self->handle(req); });
     if (auto st = impl->listener->bind(listen->host, listen->port); !st) return st.error();
     impl->port = impl->listener->port();
     return std::unique_ptr<Relay>(new Relay(std::move(impl)));

@@ -20,8 +20,8 @@
 namespace extender::server {
 namespace {
 
-HttpResponse json(int status, std::string body) { return {status, std::move(body), "application/json", {}}; }
-HttpResponse error(int status, std::string_view message) { return json(status, wire::encode_request_error(message)); }
+http::HttpResponse json(int status, std::string body) { return {status, std::move(body), "application/json", {}}; }
+http::HttpResponse error(int status, std::string_view message) { return json(status, wire::encode_request_error(message)); }
 
 const char* verb_name(Endpoint e) {
   switch (e) {
@@ -34,7 +34,7 @@ const char* verb_name(Endpoint e) {
   }
 }
 
-// A decoded request and its decision, which the answer no longer needs (HttpResponse::spent).
+// A decoded request and its decision, which the answer no longer needs (http::HttpResponse::spent).
 // Both point into the body, or into the padded copy `padded` holds when the body lacked padding.
 template <class Answer>
 struct Spent {
@@ -58,7 +58,7 @@ bool is_filter(Endpoint e) { return e == Endpoint::kFilter || e == Endpoint::kFi
 
 // What answering one verb request gave: the answer, and what the metrics and the log line tell.
 struct VerbCall {
-  HttpResponse res;
+  http::HttpResponse res;
   Outcome outcome = Outcome::kOk;
   engine::Summary summary;
   std::string body_error;  // the body is malformed: answered 400
@@ -107,8 +107,8 @@ void remember_decision(const ApiDeps& deps, Endpoint endpoint, const VerbCall& c
 }
 
 // Filter and prioritize, managed or unmanaged; the decoded request and decision stay alive with
-// the answer (HttpResponse::spent).
-void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request,
+// the answer (http::HttpResponse::spent).
+void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequest& request,
                     TimePoint deadline, VerbCall& call) {
   const auto padded = wire::PaddedBody::of(request.body);
   wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
@@ -145,7 +145,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& r
   }
 }
 
-void answer_bind(const ApiDeps& deps, const HttpRequest& request, VerbCall& call) {
+void answer_bind(const ApiDeps& deps, const http::HttpRequest& request, VerbCall& call) {
   auto args = wire::decode_binding_args(request.body);
   if (!args) {
     call.body_error = args.message();
@@ -158,7 +158,7 @@ void answer_bind(const ApiDeps& deps, const HttpRequest& request, VerbCall& call
   call.res = json(200, wire::encode_binding_result(a.error));
 }
 
-void answer_preempt(const ApiDeps& deps, const HttpRequest& request, VerbCall& call) {
+void answer_preempt(const ApiDeps& deps, const http::HttpRequest& request, VerbCall& call) {
   auto args = wire::decode_preemption_args(request.body);
   if (!args) {
     call.body_error = args.message();
@@ -176,7 +176,7 @@ void answer_preempt(const ApiDeps& deps, const HttpRequest& request, VerbCall& c
 }
 
 // Counts the request (and a refusal) in the metrics and writes its log line.
-void record(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request, const VerbCall& call,
+void record(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequest& request, const VerbCall& call,
             Duration elapsed) {
   const char* name = verb_name(endpoint);
   if (deps.metrics) deps.metrics->observe_request(metric_verb(endpoint), call.outcome, elapsed);
@@ -199,11 +199,11 @@ void record(const ApiDeps& deps, Endpoint endpoint, const HttpRequest& request, 
 
 }  // namespace
 
-HttpResponse Api::handle(const HttpRequest& request) {
+http::HttpResponse Api::handle(const http::HttpRequest& request) {
   RouteResult r = route(request.method, request.path, routes_);
   if (!r.route) {
     if (r.status == 405) {
-      HttpResponse res = error(405, "method " + request.method + " is not allowed here; use " + r.allow);
+      http::HttpResponse res = error(405, "method " + request.method + " is not allowed here; use " + r.allow);
       res.headers.emplace_back("Allow", r.allow);
       return res;
     }
@@ -222,7 +222,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
     case Endpoint::kFilterUnmanaged:
     case Endpoint::kBind:
     case Endpoint::kPreempt: {
-      HttpResponse res = verb(rt, request);
+      http::HttpResponse res = verb(rt, request);
       res.close = deps_.leadership && !deps_.leadership().leading;
       return res;
     }
@@ -252,7 +252,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   return error(404, "no such endpoint");
 }
 
-HttpResponse Api::version() const {
+http::HttpResponse Api::version() const {
   std::string body = "{\"version\":";
   wire::append_json_string(body, kVersion);
   body += ",\"gitCommit\":";
@@ -264,26 +264,26 @@ HttpResponse Api::version() const {
   return json(200, std::move(body));
 }
 
-Lane Api::lane_of(std::string_view method, std::string_view path) const {
+http::Lane Api::lane_of(std::string_view method, std::string_view path) const {
   RouteResult r = route(method, path, routes_);
-  if (!r.route) return Lane::kInline;
+  if (!r.route) return http::Lane::kInline;
   switch (r.route->endpoint) {
     case Endpoint::kFilter:
     case Endpoint::kPrioritize:
     case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kFilterUnmanaged:
     case Endpoint::kPreempt:
-      return Lane::kDecide;
+      return http::Lane::kDecide;
     case Endpoint::kBind:
-      return Lane::kBind;
+      return http::Lane::kBind;
     case Endpoint::kHealthz:
-      return Lane::kInline;
+      return http::Lane::kInline;
     default:
-      return Lane::kLight;
+      return http::Lane::kLight;
   }
 }
 
-HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
+http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& request) {
   const auto started = request.queued_at != TimePoint{} ? request.queued_at
                                                                                     : SteadyClock::now();
   VerbCall call;
@@ -317,7 +317,7 @@ HttpResponse Api::verb(const Route& route, const HttpRequest& request) {
   return std::move(call.res);
 }
 
-HttpResponse Api::readyz() const {
+http::HttpResponse Api::readyz() const {
   if (auto why = deps_.not_ready ? deps_.not_ready() : std::nullopt) {
     std::string body = "{\"status\":\"not ready\",\"reason\":";
     wire::append_json_string(body, *why);
@@ -339,7 +339,7 @@ void Api::append_leadership(std::string& body) const {
   wire::append_json_string(body, l.holder);
 }
 
-HttpResponse Api::metrics() const {
+http::HttpResponse Api::metrics() const {
   ScrapeView view;
   std::optional<state::Snapshot> snap;
   if (deps_.state) view.snapshot = &snap.emplace(deps_.state->snapshot());
@@ -354,31 +354,31 @@ HttpResponse Api::metrics() const {
   return {200, std::move(body), "text/plain; version=0.0.4; charset=utf-8", {}};
 }
 
-HttpResponse Api::debug_state() const {
+http::HttpResponse Api::debug_state() const {
   std::optional<LeadershipView> leadership;
   if (deps_.leadership) leadership = deps_.leadership();
   return json(200, render_state(deps_.state->snapshot(), SteadyClock::now(), leadership ? &*leadership : nullptr));
 }
 
-HttpResponse Api::debug_dra() const {
+http::HttpResponse Api::debug_dra() const {
   if (!deps_.dra) return json(200, render_dra(nullptr, {}, deps_.state->snapshot()));
   const auto inventory = deps_.dra->dra_snapshot();
   return json(200, render_dra(inventory.get(), deps_.dra->dra_device_classes(), deps_.state->snapshot()));
 }
 
-HttpResponse Api::debug_groups() const {
+http::HttpResponse Api::debug_groups() const {
   const auto holds = deps_.in_flight ? deps_.in_flight->holds() : std::vector<state::InFlightHolds::HoldView>{};
   return json(200, render_groups(holds, SteadyClock::now()));
 }
 
-HttpResponse Api::debug_node(const std::string& name) const {
+http::HttpResponse Api::debug_node(const std::string& name) const {
   const state::Snapshot snap = deps_.state->snapshot();
   const state::NodeState* node = snap.find(name);
   if (!node) return error(404, "node " + name.substr(0, 256) + " is not known");
   return json(200, render_node(*node, SteadyClock::now()));
 }
 
-HttpResponse Api::admin_remove_pod(const std::string& uid) {
+http::HttpResponse Api::admin_remove_pod(const std::string& uid) {
   if (!deps_.admin_mutations) {
     return error(409, "placements come from the API server in kubernetes mode; delete the pod there instead");
   }
@@ -387,7 +387,7 @@ HttpResponse Api::admin_remove_pod(const std::string& uid) {
   return json(200, "{\"removed\":true}");
 }
 
-HttpResponse Api::status_page(const std::string& query) const {
+http::HttpResponse Api::status_page(const std::string& query) const {
   const state::Snapshot snap = deps_.state->snapshot();
   StatusInputs in;
   in.snapshot = &snap;
@@ -404,7 +404,7 @@ HttpResponse Api::status_page(const std::string& query) const {
   return {200, render_status_page(in, parse_page_query(query)), "text/html; charset=utf-8", {}};
 }
 
-HttpResponse Api::debug_pod(const std::string& pod) const {
+http::HttpResponse Api::debug_pod(const std::string& pod) const {
   std::optional<PodRefusal> refusal;
   if (deps_.decisions) refusal = deps_.decisions->refused_pod(pod);
   if (!refusal) {

@@ -6,15 +6,15 @@
 #include <string_view>
 #include <vector>
 
-#include "extender/server/http_connection.h"
+#include "extender/http/http_connection.h"
 
 namespace {
 
 using extender::TimePoint;
-using extender::server::HttpConnection;
-using extender::server::HttpResponse;
-using extender::server::PeerAddress;
-using extender::server::ServerOptions;
+using extender::http::HttpConnection;
+using extender::http::HttpResponse;
+using extender::http::PeerAddress;
+using extender::http::ServerOptions;
 
 struct Outcome {
   std::vector<std::string> requests;

@@ -6,14 +6,14 @@
 #include <string_view>
 #include <vector>
 
-#include "extender/server/content_decoding.h"
-#include "extender/server/request_parser.h"
+#include "extender/http/content_decoding.h"
+#include "extender/http/request_parser.h"
 
 namespace {
 
-using extender::server::decode_body;
-using extender::server::ParseLimits;
-using extender::server::RequestParser;
+using extender::http::decode_body;
+using extender::http::ParseLimits;
+using extender::http::RequestParser;
 
 struct Outcome {
   RequestParser::State state;

@@ -11,8 +11,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-HttpRequest request(std::string method, std::string path, std::string body = "") {
-  HttpRequest r;
+http::HttpRequest request(std::string method, std::string path, std::string body = "") {
+  http::HttpRequest r;
   r.method = std::move(method);
   r.path = std::move(path);
   r.body = std::move(body);
@@ -50,7 +50,7 @@ TEST(Api, ReadyzAnswers503WithTheReasonWhileNotReady) {
   Harness h;
   Api api = h.api(4s);
   h.why_not_ready = "nodes not synced yet";
-  HttpResponse res = api.handle(request("GET", "/readyz"));
+  http::HttpResponse res = api.handle(request("GET", "/readyz"));
   EXPECT_EQ(res.status, 503);
   EXPECT_EQ(res.body, R"({"status":"not ready","reason":"nodes not synced yet"})");
   h.why_not_ready.reset();
@@ -94,7 +94,7 @@ TEST(Api, AReplicaThatDoesNotLeadClosesTheConnectionAfterAVerb) {
 TEST(Api, FilterAndPrioritizeGiveUpPastTheRequestDeadline) {
   Harness h;
   Api late = h.api(0ms);
-  HttpResponse res = late.handle(request("POST", "/scheduler/filter", names_body(600)));
+  http::HttpResponse res = late.handle(request("POST", "/scheduler/filter", names_body(600)));
   EXPECT_EQ(res.status, 200);
   EXPECT_NE(res.body.find(R"("Error":"filter took longer than server.request_deadline)"), std::string::npos) << res.body;
   EXPECT_NE(res.body.find(R"("NodeNames":null)"), std::string::npos) << "no partial answer: " << res.body.substr(0, 200);
@@ -108,12 +108,12 @@ TEST(Api, FilterAndPrioritizeGiveUpPastTheRequestDeadline) {
 TEST(Api, TheRequestDeadlineCountsFromWhenTheRequestWasQueued) {
   Harness h;
   Api api = h.api(4s);
-  HttpRequest waited = request("POST", "/scheduler/filter", names_body(600));
+  http::HttpRequest waited = request("POST", "/scheduler/filter", names_body(600));
   waited.queued_at = std::chrono::steady_clock::now() - 5s;
-  HttpResponse res = api.handle(waited);
+  http::HttpResponse res = api.handle(waited);
   EXPECT_NE(res.body.find(R"("Error":"filter took longer than server.request_deadline)"), std::string::npos)
       << "five seconds in the queue left the filter a full deadline: " << res.body.substr(0, 200);
-  HttpRequest fresh = request("POST", "/scheduler/filter", names_body(600));
+  http::HttpRequest fresh = request("POST", "/scheduler/filter", names_body(600));
   fresh.queued_at = std::chrono::steady_clock::now();
   res = api.handle(fresh);
   EXPECT_NE(res.body.find(R"("Error":"")"), std::string::npos) << res.body.substr(res.body.size() - 200);
@@ -136,7 +136,7 @@ TEST(Api, DeclinesMoreNodesThanTheCapAsTheProtocolCarriesIt) {
     Harness h;
     h.cfg.server.max_nodes_per_request = 3;
     Api api = h.api(10s);
-    HttpResponse res = api.handle(request("POST", c.path, names_body(4)));
+    http::HttpResponse res = api.handle(request("POST", c.path, names_body(4)));
     EXPECT_EQ(res.status, c.status) << c.path;
     EXPECT_NE(res.body.find(c.answer), std::string::npos) << c.path << ": " << res.body;
     EXPECT_EQ(api.handle(request("POST", c.path, names_body(3))).status, 200) << c.path;
@@ -171,7 +171,7 @@ nodes:
   const std::string cpu_only = pod_body("cpu-1", R"({"cpu":"2","memory":"1Gi"})", R"(["gpu","plain"])");
   const std::string gpu = pod_body("gpu-1", R"({"nvidia.com/gpu":"1"})", R"(["gpu","plain"])");
 
-  HttpResponse res = api.handle(request("POST", "/scheduler/prioritize-unmanaged", cpu_only));
+  http::HttpResponse res = api.handle(request("POST", "/scheduler/prioritize-unmanaged", cpu_only));
   EXPECT_EQ(res.status, 200);
   EXPECT_NE(res.body.find(R"({"Host":"plain","Score":)"), std::string::npos)
       << "a pod without GPUs goes where no GPU waits for its CPU: " << res.body;

@@ -10,7 +10,7 @@
 #include "extender/engine/extender.h"
 #include "extender/kube/api_binder.h"
 #include "extender/server/api.h"
-#include "extender/server/listener.h"
+#include "extender/http/listener.h"
 #include "extender/state/demand_cache.h"
 #include "support/cluster_harness.h"
 
@@ -51,10 +51,10 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
   api_deps.admin_mutations = false;
   api_deps.node_fields = h.cfg.node_fields();
   Api api(api_deps, {"/scheduler", true, false, false});
-  ListenerOptions options = listener_options(h.cfg.server, "scheduler");
+  http::ListenerOptions options = http::listener_options(h.cfg.server, "scheduler");
   options.threads = 2;
   options.lane_of = [&](std::string_view m, std::string_view p) { return api.lane_of(m, p); };
-  Listener listener(options, [&](const HttpRequest& r) { return api.handle(r); });
+  http::Listener listener(options, [&](const http::HttpRequest& r) { return api.handle(r); });
   ASSERT_TRUE(listener.bind("127.0.0.1", 0).ok());
   std::thread serving([&] { listener.serve(); });
 

@@ -14,7 +14,7 @@
 #include "extender/model/dra.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
-#include "extender/server/server_options.h"
+#include "extender/http/server_options.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/wire/extender_args.h"
 
@@ -26,9 +26,9 @@ enum class Mode { kStandalone, kKubernetes };
 
 // The listener's settings and their defaults belong to the server module (server_options.h);
 // config reads their YAML keys and adds what only the daemon uses.
-using TlsConfig = server::TlsOptions;
+using TlsConfig = http::TlsOptions;
 
-struct ServerConfig : server::ServerOptions {
+struct ServerConfig : http::ServerOptions {
   std::string listen = "127.0.0.1:8888";
   std::string path_prefix = "/scheduler";  // verbs answer at /<verb> and at <path_prefix>/<verb>
   milliseconds request_deadline{4'000};    // filter and prioritize answer within this

@@ -8,7 +8,7 @@
 // (its own size against the daemon's body budget) pass through and leave the breaker closed.
 // `GET /healthz` answers 200; every other request 404.
 //
-// Its server side is the daemon's own (server::Listener): one event loop with a head deadline,
+// Its server side is the daemon's own (http::Listener): one event loop with a head deadline,
 // a body deadline at a minimum rate, connection caps in all and per peer (the oldest idle or slow
 // connection makes room), a body budget, chunked bodies counted against max_body_bytes as they
 // arrive. It inflates nothing: a body with a Content-Encoding is refused 415 (kube-scheduler

@@ -15,7 +15,7 @@
 
 #include "extender/engine/ports.h"
 #include "extender/server/decision_log.h"
-#include "extender/server/http_message.h"
+#include "extender/http/http_message.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
@@ -62,25 +62,25 @@ struct ApiDeps {
 class Api {
  public:
   Api(ApiDeps deps, RouterOptions routes) : deps_(std::move(deps)), routes_(std::move(routes)) {}
-  HttpResponse handle(const HttpRequest& request);
+  http::HttpResponse handle(const http::HttpRequest& request);
   // The worker lane a request runs on: verbs that decide, binds, light reads, or inline for
   // /healthz and answers that need no work (404, 405).
-  Lane lane_of(std::string_view method, std::string_view path) const;
+  http::Lane lane_of(std::string_view method, std::string_view path) const;
 
  private:
-  HttpResponse verb(const Route& route, const HttpRequest& request);
-  HttpResponse debug_state() const;
-  HttpResponse debug_dra() const;
-  HttpResponse debug_groups() const;
-  HttpResponse debug_node(const std::string& name) const;
-  HttpResponse admin_remove_pod(const std::string& uid);
-  HttpResponse status_page(const std::string& query) const;
-  HttpResponse debug_pod(const std::string& pod) const;
-  HttpResponse readyz() const;
-  HttpResponse version() const;
+  http::HttpResponse verb(const Route& route, const http::HttpRequest& request);
+  http::HttpResponse debug_state() const;
+  http::HttpResponse debug_dra() const;
+  http::HttpResponse debug_groups() const;
+  http::HttpResponse debug_node(const std::string& name) const;
+  http::HttpResponse admin_remove_pod(const std::string& uid);
+  http::HttpResponse status_page(const std::string& query) const;
+  http::HttpResponse debug_pod(const std::string& pod) const;
+  http::HttpResponse readyz() const;
+  http::HttpResponse version() const;
   // `,"leading":...,"leaderSince"|"standbySince":...,"leader":...` when there is an election.
   void append_leadership(std::string& body) const;
-  HttpResponse metrics() const;
+  http::HttpResponse metrics() const;
 
   ApiDeps deps_;
   RouterOptions routes_;
