@@ -46,7 +46,8 @@ void run(int port, int binds, std::int64_t qps, std::int64_t burst) {
   }
   for (auto& t : threads) t.join();
   const double secs = std::chrono::duration<double>(Clock::now() - start).count();
-  const std::string setting = qps > 0 ? "api_qps " + std::to_string(qps) + ", api_burst " + std::to_string(burst) : "no limit";
+  const std::string setting =
+      qps > 0 ? "api_qps " + std::to_string(qps) + ", api_burst " + std::to_string(burst) : "no limit";
   std::printf("%-28s %5d binds in %6.2f s: %7.1f Bindings/s overall, %5d in the first second, %d failed\n",
               setting.c_str(), binds, secs, binds / secs, first_second.load(), failed.load());
 }

@@ -92,7 +92,8 @@ void run(const Case& c, const std::string& inventory) {
   const std::string response = conn.read_response(std::chrono::seconds(120));
   const long long after = d.memory("VmHWM");
   const double mib = 1024.0 * 1024.0;
-  std::string answer = response.substr(response.find("\r\n\r\n") == std::string::npos ? 0 : response.find("\r\n\r\n") + 4, 120);
+  std::string answer =
+      response.substr(response.find("\r\n\r\n") == std::string::npos ? 0 : response.find("\r\n\r\n") + 4, 120);
   std::printf("%-16s wire %8.2f MiB  body %7.2f MiB  HTTP %d  peak RSS +%7.1f MiB = %.2fx body  (%s...)\n",
               c.name.c_str(), wire.size() / mib, c.body.size() / mib, status_of(response), (after - before) / mib,
               static_cast<double>(after - before) / static_cast<double>(c.body.size()), answer.c_str());
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> wanted(argv + 1, argv + argc);
   auto want = [&](const std::string& name) {
     if (wanted.empty()) return true;
-    for (const auto& w : wanted) if (w == name) return true;
+    for (const auto& w : wanted)
+      if (w == name) return true;
     return false;
   };
   const std::string inventory = std::string(EXTENDER_FIXTURES_DIR) + "/../../examples/inventory.yaml";
@@ -117,15 +119,18 @@ int main(int argc, char** argv) {
   try {
     if (want("letters")) run({"letters", "/prioritize", names_body(letters, "a")}, inventory);
     if (want("letters-gzip")) run({"letters-gzip", "/prioritize", names_body(letters, "a"), true}, inventory);
-    if (want("long-prioritize")) run({"long-prioritize", "/prioritize", names_body(long_names, long_name, true)}, inventory);
+    if (want("long-prioritize"))
+      run({"long-prioritize", "/prioritize", names_body(long_names, long_name, true)}, inventory);
     if (want("long-filter")) run({"long-filter", "/filter", names_body(long_names, long_name, true)}, inventory);
-    if (want("short-names")) run({"short-names", "/prioritize", names_body((kMaxBody - overhead) / 7, "abcd")}, inventory);
+    if (want("short-names"))
+      run({"short-names", "/prioritize", names_body((kMaxBody - overhead) / 7, "abcd")}, inventory);
     if (want("dense-pod")) {
       std::string numbers;
       while (numbers.size() < (std::size_t{4} << 20) - 4096) numbers += "111111,";
       numbers += "1";
       run({"dense-pod", "/prioritize",
-           R"({"Pod":{"metadata":{"name":"p","namespace":"bench","uid":"u-1"},"x":[)" + numbers + R"(]},"NodeNames":["gpu-a100-1"]})"},
+           R"({"Pod":{"metadata":{"name":"p","namespace":"bench","uid":"u-1"},"x":[)" + numbers +
+               R"(]},"NodeNames":["gpu-a100-1"]})"},
           inventory);
     }
     if (want("node-objects")) run({"node-objects", "/prioritize", nodes_body(kMaxBody - 1024)}, inventory);

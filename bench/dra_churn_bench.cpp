@@ -60,7 +60,8 @@ void phase(const char* name, ClusterHarness& h, engine::Extender& ext, const wir
       while (Clock::now() < until) {
         const auto start = Clock::now();
         (void)ext.filter(args);
-        ms[static_cast<std::size_t>(c)].push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+        ms[static_cast<std::size_t>(c)].push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - start).count());
       }
     });
   }
@@ -69,8 +70,8 @@ void phase(const char* name, ClusterHarness& h, engine::Extender& ext, const wir
   churner.join();
   std::vector<double> all;
   for (const auto& v : ms) all.insert(all.end(), v.begin(), v.end());
-  std::printf("%-34s clients %d  calls %6zu  median %8.2f ms  p99 %8.2f ms  worst %8.2f ms\n", name, clients, all.size(),
-              at(all, 0.5), at(all, 0.99), at(all, 1.0));
+  std::printf("%-34s clients %d  calls %6zu  median %8.2f ms  p99 %8.2f ms  worst %8.2f ms\n", name, clients,
+              all.size(), at(all, 0.5), at(all, 0.99), at(all, 1.0));
 }
 
 }  // namespace
@@ -80,8 +81,10 @@ int main(int argc, char** argv) {
   int seconds = 5;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--nodes" && i + 1 < argc) nodes = std::atoi(argv[++i]);
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atoi(argv[++i]);
+    if (a == "--nodes" && i + 1 < argc)
+      nodes = std::atoi(argv[++i]);
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: dra_churn_bench [--nodes N] [--seconds S]\n");
       return 2;
@@ -105,9 +108,8 @@ int main(int argc, char** argv) {
   }
   state::DemandCache demands(1000, std::chrono::minutes(10));
   sources::LocalBinder binder(h.state);
-  engine::Extender ext = engine::EngineBuilder(h.cfg.extender_options(), h.state, demands, binder)
-                             .cluster(h.cluster.get())
-                             .build();
+  engine::Extender ext =
+      engine::EngineBuilder(h.cfg.extender_options(), h.state, demands, binder).cluster(h.cluster.get()).build();
   const wire::ExtenderArgs args = bench::gpu_pod_args("1", names);
   const auto passed = ext.filter(args).result.node_names->size();
   std::printf("%d DRA nodes, %zu pass the filter, %d s per phase\n", nodes, passed, seconds);

@@ -146,7 +146,8 @@ int main(int argc, char** argv) {
   if (nodes < 2 || runs < 1) return 2;
   spdlog::set_level(spdlog::level::warn);
   for (int round = 0; round < 2; ++round) {
-    std::printf("round %d (%d nodes, %d runs each; NodeNames form, a pod asking nvidia.com/gpu: 2)\n", round + 1, nodes, runs);
+    std::printf("round %d (%d nodes, %d runs each; NodeNames form, a pod asking nvidia.com/gpu: 2)\n", round + 1, nodes,
+                runs);
     const Cluster clusters[] = {{"device plugin only (no DRA)", false, false},
                                 {"half DRA nodes, DRA served", true, true},
                                 {"half DRA nodes, DRA not served", true, false}};

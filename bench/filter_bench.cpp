@@ -20,21 +20,21 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <simdjson.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <simdjson.h>
+#include <sstream>
 #include <thread>
 
 #include "extender/config/config.h"
 #include "extender/engine/engine_builder.h"
-#include "extender/server/api.h"
 #include "extender/http/listener.h"
+#include "extender/server/api.h"
 #include "extender/sources/local_binder.h"
 #include "extender/sources/request_nodes.h"
 #include "extender/wire/extender_args.h"
@@ -201,7 +201,8 @@ http::HttpResponse decode_and_echo(const http::HttpRequest& request) {
   out.reserve(request.body.size() + 256);
   simdjson::ondemand::document doc;
   simdjson::ondemand::array items;
-  if (parser.iterate(body).get(doc) || doc["Nodes"]["items"].get_array().get(items)) return {400, "{}", "application/json", {}};
+  if (parser.iterate(body).get(doc) || doc["Nodes"]["items"].get_array().get(items))
+    return {400, "{}", "application/json", {}};
   bool first = true;
   for (auto item : items) {
     simdjson::ondemand::object node;
@@ -226,7 +227,8 @@ http::HttpResponse decode_and_echo_names(const http::HttpRequest& request) {
   out.reserve(request.body.size() + 256);
   simdjson::ondemand::document doc;
   simdjson::ondemand::array names;
-  if (parser.iterate(body).get(doc) || doc["NodeNames"].get_array().get(names)) return {400, "{}", "application/json", {}};
+  if (parser.iterate(body).get(doc) || doc["NodeNames"].get_array().get(names))
+    return {400, "{}", "application/json", {}};
   bool first = true;
   for (auto item : names) {
     std::string_view name;
@@ -315,13 +317,16 @@ int main(int argc, char** argv) {
                   stage, s.median_ms, s.p90_ms);
     };
     auto ratio = [&](const char* stage, Stats s, Stats floor, const char* verdict) {
-      std::printf("%-28s %8zu %10.1f | %-34s %10.2fx %9s\n", label.c_str(), n, static_cast<double>(body.size()) / 1e6, stage,
-                  s.median_ms / floor.median_ms, verdict);
+      std::printf("%-28s %8zu %10.1f | %-34s %10.2fx %9s\n", label.c_str(), n, static_cast<double>(body.size()) / 1e6,
+                  stage, s.median_ms / floor.median_ms, verdict);
     };
     if (names_only) {
       post(client, "/scheduler/filter", body);
     } else {
-      row("decode: nlohmann DOM", measure(runs, [&] { auto doc = nlohmann::json::parse(body); (void)doc; }));
+      row("decode: nlohmann DOM", measure(runs, [&] {
+            auto doc = nlohmann::json::parse(body);
+            (void)doc;
+          }));
       row("decode: simdjson, every field", measure(runs, [&] { (void)wire::decode_extender_args(padded); }));
       const wire::NodeFieldFilter fields = cfg.node_fields();
       row("decode: simdjson, policy fields", measure(runs, [&] { (void)wire::decode_extender_args(padded, fields); }));
@@ -352,7 +357,8 @@ int main(int argc, char** argv) {
     row("NodeNames: decode", measure(runs, [&] { (void)wire::decode_extender_args(names_padded); }));
     row("NodeNames: engine filter", measure(runs, [&] { (void)extender.filter(*names_args); }));
     const engine::FilterAnswer names_answer = extender.filter(*names_args);
-    row("NodeNames: encode filter answer", measure(runs, [&] { (void)wire::encode_filter_result(names_answer.result); }));
+    row("NodeNames: encode filter answer",
+        measure(runs, [&] { (void)wire::encode_filter_result(names_answer.result); }));
     row("NodeNames: engine prioritize", measure(runs, [&] { (void)extender.prioritize(*names_args); }));
     http::HttpRequest names_request;
     names_request.method = "POST";
@@ -367,7 +373,10 @@ int main(int argc, char** argv) {
         runs, [&] { post(names_echo_client, "/filter", names); }, [&] { post(client, "/scheduler/filter", names); });
     row("HTTP NodeNames decode-and-echo", names_floor);
     row("HTTP /filter, NodeNames form", names_filter);
-    ratio("NodeNames /filter / echo", names_filter, names_floor, n < 5000 ? "" : names_filter.median_ms < 3.0 ? "ok" : "OVER 3 ms");
+    ratio("NodeNames /filter / echo", names_filter, names_floor,
+          n < 5000                       ? ""
+          : names_filter.median_ms < 3.0 ? "ok"
+                                         : "OVER 3 ms");
     row("HTTP /prioritize, NodeNames form", measure(runs, [&] { post(client, "/scheduler/prioritize", names); }));
   }
   for (auto& l : listeners) l->stop();

@@ -52,7 +52,8 @@ std::int64_t pod_gpus(simdjson::ondemand::object pod) {
     if (c.find_field_unordered("resources").get_object().get(resources)) continue;
     simdjson::ondemand::object requests;
     std::int64_t n = 0;
-    if (!resources.find_field_unordered("requests").get_object().get(requests)) n = count_of(requests, "nvidia.com/gpu");
+    if (!resources.find_field_unordered("requests").get_object().get(requests))
+      n = count_of(requests, "nvidia.com/gpu");
     if (n == 0) {
       simdjson::ondemand::object limits;
       if (!resources.find_field_unordered("limits").get_object().get(limits)) n = count_of(limits, "nvidia.com/gpu");

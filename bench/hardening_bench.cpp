@@ -21,7 +21,8 @@ namespace {
 using namespace extender::testing;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kConfig = "server:\n  max_body_bytes: 256Mi\n  request_deadline: 60s\nadmin:\n  listen: 127.0.0.1:0\n";
+constexpr const char* kConfig =
+    "server:\n  max_body_bytes: 256Mi\n  request_deadline: 60s\nadmin:\n  listen: 127.0.0.1:0\n";
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -93,9 +94,10 @@ void slow_clients(int seconds) {
   a1.join();
   a2.join();
   std::sort(ms.begin(), ms.end());
-  std::printf("/healthz under 512 slow + 512 idle connections (both listeners, %d s): %zu calls, %d failed, "
-              "median %.2f ms, p99 %.2f ms, worst %.2f ms\n",
-              seconds, ms.size(), failed, ms[ms.size() / 2], ms[ms.size() * 99 / 100], ms.back());
+  std::printf(
+      "/healthz under 512 slow + 512 idle connections (both listeners, %d s): %zu calls, %d failed, "
+      "median %.2f ms, p99 %.2f ms, worst %.2f ms\n",
+      seconds, ms.size(), failed, ms[ms.size() / 2], ms[ms.size() * 99 / 100], ms.back());
 }
 
 }  // namespace

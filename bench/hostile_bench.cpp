@@ -28,9 +28,9 @@
 #include <thread>
 
 #include "daemon/daemon_process.h"
+#include "scenario_flags.h"
 #include "support/files.h"
 #include "support/gzip.h"
-#include "scenario_flags.h"
 
 namespace {
 
@@ -41,8 +41,8 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kConfig = "admin:\n  listen: 127.0.0.1:0\n";
 
 std::string post_head(std::uint64_t length, const char* extra = "") {
-  return "POST /scheduler/filter HTTP/1.1\r\nHost: extender\r\nContent-Type: application/json\r\n" + std::string(extra) +
-         "Content-Length: " + std::to_string(length) + "\r\n\r\n";
+  return "POST /scheduler/filter HTTP/1.1\r\nHost: extender\r\nContent-Type: application/json\r\n" +
+         std::string(extra) + "Content-Length: " + std::to_string(length) + "\r\n\r\n";
 }
 
 // A Nodes-form /filter of `nodes` nodes that all pass (each holds 8 GPUs, the pod asks one),
@@ -81,7 +81,9 @@ Report real_client(int port, const std::string& body, const std::atomic<bool>& s
     ++r.calls;
     if (!res || res->status != 200) {
       ++r.failures;
-      if (r.failures <= 3) std::fprintf(stderr, "  real client: %s\n", res ? std::to_string(res->status).c_str() : httplib::to_string(res.error()).c_str());
+      if (r.failures <= 3)
+        std::fprintf(stderr, "  real client: %s\n",
+                     res ? std::to_string(res->status).c_str() : httplib::to_string(res.error()).c_str());
     }
     r.ms.push_back(ms);
     std::this_thread::sleep_for(5ms);
@@ -173,8 +175,8 @@ void split_head(int port, const std::atomic<bool>& stop) {
 
 // `connections` keep-alive clients, each from its own address of `addresses`, repeating one
 // coded /filter body until `stop`.
-void repeat_coded(int port, const std::atomic<bool>& stop, const std::string& wire, const char* coding,
-                  int connections, int addresses, int first_address) {
+void repeat_coded(int port, const std::atomic<bool>& stop, const std::string& wire, const char* coding, int connections,
+                  int addresses, int first_address) {
   std::vector<std::thread> threads;
   for (int i = 0; i < connections; ++i) {
     threads.emplace_back([&, i] {
@@ -251,14 +253,16 @@ int main(int argc, char** argv) {
     files.rlim_cur = files.rlim_max;
     setrlimit(RLIMIT_NOFILE, &files);
   }
-  const std::string real_body = read_file(std::string(EXTENDER_FIXTURES_DIR) + "/protocol-examples/filter-request-nodes.json");
+  const std::string real_body =
+      read_file(std::string(EXTENDER_FIXTURES_DIR) + "/protocol-examples/filter-request-nodes.json");
   const std::pair<const char*, Attack> scenarios[] = {
-      {"lockout", lockout}, {"gzip-held", gzip_held}, {"unread-answers", unread_answers},
-      {"strangers", strangers}, {"split-head", split_head}, {"lying-size", lying_size},
+      {"lockout", lockout},        {"gzip-held", gzip_held},   {"unread-answers", unread_answers},
+      {"strangers", strangers},    {"split-head", split_head}, {"lying-size", lying_size},
       {"medium-body", medium_body}};
   bool ok = true;
-  std::printf("the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario\n",
-              seconds);
+  std::printf(
+      "the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario\n",
+      seconds);
   for (const auto& [name, attack] : scenarios) {
     if (!flags->wanted(name)) continue;
     ok = run(name, attack, seconds, real_body) && ok;

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     const std::int64_t bytes = (100 + 50 * (i % 4)) * kGiB;
     pool.devices.push_back({"pv-" + std::to_string(i), bytes, model::kReadWriteOnce, false});
     pool.capacity_bytes += bytes;
-    if (i % 2 == 0) held.volumes.push_back({"v", "fast-disks", pool.devices.back().name, bytes, "ns/c" + std::to_string(i), ""});
+    if (i % 2 == 0)
+      held.volumes.push_back({"v", "fast-disks", pool.devices.back().name, bytes, "ns/c" + std::to_string(i), ""});
   }
   usage.add(held);
   model::NodeSupply node;
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
     per_call.push_back(std::chrono::duration<double, std::nano>(Clock::now() - start).count() / kCalls);
   }
   std::sort(per_call.begin(), per_call.end());
-  std::printf("local_volumes_bench: %d volumes (half held), %d claims: fits=%d, check_fit median %.0f ns, p90 %.0f ns\n",
-              volumes, claims, fits, per_call[per_call.size() / 2], per_call[per_call.size() * 9 / 10]);
+  std::printf(
+      "local_volumes_bench: %d volumes (half held), %d claims: fits=%d, check_fit median %.0f ns, p90 %.0f ns\n",
+      volumes, claims, fits, per_call[per_call.size() / 2], per_call[per_call.size() * 9 / 10]);
   return 0;
 }

@@ -88,8 +88,10 @@ int main(int argc, char** argv) {
   pod.gpus = {{"nvidia.com/gpu", 1}};
   pod.cpu_milli = 8000;
   pod.memory_bytes = 64 * kGiB;
-  const policy::ShapeMix mix = {{{1, 0, 0, 8000, 64 * kGiB}, 60}, {{2, 0, 0, 16000, 128 * kGiB}, 25},
-                                {{4, 0, 0, 32000, 256 * kGiB}, 10}, {{8, 0, 0, 64000, 512 * kGiB}, 5}};
+  const policy::ShapeMix mix = {{{1, 0, 0, 8000, 64 * kGiB}, 60},
+                                {{2, 0, 0, 16000, 128 * kGiB}, 25},
+                                {{4, 0, 0, 32000, 256 * kGiB}, 10},
+                                {{8, 0, 0, 64000, 512 * kGiB}, 5}};
 
   std::vector<char> evictor(64 << 20);
   std::int64_t checksum = 0;
@@ -108,8 +110,9 @@ int main(int argc, char** argv) {
     std::vector<double> us;
     time_one(cold);
     for (int r = 0; r < runs; ++r) us.push_back(time_one(cold));
-    std::printf("  %-40s p50 %8.1f us  p90 %8.1f us\n", cold ? "caches cold (64 MiB written before each)" : "caches warm",
-                percentile(us, 0.5), percentile(us, 0.9));
+    std::printf("  %-40s p50 %8.1f us  p90 %8.1f us\n",
+                cold ? "caches cold (64 MiB written before each)" : "caches warm", percentile(us, 0.5),
+                percentile(us, 0.9));
   }
   std::printf("  (checksum %lld)\n", static_cast<long long>(checksum));
   return 0;

@@ -55,8 +55,10 @@ int main(int argc, char** argv) {
   std::string fixture_name = "protocol-examples/filter-request-names.json";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--calls" && i + 1 < argc) calls = std::atoi(argv[++i]);
-    else if (a == "--body" && i + 1 < argc) fixture_name = argv[++i];
+    if (a == "--calls" && i + 1 < argc)
+      calls = std::atoi(argv[++i]);
+    else if (a == "--body" && i + 1 < argc)
+      fixture_name = argv[++i];
     else {
       std::fprintf(stderr, "usage: relay_latency [--calls N] [--body FIXTURE]\n");
       return 2;

@@ -61,8 +61,7 @@ void run(int nodes, int runs) {
     drop_us.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
   }
   std::printf("%6d nodes: place p50 %8.1f us p90 %8.1f us; drop p50 %8.1f us p90 %8.1f us\n", nodes,
-              percentile(place_us, 0.5), percentile(place_us, 0.9), percentile(drop_us, 0.5),
-              percentile(drop_us, 0.9));
+              percentile(place_us, 0.5), percentile(place_us, 0.9), percentile(drop_us, 0.5), percentile(drop_us, 0.9));
 }
 
 }  // namespace

@@ -131,26 +131,26 @@ double cpu_per_event(const Churn& churn, int events, int offset) {
 }
 
 void report(const std::string& scenario, ClusterHarness& h, const std::vector<std::string>& names,
-            const wire::ExtenderArgs& storage_args, const Churn& churn, double rate, int seconds, double rss_before, int events) {
+            const wire::ExtenderArgs& storage_args, const Churn& churn, double rate, int seconds, double rss_before,
+            int events) {
   const double rss = rss_mib() - rss_before;
   state::DemandCache demands(1000, std::chrono::minutes(10));
   sources::LocalBinder binder(h.state);
-  engine::Extender ext = engine::EngineBuilder(h.cfg.extender_options(), h.state, demands, binder)
-                             .cluster(h.cluster.get())
-                             .build();
+  engine::Extender ext =
+      engine::EngineBuilder(h.cfg.extender_options(), h.state, demands, binder).cluster(h.cluster.get()).build();
   const wire::ExtenderArgs gpu_args = bench::gpu_pod_args("1", names);
   const auto storage_passed = ext.filter(storage_args, {}, engine::PodScope::kUnmanaged).result.node_names;
   const auto gpu_passed = ext.filter(gpu_args).result.node_names;
   const Times quiet = run_clients(ext, storage_args, gpu_args, churn, 0, seconds);
   const Times churned = run_clients(ext, storage_args, gpu_args, churn, rate, seconds);
   const double cpu = cpu_per_event(churn, events, 1'000'000);
-  std::printf("%-26s storage (%zu pass) p50 %7.2f / %7.2f ms  p99 %8.2f / %8.2f ms | gpu (%zu pass) p50 %6.2f / %6.2f ms"
-              "  p99 %6.2f / %6.2f ms | calls %zu/%zu, %zu/%zu | cpu/event %8.3f ms | stores +%.0f MiB\n",
-              scenario.c_str(), storage_passed ? storage_passed->size() : 0, at(quiet.storage, 0.5),
-              at(churned.storage, 0.5), at(quiet.storage, 0.99), at(churned.storage, 0.99),
-              gpu_passed ? gpu_passed->size() : 0, at(quiet.gpu, 0.5), at(churned.gpu, 0.5), at(quiet.gpu, 0.99),
-              at(churned.gpu, 0.99), quiet.storage.size(), churned.storage.size(), quiet.gpu.size(), churned.gpu.size(),
-              cpu * 1e3, rss);
+  std::printf(
+      "%-26s storage (%zu pass) p50 %7.2f / %7.2f ms  p99 %8.2f / %8.2f ms | gpu (%zu pass) p50 %6.2f / %6.2f ms"
+      "  p99 %6.2f / %6.2f ms | calls %zu/%zu, %zu/%zu | cpu/event %8.3f ms | stores +%.0f MiB\n",
+      scenario.c_str(), storage_passed ? storage_passed->size() : 0, at(quiet.storage, 0.5), at(churned.storage, 0.5),
+      at(quiet.storage, 0.99), at(churned.storage, 0.99), gpu_passed ? gpu_passed->size() : 0, at(quiet.gpu, 0.5),
+      at(churned.gpu, 0.5), at(quiet.gpu, 0.99), at(churned.gpu, 0.99), quiet.storage.size(), churned.storage.size(),
+      quiet.gpu.size(), churned.gpu.size(), cpu * 1e3, rss);
   std::fflush(stdout);
 }
 
@@ -168,11 +168,14 @@ json labelled_node(const std::string& name, int stamp) {
 }
 
 bool synced(ClusterHarness& h, const std::vector<std::string>& names, const std::string& pool) {
-  return h.wait_ready(std::chrono::seconds(900)) && eventually([&] {
-           const auto snap = h.state.snapshot();
-           const auto* last = snap.find(names.back());
-           return snap.nodes().size() == names.size() && last && last->supply.find_pool(pool);
-         }, std::chrono::seconds(900));
+  return h.wait_ready(std::chrono::seconds(900)) && eventually(
+                                                        [&] {
+                                                          const auto snap = h.state.snapshot();
+                                                          const auto* last = snap.find(names.back());
+                                                          return snap.nodes().size() == names.size() && last &&
+                                                                 last->supply.find_pool(pool);
+                                                        },
+                                                        std::chrono::seconds(900));
 }
 
 void label_scenario(int nodes, int seconds, double rate, int events) {
@@ -183,7 +186,8 @@ void label_scenario(int nodes, int seconds, double rate, int events) {
   for (int i = 0; i < nodes; ++i) {
     names.push_back("node-" + std::to_string(i));
     h.fake.put(Kind::kNodes, labelled_node(names.back(), 0));
-    h.fake.put(Kind::kCapacities, capacity_object("cap-" + std::to_string(i), "topolvm", kTopolvmKey, names.back(), "100Gi"));
+    h.fake.put(Kind::kCapacities,
+               capacity_object("cap-" + std::to_string(i), "topolvm", kTopolvmKey, names.back(), "100Gi"));
   }
   const double rss_fake = rss_mib();
   h.start();
@@ -194,15 +198,16 @@ void label_scenario(int nodes, int seconds, double rate, int events) {
   Churn churn = [&](int i) {
     h.fake.put(Kind::kNodes, labelled_node(names[static_cast<std::size_t>(i) % names.size()], i));
   };
-  report("labels " + std::to_string(nodes) + " nodes", h, names, volume_pod_args("topolvm", names), churn, rate, seconds,
-         rss_fake, events);
+  report("labels " + std::to_string(nodes) + " nodes", h, names, volume_pod_args("topolvm", names), churn, rate,
+         seconds, rss_fake, events);
 }
 
 json available_capacity(const std::string& name, const std::string& node, std::int64_t gib) {
   return {{"apiVersion", "csi-baremetal.dell.com/v1"},
           {"kind", "AvailableCapacity"},
           {"metadata", {{"name", name}}},
-          {"spec", {{"Location", name + "-drive"}, {"NodeId", "node-" + node}, {"storageClass", "SSD"}, {"Size", gib << 30}}}};
+          {"spec",
+           {{"Location", name + "-drive"}, {"NodeId", "node-" + node}, {"storageClass", "SSD"}, {"Size", gib << 30}}}};
 }
 
 void ac_scenario(int nodes, int drives, int seconds, double rate, int events) {
@@ -215,7 +220,8 @@ void ac_scenario(int nodes, int drives, int seconds, double rate, int events) {
     names.push_back("node-" + std::to_string(i));
     h.fake.put(Kind::kNodes, node_object(names.back(), 8));
     for (int d = 0; d < drives; ++d) {
-      h.fake.put(Kind::kAvailableCapacities, available_capacity(names.back() + "-d" + std::to_string(d), names.back(), 100));
+      h.fake.put(Kind::kAvailableCapacities,
+                 available_capacity(names.back() + "-d" + std::to_string(d), names.back(), 100));
     }
   }
   const double rss_fake = rss_mib();
@@ -254,12 +260,18 @@ int main(int argc, char** argv) {
   int events = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--labels" && i + 1 < argc) labels = argv[++i];
-    else if (a == "--acs" && i + 1 < argc) acs = argv[++i];
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atoi(argv[++i]);
-    else if (a == "--label-rate" && i + 1 < argc) label_rate = std::atof(argv[++i]);
-    else if (a == "--ac-rate" && i + 1 < argc) ac_rate = std::atof(argv[++i]);
-    else if (a == "--events" && i + 1 < argc) events = std::max(1, std::atoi(argv[++i]));
+    if (a == "--labels" && i + 1 < argc)
+      labels = argv[++i];
+    else if (a == "--acs" && i + 1 < argc)
+      acs = argv[++i];
+    else if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atoi(argv[++i]);
+    else if (a == "--label-rate" && i + 1 < argc)
+      label_rate = std::atof(argv[++i]);
+    else if (a == "--ac-rate" && i + 1 < argc)
+      ac_rate = std::atof(argv[++i]);
+    else if (a == "--events" && i + 1 < argc)
+      events = std::max(1, std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: storage_churn_bench [--labels N,N,...] [--acs NxD,...] [--seconds S] [--label-rate R] "

@@ -41,9 +41,9 @@
 #include <thread>
 
 #include "daemon/daemon_process.h"
+#include "scenario_flags.h"
 #include "support/fake_cluster.h"
 #include "support/temp_files.h"
-#include "scenario_flags.h"
 
 namespace {
 
@@ -73,7 +73,8 @@ json available_capacity(const std::string& name, int node, std::int64_t gib) {
   return {{"apiVersion", "csi-baremetal.dell.com/v1"},
           {"kind", "AvailableCapacity"},
           {"metadata", {{"name", name}}},
-          {"spec", {{"Location", name + "-drive"}, {"NodeId", node_uuid(node)}, {"storageClass", "SSD"}, {"Size", gib << 30}}}};
+          {"spec",
+           {{"Location", name + "-drive"}, {"NodeId", node_uuid(node)}, {"storageClass", "SSD"}, {"Size", gib << 30}}}};
 }
 
 void seed_cluster(FakeCluster& fake) {
@@ -91,7 +92,8 @@ void seed_cluster(FakeCluster& fake) {
       fake.put(Kind::kAvailableCapacities, available_capacity(n + "-d" + std::to_string(d), i, big_drives ? 100 : 5));
     }
     const bool big_volume_group = i < 4 || i >= 6;
-    fake.put(Kind::kCapacities, capacity_object("cap-" + n, kLvm, "topology.topolvm.io/node", n, big_volume_group ? "1Ti" : "5Gi"));
+    fake.put(Kind::kCapacities,
+             capacity_object("cap-" + n, kLvm, "topology.topolvm.io/node", n, big_volume_group ? "1Ti" : "5Gi"));
   }
 }
 
@@ -127,16 +129,18 @@ struct Cluster {
       if (auto pod = fake.object(Kind::kPods, parts[4] + "/" + parts[6])) return FakeApiServer::reply(res, 200, *pod);
       FakeApiServer::reply(res, 404, status_body(404, "NotFound", "pods \"" + parts[6] + "\" not found"));
     });
-    kubeconfig = dir.write("kubeconfig", "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-                                         "clusters:\n- name: fake\n  cluster:\n    server: " + server.url() +
-                                         "\nusers:\n- name: bench\n  user:\n    token: bench-token\n"
-                                         "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: bench\n");
+    kubeconfig = dir.write("kubeconfig",
+                           "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+                           "clusters:\n- name: fake\n  cluster:\n    server: " +
+                               server.url() +
+                               "\nusers:\n- name: bench\n  user:\n    token: bench-token\n"
+                               "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: bench\n");
   }
 
   std::string config() const {
     return "mode: kubernetes\nadmin:\n  listen: 127.0.0.1:0\nkubernetes:\n  kubeconfig: " + kubeconfig +
-           "\n  api_qps: " + std::to_string(kApiQps) + "\n  api_burst: " +
-           std::to_string(kApiBurst) + "\nha:\n  enabled: false\n";
+           "\n  api_qps: " + std::to_string(kApiQps) + "\n  api_burst: " + std::to_string(kApiBurst) +
+           "\nha:\n  enabled: false\n";
   }
 };
 
@@ -173,7 +177,8 @@ std::string judged(const httplib::Result& res, const std::vector<std::string>& e
   if (!answer.is_object()) return "unreadable answer";
   if (!answer.value("Error", "").empty()) return answer["Error"].get<std::string>();
   std::vector<std::string> passed;
-  if (answer.contains("NodeNames") && answer["NodeNames"].is_array()) passed = answer["NodeNames"].get<std::vector<std::string>>();
+  if (answer.contains("NodeNames") && answer["NodeNames"].is_array())
+    passed = answer["NodeNames"].get<std::vector<std::string>>();
   std::sort(passed.begin(), passed.end());
   if (passed == expected) return {};
   std::string text = "passed";
@@ -252,7 +257,9 @@ class RealClient {
     ++r.calls;
     (volume ? r.volume_ms : r.gpu_ms).push_back(ms);
     if (!why.empty()) {
-      if (++r.wrong <= 3 && !quiet) std::fprintf(stderr, "  real client, %s: %s\n", v.pod["metadata"]["name"].get<std::string>().c_str(), why.c_str());
+      if (++r.wrong <= 3 && !quiet)
+        std::fprintf(stderr, "  real client, %s: %s\n", v.pod["metadata"]["name"].get<std::string>().c_str(),
+                     why.c_str());
       return;
     }
     if (!volume) return;
@@ -293,7 +300,10 @@ json ephemeral_volume(const std::string& cls, const std::string& size) {
   return {{"name", "scratch"},
           {"ephemeral",
            {{"volumeClaimTemplate",
-             {{"spec", {{"storageClassName", cls}, {"accessModes", {"ReadWriteOnce"}}, {"resources", {{"requests", {{"storage", size}}}}}}}}}}}};
+             {{"spec",
+               {{"storageClassName", cls},
+                {"accessModes", {"ReadWriteOnce"}},
+                {"resources", {{"requests", {{"storage", size}}}}}}}}}}}};
 }
 
 void forged(Cluster& c, int port, const std::atomic<bool>& stop) {
@@ -351,10 +361,12 @@ struct ApiCounts {
 ApiCounts api_counts(const FakeApiServer& server) {
   ApiCounts out;
   for (const auto& r : server.requests()) {
-    if (r.method == "GET" && r.path.rfind("/api/v1/namespaces/", 0) == 0 && r.path.find("/pods/") != std::string::npos) ++out.reads;
+    if (r.method == "GET" && r.path.rfind("/api/v1/namespaces/", 0) == 0 && r.path.find("/pods/") != std::string::npos)
+      ++out.reads;
     if (r.path.rfind(kAcrPath, 0) != 0 || r.method == "GET") continue;
     ++out.writes;
-    if (r.path.find("ml-idle") != std::string::npos || r.body.find("\"ml-idle\"") != std::string::npos) ++out.forged_writes;
+    if (r.path.find("ml-idle") != std::string::npos || r.body.find("\"ml-idle\"") != std::string::npos)
+      ++out.forged_writes;
   }
   return out;
 }
@@ -404,14 +416,15 @@ bool within_budget(const Phase& p) { return static_cast<double>(p.writes) <= kAp
 bool report(const char* name, const Phase& quiet, const Phase& hit) {
   const Report& q = quiet.real;
   const Report& h = hit.real;
-  std::printf("%-7s calls %4d / %4d  wrong %d / %d | volume p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f, worst %6.2f)"
-              " | gpu p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f) | writes/s %5.1f / %5.1f (api_qps %d, %s)"
-              " | pod reads/s %4.1f / %4.1f",
-              name, q.calls, h.calls, q.wrong, h.wrong, at(q.volume_ms, 0.5), at(h.volume_ms, 0.5), at(q.volume_ms, 0.99),
-              at(h.volume_ms, 0.99), ratio(q.volume_ms, h.volume_ms), at(h.volume_ms, 1.0), at(q.gpu_ms, 0.5),
-              at(h.gpu_ms, 0.5), at(q.gpu_ms, 0.99), at(h.gpu_ms, 0.99), ratio(q.gpu_ms, h.gpu_ms), quiet.writes_per_s,
-              hit.writes_per_s, kApiQps, within_budget(hit) ? "within budget" : "OVER budget", quiet.reads_per_s,
-              hit.reads_per_s);
+  std::printf(
+      "%-7s calls %4d / %4d  wrong %d / %d | volume p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f, worst %6.2f)"
+      " | gpu p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f) | writes/s %5.1f / %5.1f (api_qps %d, %s)"
+      " | pod reads/s %4.1f / %4.1f",
+      name, q.calls, h.calls, q.wrong, h.wrong, at(q.volume_ms, 0.5), at(h.volume_ms, 0.5), at(q.volume_ms, 0.99),
+      at(h.volume_ms, 0.99), ratio(q.volume_ms, h.volume_ms), at(h.volume_ms, 1.0), at(q.gpu_ms, 0.5),
+      at(h.gpu_ms, 0.5), at(q.gpu_ms, 0.99), at(h.gpu_ms, 0.99), ratio(q.gpu_ms, h.gpu_ms), quiet.writes_per_s,
+      hit.writes_per_s, kApiQps, within_budget(hit) ? "within budget" : "OVER budget", quiet.reads_per_s,
+      hit.reads_per_s);
   if (std::string(name) == "forged") std::printf(" | forged writes %ld", hit.forged_writes);
   std::printf("\n");
   std::fflush(stdout);
@@ -441,8 +454,10 @@ int main(int argc, char** argv) {
   const int seconds = flags->seconds;
   const std::pair<const char*, Attack> scenarios[] = {
       {"forged", forged}, {"wait", wait_stall}, {"writes", write_churn}, {"reads", unknown_reads}};
-  std::printf("each figure: quiet / attacked, %d s a phase; the real client: 1 csi-baremetal pod in 8 volume pods, "
-              "a GPU /filter between volume pods\n", seconds);
+  std::printf(
+      "each figure: quiet / attacked, %d s a phase; the real client: 1 csi-baremetal pod in 8 volume pods, "
+      "a GPU /filter between volume pods\n",
+      seconds);
   bool ok = true;
   for (const auto& [name, attack] : scenarios) {
     if (!flags->wanted(name)) continue;

@@ -9,7 +9,7 @@ packages=(
   g++ make cmake pkg-config ccache
   libcpp-httplib-dev nlohmann-json3-dev libspdlog-dev libyaml-cpp-dev libsimdjson-dev
   libgtest-dev libgmock-dev libssl-dev zlib1g-dev prometheus-cpp-dev prometheus
-  curl python3 python3-yaml ca-certificates
+  curl python3 python3-yaml ca-certificates clang-format
 )
 if [ "${1:-}" = "--runtime" ]; then
   # Shared libraries the built binary needs at run time (used by the Dockerfile's runtime stage).

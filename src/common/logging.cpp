@@ -150,7 +150,7 @@ std::string log_json_string(std::string_view message) {
       out.push_back('\\');
       out.push_back(static_cast<char>(cp));
     } else if (unsafe(cp)) {
-      const char esc[] = {'\\', 'u', kHex[(cp >> 12) & 0xf], kHex[(cp >> 8) & 0xf], kHex[(cp >> 4) & 0xf],
+      const char esc[] = {'\\',          'u', kHex[(cp >> 12) & 0xf], kHex[(cp >> 8) & 0xf], kHex[(cp >> 4) & 0xf],
                           kHex[cp & 0xf]};
       out.append(esc, sizeof esc);
     } else {

@@ -163,11 +163,16 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string_view unit = text.substr(unit_start, i - unit_start);
     __int128 factor = 0;
-    if (unit == "ms") factor = 1;
-    else if (unit == "s") factor = 1000;
-    else if (unit == "m") factor = 60'000;
-    else if (unit == "h") factor = 3'600'000;
-    else return bad();
+    if (unit == "ms")
+      factor = 1;
+    else if (unit == "s")
+      factor = 1000;
+    else if (unit == "m")
+      factor = 60'000;
+    else if (unit == "h")
+      factor = 3'600'000;
+    else
+      return bad();
     total_ms += value * factor;
     if (total_ms > (__int128{1} << 62)) return bad();
   }

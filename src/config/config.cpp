@@ -6,8 +6,8 @@
 #include <cstring>
 #include <system_error>
 
-#include "extender/common/yaml_reader.h"
 #include "extender/common/quantity.h"
+#include "extender/common/yaml_reader.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
 
@@ -85,11 +85,12 @@ Status load_server_tls(YamlReader& r, const YAML::Node& tls, http::TlsOptions& t
 }
 
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
-  EXTENDER_TRY(r.expect_keys(n, "server", {"listen", "path_prefix", "threads", "bind_threads", "max_body_bytes",
-                                      "max_header_bytes", "max_header_count", "header_timeout", "read_timeout",
-                                      "min_body_rate", "write_timeout", "keep_alive_timeout",
-                                      "keep_alive_max_requests", "max_connections", "max_connections_per_peer",
-                                      "max_buffered_bytes", "request_deadline", "max_nodes_per_request", "tls"}));
+  EXTENDER_TRY(
+      r.expect_keys(n, "server",
+                    {"listen", "path_prefix", "threads", "bind_threads", "max_body_bytes", "max_header_bytes",
+                     "max_header_count", "header_timeout", "read_timeout", "min_body_rate", "write_timeout",
+                     "keep_alive_timeout", "keep_alive_max_requests", "max_connections", "max_connections_per_peer",
+                     "max_buffered_bytes", "request_deadline", "max_nodes_per_request", "tls"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
   if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
@@ -209,10 +210,10 @@ Status load_baremetal(YamlReader& r, const YAML::Node& n, sources::BaremetalOpti
 }
 
 Status load_storage(YamlReader& r, const YAML::Node& n, StorageConfig& s) {
-  EXTENDER_TRY(r.expect_keys(n, "storage", {"classes", "default_class", "default_pool", "default_claim_size",
-                                       "pool_annotation_prefix", "capacity_tracking", "capacity_classes",
-                                       "capacity_settle", "selected_claim_timeout", "placement_wait",
-                                       "baremetal"}));
+  EXTENDER_TRY(r.expect_keys(
+      n, "storage",
+      {"classes", "default_class", "default_pool", "default_claim_size", "pool_annotation_prefix", "capacity_tracking",
+       "capacity_classes", "capacity_settle", "selected_claim_timeout", "placement_wait", "baremetal"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "capacity_tracking", "storage", s.capacity_tracking));
   EXTENDER_TRY(r.read(n, "capacity_classes", "storage", s.capacity_classes));
@@ -338,8 +339,9 @@ Status load_dra(YamlReader& r, const YAML::Node& n, DraConfig& d) {
 // may take its lease (lease_duration), and the writes it sent before stopping get half the gap
 // between the two to be answered (the binder gives up on them then, whatever bind_timeout says).
 Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
-  EXTENDER_TRY(r.expect_keys(n, "ha", {"enabled", "lease_name", "lease_namespace", "lease_duration", "renew_deadline",
-                                       "retry_period", "leader_label"}));
+  EXTENDER_TRY(r.expect_keys(n, "ha",
+                             {"enabled", "lease_name", "lease_namespace", "lease_duration", "renew_deadline",
+                              "retry_period", "leader_label"}));
   HaConfig& h = c.ha;
   if (n.IsDefined() && !n.IsNull()) {
     EXTENDER_TRY(r.read(n, "enabled", "ha", h.enabled));
@@ -352,16 +354,18 @@ Status load_ha(YamlReader& r, const YAML::Node& n, Config& c) {
   }
   if (h.lease_name.empty()) return r.error_at(n, "ha.lease_name", "must not be empty");
   if (h.renew_deadline >= h.lease_duration) {
-    return r.error_at(n, "ha", "renew_deadline must be shorter than lease_duration (a leader must stop deciding "
-                               "before a standby may take its lease)");
+    return r.error_at(n, "ha",
+                      "renew_deadline must be shorter than lease_duration (a leader must stop deciding "
+                      "before a standby may take its lease)");
   }
   if (h.retry_period * 12 >= h.renew_deadline * 10) {
     return r.error_at(n, "ha", "renew_deadline must be longer than 1.2 x retry_period (room to retry a renewal)");
   }
   if (h.lease_duration - h.renew_deadline < kMinFenceGap) {
-    return r.error_at(n, "ha", "lease_duration must exceed renew_deadline by 500ms at least (half the difference is "
-                               "the time a leader's last Binding has to be answered, the other half margin for "
-                               "clock rates)");
+    return r.error_at(n, "ha",
+                      "lease_duration must exceed renew_deadline by 500ms at least (half the difference is "
+                      "the time a leader's last Binding has to be answered, the other half margin for "
+                      "clock rates)");
   }
   return {};
 }
@@ -409,9 +413,9 @@ Status load_standalone(YamlReader& r, const YAML::Node& standalone, StandaloneCo
 }
 
 Status load_kubernetes(YamlReader& r, const YAML::Node& kube, KubernetesConfig& k) {
-  EXTENDER_TRY(r.expect_keys(kube, "kubernetes", {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after",
-                                             "token_reload", "user_agent", "scheduler_names", "api_qps",
-                                             "api_burst", "dra"}));
+  EXTENDER_TRY(r.expect_keys(kube, "kubernetes",
+                             {"kubeconfig", "bind_timeout", "watch_timeout", "stale_after", "token_reload",
+                              "user_agent", "scheduler_names", "api_qps", "api_burst", "dra"}));
   if (!kube.IsDefined() || kube.IsNull()) return {};
   EXTENDER_TRY(r.read(kube, "kubeconfig", "kubernetes", k.kubeconfig));
   EXTENDER_TRY(read_positive_duration(r, kube, "bind_timeout", "kubernetes", k.bind_timeout));
@@ -434,8 +438,9 @@ Status load_kubernetes(YamlReader& r, const YAML::Node& kube, KubernetesConfig& 
 
 Status load_document(YamlReader& r, Config& c) {
   const YAML::Node& root = r.root();
-  EXTENDER_TRY(r.expect_keys(root, "", {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state",
-                                   "standalone", "kubernetes", "ha"}));
+  EXTENDER_TRY(r.expect_keys(
+      root, "",
+      {"mode", "server", "admin", "logging", "gpu", "storage", "scoring", "state", "standalone", "kubernetes", "ha"}));
   if (!root.IsDefined() || root.IsNull()) return {};
   EXTENDER_TRY(load_mode(r, root, c.mode));
   EXTENDER_TRY(load_server(r, root["server"], c.server));
@@ -471,9 +476,7 @@ model::DemandRules Config::demand_rules() const {
   return rules;
 }
 
-model::SupplyRules Config::supply_rules() const {
-  return {gpu.resources, storage.pool_annotation_prefix, gpu.share};
-}
+model::SupplyRules Config::supply_rules() const { return {gpu.resources, storage.pool_annotation_prefix, gpu.share}; }
 
 wire::NodeFieldFilter Config::node_fields() const {
   wire::NodeFieldFilter f;
@@ -507,9 +510,7 @@ sources::KubeClusterOptions Config::kube_cluster_options() const {
   return options;
 }
 
-wire::DecodeLimits Config::decode_limits() const {
-  return {static_cast<std::size_t>(server.max_nodes_per_request)};
-}
+wire::DecodeLimits Config::decode_limits() const { return {static_cast<std::size_t>(server.max_nodes_per_request)}; }
 
 static Result<Config> build_config(YamlReader& reader, const std::string& source) {
   Config c;

@@ -10,15 +10,15 @@
 #include "extender/common/yaml_reader.h"
 #include "extender/daemon/sweeper.h"
 #include "extender/engine/engine_builder.h"
-#include "extender/kube/api_client.h"
+#include "extender/http/listener.h"
 #include "extender/kube/api_binder.h"
+#include "extender/kube/api_client.h"
 #include "extender/kube/credentials.h"
 #include "extender/kube/leader_election.h"
 #include "extender/kube/leader_label.h"
 #include "extender/kube/lease.h"
 #include "extender/kube/token_bucket.h"
 #include "extender/server/api.h"
-#include "extender/http/listener.h"
 #include "extender/server/metrics.h"
 #include "extender/sources/inventory.h"
 #include "extender/sources/kube_cluster.h"
@@ -61,13 +61,13 @@ Result<Feed> standalone_feed(const config::Config& cfg, state::ClusterState& sta
         state, inventory, cfg.supply_rules(), static_cast<std::size_t>(cfg.standalone.max_request_nodes));
   }
   feed.local_binder = std::make_unique<sources::LocalBinder>(state);
-  spdlog::warn("standalone mode: /bind records placements in this process's memory only; it creates no Binding "
-               "objects in any cluster, and placements are lost on restart");
+  spdlog::warn(
+      "standalone mode: /bind records placements in this process's memory only; it creates no Binding "
+      "objects in any cluster, and placements are lost on restart");
   return feed;
 }
 
-Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state,
-                             state::InFlightHolds& in_flight) {
+Result<Feed> kubernetes_feed(const config::Config& cfg, state::ClusterState& state, state::InFlightHolds& in_flight) {
   auto access = cfg.kubernetes.kubeconfig.empty() ? kube::in_cluster_access()
                                                   : kube::kubeconfig_access(cfg.kubernetes.kubeconfig);
   if (!access) return access.error();
@@ -109,18 +109,23 @@ kube::LeaderElection::Hooks election_hooks(const std::string& where, sources::Ku
       spdlog::info("leader election: this replica ({}) now leads through Lease {} and decides verbs", l.identity,
                    where);
     } else {
-      spdlog::warn("leader election: this replica ({}) stopped leading (Lease {} holder now \"{}\"{}{}); verbs are "
-                   "refused here", l.identity, where, l.holder, l.last_error.empty() ? "" : "; last error: ",
-                   printable(l.last_error, 512));
+      spdlog::warn(
+          "leader election: this replica ({}) stopped leading (Lease {} holder now \"{}\"{}{}); verbs are "
+          "refused here",
+          l.identity, where, l.holder, l.last_error.empty() ? "" : "; last error: ", printable(l.last_error, 512));
     }
   };
   hooks.on_release = [where](const kube::Leadership& l) {
     if (l.last_error.empty()) {
-      spdlog::info("leader election: this replica ({}) stopped leading on shutdown and released Lease {} for a "
-                   "standby to take at its next attempt", l.identity, where);
+      spdlog::info(
+          "leader election: this replica ({}) stopped leading on shutdown and released Lease {} for a "
+          "standby to take at its next attempt",
+          l.identity, where);
     } else {
-      spdlog::warn("leader election: this replica ({}) stopped leading on shutdown but could not release Lease {} "
-                   "({}); a standby takes it once it expires", l.identity, where, printable(l.last_error, 512));
+      spdlog::warn(
+          "leader election: this replica ({}) stopped leading on shutdown but could not release Lease {} "
+          "({}); a standby takes it once it expires",
+          l.identity, where, printable(l.last_error, 512));
     }
   };
   hooks.after_step = [label](bool leading) {
@@ -146,9 +151,10 @@ std::unique_ptr<Election> make_election(const config::Config& cfg, Feed& feed) {
   const std::string where = e->store->where();
   e->election = std::make_unique<kube::LeaderElection>(*e->store, identity, timing,
                                                        election_hooks(where, feed.cluster.get(), e->label.get()));
-  spdlog::info("leader election on Lease {} as {} (lease {} ms, renew deadline {} ms, retry {} ms); a standby "
-               "answers verbs with an error until it leads", where, identity, cfg.ha.lease_duration.count(),
-               cfg.ha.renew_deadline.count(), cfg.ha.retry_period.count());
+  spdlog::info(
+      "leader election on Lease {} as {} (lease {} ms, renew deadline {} ms, retry {} ms); a standby "
+      "answers verbs with an error until it leads",
+      where, identity, cfg.ha.lease_duration.count(), cfg.ha.renew_deadline.count(), cfg.ha.retry_period.count());
   return e;
 }
 
@@ -214,7 +220,7 @@ struct Daemon::Parts {
   state::ClusterState state;
   state::DemandCache demands;
   wire::PodMemo pods;
-  state::FilterVerdicts verdicts;  // what passed /filter, for /bind: at most 4M names (32 MiB)
+  state::FilterVerdicts verdicts;             // what passed /filter, for /bind: at most 4M names (32 MiB)
   state::InFlightHolds in_flight{state, {}};  // pod groups' members decided but not yet published
   Feed feed;
   std::unique_ptr<Election> election;
@@ -238,9 +244,19 @@ struct Daemon::Parts {
 
 server::ApiDeps Daemon::Parts::api_deps() {
   const bool kubernetes = cfg.mode == config::Mode::kKubernetes;
-  server::ApiDeps deps{extender.get(), &state, &metrics, [g = gate.get()] { return g->not_ready(); },
-                       kubernetes ? "kubernetes" : "standalone", cfg.server.request_deadline, !kubernetes,
-                       cfg.node_fields(), cfg.decode_limits(), &demands, &pods, {}, {}};
+  server::ApiDeps deps{extender.get(),
+                       &state,
+                       &metrics,
+                       [g = gate.get()] { return g->not_ready(); },
+                       kubernetes ? "kubernetes" : "standalone",
+                       cfg.server.request_deadline,
+                       !kubernetes,
+                       cfg.node_fields(),
+                       cfg.decode_limits(),
+                       &demands,
+                       &pods,
+                       {},
+                       {}};
   deps.decisions = &decisions;
   deps.in_flight = &in_flight;
   if (feed.cluster) {
@@ -257,8 +273,8 @@ server::ApiDeps Daemon::Parts::api_deps() {
 
 Status Daemon::Parts::listen() {
   separate_admin = !cfg.admin.listen.empty();
-  scheduler_api = std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, true,
-                                                                                 !separate_admin, !separate_admin});
+  scheduler_api = std::make_unique<server::Api>(
+      api_deps(), server::RouterOptions{cfg.server.path_prefix, true, !separate_admin, !separate_admin});
   admin_api =
       std::make_unique<server::Api>(api_deps(), server::RouterOptions{cfg.server.path_prefix, false, true, true});
   http::ListenerOptions scheduler_options = http::listener_options(cfg.server, "scheduler");
@@ -270,8 +286,7 @@ Status Daemon::Parts::listen() {
     return api->lane_of(m, p);
   };
   scheduler_listener = std::make_unique<http::Listener>(
-      std::move(scheduler_options),
-      [api = scheduler_api.get()](const http::HttpRequest& r) { return api->handle(r); });
+      std::move(scheduler_options), [api = scheduler_api.get()](const http::HttpRequest& r) { return api->handle(r); });
   admin_listener = std::make_unique<http::Listener>(
       std::move(admin_options), [api = admin_api.get()](const http::HttpRequest& r) { return api->handle(r); });
   auto listen_at = parse_host_port(cfg.server.listen);
@@ -281,9 +296,10 @@ Status Daemon::Parts::listen() {
     auto admin_at = parse_host_port(cfg.admin.listen);
     if (!admin_at) return admin_at.error();
     EXTENDER_TRY(admin_listener->bind(admin_at->host, admin_at->port));
-    spdlog::info("admin and debug endpoints on http://{}:{} (/healthz, /readyz, /metrics; /debug/state, "
-                 "/debug/nodes/<name>, /admin/pods/<uid> for loopback peers only)",
-                 admin_at->host, admin_listener->port());
+    spdlog::info(
+        "admin and debug endpoints on http://{}:{} (/healthz, /readyz, /metrics; /debug/state, "
+        "/debug/nodes/<name>, /admin/pods/<uid> for loopback peers only)",
+        admin_at->host, admin_listener->port());
   }
   spdlog::info("scheduler-extender {} ({}) serving {} on {}:{}{}, verbs at /<verb> and {}/<verb>", kVersion, kGitCommit,
                cfg.server.tls.cert_file.empty() ? "http" : "https", listen_at->host, scheduler_listener->port(),

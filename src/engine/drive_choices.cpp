@@ -39,15 +39,14 @@ std::vector<DriveChoice> drive_choices(const model::PodDemand& demand, const pol
   return out;
 }
 
-std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand,
-                                       const policy::DraFit* dra, const state::Snapshot& snapshot,
-                                       std::span<const std::string_view> names, std::span<const std::uint32_t> passed,
-                                       TimePoint now) {
+std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand, const policy::DraFit* dra,
+                                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                                       std::span<const std::uint32_t> passed, TimePoint now) {
   const auto choices = drive_choices(demand, dra, snapshot, names, passed, now);
   auto held = drives.reserve(demand, choices);
   if (held) return std::nullopt;
-  return "pod " + demand.display_name() + ": the drives of its csi-baremetal volumes could not be reserved: " +
-         held.message();
+  return "pod " + demand.display_name() +
+         ": the drives of its csi-baremetal volumes could not be reserved: " + held.message();
 }
 
 }  // namespace extender::engine

@@ -27,9 +27,8 @@ std::vector<DriveChoice> drive_choices(const model::PodDemand& demand, const pol
                                        std::span<const std::uint32_t> passed, TimePoint now);
 
 // Reserves through `drives` the drives of the passed nodes; the filter's error when that failed.
-std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand,
-                                       const policy::DraFit* dra, const state::Snapshot& snapshot,
-                                       std::span<const std::string_view> names, std::span<const std::uint32_t> passed,
-                                       TimePoint now);
+std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand, const policy::DraFit* dra,
+                                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
+                                       std::span<const std::uint32_t> passed, TimePoint now);
 
 }  // namespace extender::engine

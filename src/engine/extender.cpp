@@ -6,15 +6,15 @@
 #include <deque>
 #include <span>
 
+#include "drive_choices.h"
 #include "extender/policy/fit.h"
 #include "extender/policy/node_eligibility.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
-#include "drive_choices.h"
 #include "filter_pass.h"
 #include "group_hold.h"
-#include "nominated_pods.h"
 #include "node_fit.h"
+#include "nominated_pods.h"
 
 namespace extender::engine {
 
@@ -110,21 +110,26 @@ Result<model::PodDemand> Extender::demand_of(const model::Pod& pod) {
     auto capacity_pools = pod.volumes.empty() ? nullptr : deps_.claims->capacity_class_pools();
     if (demand_rules_.default_class.empty() || (capacity_pools && !capacity_pools->empty())) {
       with_cluster_default = demand_rules_;
-      if (demand_rules_.default_class.empty()) with_cluster_default.default_class = deps_.claims->default_storage_class();
+      if (demand_rules_.default_class.empty())
+        with_cluster_default.default_class = deps_.claims->default_storage_class();
       if (capacity_pools) with_cluster_default.pool_by_class.insert(capacity_pools->begin(), capacity_pools->end());
       if (auto drives = deps_.claims->drive_classes()) {
         with_cluster_default.drive_class_by_class.insert(drives->begin(), drives->end());
       }
       rules = &with_cluster_default;
     }
-    claims = [source = deps_.claims](const std::string& ns, const std::string& name) { return source->claim(ns, name); };
+    claims = [source = deps_.claims](const std::string& ns, const std::string& name) {
+      return source->claim(ns, name);
+    };
   }
   auto demand = model::compute_demand(pod, *rules, claims);
   if (!demand) return Error{"pod " + pod.display_name() + ": " + demand.message()};
   for (const auto& v : demand->volumes) {
     if (v.assumed) {
-      spdlog::debug("pod {}: volume {} is a PersistentVolumeClaim, which standalone mode cannot resolve; "
-                    "counted as {} bytes in pool {}", pod.display_name(), v.volume, v.bytes, v.pool);
+      spdlog::debug(
+          "pod {}: volume {} is a PersistentVolumeClaim, which standalone mode cannot resolve; "
+          "counted as {} bytes in pool {}",
+          pod.display_name(), v.volume, v.bytes, v.pool);
     }
   }
   return demand;
@@ -153,9 +158,8 @@ void observe_request_nodes(NodeSink* sink, const wire::ExtenderArgs& args) {
 
 // Judges the names in steps, with the deadline checked between them; false when it passed (the
 // result is then that error alone: no answer rather than a partial one).
-bool judge_in_steps(FilterPass& judge, std::span<const std::string_view> names,
-                    std::optional<TimePoint> deadline, const Clock& clock,
-                    std::vector<std::uint32_t>& fitting, wire::FilterResult& r) {
+bool judge_in_steps(FilterPass& judge, std::span<const std::string_view> names, std::optional<TimePoint> deadline,
+                    const Clock& clock, std::vector<std::uint32_t>& fitting, wire::FilterResult& r) {
   constexpr std::size_t kBetweenDeadlineChecks = 256;
   for (std::size_t begin = 0; begin < names.size(); begin += kBetweenDeadlineChecks) {
     if (deadline && begin > 0 && clock.now() > *deadline) {
@@ -354,9 +358,10 @@ void Extender::refuse_group_member(const model::Pod& pod, const model::PodDemand
   const auto members = deps_.pods->group_members(pod.namespace_name, pod.pod_group);
   const std::string group = group_key(pod);
   if (const std::size_t dropped = deps_.in_flight->refused(demand.uid, group, members.pending, members.bound)) {
-    spdlog::info("pod group {}: {} fits no node and the gang can no longer reach its minimum ({} pending, {} bound); "
-                 "released {} hold(s) of the cycle",
-                 group, demand.display_name(), members.pending, members.bound, dropped);
+    spdlog::info(
+        "pod group {}: {} fits no node and the gang can no longer reach its minimum ({} pending, {} bound); "
+        "released {} hold(s) of the cycle",
+        group, demand.display_name(), members.pending, members.bound, dropped);
   }
 }
 
@@ -410,7 +415,8 @@ PrioritizeAnswer Extender::prioritize(const wire::ExtenderArgs& args, std::optio
     return answer;
   }
   if (!in_scope(*demand, scope)) {
-    answer.summary.note = scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs a GPU: left to /prioritize";
+    answer.summary.note =
+        scope == PodScope::kManaged ? "pod needs nothing managed" : "pod needs a GPU: left to /prioritize";
     return answer;
   }
   if (auto why = not_ready()) {
@@ -457,16 +463,15 @@ std::optional<std::string> Extender::not_filtered(const wire::BindingArgs& args,
   if (!deps_.verdicts) return std::nullopt;
   const std::string pod = args.pod_namespace + "/" + args.pod_name;
   switch (deps_.verdicts->verdict(args.pod_uid, args.node, now)) {
-    case state::FilterVerdicts::Verdict::kPassed:
-      return std::nullopt;
+    case state::FilterVerdicts::Verdict::kPassed: return std::nullopt;
     case state::FilterVerdicts::Verdict::kNotPassed:
       return "node " + args.node + " did not pass /filter for pod " + pod +
              " (kube-scheduler did not send it, or scheduler-extender's filter failed it); a bind lands only where "
              "both passed";
-    case state::FilterVerdicts::Verdict::kNotFiltered:
-      break;
+    case state::FilterVerdicts::Verdict::kNotFiltered: break;
   }
-  return "pod " + pod + " (uid " + args.pod_uid + ") was not filtered by scheduler-extender recently; a bind lands "
+  return "pod " + pod + " (uid " + args.pod_uid +
+         ") was not filtered by scheduler-extender recently; a bind lands "
          "only on a node that passed /filter (configure filterVerb with bindVerb)";
 }
 
@@ -485,7 +490,8 @@ std::optional<BindAnswer> already_placed(const state::ClusterState& state, const
                                          BindAnswer& answer) {
   auto existing = state.claim_of(args.pod_uid);
   if (!existing || existing->kind != state::Claim::Kind::kPlaced) return std::nullopt;
-  if (existing->node != args.node) return failed(answer, "pod " + answer.summary.pod + " is already placed on node " + existing->node);
+  if (existing->node != args.node)
+    return failed(answer, "pod " + answer.summary.pod + " is already placed on node " + existing->node);
   answer.summary.nodes_out = 1;
   answer.summary.note = "already placed there";
   return answer;
@@ -493,8 +499,7 @@ std::optional<BindAnswer> already_placed(const state::ClusterState& state, const
 
 }  // namespace
 
-Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, TimePoint now,
-                                               Refusal& refusal) {
+Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, TimePoint now, Refusal& refusal) {
   std::optional<model::PodDemand> demand;
   const std::string who = args.pod_namespace + "/" + args.pod_name;
   if (deps_.pods) {
@@ -517,7 +522,8 @@ Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, Ti
   }
   if (demand->needs_nothing()) {
     refusal = Refusal::kNothingManaged;
-    return Error{"pod " + who + " needs no GPU and no managed volume; scheduler-extender does not bind it "
+    return Error{"pod " + who +
+                 " needs no GPU and no managed volume; scheduler-extender does not bind it "
                  "(list the GPU resources in the scheduler's managedResources)"};
   }
   if (auto why = not_filtered(args, now)) {
@@ -528,8 +534,7 @@ Result<model::PodDemand> Extender::bind_demand(const wire::BindingArgs& args, Ti
 }
 
 std::optional<BindAnswer> Extender::reserve_for_bind(const wire::BindingArgs& args, const model::PodDemand& demand,
-                                                     TimePoint now, BindAnswer& answer,
-                                                     BindRecords& records) {
+                                                     TimePoint now, BindAnswer& answer, BindRecords& records) {
   const auto dra = dra_fit(demand);
   std::lock_guard lock(deps_.state->bind_lock(args.node));
   // Again under the lock: another bind of the same pod may have just landed.
@@ -540,12 +545,14 @@ std::optional<BindAnswer> Extender::reserve_for_bind(const wire::BindingArgs& ar
   const model::NodeUsage usage = node->usage_for(demand, now);
   if (policy::Eligibility e = policy::node_eligibility(demand, node->supply, usage); !e.eligible()) {
     answer.refusal = Refusal::kNodeIneligible;
-    return failed(answer, "node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod + " on: " + e.reason);
+    return failed(answer, "node " + args.node + " is not one kube-scheduler could place pod " + answer.summary.pod +
+                              " on: " + e.reason);
   }
   policy::ShapeMix mix;
   policy::Fit fit = fit_on(dra.get(), demand, node->supply, usage, gpu_placement(mix, snap));
   if (fit.verdict != policy::Verdict::kFits) {
-    return failed(answer, "node " + args.node + " no longer fits pod " + answer.summary.pod + ": " + policy::format_reason(fit.reason));
+    return failed(answer, "node " + args.node + " no longer fits pod " + answer.summary.pod + ": " +
+                              policy::format_reason(fit.reason));
   }
   state::Claim claim;
   claim.owner = answer.summary.pod;
@@ -574,7 +581,8 @@ std::string Extender::write_bind(const wire::BindingArgs& args, const BindRecord
   }
   if (std::string error = deps_.binder->wait_turn(deadline); !error.empty()) return binding + " failed: " + error;
   if (auto why = not_ready()) return binding + " abandoned: " + *why;
-  if (std::string error = deps_.binder->bind(args, fenced(deadline)); !error.empty()) return binding + " failed: " + error;
+  if (std::string error = deps_.binder->bind(args, fenced(deadline)); !error.empty())
+    return binding + " failed: " + error;
   return {};
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-
 namespace extender::engine {
 namespace {
 
@@ -27,8 +26,8 @@ FilterPass::FilterPass(const model::PodDemand& demand, const policy::DraFit* dra
 
 const FilterPass::Remembered* FilterPass::remembered(const state::NodeSummary& s) const {
   for (const Remembered& m : remembered_) {
-    if (m.resource == s.resource && m.allocatable == s.allocatable && m.free == s.free && m.has_memory == s.has_memory &&
-        m.memory_bytes == s.memory_bytes) {
+    if (m.resource == s.resource && m.allocatable == s.allocatable && m.free == s.free &&
+        m.has_memory == s.has_memory && m.memory_bytes == s.memory_bytes) {
       return &m;
     }
   }
@@ -43,7 +42,8 @@ bool FilterPass::by_summary(const state::NodeIndex::Found& found) const {
 policy::Fit FilterPass::fit_of(const state::NodeIndex::Found& found, bool by_summary) {
   if (by_summary) {
     const auto gpu = found.summary->gpu();
-    return policy::check_whole_gpus(demand_, gpu ? std::span(&*gpu, 1) : std::span<const model::GpuResourceAvailability>());
+    return policy::check_whole_gpus(demand_,
+                                    gpu ? std::span(&*gpu, 1) : std::span<const model::GpuResourceAvailability>());
   }
   const state::NodeState& node = *found.node;
   return fit_on(dra_, demand_, node.supply, node.usage_for(demand_, now_, scratch_), kVerdictOnly);
@@ -100,15 +100,14 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
       policy::Fit fit = fit_of(found, summarized);
       std::uint32_t reason = 0;
       switch (fit.verdict) {
-        case policy::Verdict::kFits:
-          fitting.push_back(static_cast<std::uint32_t>(base + k));
-          break;
+        case policy::Verdict::kFits: fitting.push_back(static_cast<std::uint32_t>(base + k)); break;
         case policy::Verdict::kInsufficient:
           reason = record(r.failed, failed_reasons_, found.name, facts(found), std::move(fit.reason));
           log(found.name, r.failed, false);
           break;
         case policy::Verdict::kUnresolvable:
-          reason = record(r.failed_unresolvable, unresolvable_reasons_, found.name, facts(found), std::move(fit.reason));
+          reason =
+              record(r.failed_unresolvable, unresolvable_reasons_, found.name, facts(found), std::move(fit.reason));
           log(found.name, r.failed_unresolvable, true);
           break;
       }

@@ -24,8 +24,8 @@ namespace extender::engine {
 
 class FilterPass {
  public:
-  FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot,
-             TimePoint now, std::string_view pod_for_logs);
+  FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot, TimePoint now,
+             std::string_view pod_for_logs);
 
   // Judges names[begin, end): appends the index of each node that fits to `fitting` and records
   // the others (unknown names too) in r.failed / r.failed_unresolvable, a known node by the

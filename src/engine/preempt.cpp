@@ -61,7 +61,8 @@ std::optional<std::string> nominated_node_clearing(const state::Snapshot& snap, 
   }
   const std::string where = "nominated to node " + nominated + ", where ";
   if (terminating > 0) {
-    return where + std::to_string(terminating) + " pod(s) of lower priority are still terminating; no victims elsewhere";
+    return where + std::to_string(terminating) +
+           " pod(s) of lower priority are still terminating; no victims elsewhere";
   }
   if (lower.empty() || args.victims_by_node.count(nominated)) return std::nullopt;
   const model::NodeUsage usage = n->usage_for(demand, now);

@@ -16,9 +16,7 @@ std::size_t BodyBudget::share_for(std::size_t max_buffered_bytes, std::size_t re
   return std::max(max_buffered_bytes / 2, charge(request_bytes, max_buffered_bytes));
 }
 
-std::size_t BodyBudget::charge_for(std::size_t bytes) const {
-  return charge(bytes, total_);
-}
+std::size_t BodyBudget::charge_for(std::size_t bytes) const { return charge(bytes, total_); }
 
 BodyBudget::Fit BodyBudget::set(const std::string& peer, std::size_t& held, std::size_t bytes) {
   std::lock_guard lock(mu_);

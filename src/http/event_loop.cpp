@@ -150,18 +150,20 @@ void EventLoop::accept_all() {
     const auto now = SteadyClock::now();
     if (per_peer[peer.ip] >= options.max_connections_per_peer && !evict_oldest(&peer.ip, now)) {
       if (log_refusal(now)) {
-        spdlog::warn("{} listener: {} has {} connections open, all busy (server.max_connections_per_peer); "
-                     "refused {} connection(s) in the last second",
-                     options.name, peer.ip, per_peer[peer.ip], std::exchange(refused_since_log, 0));
+        spdlog::warn(
+            "{} listener: {} has {} connections open, all busy (server.max_connections_per_peer); "
+            "refused {} connection(s) in the last second",
+            options.name, peer.ip, per_peer[peer.ip], std::exchange(refused_since_log, 0));
       }
       ::close(fd);
       continue;
     }
     if (static_cast<std::int64_t>(open_sessions) >= options.max_connections && !evict_oldest(nullptr, now)) {
       if (log_refusal(now)) {
-        spdlog::warn("{} listener: {} connections open and all busy; refused {} connection(s) in the last second, "
-                     "the latest from {}",
-                     options.name, open_sessions, std::exchange(refused_since_log, 0), peer.ip);
+        spdlog::warn(
+            "{} listener: {} connections open and all busy; refused {} connection(s) in the last second, "
+            "the latest from {}",
+            options.name, open_sessions, std::exchange(refused_since_log, 0), peer.ip);
       }
       ::close(fd);
       continue;
@@ -194,8 +196,7 @@ void EventLoop::add(int fd, PeerAddress peer, TimePoint now) {
   schedule(s);
 }
 
-bool EventLoop::evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only,
-                             const Session* keep) {
+bool EventLoop::evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only, const Session* keep) {
   Session* oldest = nullptr;
   for (auto& [id, s] : sessions) {
     if (s->closing || s.get() == keep || (peer_ip && s->http.peer().ip != *peer_ip)) continue;
@@ -205,7 +206,9 @@ bool EventLoop::evict_oldest(const std::string* peer_ip, TimePoint now, bool slo
   if (!oldest) return false;
   const Phase phase = oldest->http.phase();
   spdlog::debug("{} listener: closing the oldest {} connection from {} to make room", options.name,
-                phase == Phase::kBody ? "slow-body" : phase == Phase::kWriting ? "slow-reading" : "quiet",
+                phase == Phase::kBody      ? "slow-body"
+                : phase == Phase::kWriting ? "slow-reading"
+                                           : "quiet",
                 oldest->http.peer().remote());
   close(*oldest);
   return true;
@@ -220,12 +223,13 @@ bool EventLoop::admit(Session& s, std::size_t held_bytes) {
     if (fit == BodyBudget::Fit::kFits) return true;
     if (evict_oldest(fit == BodyBudget::Fit::kOverShare ? &ip : nullptr, now, true, &s)) continue;
     if (log_budget_refusal(now)) {
-      spdlog::warn("{} listener: request bodies held in memory would pass {}; 503 to {} ({} refusal(s) in the last "
-                   "second)",
-                   options.name,
-                   fit == BodyBudget::Fit::kOverShare ? "one peer's share of server.max_buffered_bytes"
-                                                      : "server.max_buffered_bytes",
-                   s.http.peer().remote(), std::exchange(budget_refused_since_log, 0));
+      spdlog::warn(
+          "{} listener: request bodies held in memory would pass {}; 503 to {} ({} refusal(s) in the last "
+          "second)",
+          options.name,
+          fit == BodyBudget::Fit::kOverShare ? "one peer's share of server.max_buffered_bytes"
+                                             : "server.max_buffered_bytes",
+          s.http.peer().remote(), std::exchange(budget_refused_since_log, 0));
     }
     return false;
   }
@@ -248,13 +252,9 @@ void EventLoop::reap() {
   to_reap.clear();
 }
 
-void EventLoop::account(Session& s, std::size_t bytes) {
-  budget.force(s.http.peer().ip, s.accounted, bytes);
-}
+void EventLoop::account(Session& s, std::size_t bytes) { budget.force(s.http.peer().ip, s.accounted, bytes); }
 
-void EventLoop::schedule(Session& s) {
-  timers.arm(s.id, s.http.deadline());
-}
+void EventLoop::schedule(Session& s) { timers.arm(s.id, s.http.deadline()); }
 
 void EventLoop::expire(TimePoint now) {
   while (auto id = timers.pop_due(now)) {
@@ -278,18 +278,13 @@ void EventLoop::refresh_events(Session& s) {
   std::uint32_t events = 0;
   const bool out = s.http.has_output();
   switch (s.http.phase()) {
-    case Phase::kHandshake:
-      events = s.transport->wants_write() ? EPOLLOUT : EPOLLIN;
-      break;
+    case Phase::kHandshake: events = s.transport->wants_write() ? EPOLLOUT : EPOLLIN; break;
     case Phase::kDispatched:
-    case Phase::kClosed:
-      events = 0;
-      break;
+    case Phase::kClosed: events = 0; break;
     case Phase::kWriting:
       events = (s.transport->wants_write() || out || !s.transport->secure()) ? EPOLLOUT : EPOLLIN;
       break;
-    default:
-      events = EPOLLIN | ((out || s.transport->wants_write()) ? std::uint32_t{EPOLLOUT} : 0u);
+    default: events = EPOLLIN | ((out || s.transport->wants_write()) ? std::uint32_t{EPOLLOUT} : 0u);
   }
   if (events == s.events) return;
   epoll_event ev{};

@@ -97,7 +97,7 @@ struct EventLoop {
   std::uint64_t next_id = 2;
   BodyPool bodies;  // outlives the sessions and the lanes
   std::unordered_map<std::uint64_t, std::unique_ptr<Session>> sessions;
-  std::size_t open_sessions = 0;        // sessions not closing
+  std::size_t open_sessions = 0;       // sessions not closing
   std::vector<std::uint64_t> to_reap;  // closed this iteration, destroyed at its end
   DeadlineQueue timers;
   std::unordered_map<std::string, int> per_peer;
@@ -136,8 +136,7 @@ struct EventLoop {
   void schedule(Session& s);
   // Closes the oldest evictable connection (of `peer_ip` when given; with slow_only, of those
   // moving a body or an answer below min_body_rate) but `keep`; false when there is none.
-  bool evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only = false,
-                    const Session* keep = nullptr);
+  bool evict_oldest(const std::string* peer_ip, TimePoint now, bool slow_only = false, const Session* keep = nullptr);
   // Counts a refused connection; true at most once a second, when it is to be logged.
   bool log_refusal(TimePoint now);
   // Counts a request refused for the body budget; true at most once a second, when it is to be logged.

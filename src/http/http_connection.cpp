@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
-
 namespace extender::http {
 namespace {
 
 constexpr std::chrono::milliseconds kBodyGrace{1000};
 constexpr std::size_t kLingerBytes = 1 << 20;
 constexpr std::chrono::seconds kLingerTime{1};
-constexpr std::string_view kRefusedCertificate = "this client certificate is not allowed to call (server.tls.client_names)";
+constexpr std::string_view kRefusedCertificate =
+    "this client certificate is not allowed to call (server.tls.client_names)";
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -88,18 +88,13 @@ void HttpConnection::on_bytes(std::string_view data, TimePoint now) {
     return;
   }
   switch (parser_.state()) {
-    case RequestParser::State::kHead:
-      return;
-    case RequestParser::State::kBody:
-      reading_body(now);
-      return;
+    case RequestParser::State::kHead: return;
+    case RequestParser::State::kBody: reading_body(now); return;
     case RequestParser::State::kComplete:
       if (used < data.size()) pending_in_.append(data.substr(used));
       dispatch(now);
       return;
-    case RequestParser::State::kFailed:
-      fail(parser_.error_status(), parser_.error(), now);
-      return;
+    case RequestParser::State::kFailed: fail(parser_.error_status(), parser_.error(), now); return;
   }
 }
 
@@ -252,8 +247,7 @@ void HttpConnection::on_deadline(TimePoint now) {
     case Phase::kBody:
       fail(408, "the request body did not arrive in time (server.read_timeout, server.min_body_rate)", now);
       return;
-    default:
-      close();
+    default: close();
   }
 }
 
@@ -273,7 +267,8 @@ bool HttpConnection::below_rate(TimePoint now) const {
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - phase_since_);
   if (elapsed < kBodyGrace) return false;
   const std::uint64_t moved = phase_ == Phase::kBody ? parser_.wire_received() : out_off_;
-  return moved * 1000 < static_cast<std::uint64_t>(options_.min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
+  return moved * 1000 <
+         static_cast<std::uint64_t>(options_.min_body_rate) * static_cast<std::uint64_t>(elapsed.count());
 }
 
 }  // namespace extender::http

@@ -25,7 +25,8 @@ void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deli
     work = std::max(work, decode_work_bound(request.content_coding, request.body, max_body_bytes_));
   }
   auto job = std::make_shared<Job>(Job{std::move(request), std::move(deliver), &dispatch, 0});
-  pool.post_work(caller, [this, job] { decode_then_handle(job); }, work);
+  pool.post_work(
+      caller, [this, job] { decode_then_handle(job); }, work);
 }
 
 void Lanes::decode_then_handle(const std::shared_ptr<Job>& job) {

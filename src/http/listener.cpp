@@ -20,9 +20,7 @@ Listener::Listener(ListenerOptions options, Dispatch dispatch)
       dispatch_(std::move(dispatch)),
       loop_(std::make_unique<EventLoop>(options_, dispatch_)) {}
 
-Listener::~Listener() {
-  stop();
-}
+Listener::~Listener() { stop(); }
 
 Status Listener::bind(const std::string& host, int port) {
   std::unique_ptr<TlsContextSource> tls;
@@ -41,9 +39,7 @@ Status Listener::bind(const std::string& host, int port) {
   return loop_->open(fd, std::move(tls));
 }
 
-void Listener::serve() {
-  loop_->serve();
-}
+void Listener::serve() { loop_->serve(); }
 
 void Listener::stop() {
   if (loop_) loop_->stop();

@@ -124,7 +124,8 @@ Verdict read_header_line(std::string_view line, RequestHead& head) {
 }
 
 Verdict read_content_length(const std::string& value, bool& has_length, RequestHead& head) {
-  if (value.empty() || value.size() > 19 || !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (value.empty() || value.size() > 19 ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return Refusal{400, "Content-Length is not a number"};
   }
   const std::uint64_t n = std::stoull(value);
@@ -202,7 +203,10 @@ std::optional<std::uint64_t> chunk_size(std::string_view line) {
   if (size.empty() || size.size() > 16) return std::nullopt;
   std::uint64_t n = 0;
   for (char c : size) {
-    int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+    int d = (c >= '0' && c <= '9')   ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : -1;
     if (d < 0) return std::nullopt;
     n = n * 16 + static_cast<std::uint64_t>(d);
   }
@@ -259,15 +263,10 @@ std::size_t RequestParser::feed(std::string_view data) {
   while (used < data.size() || state_ == State::kBody) {
     const std::size_t before = used;
     switch (state_) {
-      case State::kHead:
-        used += feed_head(data.substr(used));
-        break;
-      case State::kBody:
-        used += feed_body(data.substr(used));
-        break;
+      case State::kHead: used += feed_head(data.substr(used)); break;
+      case State::kBody: used += feed_body(data.substr(used)); break;
       case State::kComplete:
-      case State::kFailed:
-        return used;
+      case State::kFailed: return used;
     }
     if (used == before && state_ != State::kComplete && state_ != State::kFailed) break;
   }
@@ -298,12 +297,14 @@ std::size_t RequestParser::feed_head(std::string_view data) {
   }
   if (end == std::string::npos) {
     if (head_buf_.size() >= limits_.max_head_bytes + 4) {
-      fail(431, "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
+      fail(431,
+           "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
     }
     return data.size() + skipped;
   }
   if (end + term > limits_.max_head_bytes + 4) {
-    fail(431, "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
+    fail(431,
+         "request head larger than " + std::to_string(limits_.max_head_bytes) + " bytes (server.max_header_bytes)");
     return data.size() + skipped;
   }
   const std::size_t consumed_here = end + term - old;
@@ -377,7 +378,8 @@ std::size_t RequestParser::feed_body(std::string_view data) {
   return take;
 }
 
-std::optional<std::string_view> RequestParser::take_chunk_line(std::string_view data, std::size_t& used, std::size_t max) {
+std::optional<std::string_view> RequestParser::take_chunk_line(std::string_view data, std::size_t& used,
+                                                               std::size_t max) {
   while (used < data.size()) {
     const char c = data[used++];
     if (c == '\n') {

@@ -20,7 +20,8 @@ std::string openssl_error() {
 
 std::string asn1_string(const ASN1_STRING* s) {
   if (!s) return {};
-  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), static_cast<std::size_t>(ASN1_STRING_length(s)));
+  return std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                     static_cast<std::size_t>(ASN1_STRING_length(s)));
 }
 
 std::string subject_of(SSL_CTX* ctx) {
@@ -38,7 +39,8 @@ Result<SslContext> load_server_context(const TlsOptions& tls) {
   if (!ctx) return Error{"cannot create a TLS context: " + openssl_error()};
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
   SSL_CTX_set_options(ctx.get(), SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-  SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(ctx.get(),
+                   SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_OFF);
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert_file.c_str()) != 1) {
     return Error{"cannot load the certificate " + tls.cert_file + ": " + openssl_error()};
@@ -93,7 +95,8 @@ bool client_name_allowed(const std::vector<std::string>& names, const std::vecto
 
 Result<std::unique_ptr<TlsContextSource>> TlsContextSource::create(TlsOptions tls, std::string listener_name,
                                                                    std::chrono::milliseconds check_interval) {
-  std::unique_ptr<TlsContextSource> source(new TlsContextSource(std::move(tls), std::move(listener_name), check_interval));
+  std::unique_ptr<TlsContextSource> source(
+      new TlsContextSource(std::move(tls), std::move(listener_name), check_interval));
   source->loaded_stamps_ = source->stamps();
   auto ctx = load_server_context(source->tls_);
   if (!ctx) return Error{source->name_ + " listener: " + ctx.message()};

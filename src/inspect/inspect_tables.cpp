@@ -68,7 +68,8 @@ std::string gpus_cell(const json& node) {
   for (const auto& [resource, g] : it->items()) {
     if (!g.is_object()) continue;
     if (!out.empty()) out += ", ";
-    out += std::to_string(integer(g, "used")) + "/" + std::to_string(integer(g, "allocatable")) + " " + printable(resource);
+    out += std::to_string(integer(g, "used")) + "/" + std::to_string(integer(g, "allocatable")) + " " +
+           printable(resource);
   }
   return out.empty() ? "-" : out;
 }
@@ -198,9 +199,9 @@ Result<std::string> pools_table(std::string_view state_json) {
     for (const auto& p : n["pools"]) {
       if (!p.is_object()) continue;
       const std::int64_t flight = in_flight[str(p, "name")];
-      rows.push_back({str(n, "name"), str(p, "name"), str(p, "capacity"), p.contains("published") ? str(p, "published") : "-",
-                      str(p, "used"), flight > 0 ? std::to_string(flight >> 30) + " GiB" : "0", str(p, "free"),
-                      str(p, "source")});
+      rows.push_back({str(n, "name"), str(p, "name"), str(p, "capacity"),
+                      p.contains("published") ? str(p, "published") : "-", str(p, "used"),
+                      flight > 0 ? std::to_string(flight >> 30) + " GiB" : "0", str(p, "free"), str(p, "source")});
     }
   }
   return table({"NODE", "POOL", "CAPACITY", "PUBLISHED", "USED", "IN FLIGHT", "FREE", "SOURCE"}, rows);
@@ -210,8 +211,8 @@ Result<std::string> pod_table(std::string_view pending_json) {
   auto v = parse(pending_json, "/debug/pods/<namespace>/<name>");
   if (!v) return v.error();
   std::string out = "pod " + str(*v, "pod") + " needs " + str(*v, "demand") + "\n";
-  out += "last /filter: " + std::to_string(integer(*v, "nodes_passed")) + " of " + std::to_string(integer(*v, "nodes_in")) +
-         " nodes passed\n";
+  out += "last /filter: " + std::to_string(integer(*v, "nodes_passed")) + " of " +
+         std::to_string(integer(*v, "nodes_in")) + " nodes passed\n";
   if (v->contains("error")) out += "error: " + str(*v, "error") + "\n";
   std::vector<Row> rows;
   if (auto it = v->find("groups"); it != v->end() && it->is_array()) {

@@ -10,7 +10,6 @@
 namespace extender::kube {
 namespace {
 
-
 // What is left until `deadline`, for one request (at least 1 ms: a request that cannot finish in
 // time fails by its own timeout rather than not being sent).
 std::chrono::milliseconds time_left(engine::Deadline deadline, TimePoint now) {

@@ -1,16 +1,16 @@
 #include "extender/kube/api_client.h"
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <charconv>
 
@@ -298,11 +298,11 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
     bool expired = false;
     httplib::Result res = [&] {
       auto watch = deadlines_.watch(deadline, [&client] { client.stop(); });
-      httplib::Result r = method == "POST"    ? client.Post(path, *body, "application/json")
-                          : method == "PATCH" ? client.Patch(path, *body, "application/merge-patch+json")
-                          : method == "PUT"   ? client.Put(path, *body, "application/json")
+      httplib::Result r = method == "POST"     ? client.Post(path, *body, "application/json")
+                          : method == "PATCH"  ? client.Patch(path, *body, "application/merge-patch+json")
+                          : method == "PUT"    ? client.Put(path, *body, "application/json")
                           : method == "DELETE" ? client.Delete(path)
-                                              : client.Get(path);
+                                               : client.Get(path);
       expired = watch.expired();
       return r;
     }();

@@ -144,7 +144,8 @@ Status read_user(const YAML::Node& user, const std::string& path, const std::str
   }
   if (user["exec"] || user["auth-provider"]) {
     if (access.token.empty() && access.token_file.empty() && access.client_cert_pem.empty()) {
-      return Error{path + ": user \"" + user_name + "\" uses an exec or auth-provider plugin, which is not supported; "
+      return Error{path + ": user \"" + user_name +
+                   "\" uses an exec or auth-provider plugin, which is not supported; "
                    "give a token, token file or client certificate"};
     }
   }

@@ -1,7 +1,7 @@
 #include "extender/kube/leader_label.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstdio>
@@ -69,18 +69,18 @@ bool LeaderLabel::patch(const std::string& pod, bool set) {
     return true;
   }
   if (error != last_error_) {
-    spdlog::error("could not {} leader label {} on pod {}/{} (the leader-only Service follows it; check RBAC patch "
-                  "on pods): {}",
-                  set ? "put" : "take off", key_, ns_, pod, printable(error, 512));
+    spdlog::error(
+        "could not {} leader label {} on pod {}/{} (the leader-only Service follows it; check RBAC patch "
+        "on pods): {}",
+        set ? "put" : "take off", key_, ns_, pod, printable(error, 512));
     last_error_ = error;
   }
   return false;
 }
 
 bool LeaderLabel::clear_others() {
-  auto reply = client_.get("/api/v1/namespaces/" + path_segment(ns_) + "/pods?labelSelector=" +
-                               query_escape(key_ + "=true"),
-                           timeout_);
+  auto reply = client_.get(
+      "/api/v1/namespaces/" + path_segment(ns_) + "/pods?labelSelector=" + query_escape(key_ + "=true"), timeout_);
   if (!reply || reply->status != 200) {
     const std::string error =
         reply ? "HTTP " + std::to_string(reply->status) + ": " + status_message(*reply) : reply.message();

@@ -32,8 +32,8 @@ Status read_integer(const nlohmann::json& obj, const char* key, std::int64_t& ou
 }  // namespace
 
 bool LeaseRecord::same_spec(const LeaseRecord& o) const {
-  return holder == o.holder && lease_duration_seconds == o.lease_duration_seconds &&
-         acquire_time == o.acquire_time && renew_time == o.renew_time && transitions == o.transitions;
+  return holder == o.holder && lease_duration_seconds == o.lease_duration_seconds && acquire_time == o.acquire_time &&
+         renew_time == o.renew_time && transitions == o.transitions;
 }
 
 Result<LeaseRecord> parse_lease(std::string_view json) {
@@ -89,9 +89,8 @@ std::string micro_time(std::chrono::system_clock::time_point t) {
 }
 
 Result<std::optional<LeaseRecord>> ApiLeaseStore::get() {
-  auto reply = client_.get("/apis/coordination.k8s.io/v1/namespaces/" + path_segment(ns_) + "/leases/" +
-                               path_segment(name_),
-                           timeout_);
+  auto reply = client_.get(
+      "/apis/coordination.k8s.io/v1/namespaces/" + path_segment(ns_) + "/leases/" + path_segment(name_), timeout_);
   if (!reply) return reply.error();
   if (reply->status == 404) return std::optional<LeaseRecord>();
   if (reply->status != 200) {

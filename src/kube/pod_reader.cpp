@@ -1,7 +1,7 @@
 #include "extender/kube/pod_reader.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 

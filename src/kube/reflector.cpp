@@ -1,7 +1,7 @@
 #include "extender/kube/reflector.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <random>
@@ -201,7 +201,6 @@ Reflector::Outcome Reflector::list() {
 // One watch request: its lines handed to the sink as they arrive, and how the stream ended.
 class Reflector::WatchPass {
  public:
-
   WatchPass(Reflector& r, long long timeout_seconds)
       : r_(r), seconds_(timeout_seconds), idle_bound_(std::chrono::seconds(timeout_seconds) + r.options_.watch_grace) {}
 
@@ -356,8 +355,7 @@ void Reflector::run() {
   while (!stopping_) {
     Outcome outcome = need_list ? list() : watch();
     switch (outcome) {
-      case Outcome::kStopped:
-        return;
+      case Outcome::kStopped: return;
       case Outcome::kResume:
         need_list = false;
         backoff = options_.backoff_initial;

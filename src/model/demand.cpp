@@ -140,8 +140,18 @@ Status add_ephemeral(const Pod& pod, const PodVolume& v, const DemandRules& rule
     bytes = *b;
   }
   if (info && info->bound) bytes = info->bytes;
-  d.volumes.push_back({v.name, cls, pool->second, bytes, false, pod.namespace_name + "/" + claim_name, true,
-                       info && info->bound ? info->node : std::string(), 0, false, {}, drive_class_of(rules, cls)});
+  d.volumes.push_back({v.name,
+                       cls,
+                       pool->second,
+                       bytes,
+                       false,
+                       pod.namespace_name + "/" + claim_name,
+                       true,
+                       info && info->bound ? info->node : std::string(),
+                       0,
+                       false,
+                       {},
+                       drive_class_of(rules, cls)});
   if (info) claim_details(*info, d.volumes.back());
   return {};
 }
@@ -165,8 +175,18 @@ Status add_claim(const Pod& pod, const PodVolume& v, const DemandRules& rules, c
   std::string drive_class = drive_class_of(rules, cls);
   std::string pool_name = pool->second;
   if (!drive_class.empty() && !info->storage_group.empty()) pool_name += "/" + info->storage_group;
-  d.volumes.push_back({v.name, cls, std::move(pool_name), info->bytes, false, claim_id, false,
-                       info->bound ? info->node : "", 0, false, {}, std::move(drive_class)});
+  d.volumes.push_back({v.name,
+                       cls,
+                       std::move(pool_name),
+                       info->bytes,
+                       false,
+                       claim_id,
+                       false,
+                       info->bound ? info->node : "",
+                       0,
+                       false,
+                       {},
+                       std::move(drive_class)});
   claim_details(*info, d.volumes.back());
   return {};
 }

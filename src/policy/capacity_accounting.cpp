@@ -28,12 +28,13 @@ void note_change(CapacityAccount& out, TimePoint at) {
 
 }  // namespace
 
-CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims,
-                        TimePoint now, const CapacityRule& rule) {
+CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims, TimePoint now,
+                        const CapacityRule& rule) {
   CapacityAccount out;
   out.published = published.bytes;
   for (const auto& c : claims) {
-    if (reflected(c, published, now, rule)) out.reflected = saturating_add(out.reflected, std::max<std::int64_t>(c.bytes, 0));
+    if (reflected(c, published, now, rule))
+      out.reflected = saturating_add(out.reflected, std::max<std::int64_t>(c.bytes, 0));
   }
   const std::int64_t largest =
       published.max_volume_bytes > 0 ? published.max_volume_bytes : saturating_add(published.bytes, out.reflected);

@@ -54,7 +54,6 @@ const char* type_name(Value::Type t) {
   return "?";
 }
 
-
 std::optional<int> compare(const Value& a, const Value& b) {
   if (a.type != b.type) return std::nullopt;
   auto cmp = [](auto x, auto y) { return x < y ? -1 : (x > y ? 1 : 0); };
@@ -155,8 +154,8 @@ Value eval_compare(const Node& n, const Context& ctx) {
   auto c = compare(l, r);
   const bool ordering = n.key != "==" && n.key != "!=";
   if (ordering && (l.type == Value::Type::kQuantity || l.type == Value::Type::kVersion)) {
-    return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " +
-                        type_name(r.type) + " (use compareTo, isLessThan or isGreaterThan)");
+    return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type) +
+                        " (use compareTo, isLessThan or isGreaterThan)");
   }
   if (!c) {
     return Value::error(std::string("no such overload: ") + type_name(l.type) + " " + n.key + " " + type_name(r.type));

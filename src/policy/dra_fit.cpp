@@ -80,13 +80,13 @@ Fit DraFit::check(const model::PodDemand& pod, const model::NodeSupply& node, co
 }
 
 std::optional<DraFit::ScoringView> DraFit::scoring_view(const model::NodeSupply& node,
-                                                       const model::NodeUsage& usage) const {
+                                                        const model::NodeUsage& usage) const {
   model::NodeUsage copy = usage;
   return take_scoring_view(node, copy);
 }
 
 std::optional<DraFit::ScoringView> DraFit::take_scoring_view(const model::NodeSupply& node,
-                                                            model::NodeUsage& usage) const {
+                                                             model::NodeUsage& usage) const {
   const model::NodeDra* node_dra = nullptr;
   const Served& served = served_on(node, node_dra);
   if (served.empty()) return std::nullopt;

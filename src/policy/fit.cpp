@@ -2,8 +2,8 @@
 
 #include "extender/policy/drive_plan.h"
 
-#include "extender/model/gpu_availability.h"
 #include "extender/common/quantity.h"
+#include "extender/model/gpu_availability.h"
 #include "extender/policy/local_volumes.h"
 
 #include <algorithm>
@@ -242,8 +242,8 @@ bool place_in_pool(const PodDemand& pod, const Pool& pool, std::vector<const Vol
     return false;
   }
   auto placement = [&](const VolumeDemand& v, std::string device) {
-    return VolumePlacement{v.volume, pool.name, std::move(device), v.bytes, v.claim,
-                           v.ephemeral ? pod.uid : std::string()};
+    return VolumePlacement{v.volume, pool.name, std::move(device),
+                           v.bytes,  v.claim,   v.ephemeral ? pod.uid : std::string()};
   };
   if (pool.devices.empty()) {
     for (const auto* v : volumes) out.push_back(placement(*v, ""));

@@ -11,7 +11,7 @@
 namespace extender::policy {
 namespace {
 
-constexpr double kQuarters = 4;                         // a size-weighted mix counts in quarter pods
+constexpr double kQuarters = 4;  // a size-weighted mix counts in quarter pods
 constexpr __int128 kMaxMixWeight = std::int64_t{1} << 24;
 
 std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
@@ -360,8 +360,7 @@ long double free_after(const model::PodDemand& pod, const model::NodeSupply& nod
   if (!view.free.empty()) {
     __int128 free = 0;
     for (std::int64_t f : view.free) free += f;
-    free -= pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes
-                                    : static_cast<__int128>(shape_of(pod).whole) * view.capacity;
+    free -= pod.gpu_share_bytes > 0 ? pod.gpu_share_bytes : static_cast<__int128>(shape_of(pod).whole) * view.capacity;
     left += static_cast<long double>(free) /
             (static_cast<long double>(view.capacity) * static_cast<long double>(view.free.size()));
   }

@@ -75,7 +75,6 @@ bool label_requirement_holds(const model::NodeSelectorRequirement& r, const mode
   return r.op == "Gt" ? *value > *bound : *value < *bound;
 }
 
-
 bool tolerates(const model::Toleration& toleration, const model::Taint& taint) {
   if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
   if (!toleration.key.empty() && toleration.key != taint.key) return false;

@@ -123,8 +123,8 @@ RankKey fragmentation_key(const model::PodDemand& pod, const model::NodeSupply& 
   const std::int64_t cpu_free = view.cpu_free == INT64_MAX ? INT64_MAX : view.cpu_free - pod.cpu_milli;
   long double blended = 0;
   if (fit_weight > 0) {
-    blended = static_cast<long double>(d->num) / static_cast<long double>(d->den) +
-              fit_weight * free_after(pod, node, view);
+    blended =
+        static_cast<long double>(d->num) / static_cast<long double>(d->den) + fit_weight * free_after(pod, node, view);
   }
   return {blended, {d->num, d->den}, {free, view.capacity}, cpu_free};
 }
@@ -171,7 +171,7 @@ void prefetch_view_entries(const Candidate& c) {
 // nodes of one kind, say) share one key.
 struct FragmentationInput {
   GpuNodeView view;
-  std::string_view resource;  // node.gpu_devices.resource
+  std::string_view resource;   // node.gpu_devices.resource
   std::int64_t cpu_milli = 0;  // node.cpu_milli
   bool operator==(const FragmentationInput&) const = default;
 };

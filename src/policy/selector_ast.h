@@ -68,8 +68,22 @@ std::unique_ptr<DeviceSelector::Node> parse_tree(std::string_view expression, st
 }  // namespace selector
 
 struct DeviceSelector::Node {
-  enum class Kind { kLiteral, kDriver, kAttribute, kCapacity, kAttrDomain, kCapDomain, kList, kNot, kNeg, kAnd, kOr,
-                    kCompare, kIn, kMethod };
+  enum class Kind {
+    kLiteral,
+    kDriver,
+    kAttribute,
+    kCapacity,
+    kAttrDomain,
+    kCapDomain,
+    kList,
+    kNot,
+    kNeg,
+    kAnd,
+    kOr,
+    kCompare,
+    kIn,
+    kMethod
+  };
   Kind kind = Kind::kLiteral;
   selector::Value literal;
   std::string key;  // qualified name (kAttribute, kCapacity), domain (k*Domain), operator or method name

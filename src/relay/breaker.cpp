@@ -4,12 +4,9 @@ namespace extender::relay {
 
 std::string_view to_string(BreakerState state) {
   switch (state) {
-    case BreakerState::kClosed:
-      return "closed";
-    case BreakerState::kOpen:
-      return "open";
-    case BreakerState::kHalfOpen:
-      return "half-open";
+    case BreakerState::kClosed: return "closed";
+    case BreakerState::kOpen: return "open";
+    case BreakerState::kHalfOpen: return "half-open";
   }
   return "unknown";
 }
@@ -21,10 +18,8 @@ BreakerState Breaker::state(time_point now) const {
 
 Breaker::Ticket Breaker::admit(time_point now) {
   switch (state(now)) {
-    case BreakerState::kClosed:
-      return {.admitted = true, .probe = false};
-    case BreakerState::kOpen:
-      return {};
+    case BreakerState::kClosed: return {.admitted = true, .probe = false};
+    case BreakerState::kOpen: return {};
     case BreakerState::kHalfOpen:
       if (probe_in_flight_) return {};
       probe_in_flight_ = true;

@@ -38,7 +38,8 @@ bool readable(const std::string& path) { return std::ifstream(path).good(); }
 // escaping on the way upstream).
 bool forwardable_path(std::string_view path) {
   if (path.size() > kMaxPath || path.empty() || path.front() != '/') return false;
-  if (std::none_of(std::begin(kVerbSuffixes), std::end(kVerbSuffixes), [&](std::string_view v) { return path.ends_with(v); })) {
+  if (std::none_of(std::begin(kVerbSuffixes), std::end(kVerbSuffixes),
+                   [&](std::string_view v) { return path.ends_with(v); })) {
     return false;
   }
   for (unsigned char c : path) {
@@ -57,22 +58,14 @@ std::pair<time_t, time_t> sec_usec(Duration d) {
 // Why a call failed, for the log line that opens the breaker.
 std::string describe(httplib::Error e) {
   switch (e) {
-    case httplib::Error::Read:
-      return "no answer within the upstream timeout, or the connection broke (read)";
-    case httplib::Error::Write:
-      return "could not send the request (write)";
-    case httplib::Error::Connection:
-      return "connect failed";
-    case httplib::Error::ConnectionTimeout:
-      return "connect timed out";
-    case httplib::Error::SSLConnection:
-      return "TLS handshake failed";
-    case httplib::Error::SSLLoadingCerts:
-      return "could not load the CA or client certificate";
-    case httplib::Error::SSLServerVerification:
-      return "the upstream's certificate did not verify";
-    default:
-      return httplib::to_string(e);
+    case httplib::Error::Read: return "no answer within the upstream timeout, or the connection broke (read)";
+    case httplib::Error::Write: return "could not send the request (write)";
+    case httplib::Error::Connection: return "connect failed";
+    case httplib::Error::ConnectionTimeout: return "connect timed out";
+    case httplib::Error::SSLConnection: return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts: return "could not load the CA or client certificate";
+    case httplib::Error::SSLServerVerification: return "the upstream's certificate did not verify";
+    default: return httplib::to_string(e);
   }
 }
 
@@ -244,9 +237,8 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       cli.show_version = true;
       continue;
     }
-    static const char* kValued[] = {"--listen",         "--upstream", "--upstream-timeout", "--open-for",
-                                    "--max-body-bytes", "--ca-file",  "--cert-file",        "--key-file",
-                                    "--log-level"};
+    static const char* kValued[] = {"--listen",  "--upstream",  "--upstream-timeout", "--open-for", "--max-body-bytes",
+                                    "--ca-file", "--cert-file", "--key-file",         "--log-level"};
     bool known = false;
     for (const char* k : kValued) known = known || flag == k;
     if (!known) return Error{"unknown flag " + printable(flag, 64) + " (see --help)"};
@@ -360,15 +352,14 @@ struct Relay::Impl {
 
   void log_transition(Breaker::Transition t, const std::string& why) {
     switch (t) {
-      case Breaker::Transition::kNone:
-        break;
+      case Breaker::Transition::kNone: break;
       case Breaker::Transition::kOpened:
         spdlog::warn("upstream {} failed ({}): circuit open for {}ms, calls are answered 503 at once",
                      upstream.scheme_host_port(), why, options.breaker.open_for.count());
         break;
       case Breaker::Transition::kReopened:
-        spdlog::warn("probe of upstream {} failed ({}): circuit open again for {}ms", upstream.scheme_host_port(),
-                     why, options.breaker.open_for.count());
+        spdlog::warn("probe of upstream {} failed ({}): circuit open again for {}ms", upstream.scheme_host_port(), why,
+                     options.breaker.open_for.count());
         break;
       case Breaker::Transition::kClosed:
         spdlog::info("probe of upstream {} succeeded: circuit closed, calls go upstream again",
@@ -380,7 +371,8 @@ struct Relay::Impl {
   http::HttpResponse handle(const http::HttpRequest& req) {
     if (req.path == "/healthz" && (req.method == "GET" || req.method == "HEAD")) return text_answer(200, "ok\n");
     if (req.method != "POST" || !forwardable_path(req.path)) {
-      return text_answer(404, "relay: not found (only POST .../filter-unmanaged, .../prioritize-unmanaged and GET /healthz)\n");
+      return text_answer(
+          404, "relay: not found (only POST .../filter-unmanaged, .../prioritize-unmanaged and GET /healthz)\n");
     }
     if (!req.content_coding.empty()) {
       return text_answer(415, "relay: Content-Encoding " + req.content_coding +
@@ -407,8 +399,7 @@ struct Relay::Impl {
     }
   }
 
-  http::HttpResponse forward_admitted(const http::HttpRequest& req, const Breaker::Ticket& ticket,
-                                        bool& reported) {
+  http::HttpResponse forward_admitted(const http::HttpRequest& req, const Breaker::Ticket& ticket, bool& reported) {
     std::string content_type = req.content_type;
     if (content_type.empty() || content_type.size() > 256) content_type = "application/json";
     const std::string path = upstream.path + req.path;

@@ -7,8 +7,8 @@
 #include "extender/common/logging.h"
 #include "extender/engine/extender.h"
 #include "extender/server/debug_view.h"
-#include "extender/server/groups_view.h"
 #include "extender/server/dra_view.h"
+#include "extender/server/groups_view.h"
 #include "extender/server/pending_view.h"
 #include "extender/server/status_page.h"
 #include "extender/version.h"
@@ -21,7 +21,9 @@ namespace extender::server {
 namespace {
 
 http::HttpResponse json(int status, std::string body) { return {status, std::move(body), "application/json", {}}; }
-http::HttpResponse error(int status, std::string_view message) { return json(status, wire::encode_request_error(message)); }
+http::HttpResponse error(int status, std::string_view message) {
+  return json(status, wire::encode_request_error(message));
+}
 
 const char* verb_name(Endpoint e) {
   switch (e) {
@@ -99,8 +101,8 @@ void remember_decision(const ApiDeps& deps, Endpoint endpoint, const VerbCall& c
   if (!deps.decisions) return;
   const engine::Summary& s = call.summary;
   std::string note = !call.declined.empty() ? call.declined : !call.body_error.empty() ? call.body_error : s.note;
-  deps.decisions->add_decision({SteadyClock::now(), verb_name(endpoint), s.pod, s.nodes_in, s.nodes_out,
-                                outcome_name(call), std::move(note)});
+  deps.decisions->add_decision(
+      {SteadyClock::now(), verb_name(endpoint), s.pod, s.nodes_in, s.nodes_out, outcome_name(call), std::move(note)});
   if (endpoint == Endpoint::kBind && call.outcome == Outcome::kOk && call.refusal == engine::Refusal::kNone) {
     deps.decisions->forget_pod(s.pod);
   }
@@ -108,8 +110,8 @@ void remember_decision(const ApiDeps& deps, Endpoint endpoint, const VerbCall& c
 
 // Filter and prioritize, managed or unmanaged; the decoded request and decision stay alive with
 // the answer (http::HttpResponse::spent).
-void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequest& request,
-                    TimePoint deadline, VerbCall& call) {
+void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequest& request, TimePoint deadline,
+                    VerbCall& call) {
   const auto padded = wire::PaddedBody::of(request.body);
   wire::DecodeFailure failure = wire::DecodeFailure::kMalformed;
   auto args = wire::decode_extender_args(padded, deps.node_fields, deps.decode_limits, &failure, deps.pods);
@@ -129,7 +131,8 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequ
     engine::FilterAnswer& a = spent->answer;
     call.summary = std::move(a.summary);
     if (!a.result.error.empty()) call.outcome = Outcome::kError;
-    if (deps.metrics) deps.metrics->observe_filter(call.summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
+    if (deps.metrics)
+      deps.metrics->observe_filter(call.summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
     if (deps.decisions) remember_filter(deps, spent->args.pod, call.summary.nodes_in, a.result);
     call.res = json(200, wire::encode_filter_result(a.result));
     call.res.spent = std::move(spent);
@@ -226,28 +229,17 @@ http::HttpResponse Api::handle(const http::HttpRequest& request) {
       res.close = deps_.leadership && !deps_.leadership().leading;
       return res;
     }
-    case Endpoint::kHealthz:
-      return json(200, "{\"status\":\"ok\"}");
-    case Endpoint::kReadyz:
-      return readyz();
-    case Endpoint::kVersion:
-      return version();
-    case Endpoint::kMetrics:
-      return metrics();
-    case Endpoint::kDebugState:
-      return debug_state();
-    case Endpoint::kDebugDra:
-      return debug_dra();
-    case Endpoint::kDebugGroups:
-      return debug_groups();
-    case Endpoint::kDebugNode:
-      return debug_node(rt.argument);
-    case Endpoint::kAdminPod:
-      return admin_remove_pod(rt.argument);
-    case Endpoint::kDebugPod:
-      return debug_pod(rt.argument);
-    case Endpoint::kUi:
-      return status_page(request.query);
+    case Endpoint::kHealthz: return json(200, "{\"status\":\"ok\"}");
+    case Endpoint::kReadyz: return readyz();
+    case Endpoint::kVersion: return version();
+    case Endpoint::kMetrics: return metrics();
+    case Endpoint::kDebugState: return debug_state();
+    case Endpoint::kDebugDra: return debug_dra();
+    case Endpoint::kDebugGroups: return debug_groups();
+    case Endpoint::kDebugNode: return debug_node(rt.argument);
+    case Endpoint::kAdminPod: return admin_remove_pod(rt.argument);
+    case Endpoint::kDebugPod: return debug_pod(rt.argument);
+    case Endpoint::kUi: return status_page(request.query);
   }
   return error(404, "no such endpoint");
 }
@@ -272,20 +264,15 @@ http::Lane Api::lane_of(std::string_view method, std::string_view path) const {
     case Endpoint::kPrioritize:
     case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kFilterUnmanaged:
-    case Endpoint::kPreempt:
-      return http::Lane::kDecide;
-    case Endpoint::kBind:
-      return http::Lane::kBind;
-    case Endpoint::kHealthz:
-      return http::Lane::kInline;
-    default:
-      return http::Lane::kLight;
+    case Endpoint::kPreempt: return http::Lane::kDecide;
+    case Endpoint::kBind: return http::Lane::kBind;
+    case Endpoint::kHealthz: return http::Lane::kInline;
+    default: return http::Lane::kLight;
   }
 }
 
 http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& request) {
-  const auto started = request.queued_at != TimePoint{} ? request.queued_at
-                                                                                    : SteadyClock::now();
+  const auto started = request.queued_at != TimePoint{} ? request.queued_at : SteadyClock::now();
   VerbCall call;
   if (request.body.empty()) {
     call.body_error = "request body is empty; send a JSON object";
@@ -300,12 +287,8 @@ http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& reques
       case Endpoint::kFilterUnmanaged:
         answer_scoring(deps_, route.endpoint, request, started + deps_.request_deadline, call);
         break;
-      case Endpoint::kBind:
-        answer_bind(deps_, request, call);
-        break;
-      default:
-        answer_preempt(deps_, request, call);
-        break;
+      case Endpoint::kBind: answer_bind(deps_, request, call); break;
+      default: answer_preempt(deps_, request, call); break;
     }
   }
   if (!call.body_error.empty()) {
@@ -382,7 +365,8 @@ http::HttpResponse Api::admin_remove_pod(const std::string& uid) {
   if (!deps_.admin_mutations) {
     return error(409, "placements come from the API server in kubernetes mode; delete the pod there instead");
   }
-  if (!deps_.extender->remove_pod(uid)) return error(404, "no placement or reservation for pod uid " + uid.substr(0, 256));
+  if (!deps_.extender->remove_pod(uid))
+    return error(404, "no placement or reservation for pod uid " + uid.substr(0, 256));
   spdlog::info("admin: removed the placement of pod uid {}", uid);
   return json(200, "{\"removed\":true}");
 }
@@ -408,8 +392,9 @@ http::HttpResponse Api::debug_pod(const std::string& pod) const {
   std::optional<PodRefusal> refusal;
   if (deps_.decisions) refusal = deps_.decisions->refused_pod(pod);
   if (!refusal) {
-    return error(404, "pod " + pod.substr(0, 256) +
-                          " was refused nothing recently (placed, unknown, or past the memory of the last refused pods)");
+    return error(404,
+                 "pod " + pod.substr(0, 256) +
+                     " was refused nothing recently (placed, unknown, or past the memory of the last refused pods)");
   }
   return json(200, render_pending_json(pending_view(*refusal, deps_.state->snapshot(), SteadyClock::now())));
 }

@@ -98,7 +98,9 @@ std::int64_t in_flight_pool_bytes(const state::NodeState& node, std::string_view
 std::string shape_of_row(const state::NodeState& node, const model::NodeDra* dra) {
   const model::NodeSupply& s = node.supply;
   std::string shape;
-  auto sep = [&shape] { if (!shape.empty()) shape += ", "; };
+  auto sep = [&shape] {
+    if (!shape.empty()) shape += ", ";
+  };
   for (const auto& [resource, count] : s.gpus) {
     sep();
     shape += std::to_string(count) + " " + resource;
@@ -146,8 +148,7 @@ double allocated_gpus(const NodeRow& row) {
 }
 
 // Expected fragmentation and free capacity of the node's devices, in GPUs.
-void add_fragmentation(const state::NodeState& node, const policy::ShapeMix& mix, TimePoint now,
-                       PlacementQuality& q) {
+void add_fragmentation(const state::NodeState& node, const policy::ShapeMix& mix, TimePoint now, PlacementQuality& q) {
   const model::NodeSupply& s = node.supply;
   if (s.gpu_devices.count <= 0 || mix.empty()) return;
   const policy::GpuNodeView view = policy::gpu_view(s, node.usage_excluding("", now));
@@ -199,8 +200,8 @@ NodeRow node_row(const state::NodeState& node, const model::NodeDra* dra, TimePo
   return row;
 }
 
-ClusterSummary summarise(const state::Snapshot& snapshot, const model::DraInventory* dra,
-                         const policy::ShapeMix& mix, TimePoint now) {
+ClusterSummary summarise(const state::Snapshot& snapshot, const model::DraInventory* dra, const policy::ShapeMix& mix,
+                         TimePoint now) {
   ClusterSummary out;
   PlacementQuality& q = out.quality;
   q.mix_known = !mix.empty();

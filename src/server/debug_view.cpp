@@ -48,7 +48,8 @@ ordered_json space_json(const std::string& name, std::int64_t capacity, std::int
 ordered_json gpus_json(const model::NodeSupply& s, const model::NodeUsage& usage) {
   ordered_json gpus = ordered_json::object();
   for (const auto& [resource, allocatable] : s.gpus) {
-    ordered_json g = {{"allocatable", allocatable}, {"used", usage.gpus_used(resource)},
+    ordered_json g = {{"allocatable", allocatable},
+                      {"used", usage.gpus_used(resource)},
                       {"free", allocatable - usage.gpus_used(resource)}};
     if (auto m = s.gpu_memory_bytes.find(resource); m != s.gpu_memory_bytes.end()) {
       g["memory_per_gpu"] = policy::format_bytes(m->second);
@@ -148,8 +149,12 @@ ordered_json node_json(const state::NodeState& node, TimePoint now) {
   if (auto over = state::find_overcommit(node); !over.empty()) {
     ordered_json list = ordered_json::array();
     for (const auto& o : over) {
-      list.push_back({{"kind", state::kind_name(o.kind)}, {"subject", o.subject}, {"bound", o.bound},
-                      {"capacity", o.capacity}, {"pods", o.pods}, {"explanation", state::describe(o)}});
+      list.push_back({{"kind", state::kind_name(o.kind)},
+                      {"subject", o.subject},
+                      {"bound", o.bound},
+                      {"capacity", o.capacity},
+                      {"pods", o.pods},
+                      {"explanation", state::describe(o)}});
     }
     j["overcommitted"] = std::move(list);
   }
@@ -159,8 +164,7 @@ ordered_json node_json(const state::NodeState& node, TimePoint now) {
 
 }  // namespace
 
-std::string render_state(const state::Snapshot& snapshot, TimePoint now,
-                         const LeadershipView* leadership) {
+std::string render_state(const state::Snapshot& snapshot, TimePoint now, const LeadershipView* leadership) {
   ordered_json nodes = ordered_json::array();
   std::size_t reservations = 0;
   std::size_t pods = 0;

@@ -44,7 +44,8 @@ void DecisionLog::add_filter(std::string_view ns, std::string_view name, std::st
   r.demand = std::move(demand);
   r.at = at;
   r.nodes_in = nodes_in;
-  r.nodes_passed = result.node_names ? result.node_names->size() : (result.node_objects ? result.node_objects->size() : 0);
+  r.nodes_passed =
+      result.node_names ? result.node_names->size() : (result.node_objects ? result.node_objects->size() : 0);
   r.error = cut(result.error);
   std::map<std::string, ReasonGroup> groups;
   group_reasons(result.failed, false, groups);

@@ -15,7 +15,8 @@
 namespace extender::server {
 namespace {
 
-constexpr const char* kVerbNames[] = {"filter", "prioritize", "bind", "preempt", "prioritize_unmanaged", "filter_unmanaged"};
+constexpr const char* kVerbNames[] = {"filter",  "prioritize",           "bind",
+                                      "preempt", "prioritize_unmanaged", "filter_unmanaged"};
 constexpr const char* kOutcomeNames[] = {"ok", "rejected", "error"};
 constexpr const char* kVerdictNames[] = {"passed", "failed", "unresolvable"};
 
@@ -128,21 +129,25 @@ class NodeFamilies {
   }
 
   MetricFamily count_ = family("scheduler_extender_nodes", "Nodes in the cache.");
-  MetricFamily claims_ = family("scheduler_extender_claims", "Pods holding capacity, placed or reserved (bind in flight).");
-  MetricFamily in_flight_ = family("scheduler_extender_reservations_in_flight",
-                                   "Reservations (binds in flight) that have not expired.");
+  MetricFamily claims_ =
+      family("scheduler_extender_claims", "Pods holding capacity, placed or reserved (bind in flight).");
+  MetricFamily in_flight_ =
+      family("scheduler_extender_reservations_in_flight", "Reservations (binds in flight) that have not expired.");
   MetricFamily allocatable_ = family("scheduler_extender_node_gpus_allocatable", "GPUs a node offers, per resource.");
-  MetricFamily used_ = family("scheduler_extender_node_gpus_used", "GPUs held by pods bound to the node, per resource.");
-  MetricFamily reserved_ = family("scheduler_extender_node_gpus_reserved",
-                                  "GPUs held by binds in flight on the node, per resource.");
-  MetricFamily pool_capacity_ = family("scheduler_extender_node_pool_capacity_bytes", "Capacity of a node's storage pool.");
-  MetricFamily pool_used_ = family("scheduler_extender_node_pool_used_bytes",
-                                   "Bytes of a node's storage pool held by placed volumes.");
-  MetricFamily pool_reserved_ = family("scheduler_extender_node_pool_reserved_bytes",
-                                       "Bytes of a node's storage pool held by binds in flight.");
-  MetricFamily pool_free_ = family("scheduler_extender_node_pool_free_bytes",
-                                   "Free bytes of a node's storage pool as placement decides: capacity less placed volumes "
-                                   "and binds in flight.");
+  MetricFamily used_ =
+      family("scheduler_extender_node_gpus_used", "GPUs held by pods bound to the node, per resource.");
+  MetricFamily reserved_ =
+      family("scheduler_extender_node_gpus_reserved", "GPUs held by binds in flight on the node, per resource.");
+  MetricFamily pool_capacity_ =
+      family("scheduler_extender_node_pool_capacity_bytes", "Capacity of a node's storage pool.");
+  MetricFamily pool_used_ =
+      family("scheduler_extender_node_pool_used_bytes", "Bytes of a node's storage pool held by placed volumes.");
+  MetricFamily pool_reserved_ =
+      family("scheduler_extender_node_pool_reserved_bytes", "Bytes of a node's storage pool held by binds in flight.");
+  MetricFamily pool_free_ =
+      family("scheduler_extender_node_pool_free_bytes",
+             "Free bytes of a node's storage pool as placement decides: capacity less placed volumes "
+             "and binds in flight.");
   MetricFamily pool_published_ = family("scheduler_extender_node_pool_published_bytes",
                                         "The free space a storage driver publishes for a node's pool, by source "
                                         "(CSIStorageCapacity, annotation, local PVs); hand-written pools have none.");
@@ -161,8 +166,8 @@ void add_watch_families(std::vector<MetricFamily>& out, const ScrapeView& view) 
   auto synced = family("scheduler_extender_watch_synced", "1 once the resource has been listed in full, per resource.");
   auto stale = family("scheduler_extender_watch_stale_seconds",
                       "How long listing or watching the resource has been failing; 0 while the watch is up.");
-  auto lists = family("scheduler_extender_watch_lists_total", "Full lists of the resource delivered (relists included).",
-                      MetricType::Counter);
+  auto lists = family("scheduler_extender_watch_lists_total",
+                      "Full lists of the resource delivered (relists included).", MetricType::Counter);
   for (const auto& w : view.watches) {
     gauge(synced, {{"resource", w.resource}}, w.synced ? 1 : 0);
     gauge(stale, {{"resource", w.resource}}, w.down_since ? std::max(0.0, seconds(view.now - *w.down_since)) : 0.0);
@@ -186,7 +191,7 @@ Metrics::Metrics(std::vector<std::string> gpu_resources)
                       .Help("Time to answer a verb, from the whole body read.")
                       .Register(*registry_);
   const prometheus::Histogram::BucketBoundaries buckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                                           0.05,   0.1,   0.25,   0.5,   1,     2.5};
+                                                           0.05,   0.1,   0.25,   0.5,   1,    2.5};
   for (int v = 0; v < static_cast<int>(Verb::kCount); ++v) {
     for (int o = 0; o < static_cast<int>(Outcome::kCount); ++o) {
       requests_[v][o] = &requests.Add({{"verb", kVerbNames[v]}, {"outcome", kOutcomeNames[o]}});
@@ -251,7 +256,8 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
   std::vector<MetricFamily> out;
   if (view.snapshot) {
     NodeFamilies nodes;
-    for (const auto& [name, node] : view.snapshot->nodes()) nodes.add(node->supply.name, *node, view.now, gpu_resources);
+    for (const auto& [name, node] : view.snapshot->nodes())
+      nodes.add(node->supply.name, *node, view.now, gpu_resources);
     nodes.move_into(out, view.snapshot->nodes().size());
   }
   if (view.snapshot && view.dra) {
@@ -270,7 +276,8 @@ std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vect
   }
   if (!view.watches.empty()) add_watch_families(out, view);
   if (view.leadership) {
-    auto leader = family("scheduler_extender_leader", "1 while this replica leads (holds the Lease and decides verbs).");
+    auto leader =
+        family("scheduler_extender_leader", "1 while this replica leads (holds the Lease and decides verbs).");
     auto transitions = family("scheduler_extender_leader_transitions_total",
                               "Times this replica started or stopped leading.", MetricType::Counter);
     gauge(leader, {}, view.leadership->leading ? 1 : 0);

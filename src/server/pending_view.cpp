@@ -27,7 +27,9 @@ std::string to_fit_now(const model::PodDemand& demand, const state::Snapshot& sn
 
 std::string demand_text(const model::PodDemand& d) {
   std::string out;
-  auto sep = [&out] { if (!out.empty()) out += ", "; };
+  auto sep = [&out] {
+    if (!out.empty()) out += ", ";
+  };
   for (const auto& [resource, count] : d.gpus) {
     sep();
     out += n(count) + " " + resource;
@@ -67,8 +69,8 @@ std::string what_would_fit(const policy::FitReason& r) {
     case Kind::kMemoryFloorTooSmall:
       return "GPUs of at least " + format_bytes(r.need) + " (these have " + format_bytes(r.have) + ")";
     case Kind::kPoolShort:
-      return format_bytes(r.need - r.have) + " more free in pool " + r.subject + " (" + format_bytes(r.have) +
-             " of " + format_bytes(r.total) + " free)";
+      return format_bytes(r.need - r.have) + " more free in pool " + r.subject + " (" + format_bytes(r.have) + " of " +
+             format_bytes(r.total) + " free)";
     case Kind::kVolumeNoDevice:
       return "one device of pool " + r.subject + " with " + format_bytes(r.need) + " free (the most free has " +
              format_bytes(r.have) + ")";
@@ -114,8 +116,11 @@ std::string render_pending_json(const PendingView& v) {
   if (!v.error.empty()) j["error"] = v.error;
   ordered_json groups = ordered_json::array();
   for (const auto& g : v.groups) {
-    groups.push_back({{"reason", g.reason}, {"unresolvable", g.unresolvable}, {"nodes", g.nodes},
-                      {"sample", g.sample}, {"to_fit", g.to_fit}});
+    groups.push_back({{"reason", g.reason},
+                      {"unresolvable", g.unresolvable},
+                      {"nodes", g.nodes},
+                      {"sample", g.sample},
+                      {"to_fit", g.to_fit}});
   }
   j["groups"] = std::move(groups);
   if (v.other_nodes > 0) j["other_nodes"] = v.other_nodes;

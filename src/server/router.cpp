@@ -72,8 +72,10 @@ RouteResult route(std::string_view method, std::string_view raw_path, const Rout
   for (const auto& f : kFixed) {
     if (!serves(f.role, options)) continue;
     bool match = p == f.path;
-    if (!match && f.prefixable && !options.path_prefix.empty() && p.size() == options.path_prefix.size() + f.path.size() &&
-        p.substr(0, options.path_prefix.size()) == options.path_prefix && p.substr(options.path_prefix.size()) == f.path) {
+    if (!match && f.prefixable && !options.path_prefix.empty() &&
+        p.size() == options.path_prefix.size() + f.path.size() &&
+        p.substr(0, options.path_prefix.size()) == options.path_prefix &&
+        p.substr(options.path_prefix.size()) == f.path) {
       match = true;
     }
     if (!match) continue;

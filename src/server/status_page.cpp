@@ -42,22 +42,26 @@ void head(std::string& out, const StatusInputs& in, std::size_t nodes) {
 }
 
 void quality_section(std::string& out, const PlacementQuality& q) {
-  out += "<h2>Placement quality</h2><table id=\"quality\"><tr><th>nodes</th><th>GPUs</th><th>allocated</th>"
-         "<th>free GPUs</th><th>fragmented share of free GPUs</th><th>pools used</th></tr><tr>";
+  out +=
+      "<h2>Placement quality</h2><table id=\"quality\"><tr><th>nodes</th><th>GPUs</th><th>allocated</th>"
+      "<th>free GPUs</th><th>fragmented share of free GPUs</th><th>pools used</th></tr><tr>";
   out += "<td class=\"num\">" + num(static_cast<std::int64_t>(q.nodes)) + "</td>";
   out += "<td class=\"num\">" + num(q.gpus_total) + "</td>";
   out += "<td class=\"num\">" + num(q.gpus_allocated) + " (" + percent(q.allocated_share) + ")</td>";
   out += "<td class=\"num\">" + std::to_string(static_cast<std::int64_t>(q.free_gpus + 0.5)) + "</td>";
   out += "<td class=\"num\">" + (q.mix_known ? percent(q.fragmented_share) : std::string("no mix learned")) + "</td>";
-  out += "<td class=\"num\">" + format_bytes(q.pool_used_bytes) + " of " + format_bytes(q.pool_capacity_bytes) + "</td>";
-  out += "</tr></table><p class=\"quiet\">Fragmented: the free GPU capacity that the recent mix of pod shapes "
-         "could not use where it is (expected over the mix).</p>";
+  out +=
+      "<td class=\"num\">" + format_bytes(q.pool_used_bytes) + " of " + format_bytes(q.pool_capacity_bytes) + "</td>";
+  out +=
+      "</tr></table><p class=\"quiet\">Fragmented: the free GPU capacity that the recent mix of pod shapes "
+      "could not use where it is (expected over the mix).</p>";
 }
 
 void groups_section(std::string& out, const std::vector<NodeGroup>& groups) {
-  out += "<h2>Alike nodes</h2><table id=\"groups\"><tr><th>nodes</th><th>shape</th><th>first</th>"
-         "<th>GPUs whole / shared / free of</th><th>pods</th><th>binds in flight</th><th>pool free</th>"
-         "<th>cordoned</th></tr>";
+  out +=
+      "<h2>Alike nodes</h2><table id=\"groups\"><tr><th>nodes</th><th>shape</th><th>first</th>"
+      "<th>GPUs whole / shared / free of</th><th>pods</th><th>binds in flight</th><th>pool free</th>"
+      "<th>cordoned</th></tr>";
   for (const auto& g : groups) {
     out += "<tr><td class=\"num\">" + num(static_cast<std::int64_t>(g.nodes)) + "</td><td>";
     append_html(out, g.shape);
@@ -78,13 +82,16 @@ void refused_section(std::string& out, const StatusInputs& in) {
     out += "<p class=\"quiet\">No pod refused recently.</p>";
     return;
   }
-  out += "<table id=\"refused\"><tr><th>pod</th><th>when</th><th>passed / nodes</th><th>last reason (most nodes)</th></tr>";
+  out +=
+      "<table id=\"refused\"><tr><th>pod</th><th>when</th><th>passed / nodes</th><th>last reason (most "
+      "nodes)</th></tr>";
   for (std::size_t i = 0; i < in.refused.size() && i < kPodsShown; ++i) {
     const PodRefusal& r = in.refused[i];
     out += "<tr><td><a href=\"/ui?pod=" + url_component(r.pod) + "\">";
     append_html(out, r.pod);
     out += "</a></td><td>" + seconds_ago(r.at, in.now) + "</td><td class=\"num\">" +
-           num(static_cast<std::int64_t>(r.nodes_passed)) + " / " + num(static_cast<std::int64_t>(r.nodes_in)) + "</td><td>";
+           num(static_cast<std::int64_t>(r.nodes_passed)) + " / " + num(static_cast<std::int64_t>(r.nodes_in)) +
+           "</td><td>";
     append_html(out, !r.error.empty() ? r.error : r.reasons.empty() ? std::string() : r.reasons.front().reason);
     out += "</td></tr>";
   }
@@ -97,8 +104,9 @@ void pod_section(std::string& out, const StatusInputs& in, const std::string& po
   out += " waits</h2>";
   auto it = std::find_if(in.refused.begin(), in.refused.end(), [&](const PodRefusal& r) { return r.pod == pod; });
   if (it == in.refused.end()) {
-    out += "<p>The daemon has refused this pod nothing recently (it may be placed, unknown, or past the memory of "
-           "the last refused pods).</p>";
+    out +=
+        "<p>The daemon has refused this pod nothing recently (it may be placed, unknown, or past the memory of "
+        "the last refused pods).</p>";
     return;
   }
   const PendingView v = pending_view(*it, *in.snapshot, in.now);
@@ -110,7 +118,9 @@ void pod_section(std::string& out, const StatusInputs& in, const std::string& po
     out += " Error: ";
     append_html(out, v.error);
   }
-  out += "</p><table id=\"pending\"><tr><th>nodes</th><th>for example</th><th>daemon's reason</th><th>what it would take</th></tr>";
+  out +=
+      "</p><table id=\"pending\"><tr><th>nodes</th><th>for example</th><th>daemon's reason</th><th>what it would "
+      "take</th></tr>";
   for (const auto& g : v.groups) {
     out += "<tr><td class=\"num\">" + num(static_cast<std::int64_t>(g.nodes)) + "</td><td>";
     for (std::size_t i = 0; i < g.sample.size(); ++i) {
@@ -155,8 +165,9 @@ void in_flight_section(std::string& out, const StatusInputs& in) {
 }
 
 void decisions_section(std::string& out, const StatusInputs& in) {
-  out += "<h2>Recent decisions</h2><table id=\"decisions\"><tr><th>when</th><th>verb</th><th>pod</th>"
-         "<th>nodes in → out</th><th>outcome</th><th>note</th></tr>";
+  out +=
+      "<h2>Recent decisions</h2><table id=\"decisions\"><tr><th>when</th><th>verb</th><th>pod</th>"
+      "<th>nodes in → out</th><th>outcome</th><th>note</th></tr>";
   for (const auto& d : in.decisions) {
     out += "<tr><td>" + seconds_ago(d.at, in.now) + "</td><td>";
     append_html(out, d.verb);
@@ -234,8 +245,8 @@ void pools_text(std::string& out, const NodeRow& row) {
     out += i ? "<br>" : "";
     append_html(out, p.name + ": " + format_bytes(p.free_bytes()) + " free of " + format_bytes(p.capacity_bytes) +
                          (p.published_bytes >= 0 ? ", published " + format_bytes(p.published_bytes) : "") +
-                         (p.in_flight_bytes > 0 ? ", " + format_bytes(p.in_flight_bytes) + " in flight" : "") +
-                         " (" + p.source + ")");
+                         (p.in_flight_bytes > 0 ? ", " + format_bytes(p.in_flight_bytes) + " in flight" : "") + " (" +
+                         p.source + ")");
   }
 }
 
@@ -271,13 +282,15 @@ void nodes_section(std::string& out, const StatusInputs& in, std::size_t page) {
   const auto& nodes = in.snapshot->nodes();
   const std::size_t pages = std::max<std::size_t>(1, (nodes.size() + kNodesPerPage - 1) / kNodesPerPage);
   page = std::min(page, pages - 1);
-  out += "<h2>Nodes</h2><p class=\"legend\">GPU cells:<span style=\"background:#e3eefb;border:1px solid #555\"></span>free"
-         "<span style=\"background:#f0a030;border:1px solid #555\"></span>shared (height: memory held)"
-         "<span style=\"background:#2f6db5;border:1px solid #555\"></span>held whole"
-         "<span style=\"background:#7a4fb0;border:1px solid #555\"></span>DRA partition (MIG) allocated</p>";
+  out +=
+      "<h2>Nodes</h2><p class=\"legend\">GPU cells:<span style=\"background:#e3eefb;border:1px solid #555\"></span>free"
+      "<span style=\"background:#f0a030;border:1px solid #555\"></span>shared (height: memory held)"
+      "<span style=\"background:#2f6db5;border:1px solid #555\"></span>held whole"
+      "<span style=\"background:#7a4fb0;border:1px solid #555\"></span>DRA partition (MIG) allocated</p>";
   pager(out, page, pages);
-  out += "<table id=\"nodes\"><tr><th>node</th><th>GPUs</th><th>whole / shared / free</th><th>holders</th>"
-         "<th>pools</th><th>pods / in flight</th></tr>";
+  out +=
+      "<table id=\"nodes\"><tr><th>node</th><th>GPUs</th><th>whole / shared / free</th><th>holders</th>"
+      "<th>pools</th><th>pods / in flight</th></tr>";
   auto it = nodes.begin();
   std::advance(it, static_cast<std::ptrdiff_t>(std::min(nodes.size(), page * kNodesPerPage)));
   for (std::size_t k = 0; k < kNodesPerPage && it != nodes.end(); ++k, ++it) {
@@ -327,8 +340,9 @@ std::string render_status_page(const StatusInputs& in, const PageQuery& query) {
   in_flight_section(out, in);
   decisions_section(out, in);
   nodes_section(out, in, query.page);
-  out += "<p class=\"quiet\">JSON: /debug/state, /debug/nodes/&lt;name&gt;, /debug/pods/&lt;namespace&gt;/&lt;name&gt;. "
-         "Terminal: scheduler-extender inspect.</p></body></html>\n";
+  out +=
+      "<p class=\"quiet\">JSON: /debug/state, /debug/nodes/&lt;name&gt;, /debug/pods/&lt;namespace&gt;/&lt;name&gt;. "
+      "Terminal: scheduler-extender inspect.</p></body></html>\n";
   return out;
 }
 

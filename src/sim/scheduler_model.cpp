@@ -62,8 +62,8 @@ SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std:
   nodes_.reserve(nodes.size());
   for (const auto& n : nodes) {
     index_.emplace(n.name, nodes_.size());
-    nodes_.push_back({n.name, !n.unschedulable, std::max<std::int64_t>(n.cpu_milli, 0),
-                      std::max<std::int64_t>(n.memory_bytes, 0)});
+    nodes_.push_back(
+        {n.name, !n.unschedulable, std::max<std::int64_t>(n.cpu_milli, 0), std::max<std::int64_t>(n.memory_bytes, 0)});
     model::NodeSupply labelled;
     labelled.name = n.name;
     labelled.labels = n.labels;
@@ -78,10 +78,10 @@ std::vector<std::size_t> SchedulerModel::feasible_at(std::int64_t cpu_milli, std
   const bool constrained = !constraints.node_selector.empty() || constraints.required_node_affinity.has_value();
   std::vector<std::size_t> out;
   if (nodes_.empty()) return out;
-  const auto wanted = settings_.paper ? nodes_.size()
-                                      : static_cast<std::size_t>(feasible_nodes_to_find(
-                                            settings_.percentage_of_nodes_to_score,
-                                            static_cast<std::int64_t>(nodes_.size())));
+  const auto wanted = settings_.paper
+                          ? nodes_.size()
+                          : static_cast<std::size_t>(feasible_nodes_to_find(settings_.percentage_of_nodes_to_score,
+                                                                            static_cast<std::int64_t>(nodes_.size())));
   out.reserve(wanted);
   std::size_t processed = 0;
   for (; processed < nodes_.size() && out.size() < wanted; ++processed) {

@@ -30,8 +30,8 @@ Result<std::string> read_text(const std::string& path) {
 
 // The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`.
 Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read_trace(const std::string& dir,
-                                                                                      const std::string& gpu_resource,
-                                                                                      std::uint64_t seed) {
+                                                                                       const std::string& gpu_resource,
+                                                                                       std::uint64_t seed) {
   const std::string node_file = dir + "/openb_node_list_gpu_node.csv";
   const std::string pod_file = dir + "/openb_pod_list_default.csv";
   auto node_text = read_text(node_file);
@@ -75,9 +75,11 @@ using Outcomes = std::vector<std::optional<Result<PolicyResult>>>;  // by policy
 
 // Prints the usage; false, for the flag parser to return.
 bool usage() {
-  std::fputs("usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
-             "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
-             "[--jobs N] [--config FILE] [--scheduler kube|paper]\n", stderr);
+  std::fputs(
+      "usage: scheduler-extender simulate (--inventory FILE --workload FILE | --trace DIR) [--policy NAME]... "
+      "[--deployment gpu-pods|every-pod] [--weight N] [--percentage-of-nodes-to-score N] [--seed N] [--json] "
+      "[--jobs N] [--config FILE] [--scheduler kube|paper]\n",
+      stderr);
   return false;
 }
 

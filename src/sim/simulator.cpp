@@ -56,8 +56,8 @@ struct Arrival {
   const WorkloadRow& row;
   model::Pod pod;
   std::int64_t mem_bytes = 0;
-  bool managed = false;        // asks GPUs: the daemon filters, prioritizes and binds it
-  std::int64_t dra_gpus = 0;   // the whole GPUs a DRA node would allocate to it
+  bool managed = false;       // asks GPUs: the daemon filters, prioritizes and binds it
+  std::int64_t dra_gpus = 0;  // the whole GPUs a DRA node would allocate to it
 };
 
 // A node's free memory per GPU device as the daemon's placements leave it (0: held whole): the
@@ -84,9 +84,7 @@ class Simulation {
         demands_(rows.size() + 16, std::chrono::hours(24 * 365)),
         binder_(cluster_),
         dra_source_(dra, whole_resource_),
-        ext_(engine::EngineBuilder(cfg, cluster_, demands_, binder_)
-                 .dra(dra.empty() ? nullptr : &dra_source_)
-                 .build()),
+        ext_(engine::EngineBuilder(cfg, cluster_, demands_, binder_).dra(dra.empty() ? nullptr : &dra_source_).build()),
         scheduler_(nodes, seed, options.scheduler),
         is_dra_(nodes.size(), false),
         device_free_(nodes.size()),
@@ -137,7 +135,7 @@ class Simulation {
   std::map<std::string, std::int64_t, std::less<>> device_memory_;
   std::vector<bool> is_dra_;
   std::vector<Devices> device_free_;  // by position in `nodes_` (the scheduler model's)
-  const policy::ShapeMix typical_;  // fgd's mix: the workload's typical pods (typical_pods_mix)
+  const policy::ShapeMix typical_;    // fgd's mix: the workload's typical pods (typical_pods_mix)
   std::optional<model::PodDemand> one_gpu_;
   PolicyResult out_;
   double arrived_ = 0, allocated_ = 0;

@@ -143,10 +143,12 @@ void BaremetalStore::claim_changed(const std::string& claim, std::string selecte
   }
   const auto slash = claim.find('/');
   if (slash == std::string::npos) return;
-  const std::string_view ns = std::string_view(claim).substr(0, slash), claim_name = std::string_view(claim).substr(slash + 1);
+  const std::string_view ns = std::string_view(claim).substr(0, slash),
+                         claim_name = std::string_view(claim).substr(slash + 1);
   for (const auto& [name, held] : reservations_) {
     if (held.acr.pod_namespace != ns) continue;
-    if (std::any_of(held.acr.requests.begin(), held.acr.requests.end(), [&](const auto& r) { return r.name == claim_name; })) {
+    if (std::any_of(held.acr.requests.begin(), held.acr.requests.end(),
+                    [&](const auto& r) { return r.name == claim_name; })) {
       place_holds_of(name);
     }
   }
@@ -212,7 +214,8 @@ std::vector<wire::CapacityReservation> BaremetalStore::stale_reservations(
     if (held.acr.pod_namespace.empty() || name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) {
       continue;  // not named after a pod: not this daemon's to judge
     }
-    if (!pending(held.acr.pod_namespace, name.substr(prefix.size())) || (now - held.changed >= idle && !placing(held.acr))) {
+    if (!pending(held.acr.pod_namespace, name.substr(prefix.size())) ||
+        (now - held.changed >= idle && !placing(held.acr))) {
       out.push_back(held.acr);
     }
   }
@@ -335,7 +338,8 @@ std::vector<model::Pool> BaremetalStore::pools_of_node(const std::string& id) co
     const wire::AvailableCapacity& ac = acs_.at(name);
     if (!policy::drive_class_known(ac.storage_class) || tainted(ac)) continue;
     const std::string pool_name = pool_of(ac);
-    auto pool = std::find_if(node_pools.begin(), node_pools.end(), [&](const model::Pool& p) { return p.name == pool_name; });
+    auto pool =
+        std::find_if(node_pools.begin(), node_pools.end(), [&](const model::Pool& p) { return p.name == pool_name; });
     if (pool == node_pools.end()) {
       model::Pool fresh;
       fresh.name = pool_name;
@@ -395,8 +399,12 @@ BaremetalStore::Holds BaremetalStore::holds_of(const std::string& name, const wi
       hold.owner = name;
       hold.source = kHoldSource;
       hold.node = node;
-      hold.allocation.volumes.push_back({request.name, pool_of(ac->second), ac_name,
-                                         whole ? ac->second.bytes : policy::extent_aligned(request.bytes), claim, {}});
+      hold.allocation.volumes.push_back({request.name,
+                                         pool_of(ac->second),
+                                         ac_name,
+                                         whole ? ac->second.bytes : policy::extent_aligned(request.bytes),
+                                         claim,
+                                         {}});
     }
   }
   for (auto& [node, hold] : by_node) holds.emplace_back(hold_prefix(name) + node, std::move(hold));

@@ -48,16 +48,16 @@ CapacityStore::CapacityStore(state::ClusterState& state, model::DemandRules rule
     : state_(state), rules_(std::move(rules)), options_(std::move(options)), clock_(clock) {}
 
 std::unique_ptr<kube::ReflectorSink> CapacityStore::driver_sink() {
-  return std::make_unique<ObjectSink<wire::CsiDriver>>(ObjectSink<wire::CsiDriver>::Hooks{
-      "csidrivers", &wire::decode_csi_driver, &driver_key,
-      [this](std::vector<wire::CsiDriver> listed) {
-        std::map<std::string, bool> drivers;
-        for (const auto& d : listed) drivers[d.name] = d.storage_capacity;
-        drivers_listed(std::move(drivers));
-      },
-      [this](const std::string& name, std::optional<wire::CsiDriver> d) {
-        driver_changed(name, d ? std::optional(d->storage_capacity) : std::nullopt);
-      }});
+  return std::make_unique<ObjectSink<wire::CsiDriver>>(
+      ObjectSink<wire::CsiDriver>::Hooks{"csidrivers", &wire::decode_csi_driver, &driver_key,
+                                         [this](std::vector<wire::CsiDriver> listed) {
+                                           std::map<std::string, bool> drivers;
+                                           for (const auto& d : listed) drivers[d.name] = d.storage_capacity;
+                                           drivers_listed(std::move(drivers));
+                                         },
+                                         [this](const std::string& name, std::optional<wire::CsiDriver> d) {
+                                           driver_changed(name, d ? std::optional(d->storage_capacity) : std::nullopt);
+                                         }});
 }
 
 std::unique_ptr<kube::ReflectorSink> CapacityStore::capacity_sink() {
@@ -72,7 +72,9 @@ std::unique_ptr<kube::ReflectorSink> CapacityStore::volume_sink() {
   return std::make_unique<ObjectSink<model::PersistentVolume>>(ObjectSink<model::PersistentVolume>::Hooks{
       "persistentvolumes", &wire::decode_persistent_volume, &volume_key,
       [this](std::vector<model::PersistentVolume> listed) { volumes_listed(std::move(listed)); },
-      [this](const std::string& name, std::optional<model::PersistentVolume> v) { volume_changed(name, std::move(v)); }});
+      [this](const std::string& name, std::optional<model::PersistentVolume> v) {
+        volume_changed(name, std::move(v));
+      }});
 }
 
 std::string CapacityStore::pool_of(std::string_view cls) const {
@@ -372,9 +374,10 @@ void CapacityStore::rebuild(TimePoint now) {
 void CapacityStore::volumes_listed(std::vector<model::PersistentVolume> volumes) {
   std::lock_guard lock(mu_);
   fill_by_name(volumes_, std::move(volumes));
-  spdlog::info("persistentvolumes: {} local of {}", std::count_if(volumes_.begin(), volumes_.end(), [](const auto& v) {
-                 return policy::local_volume_counted(v.second);
-               }), volumes_.size());
+  spdlog::info("persistentvolumes: {} local of {}",
+               std::count_if(volumes_.begin(), volumes_.end(),
+                             [](const auto& v) { return policy::local_volume_counted(v.second); }),
+               volumes_.size());
   reclassify();
   rebuild(clock_.now());
 }
@@ -460,7 +463,8 @@ void CapacityStore::relocate_for(const std::string& node, std::set<std::string, 
     std::string next = current;
     if (current == node) {
       next = locate(pv);
-    } else if ((current.empty() || node < current) && entry != nodes_.end() && policy::local_volume_on_node(pv, probe)) {
+    } else if ((current.empty() || node < current) && entry != nodes_.end() &&
+               policy::local_volume_on_node(pv, probe)) {
       next = node;  // the first node in name order that the volume's affinity selects
     }
     if (next == current) continue;
@@ -537,8 +541,7 @@ std::optional<std::pair<std::string, state::Claim>> volume_placement(const model
 void CapacityStore::place_volume(const std::string& name) {
   auto at = volume_node_.find(name);
   const model::PersistentVolume* pv = at == volume_node_.end() ? nullptr : located(name);
-  auto placement =
-      pv ? volume_placement(*pv, at->second, class_pools_->find(pv->storage_class)->second) : std::nullopt;
+  auto placement = pv ? volume_placement(*pv, at->second, class_pools_->find(pv->storage_class)->second) : std::nullopt;
   if (placement) {
     state_.place(std::move(placement->first), std::move(placement->second));
   } else {
@@ -551,7 +554,8 @@ void CapacityStore::place_volumes() {
   for (const auto& [name, node] : volume_node_) {
     const model::PersistentVolume* pv = located(name);
     if (!pv) continue;
-    if (auto p = volume_placement(*pv, node, class_pools_->find(pv->storage_class)->second)) placed.push_back(std::move(*p));
+    if (auto p = volume_placement(*pv, node, class_pools_->find(pv->storage_class)->second))
+      placed.push_back(std::move(*p));
   }
   state_.replace_placements(kLocalPlacement, std::move(placed));
 }
@@ -566,7 +570,8 @@ void CapacityStore::tick(TimePoint now) {
 void CapacityStore::index_object(const std::string& key, const wire::StorageCapacity& object) {
   if (!object.topology) return;
   const auto& reqs = *object.topology;
-  auto single = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
+  auto single =
+      std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
   auto present = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" || r.op == "Exists"; });
   if (single != reqs.end()) {
     index_.by_value[{single->key, single->values.front()}].insert(key);
@@ -587,7 +592,8 @@ void CapacityStore::unindex_object(const std::string& key, const wire::StorageCa
     if (it->second.empty()) map.erase(it);
   };
   const auto& reqs = *object.topology;
-  auto single = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
+  auto single =
+      std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" && r.values.size() == 1; });
   auto present = std::find_if(reqs.begin(), reqs.end(), [](const auto& r) { return r.op == "In" || r.op == "Exists"; });
   if (single != reqs.end()) {
     drop(index_.by_value, std::pair(single->key, single->values.front()));
@@ -698,13 +704,15 @@ void CapacityStore::hold_claims(const std::string& node, const std::set<std::str
       if (!ignore) {
         spdlog::info("persistentvolumeclaim {}: counted again against pool {} on node {}", id, pool, node);
       } else if (now - r.selected >= options_.rule.selected_hold) {
-        spdlog::warn("persistentvolumeclaim {}: selected for node {} {} s ago and still without a volume: its {} no "
-                     "longer counted against pool {} there (storage.selected_claim_timeout)",
-                     id, node, std::chrono::duration_cast<std::chrono::seconds>(now - r.selected).count(), size, pool);
+        spdlog::warn(
+            "persistentvolumeclaim {}: selected for node {} {} s ago and still without a volume: its {} no "
+            "longer counted against pool {} there (storage.selected_claim_timeout)",
+            id, node, std::chrono::duration_cast<std::chrono::seconds>(now - r.selected).count(), size, pool);
       } else {
-        spdlog::warn("persistentvolumeclaim {}: selected for node {} without a volume, asks {}, more than pool {} "
-                     "there could provision: not counted (no scheduler that checks capacity selects it)",
-                     id, node, size, pool);
+        spdlog::warn(
+            "persistentvolumeclaim {}: selected for node {} without a volume, asks {}, more than pool {} "
+            "there could provision: not counted (no scheduler that checks capacity selects it)",
+            id, node, size, pool);
       }
       if (auto claim = placement_of(r.claim)) {
         state_.place(claim_key(r.claim), std::move(*claim));
@@ -730,8 +738,12 @@ void CapacityStore::node_pools(const std::string& node, TimePoint now, std::vect
       const policy::PublishedCapacity published{p->object.capacity_bytes.value_or(0), p->changed,
                                                 p->object.max_volume_bytes.value_or(0)};
       const policy::CapacityAccount a = account_at({node, cls}, published, now, ignored);
-      model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {},
-                       p->object.max_volume_bytes.value_or(0), "CSIStorageCapacity " + p->object.key, a.published};
+      model::Pool pool{class_pools_->at(cls),
+                       saturating_add(a.published, a.reflected),
+                       {},
+                       p->object.max_volume_bytes.value_or(0),
+                       "CSIStorageCapacity " + p->object.key,
+                       a.published};
       pool.ignored_bytes = a.ignored;
       accounts.push_back({node, cls, pool.name, pool.source, a, pool.max_volume_bytes});
       pools.push_back(std::move(pool));
@@ -791,7 +803,7 @@ std::optional<std::string> CapacityStore::topolvm_device_class(std::string_view 
   if (sc == classes_.end() || sc->second.provisioner != kTopolvmDriver) return std::nullopt;
   auto param = sc->second.parameters.find(kTopolvmDeviceClass);
   return param == sc->second.parameters.end() || param->second.empty() ? std::string(kTopolvmDefaultDeviceClass)
-                                                                        : param->second;
+                                                                       : param->second;
 }
 
 void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& entry, const std::string& cls,
@@ -810,8 +822,8 @@ void CapacityStore::annotation_pool(const std::string& node, const NodeEntry& en
   const policy::PublishedCapacity published{
       *bytes, changed == entry.topolvm_changed.end() ? std::nullopt : std::optional(changed->second)};
   const policy::CapacityAccount a = account_at({node, cls}, published, now, ignored);
-  model::Pool pool{class_pools_->at(cls), saturating_add(a.published, a.reflected), {}, 0, "annotation " + key,
-                   a.published};
+  model::Pool pool{
+      class_pools_->at(cls), saturating_add(a.published, a.reflected), {}, 0, "annotation " + key, a.published};
   pool.ignored_bytes = a.ignored;
   accounts.push_back({node, cls, pool.name, pool.source, a, 0});
   pools.push_back(std::move(pool));

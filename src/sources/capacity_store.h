@@ -10,7 +10,8 @@
 // claim sinks. A TopoLVM class (provisioner topolvm.io) is managed as well, and on a node no
 // CSIStorageCapacity selects its pool is TopoLVM's node annotation capacity.topolvm.io/<device
 // class> (the class's topolvm.io/device-class parameter, 00default without one), by the same
-// rule (a change of the annotation seen by the node watch is a change of the figure). It places every claim of a managed class that has a selected node in the state
+// rule (a change of the annotation seen by the node watch is a change of the figure). It places every claim of a
+// managed class that has a selected node in the state
 // ("volume" claims), and publishes the pools (ClusterState::set_derived_pools) after each change
 // and from tick() when a claim settles.
 // Local PersistentVolumes (local-static-provisioner's) are read too: a class provisioned by
@@ -181,7 +182,7 @@ class CapacityStore {
   std::map<std::string, bool, std::less<>> drivers_;
   std::map<std::string, Published, std::less<>> published_;  // by namespace/name
   SelectorIndex index_;
-  std::map<std::string, Recorded, std::less<>> claims_;      // by uid; claims with a selected node
+  std::map<std::string, Recorded, std::less<>> claims_;            // by uid; claims with a selected node
   std::map<Place, std::set<std::string, std::less<>>> claims_at_;  // uids by (node, class)
   std::shared_ptr<const ClassPools> class_pools_ = std::make_shared<const ClassPools>();
   ClassPools drive_classes_;
@@ -189,14 +190,14 @@ class CapacityStore {
   std::map<std::string, model::PersistentVolume, std::less<>> volumes_;  // by name
   std::set<std::string, std::less<>> local_classes_;                     // managed classes of local volumes
   std::map<std::string, std::set<std::string, std::less<>>, std::less<>> volumes_at_;  // node -> its local volumes
-  NodePools given_;  // the pools each node was last given in the state
+  NodePools given_;                                            // the pools each node was last given in the state
   std::map<std::string, TimePoint, std::less<>> next_change_;  // by node: when its accounts change
   std::set<std::pair<TimePoint, std::string>> changes_;        // the same, by time
 
   // Readers (filters, /debug, /metrics) take view_mu_ alone, held for a pointer swap or one entry.
   mutable std::mutex view_mu_;
   std::shared_ptr<const ClassPools> merged_class_pools_ = std::make_shared<const ClassPools>();
-  std::map<std::string, std::string, std::less<>> volume_node_;  // local volume of a managed class -> node
+  std::map<std::string, std::string, std::less<>> volume_node_;            // local volume of a managed class -> node
   std::map<std::string, std::vector<PoolAccount>, std::less<>> accounts_;  // by node
 };
 

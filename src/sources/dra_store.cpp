@@ -1,7 +1,7 @@
 #include "dra_store.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <type_traits>
@@ -131,13 +131,16 @@ void DraStore::claim_moved(const std::string& key) {
 }
 
 std::unique_ptr<kube::ReflectorSink> DraStore::slice_sink() {
-  return std::make_unique<DraSink<model::ResourceSlice>>(*this, &DraStore::slices_, &wire::decode_resource_slice, "resourceslices");
+  return std::make_unique<DraSink<model::ResourceSlice>>(*this, &DraStore::slices_, &wire::decode_resource_slice,
+                                                         "resourceslices");
 }
 std::unique_ptr<kube::ReflectorSink> DraStore::claim_sink() {
-  return std::make_unique<DraSink<model::ResourceClaim>>(*this, &DraStore::claims_, &wire::decode_resource_claim, "resourceclaims");
+  return std::make_unique<DraSink<model::ResourceClaim>>(*this, &DraStore::claims_, &wire::decode_resource_claim,
+                                                         "resourceclaims");
 }
 std::unique_ptr<kube::ReflectorSink> DraStore::class_sink() {
-  return std::make_unique<DraSink<model::DeviceClass>>(*this, &DraStore::classes_, &wire::decode_device_class, "deviceclasses");
+  return std::make_unique<DraSink<model::DeviceClass>>(*this, &DraStore::classes_, &wire::decode_device_class,
+                                                       "deviceclasses");
 }
 
 std::shared_ptr<const model::DraInventory> DraStore::inventory() const {

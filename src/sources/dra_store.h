@@ -61,7 +61,7 @@ class DraStore {
   void claim_moved(const std::string& key);
   bool live_current() const { return live_ && live_version_ == version_; }
 
-  std::uint64_t version_ = 0;  // bumped when the inventory must be rebuilt whole
+  std::uint64_t version_ = 0;    // bumped when the inventory must be rebuilt whole
   mutable std::mutex build_mu_;  // held by the one rebuild at a time, taken before mu_
   mutable std::unique_ptr<model::LiveDraInventory> live_;
   mutable std::uint64_t live_version_ = 0;

@@ -28,8 +28,11 @@ wire::CapacityReservation reservation_of(const model::PodDemand& pod, std::span<
   for (const auto& v : pod.volumes) {
     if (v.drive_class.empty() || !v.held_on.empty()) continue;
     const auto group = v.pool.find('/');
-    acr.requests.push_back({claim_name(v.claim), v.drive_class, v.bytes,
-                            group == std::string::npos ? std::string() : v.pool.substr(group + 1), {}});
+    acr.requests.push_back({claim_name(v.claim),
+                            v.drive_class,
+                            v.bytes,
+                            group == std::string::npos ? std::string() : v.pool.substr(group + 1),
+                            {}});
   }
   for (const auto& choice : choices) {
     const std::string id = store.id_of(choice.node);
@@ -122,7 +125,8 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
   }
   if (!*queued) return {};
   std::unique_lock lock(done->mu);
-  if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); })) return *done->status;
+  if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); }))
+    return *done->status;
   return {};
 }
 
@@ -149,7 +153,8 @@ Result<bool> DriveReservations::enqueue(Job job) {
       same->done->set(Status{});  // superseded by this newer write
       *same = std::move(job);
     } else if (queue_.size() >= kQueued) {
-      return Error{"reservation " + job.acr.name + ": " + std::to_string(kQueued) + " reservation writes already queued"};
+      return Error{"reservation " + job.acr.name + ": " + std::to_string(kQueued) +
+                   " reservation writes already queued"};
     } else {
       queue_.push_back(std::move(job));
     }
@@ -164,7 +169,8 @@ std::optional<DriveReservations::Job> DriveReservations::take_ready(TimePoint no
   if (ready == queue_.end()) return std::nullopt;
   Job job = std::move(*ready);
   queue_.erase(ready);
-  if (last_sent_.size() >= kQueued) std::erase_if(last_sent_, [&](const auto& e) { return e.second + rewrite_interval_ <= now; });
+  if (last_sent_.size() >= kQueued)
+    std::erase_if(last_sent_, [&](const auto& e) { return e.second + rewrite_interval_ <= now; });
   last_sent_[job.acr.name] = now;
   return job;
 }

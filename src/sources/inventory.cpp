@@ -3,8 +3,8 @@
 #include <optional>
 #include <set>
 
-#include "extender/common/yaml_reader.h"
 #include "extender/common/quantity.h"
+#include "extender/common/yaml_reader.h"
 
 namespace extender::sources {
 namespace {
@@ -28,7 +28,8 @@ Result<model::Pool> read_pool(YamlReader& r, const YAML::Node& n, const std::str
       if (!seen.insert(device.name).second) return r.error_at(d, dpath + ".name", "listed twice in this pool");
       if (!d["capacity"].IsDefined()) return r.error_at(d, dpath + ".capacity", "is required");
       EXTENDER_TRY(r.read_quantity(d, "capacity", dpath, device.capacity_bytes));
-      if (pool.capacity_bytes > INT64_MAX - device.capacity_bytes) return r.error_at(d, dpath, "pool capacity overflows");
+      if (pool.capacity_bytes > INT64_MAX - device.capacity_bytes)
+        return r.error_at(d, dpath, "pool capacity overflows");
       pool.capacity_bytes += device.capacity_bytes;
       pool.devices.push_back(std::move(device));
     }
@@ -52,9 +53,10 @@ Result<std::optional<DraGpus>> read_dra(YamlReader& r, const YAML::Node& n, cons
   EXTENDER_TRY(r.expect_keys(dra, dpath, {"gpus", "gpu_memory"}));
   for (const auto& [resource, count] : node.gpus) {
     if (count > 0) {
-      return r.error_at(dra, dpath, "the node also gives gpus." + resource +
-                                        ": a node's GPUs come from a device plugin or from DRA, not both "
-                                        "(two allocators would hand out the same GPUs)");
+      return r.error_at(dra, dpath,
+                        "the node also gives gpus." + resource +
+                            ": a node's GPUs come from a device plugin or from DRA, not both "
+                            "(two allocators would hand out the same GPUs)");
     }
   }
   DraGpus out{node.name, 0, 0};
@@ -128,7 +130,8 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
     for (std::size_t i = 0; i < pools.size(); ++i) {
       auto pool = read_pool(r, pools[i], path + ".pools[" + std::to_string(i) + "]");
       if (!pool) return pool.error();
-      if (node.find_pool(pool->name)) return r.error_at(pools[i], path + ".pools[" + std::to_string(i) + "].name", "listed twice on this node");
+      if (node.find_pool(pool->name))
+        return r.error_at(pools[i], path + ".pools[" + std::to_string(i) + "].name", "listed twice on this node");
       node.pools.push_back(std::move(*pool));
     }
   }
@@ -136,7 +139,8 @@ Result<model::NodeSupply> read_node(YamlReader& r, const YAML::Node& n, const st
     std::string text;
     EXTENDER_TRY(r.read(n, "cpu", path, text));
     auto q = Quantity::parse(text);
-    if (!q || q->is_negative()) return r.error_at(n["cpu"], path + ".cpu", "expected a CPU quantity such as 96 or 500m");
+    if (!q || q->is_negative())
+      return r.error_at(n["cpu"], path + ".cpu", "expected a CPU quantity such as 96 or 500m");
     node.cpu_milli = q->milli_ceil();
   }
   if (n["memory"].IsDefined()) EXTENDER_TRY(r.read_quantity(n, "memory", path, node.memory_bytes));
@@ -158,7 +162,8 @@ Result<Inventory> read_inventory(YamlReader& r, const std::vector<model::GpuReso
     std::string path = "nodes[" + std::to_string(i) + "]";
     auto node = read_node(r, nodes[i], path, gpu_rules, share);
     if (!node) return node.error();
-    if (!names.insert(node->name).second) return r.error_at(nodes[i], path + ".name", "node " + node->name + " listed twice");
+    if (!names.insert(node->name).second)
+      return r.error_at(nodes[i], path + ".name", "node " + node->name + " listed twice");
     auto dra = read_dra(r, nodes[i], path, *node);
     if (!dra) return dra.error();
     if (*dra) {
@@ -179,8 +184,9 @@ Result<Inventory> read_inventory(YamlReader& r, const std::vector<model::GpuReso
   return out;
 }
 
-Result<Inventory> guarded(YamlReader& r, const std::string& source, const std::vector<model::GpuResourceRule>& gpu_rules,
-                          const model::GpuShareRule& share, bool dra_allowed) {
+Result<Inventory> guarded(YamlReader& r, const std::string& source,
+                          const std::vector<model::GpuResourceRule>& gpu_rules, const model::GpuShareRule& share,
+                          bool dra_allowed) {
   try {
     return read_inventory(r, gpu_rules, share, dra_allowed);
   } catch (const std::exception& e) {

@@ -1,13 +1,17 @@
 #include "extender/sources/kube_cluster.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <mutex>
 #include <set>
 #include <utility>
 
+#include "baremetal_store.h"
+#include "capacity_store.h"
+#include "dra_store.h"
+#include "drive_reservations.h"
 #include "extender/common/logging.h"
 #include "extender/kube/gpushare.h"
 #include "extender/kube/pod_reader.h"
@@ -15,22 +19,18 @@
 #include "extender/wire/dra_objects.h"
 #include "extender/wire/k8s_objects.h"
 #include "extender/wire/storage_objects.h"
-#include "baremetal_store.h"
-#include "capacity_store.h"
-#include "drive_reservations.h"
-#include "dra_store.h"
 #include "pod_group_sink.h"
 
 namespace extender::sources {
 
 struct KubeCluster::Lookups {
   mutable std::mutex mu;
-  std::map<std::string, model::ClaimInfo, std::less<>> claims;  // "ns/name"
-  std::map<std::string, model::Pod, std::less<>> pending;       // uid
-  std::set<std::string, std::less<>> nominated;                 // uids of pending pods with a nominated node
+  std::map<std::string, model::ClaimInfo, std::less<>> claims;    // "ns/name"
+  std::map<std::string, model::Pod, std::less<>> pending;         // uid
+  std::set<std::string, std::less<>> nominated;                   // uids of pending pods with a nominated node
   std::map<std::string, std::string, std::less<>> bound_members;  // uid -> "ns/group" of bound group members
-  std::map<std::string, bool, std::less<>> default_classes;     // class name -> is default
-  ChangeSignal claim_changes;                                   // notified after `claims` changed
+  std::map<std::string, bool, std::less<>> default_classes;       // class name -> is default
+  ChangeSignal claim_changes;                                     // notified after `claims` changed
 
   // Needs mu. `pending` changed for uid: keeps `nominated` in step.
   void pending_changed(const std::string& uid) {
@@ -231,7 +231,8 @@ class PodSink : public kube::ReflectorSink {
       if (from_dra.contains(resource)) continue;
       auto n = model::effective_request(pod, resource);
       if (!n) {
-        spdlog::warn("pods: {} on {}: {}; counted as holding no {}", pod.display_name(), pod.node_name, n.message(), resource);
+        spdlog::warn("pods: {} on {}: {}; counted as holding no {}", pod.display_name(), pod.node_name, n.message(),
+                     resource);
       } else if (*n > 0) {
         claim.allocation.gpus[resource] = *n;
       }
@@ -249,7 +250,8 @@ class PodSink : public kube::ReflectorSink {
     if (share_.memory_resource.empty()) return std::nullopt;
     auto units = model::effective_request(pod, share_.memory_resource);
     if (!units) {
-      spdlog::warn("pods: {} on {}: {}; counted as holding no GPU share", pod.display_name(), pod.node_name, units.message());
+      spdlog::warn("pods: {} on {}: {}; counted as holding no GPU share", pod.display_name(), pod.node_name,
+                   units.message());
       return std::nullopt;
     }
     if (*units <= 0) return std::nullopt;
@@ -325,7 +327,8 @@ class ClaimSink : public kube::ReflectorSink {
   static std::optional<wire::Claim> decode(const json& object) {
     auto pvc = wire::decode_claim(object);
     if (!pvc || pvc->uid.empty()) {
-      spdlog::warn("persistentvolumeclaims: skipping an object that cannot be read: {}", pvc ? "no uid" : pvc.message());
+      spdlog::warn("persistentvolumeclaims: skipping an object that cannot be read: {}",
+                   pvc ? "no uid" : pvc.message());
       return std::nullopt;
     }
     return std::move(*pvc);
@@ -416,7 +419,7 @@ struct Stores {
   KubeCluster::Lookups& lookups;
   CapacityStore& capacity;
   DraStore& dra;
-  BaremetalStore* baremetal;  // null: csi-baremetal is turned off
+  BaremetalStore* baremetal;        // null: csi-baremetal is turned off
   state::InFlightHolds* in_flight;  // null: no pod groups in flight are held
   const Clock& clock;
 };
@@ -551,8 +554,8 @@ void KubeCluster::probe(OptionalKinds& kinds) {
     }
     if (reply && reply->status == 403) {
       kinds.state = kAbsent;
-      spdlog::warn("not permitted to list {}: {} until the daemon's role may {} (and the daemon restarts)", first.resource,
-                   group.without_it, rights_phrase(kinds.group));
+      spdlog::warn("not permitted to list {}: {} until the daemon's role may {} (and the daemon restarts)",
+                   first.resource, group.without_it, rights_phrase(kinds.group));
       return;
     }
     std::unique_lock lock(optional_mu_);
@@ -575,7 +578,8 @@ KubeCluster::OptionalKinds& KubeCluster::optional_kinds(KindGroup group) {
 }
 
 const KubeCluster::OptionalKinds& KubeCluster::optional_kinds(KindGroup group) const {
-  return *std::find_if(optional_.begin(), optional_.end(), [group](const OptionalKinds& k) { return k.group == group; });
+  return *std::find_if(optional_.begin(), optional_.end(),
+                       [group](const OptionalKinds& k) { return k.group == group; });
 }
 
 void KubeCluster::ready_reasons(const OptionalKinds& kinds, std::string& reasons) const {
@@ -659,9 +663,10 @@ std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const st
     if (fetching_ >= kFetchesInFlight || !fetch_bucket_.reserve(now, now)) {
       if (now - fetch_refusal_logged_ >= std::chrono::seconds(1)) {
         fetch_refusal_logged_ = now;
-        spdlog::warn("pod {}/{} is not in the watch and reads of unknown pods are at their limit ({} at once, {}/s): "
-                     "answered as unknown", printable(ns, 256), printable(name, 256), kFetchesInFlight,
-                     kFetchesPerSecond);
+        spdlog::warn(
+            "pod {}/{} is not in the watch and reads of unknown pods are at their limit ({} at once, {}/s): "
+            "answered as unknown",
+            printable(ns, 256), printable(name, 256), kFetchesInFlight, kFetchesPerSecond);
       }
       return std::nullopt;
     }
@@ -699,9 +704,8 @@ void KubeCluster::set_write_terms(kube::RateLimiter* writes, const engine::Gate*
 
 bool KubeCluster::pending_named(const std::string& ns, const std::string& name) const {
   std::lock_guard lock(lookups_->mu);
-  return std::any_of(lookups_->pending.begin(), lookups_->pending.end(), [&](const auto& entry) {
-    return entry.second.namespace_name == ns && entry.second.name == name;
-  });
+  return std::any_of(lookups_->pending.begin(), lookups_->pending.end(),
+                     [&](const auto& entry) { return entry.second.namespace_name == ns && entry.second.name == name; });
 }
 
 void KubeCluster::collect_reservations() {

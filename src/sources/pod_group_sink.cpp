@@ -26,7 +26,9 @@ void PodGroupSink::seen(model::PodGroup group) {
                            it->second.message != group.message || it->second.reason != group.reason);
   if (failed_now && holds_ && it != groups_.end()) {
     const std::size_t ended = holds_->group_failed(key, clock_.now());
-    if (ended) spdlog::info("pod group {}: kube-scheduler gave up its cycle ({}); released {} hold(s)", key, group.reason, ended);
+    if (ended)
+      spdlog::info("pod group {}: kube-scheduler gave up its cycle ({}); released {} hold(s)", key, group.reason,
+                   ended);
   }
   if (holds_) holds_->group_min_count(key, group.min_count);
   groups_.insert_or_assign(key, std::move(group));

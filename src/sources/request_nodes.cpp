@@ -28,8 +28,10 @@ std::size_t RequestNodes::observe(std::span<const model::Node* const> nodes) {
   }
   if (left_out > 0 && !warned_) {
     warned_ = true;
-    spdlog::warn("standalone.max_request_nodes ({}) reached: request nodes with new names are not remembered "
-                 "({} left out of this request; logged once)", max_nodes_, left_out);
+    spdlog::warn(
+        "standalone.max_request_nodes ({}) reached: request nodes with new names are not remembered "
+        "({} left out of this request; logged once)",
+        max_nodes_, left_out);
   }
   state_.upsert_nodes(std::move(supplies));
   return left_out;

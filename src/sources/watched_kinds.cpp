@@ -5,7 +5,8 @@
 namespace extender::sources {
 
 const WatchedKind& watched(Kind kind) {
-  return *std::find_if(kWatchedKinds.begin(), kWatchedKinds.end(), [kind](const WatchedKind& k) { return k.kind == kind; });
+  return *std::find_if(kWatchedKinds.begin(), kWatchedKinds.end(),
+                       [kind](const WatchedKind& k) { return k.kind == kind; });
 }
 
 const OptionalGroup& optional_group(KindGroup group) {

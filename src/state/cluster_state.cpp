@@ -337,7 +337,8 @@ void ClusterState::replace_placements(std::string_view source, std::vector<std::
   std::vector<std::string> stale;
   for (auto it = claims_.lower_bound(uid_prefix); it != claims_.end() && it->first.starts_with(uid_prefix); ++it) {
     const Claim& claim = it->second;
-    if (claim.kind == Claim::Kind::kPlaced && claim.source == source && !wanted.count(it->first)) stale.push_back(it->first);
+    if (claim.kind == Claim::Kind::kPlaced && claim.source == source && !wanted.count(it->first))
+      stale.push_back(it->first);
   }
   for (const auto& uid : stale) erase_claim(uid, touched);
   for (auto& [uid, claim] : placed) {

@@ -6,9 +6,7 @@
 namespace extender::state {
 namespace {
 
-std::uint64_t hash_of(std::string_view name) {
-  return std::hash<std::string_view>{}(name);
-}
+std::uint64_t hash_of(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
 }  // namespace
 
@@ -39,8 +37,7 @@ void FilterVerdicts::forget_oldest_until(std::size_t room, TimePoint now) {
   }
 }
 
-FilterVerdicts::Verdict FilterVerdicts::verdict(std::string_view uid, std::string_view node,
-                                                TimePoint now) const {
+FilterVerdicts::Verdict FilterVerdicts::verdict(std::string_view uid, std::string_view node, TimePoint now) const {
   std::lock_guard lock(mu_);
   auto it = index_.find(uid);
   if (it == index_.end() || now - it->second->stored > max_age_) return Verdict::kNotFiltered;

@@ -82,8 +82,9 @@ void InFlightHolds::hold(const std::string& uid, std::string group, Claim claim,
   std::lock_guard lock(mu_);
   drop_locked(uid);
   while (options_.capacity > 0 && entries_.size() >= options_.capacity) {
-    auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                   [](const auto& a, const auto& b) { return a.second.view.since < b.second.view.since; });
+    auto oldest = std::min_element(entries_.begin(), entries_.end(), [](const auto& a, const auto& b) {
+      return a.second.view.since < b.second.view.since;
+    });
     drop_locked(oldest->first);
   }
   if (options_.capacity == 0) return;

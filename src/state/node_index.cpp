@@ -65,8 +65,8 @@ NodeMap::const_iterator& NodeMap::const_iterator::operator++() {
 }
 
 NodeMap::Place NodeMap::lower_bound(std::string_view name) const {
-  const auto block = std::partition_point(blocks_.begin(), blocks_.end(),
-                                          [&](const auto& b) { return b->back().first < name; });
+  const auto block =
+      std::partition_point(blocks_.begin(), blocks_.end(), [&](const auto& b) { return b->back().first < name; });
   if (block == blocks_.end()) return {blocks_.size(), 0};
   const auto at = std::lower_bound((*block)->begin(), (*block)->end(), name,
                                    [](const value_type& e, std::string_view n) { return e.first < n; });

@@ -16,7 +16,6 @@ using detail::read_int;
 using detail::read_string;
 using nlohmann::json;
 
-
 Status read_bounded(const json* v, std::string& out, const std::string& path, std::size_t max) {
   EXTENDER_TRY(read_string(v, out, path));
   if (out.size() > max) return Error{path + ": longer than " + std::to_string(max) + " bytes"};

@@ -1,7 +1,7 @@
 #include "extender/wire/extender_args.h"
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -25,11 +25,11 @@ Error malformed(std::string_view where, simdjson::error_code code) {
   return Error{std::string(where) + ": " + simdjson::error_message(code)};
 }
 
-#define OD_TRY(expr, where)                 \
-  do {                                      \
-    if (auto _e = (expr); _e) {             \
-      return malformed((where), _e);        \
-    }                                       \
+#define OD_TRY(expr, where)          \
+  do {                               \
+    if (auto _e = (expr); _e) {      \
+      return malformed((where), _e); \
+    }                                \
   } while (0)
 
 bool is_null(od::value& v) {
@@ -94,8 +94,10 @@ Status read_taints(od::value v, std::vector<model::Taint>& out) {
     for (auto f : obj) {
       std::string_view key;
       OD_TRY(f.unescaped_key().get(key), "Node.spec.taints[]");
-      std::string* target = key_matches(key, "key") ? &t.key : key_matches(key, "value") ? &t.value
-                          : key_matches(key, "effect") ? &t.effect : nullptr;
+      std::string* target = key_matches(key, "key")      ? &t.key
+                            : key_matches(key, "value")  ? &t.value
+                            : key_matches(key, "effect") ? &t.effect
+                                                         : nullptr;
       if (!target) continue;
       od::value fv;
       OD_TRY(f.value().get(fv), "Node.spec.taints[]");

@@ -106,7 +106,9 @@ void append_ascii(std::string& out, unsigned char c) {
     case '\t': out += "\\t"; return;
     case '\b': out += "\\b"; return;
     case '\f': out += "\\f"; return;
-    case '<': case '>': case '&': break;
+    case '<':
+    case '>':
+    case '&': break;
     default:
       if (c >= 0x20) {
         out.push_back(static_cast<char>(c));

@@ -71,7 +71,7 @@ Status decode_volume(const json& v, model::PodVolume& out, const std::string& pa
   if (resources) {
     model::StringMap requests;
     EXTENDER_TRY(read_string_map(field(*resources, "requests"), requests,
-                             path + ".ephemeral.volumeClaimTemplate.spec.resources.requests", true));
+                                 path + ".ephemeral.volumeClaimTemplate.spec.resources.requests", true));
     if (auto it = requests.find("storage"); it != requests.end()) out.storage_request = it->second;
   }
   return {};
@@ -136,7 +136,8 @@ Result<model::PodGroup> decode_pod_group(const json& group) {
   EXTENDER_TRY(detail::expect_object(policy, "PodGroup.spec.schedulingPolicy"));
   const json* gang = policy ? field(*policy, "gang") : nullptr;
   EXTENDER_TRY(detail::expect_object(gang, "PodGroup.spec.schedulingPolicy.gang"));
-  if (gang) EXTENDER_TRY(read_int(field(*gang, "minCount"), out.min_count, "PodGroup.spec.schedulingPolicy.gang.minCount"));
+  if (gang)
+    EXTENDER_TRY(read_int(field(*gang, "minCount"), out.min_count, "PodGroup.spec.schedulingPolicy.gang.minCount"));
   const json* status = field(group, "status");
   EXTENDER_TRY(detail::expect_object(status, "PodGroup.status"));
   const json* conditions = status ? field(*status, "conditions") : nullptr;
@@ -150,7 +151,8 @@ Result<model::PodGroup> decode_pod_group(const json& group) {
     EXTENDER_TRY(read_string(field(c, "status"), out.scheduled, "PodGroup.status.conditions[].status"));
     EXTENDER_TRY(read_string(field(c, "reason"), out.reason, "PodGroup.status.conditions[].reason"));
     EXTENDER_TRY(read_string(field(c, "message"), out.message, "PodGroup.status.conditions[].message"));
-    EXTENDER_TRY(read_string(field(c, "lastTransitionTime"), out.since, "PodGroup.status.conditions[].lastTransitionTime"));
+    EXTENDER_TRY(
+        read_string(field(c, "lastTransitionTime"), out.since, "PodGroup.status.conditions[].lastTransitionTime"));
   }
   return out;
 }

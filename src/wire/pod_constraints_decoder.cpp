@@ -49,16 +49,16 @@ Status read_node_selector(const json* selector, std::optional<std::vector<model:
   EXTENDER_TRY(expect_object(selector, path));
   if (!selector) return {};
   auto& terms = out.emplace();
-  return for_each_object(field(*selector, "nodeSelectorTerms"), std::string(path) + ".nodeSelectorTerms",
-                         [&](const json& item, const std::string& p) -> Status {
-                           model::NodeSelectorTerm term;
-                           EXTENDER_TRY(read_requirements(field(item, "matchExpressions"), term.match_expressions,
-                                                          p + ".matchExpressions"));
-                           EXTENDER_TRY(
-                               read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
-                           terms.push_back(std::move(term));
-                           return {};
-                         });
+  return for_each_object(
+      field(*selector, "nodeSelectorTerms"), std::string(path) + ".nodeSelectorTerms",
+      [&](const json& item, const std::string& p) -> Status {
+        model::NodeSelectorTerm term;
+        EXTENDER_TRY(
+            read_requirements(field(item, "matchExpressions"), term.match_expressions, p + ".matchExpressions"));
+        EXTENDER_TRY(read_requirements(field(item, "matchFields"), term.match_fields, p + ".matchFields"));
+        terms.push_back(std::move(term));
+        return {};
+      });
 }
 
 Status read_requirements(const json* v, std::vector<model::NodeSelectorRequirement>& out, std::string_view path) {

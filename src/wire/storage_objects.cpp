@@ -102,8 +102,8 @@ Result<model::PersistentVolume> decode_persistent_volume(const json& pv) {
     const json* affinity = field(*spec, "nodeAffinity");
     EXTENDER_TRY(detail::expect_object(affinity, "spec.nodeAffinity"));
     if (affinity) {
-      EXTENDER_TRY(detail::read_node_selector(field(*affinity, "required"), out.node_affinity,
-                                              "spec.nodeAffinity.required"));
+      EXTENDER_TRY(
+          detail::read_node_selector(field(*affinity, "required"), out.node_affinity, "spec.nodeAffinity.required"));
     }
     EXTENDER_TRY(read_claim_ref(field(*spec, "claimRef"), out.claim));
   }

@@ -1,7 +1,7 @@
 #include "extender/wire/verb_args.h"
 
-#include <nlohmann/json.hpp>
 #include <simdjson.h>
+#include <nlohmann/json.hpp>
 
 #include "extender/wire/extender_args.h"
 #include "extender/wire/json_text.h"
@@ -131,10 +131,10 @@ Result<BindingArgs> decode_binding_args(std::string_view body) {
 }
 
 Result<PreemptionArgs> decode_preemption_args(std::string_view body) {
-  auto doc = parse_struct(body, {"Pod", "NodeNameToVictims", "NodeNameToMetaVictims"},
-                          [](std::string_view f, dom::element v) {
-                            return f == "Pod" ? to_json(v) : reduce_victim_map(v, f == "NodeNameToVictims");
-                          });
+  auto doc =
+      parse_struct(body, {"Pod", "NodeNameToVictims", "NodeNameToMetaVictims"}, [](std::string_view f, dom::element v) {
+        return f == "Pod" ? to_json(v) : reduce_victim_map(v, f == "NodeNameToVictims");
+      });
   if (!doc) return doc.error();
   PreemptionArgs out;
   const json* pod = field(*doc, "Pod");

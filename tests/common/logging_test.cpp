@@ -23,17 +23,44 @@ const std::vector<Case>& cases() {
       {"quotes and backslash", "say \"hi\" \\ bye", "say \"hi\" \\ bye", "say \\\"hi\\\" \\\\ bye"},
       {"newline and CR", "a\nb\rc", "a?b?c", "a\\u000ab\\u000dc"},
       {"NUL and ESC", std::string("a\0b\x1b[31m", 8), "a?b?[31m", "a\\u0000b\\u001b[31m"},
-      {"DEL", "a\x7f" "b", "a?b", "a\\u007fb"},
-      {"C1 NEL U+0085", "a\xc2\x85" "b", "a?b", "a\\u0085b"},
+      {"DEL",
+       "a\x7f"
+       "b",
+       "a?b", "a\\u007fb"},
+      {"C1 NEL U+0085",
+       "a\xc2\x85"
+       "b",
+       "a?b", "a\\u0085b"},
       {"C1 first and last", "\xc2\x80\xc2\x9f", "??", "\\u0080\\u009f"},
-      {"U+00A0 is not C1", "a\xc2\xa0" "b", "a\xc2\xa0" "b", "a\xc2\xa0" "b"},
-      {"U+2028 and U+2029", "a\xe2\x80\xa8" "b\xe2\x80\xa9" "c", "a?b?c", "a\\u2028b\\u2029c"},
-      {"other 3-byte text", "n\xc3\xb6" "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac", "n\xc3\xb6" "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac",
-       "n\xc3\xb6" "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac"},
+      {"U+00A0 is not C1",
+       "a\xc2\xa0"
+       "b",
+       "a\xc2\xa0"
+       "b",
+       "a\xc2\xa0"
+       "b"},
+      {"U+2028 and U+2029",
+       "a\xe2\x80\xa8"
+       "b\xe2\x80\xa9"
+       "c",
+       "a?b?c", "a\\u2028b\\u2029c"},
+      {"other 3-byte text",
+       "n\xc3\xb6"
+       "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac",
+       "n\xc3\xb6"
+       "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac",
+       "n\xc3\xb6"
+       "de \xe8\x8a\x82\xe7\x82\xb9 \xe2\x82\xac"},
       {"4-byte text", "\xf0\x9f\x9a\x80", "\xf0\x9f\x9a\x80", "\xf0\x9f\x9a\x80"},
-      {"lone continuation byte", "a\x80" "b", "a?b", "a\\ufffdb"},
+      {"lone continuation byte",
+       "a\x80"
+       "b",
+       "a?b", "a\\ufffdb"},
       {"lone lead byte at the end", "a\xc3", "a?", "a\\ufffd"},
-      {"truncated 3-byte sequence", "a\xe2\x80" "b", "a??b", "a\\ufffd\\ufffdb"},
+      {"truncated 3-byte sequence",
+       "a\xe2\x80"
+       "b",
+       "a??b", "a\\ufffd\\ufffdb"},
       {"overlong slash", "\xc0\xaf", "??", "\\ufffd\\ufffd"},
       {"overlong NUL", "\xc0\x80", "??", "\\ufffd\\ufffd"},
       {"overlong 3-byte", "\xe0\x80\xaf", "???", "\\ufffd\\ufffd\\ufffd"},
@@ -73,7 +100,7 @@ TEST(Logging, PrintableCutsOnACharacterBoundary) {
     std::size_t max;
     std::string out;
   };
-  const std::string euro = "\xe2\x82\xac";       // 3 bytes
+  const std::string euro = "\xe2\x82\xac";        // 3 bytes
   const std::string rocket = "\xf0\x9f\x9a\x80";  // 4 bytes
   const std::vector<Cut> cuts = {
       {"short", 10, "short"},

@@ -55,10 +55,33 @@ TEST(Quantity, ParsesTheKubernetesGrammar) {
 
 TEST(Quantity, RejectsGarbageAndOverflow) {
   const char* bad[] = {
-      "", "abc", "1x", "1Ki2", "1.2.3", "--1", "+", ".", "e3", "1e", "1ee3", "1e3.5", "1 Gi", " 1", "1 ",
-      "1KiB", "1mi", "0x10", "1,5", "8Ei", "9223372036854775808", "1e19", "1e99999",
+      "",
+      "abc",
+      "1x",
+      "1Ki2",
+      "1.2.3",
+      "--1",
+      "+",
+      ".",
+      "e3",
+      "1e",
+      "1ee3",
+      "1e3.5",
+      "1 Gi",
+      " 1",
+      "1 ",
+      "1KiB",
+      "1mi",
+      "0x10",
+      "1,5",
+      "8Ei",
+      "9223372036854775808",
+      "1e19",
+      "1e99999",
       "1000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
-      "1P1", "NaN", "Inf",
+      "1P1",
+      "NaN",
+      "Inf",
   };
   for (const char* text : bad) {
     EXPECT_FALSE(Quantity::parse(text)) << "accepted \"" << text << "\"";

@@ -102,7 +102,8 @@ storage:
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
           capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05}
 logging: {level: debug, format: json}
-)", "test");
+)",
+                        "test");
   ASSERT_TRUE(c) << c.message();
   EXPECT_EQ(c->mode, Mode::kKubernetes);
   EXPECT_EQ(c->server.path_prefix, "/gpu");
@@ -173,8 +174,10 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"scoring:\n  gpu_packing: tight\n", "expected binpack, spread or fragmentation"},
       {"scoring:\n  capacity_preference: most\n", "expected more_free or less_free"},
       {"scoring:\n  gpu_packing_weight: -1\n", "must be at least 0"},
-      {"scoring:\n  fragmentation_size_exponent: 3\n", "scoring.fragmentation_size_exponent: expected a number from 0 to 2"},
-      {"scoring:\n  fragmentation_fit_weight: -0.1\n", "scoring.fragmentation_fit_weight: expected a number from 0 to 100"},
+      {"scoring:\n  fragmentation_size_exponent: 3\n",
+       "scoring.fragmentation_size_exponent: expected a number from 0 to 2"},
+      {"scoring:\n  fragmentation_fit_weight: -0.1\n",
+       "scoring.fragmentation_fit_weight: expected a number from 0 to 100"},
       {"scoring:\n  fragmentation_fit_weight: a lot\n", "scoring.fragmentation_fit_weight: expected a number"},
       {"scoring:\n  fragmentation_fit_weight: nan\n", "scoring.fragmentation_fit_weight: expected a number"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
@@ -230,7 +233,8 @@ TEST(Config, DraDriversAreNamedUnderKubernetesDraAndReachTheInventoryRules) {
       {"", {"gpu.nvidia.com"}},  // NVIDIA's driver by default
       {"kubernetes: {dra: {}}\n", {"gpu.nvidia.com"}},
       {"kubernetes:\n  dra:\n    drivers: [gpu.example.com]\n", {"gpu.example.com"}},
-      {"kubernetes:\n  dra:\n    drivers: [gpu.nvidia.com, gpu.amd.com, x-1.y2]\n", {"gpu.nvidia.com", "gpu.amd.com", "x-1.y2"}},
+      {"kubernetes:\n  dra:\n    drivers: [gpu.nvidia.com, gpu.amd.com, x-1.y2]\n",
+       {"gpu.nvidia.com", "gpu.amd.com", "x-1.y2"}},
   };
   for (const auto& c : cases) {
     auto r = parse_config(c.yaml, "test");
@@ -238,14 +242,17 @@ TEST(Config, DraDriversAreNamedUnderKubernetesDraAndReachTheInventoryRules) {
     EXPECT_EQ(r->kubernetes.dra.drivers, c.drivers) << c.yaml;
     EXPECT_EQ(r->kube_cluster_options().dra.drivers, c.drivers) << c.yaml;
   }
-  const std::string seventeen = "kubernetes:\n  dra:\n    drivers: [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, b5, b6]\n";
+  const std::string seventeen =
+      "kubernetes:\n  dra:\n    drivers: [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, b5, b6]\n";
   const std::string long_label = "kubernetes:\n  dra:\n    drivers: [" + std::string(64, 'a') + ".com]\n";
   const Bad bad[] = {
       {"kubernetes:\n  dra:\n    drivers: []\n", "test:3: kubernetes.dra.drivers: must name at least one driver"},
-      {"kubernetes:\n  dra:\n    drivers: gpu.nvidia.com\n", "test:3: kubernetes.dra.drivers: expected a list of strings"},
+      {"kubernetes:\n  dra:\n    drivers: gpu.nvidia.com\n",
+       "test:3: kubernetes.dra.drivers: expected a list of strings"},
       {"kubernetes:\n  dra:\n    drivers:\n      - gpu.nvidia.com\n      - \"\"\n",
        "test:5: kubernetes.dra.drivers: \"\" is not a driver name"},
-      {"kubernetes:\n  dra:\n    drivers: [GPU.nvidia.com]\n", "kubernetes.dra.drivers: \"GPU.nvidia.com\" is not a driver name"},
+      {"kubernetes:\n  dra:\n    drivers: [GPU.nvidia.com]\n",
+       "kubernetes.dra.drivers: \"GPU.nvidia.com\" is not a driver name"},
       {"kubernetes:\n  dra:\n    drivers: [gpu.nvidia.com/x]\n", "is not a driver name"},
       {"kubernetes:\n  dra:\n    drivers: [-gpu.com]\n", "is not a driver name"},
       {"kubernetes:\n  dra:\n    drivers: [gpu-.com]\n", "is not a driver name"},
@@ -267,8 +274,8 @@ TEST(Config, AliasBombsAreRejectedWithoutExpanding) {
   std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   char prev = 'a';
   for (char name = 'b'; name <= 'k'; ++name) {
-    yaml += std::string(1, name) + ": &" + name + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
-            ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
+    yaml += std::string(1, name) + ": &" + name + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" +
+            prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + "]\n";
     prev = name;
   }
   yaml += "storage:\n  classes:\n    x: *k\n";
@@ -332,7 +339,8 @@ TEST(Config, HaTimingsMustFence) {
 }
 
 TEST(CommandLine, FlagsOverrideTheFile) {
-  const char* argv[] = {"scheduler-extender", "--listen", "127.0.0.1:9999", "--log-level=debug", "--mode", "kubernetes"};
+  const char* argv[] = {"scheduler-extender", "--listen", "127.0.0.1:9999",
+                        "--log-level=debug",  "--mode",   "kubernetes"};
   auto cli = parse_command_line(6, argv);
   ASSERT_TRUE(cli) << cli.message();
   auto c = resolve_config(*cli);

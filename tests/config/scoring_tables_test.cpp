@@ -1,8 +1,8 @@
 // The packing strategies and the scorers are named once, in their policy tables: the config, the
 // chart's values schema and the error messages follow the tables.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <string>
@@ -68,7 +68,8 @@ TEST(ScoringTables, EveryPackingNameParsesAndAnUnknownOneListsThemAll) {
 // The daemon configuration of the chart's default rendering (deploy/ is that rendering; the
 // chart_deploy test holds it to the chart).
 std::string chart_default_config() {
-  for (const YAML::Node& doc : YAML::LoadAllFromFile(std::string(EXTENDER_SOURCE_DIR) + "/deploy/scheduler-extender.yaml")) {
+  for (const YAML::Node& doc :
+       YAML::LoadAllFromFile(std::string(EXTENDER_SOURCE_DIR) + "/deploy/scheduler-extender.yaml")) {
     if (doc["kind"] && doc["kind"].as<std::string>() == "ConfigMap" && doc["data"]["config.yaml"]) {
       return doc["data"]["config.yaml"].as<std::string>();
     }

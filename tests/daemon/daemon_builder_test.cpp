@@ -35,12 +35,14 @@ TEST(DaemonBuilder, AStandaloneDaemonServesVerbsAndProbesAndBindsInMemory) {
   EXPECT_EQ(ready->status, 200) << ready->body;
 
   httplib::Client c("127.0.0.1", d.port());
-  const std::string nodes = R"({"metadata":{},"items":[{"metadata":{"name":"n1"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]})";
+  const std::string nodes =
+      R"({"metadata":{},"items":[{"metadata":{"name":"n1"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]})";
   auto filtered = c.Post("/filter", "{\"Pod\":" + pod("b1", "4") + ",\"Nodes\":" + nodes + ",\"NodeNames\":null}",
                          "application/json");
   ASSERT_TRUE(filtered);
   EXPECT_NE(filtered->body.find("\"name\":\"n1\""), std::string::npos) << filtered->body;
-  auto bound = c.Post("/bind", R"({"PodName":"p-b1","PodNamespace":"t","PodUID":"b1","Node":"n1"})", "application/json");
+  auto bound =
+      c.Post("/bind", R"({"PodName":"p-b1","PodNamespace":"t","PodUID":"b1","Node":"n1"})", "application/json");
   ASSERT_TRUE(bound);
   EXPECT_EQ(bound->body, R"({"Error":""})");
   auto claim = d.state().claim_of("b1");

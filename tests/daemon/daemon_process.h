@@ -2,8 +2,8 @@
 // DaemonProcess: runs the built scheduler-extender binary for a test, on ephemeral ports (read
 // back from its log), and stops it with SIGTERM. RawConnection: a plain TCP client for what an
 // HTTP library will not send (chunked floods, lying Content-Length, half-sent bodies).
-#include <fcntl.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -166,8 +166,8 @@ class DaemonProcess {
       std::smatch m;
       if (port_ == 0 && std::regex_search(text, m, serving)) port_ = std::stoi(m[1]);
       if (admin_port_ == 0 && std::regex_search(text, m, admin)) admin_port_ = std::stoi(m[1]);
-      bool admin_expected = text.find("admin and debug endpoints") != std::string::npos ||
-                            text.find("serving") == std::string::npos;
+      bool admin_expected =
+          text.find("admin and debug endpoints") != std::string::npos || text.find("serving") == std::string::npos;
       if (port_ != 0 && (!admin_expected || admin_port_ != 0)) return;
       if (!alive()) throw std::runtime_error("daemon exited early:\n" + text);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));

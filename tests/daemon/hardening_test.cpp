@@ -2,9 +2,9 @@
 // heads that would exhaust memory, slow and idle connections that would starve the workers, TLS
 // client names and certificate rotation. Time bounds here are liveness bounds (a starved worker
 // takes five seconds or more), not speed claims.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -19,8 +19,8 @@
 
 #include "daemon/daemon_process.h"
 #include "daemon/tls_client.h"
-#include "support/test_pki.h"
 #include "support/files.h"
+#include "support/test_pki.h"
 
 namespace extender::testing {
 namespace {
@@ -58,17 +58,19 @@ std::string big_body(std::size_t bytes) {
   std::string images = "[";
   for (int i = 0; i < 40; ++i) {
     if (i) images += ",";
-    images += R"({"names":["registry.example.com/team/image-)" + std::to_string(i) +
-              R"(@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","registry.example.com/team/image-)" +
-              std::to_string(i) + R"(:v1.2.3"],"sizeBytes":123456789})";
+    images +=
+        R"({"names":["registry.example.com/team/image-)" + std::to_string(i) +
+        R"(@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","registry.example.com/team/image-)" +
+        std::to_string(i) + R"(:v1.2.3"],"sizeBytes":123456789})";
   }
   images += "]";
   std::string body = R"({"Pod":)" + gpu_pod("big") + R"(,"Nodes":{"metadata":{},"items":[)";
   for (int i = 0; body.size() < bytes; ++i) {
     if (i) body += ",";
-    body += R"({"metadata":{"name":"node-)" + std::to_string(i) +
-            R"(","labels":{"nvidia.com/gpu.memory":"81559"}},"status":{"allocatable":{"nvidia.com/gpu":"8"},"images":)" +
-            images + "}}";
+    body +=
+        R"({"metadata":{"name":"node-)" + std::to_string(i) +
+        R"(","labels":{"nvidia.com/gpu.memory":"81559"}},"status":{"allocatable":{"nvidia.com/gpu":"8"},"images":)" +
+        images + "}}";
   }
   body += R"(]},"NodeNames":null})";
   return body;
@@ -97,7 +99,8 @@ TEST(Roles, DebugAndAdminAnswerLoopbackPeersOnlyWhateverTheListenerBinds) {
   EXPECT_EQ(far.Get("/metrics")->status, 200);
   httplib::Client near("127.0.0.1", d.admin_port());
   EXPECT_EQ(near.Get("/debug/state")->status, 200);
-  EXPECT_NE(d.wait_for_log("403, debug and admin endpoints answer loopback peers only").find(outside), std::string::npos)
+  EXPECT_NE(d.wait_for_log("403, debug and admin endpoints answer loopback peers only").find(outside),
+            std::string::npos)
       << "the refusal is logged with the caller's address";
 }
 
@@ -127,7 +130,9 @@ TEST(Roles, DebugOnTheSchedulerListenerIsStillLoopbackOnly) {
 
 class Limits : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { daemon_ = new DaemonProcess({}, std::string("server:\n  max_body_bytes: 32Mi\n") + kAdmin); }
+  static void SetUpTestSuite() {
+    daemon_ = new DaemonProcess({}, std::string("server:\n  max_body_bytes: 32Mi\n") + kAdmin);
+  }
   static void TearDownTestSuite() {
     EXPECT_EQ(daemon_->stop(), 0) << daemon_->log();
     delete daemon_;
@@ -207,8 +212,8 @@ TEST_F(Limits, ManyLargePrioritizeBodiesLeaveMemoryBounded) {
   std::this_thread::sleep_for(300ms);
   const long long after = daemon_->memory();
   EXPECT_LT(after, idle + 4 * static_cast<long long>(body.size()))
-      << "RSS " << (after >> 20) << " MiB after 40 bodies of " << (body.size() >> 20) << " MiB; idle was " << (idle >> 20)
-      << " MiB";
+      << "RSS " << (after >> 20) << " MiB after 40 bodies of " << (body.size() >> 20) << " MiB; idle was "
+      << (idle >> 20) << " MiB";
 }
 
 TEST(SlowClients, TricklingAndIdleConnectionsDoNotStarveTheScheduler) {
@@ -393,8 +398,9 @@ class Tls : public ::testing::Test {
     std::filesystem::rename(dir_ / "tls.crt.new", dir_ / "tls.crt");
   }
   std::string config(const std::string& names) {
-    return "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() + "\n    key_file: " + (dir_ / "tls.key").string() +
-           "\n    client_ca_file: " + (dir_ / "ca.crt").string() + "\n    client_names: " + names + "\n" + kAdmin;
+    return "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() +
+           "\n    key_file: " + (dir_ / "tls.key").string() + "\n    client_ca_file: " + (dir_ / "ca.crt").string() +
+           "\n    client_names: " + names + "\n" + kAdmin;
   }
   TlsIdentity client(const std::string& cn) {
     auto c = kube::testing::issue(cn, kube::testing::Role::kClient, &ca_);
@@ -424,7 +430,8 @@ TEST_F(Tls, OnlyNamedClientCertificatesMayCall) {
 TEST_F(Tls, ARefusedCertificateIsAnsweredAtItsHeadWithoutUploadingTheBody) {
   DaemonProcess d({}, config("[kube-scheduler]"));
   const std::string head =
-      "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 134217728\r\n\r\n";
+      "POST /scheduler/filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+      "134217728\r\n\r\n";
   TlsAnswer refused = tls_exchange(d.port(), client("tenant-pod"), head);
   EXPECT_TRUE(refused.handshake);
   EXPECT_EQ(refused.status, 403) << "a refused certificate must not be made to send its 128 MiB first";
@@ -442,8 +449,8 @@ TEST_F(Tls, ACertificateWithoutTheAllowedNameIsRefusedWhateverElseItNames) {
 }
 
 TEST_F(Tls, WithoutAClientCaAnyClientCompletesTheHandshakeAndIsServed) {
-  DaemonProcess d({}, "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() + "\n    key_file: " +
-                          (dir_ / "tls.key").string() + "\n" + kAdmin);
+  DaemonProcess d({}, "server:\n  tls:\n    cert_file: " + (dir_ / "tls.crt").string() +
+                          "\n    key_file: " + (dir_ / "tls.key").string() + "\n" + kAdmin);
   TlsAnswer anonymous = tls_request(d.port(), {ca_.cert_pem, "", ""}, "GET", "/healthz");
   EXPECT_TRUE(anonymous.handshake);
   EXPECT_EQ(anonymous.status, 200) << anonymous.body;

@@ -15,7 +15,8 @@ using namespace std::chrono_literals;
 
 std::string filter_body(const std::string& uid, int gpus_needed, int gpus_offered) {
   return R"({"Pod":{"metadata":{"name":")" + uid + R"(","namespace":"t","uid":")" + uid +
-         R"("},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":")" + std::to_string(gpus_needed) +
+         R"("},"spec":{"containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":")" +
+         std::to_string(gpus_needed) +
          R"("}}}]}},"Nodes":{"metadata":{},"items":[{"metadata":{"name":"n1"},"status":{"allocatable":{"nvidia.com/gpu":")" +
          std::to_string(gpus_offered) + R"("}}}]},"NodeNames":null})";
 }
@@ -34,27 +35,33 @@ TEST(OvercommitOverSockets, ANodeThatShrinksUnderItsPodsIsLoggedOnceCountedAndEx
     auto f = c.Post("/filter", filter_body(uid, 2, 4), "application/json");
     ASSERT_TRUE(f);
     ASSERT_NE(f->body.find("\"FailedNodes\":{}"), std::string::npos) << f->body;
-    auto b = c.Post("/bind", std::string(R"({"PodName":")") + uid + R"(","PodNamespace":"t","PodUID":")" + uid +
-                                  R"(","Node":"n1"})", "application/json");
+    auto b =
+        c.Post("/bind",
+               std::string(R"({"PodName":")") + uid + R"(","PodNamespace":"t","PodUID":")" + uid + R"(","Node":"n1"})",
+               "application/json");
     ASSERT_TRUE(b);
     ASSERT_EQ(b->body, R"({"Error":""})");
   }
   auto m = admin.Get("/metrics");
   ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 0\n"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 0\n"), std::string::npos)
+      << m->body;
 
   // The node now reports 3 GPUs (a resize): 4 are held.
   ASSERT_TRUE(c.Post("/filter", filter_body("p3", 1, 3), "application/json"));
-  const std::string line = "node n1 is overcommitted: 2 pod(s) bound there hold 4 nvidia.com/gpu but the node has 3 allocatable";
+  const std::string line =
+      "node n1 is overcommitted: 2 pod(s) bound there hold 4 nvidia.com/gpu but the node has 3 allocatable";
   std::string log = daemon.wait_for_log(line);
   ASSERT_NE(log.find(line), std::string::npos) << log;
   EXPECT_NE(log.find("ignoredByScheduler: true"), std::string::npos);
 
   m = admin.Get("/metrics");
   ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 1\n"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 1\n"), std::string::npos)
+      << m->body;
   EXPECT_NE(m->body.find("scheduler_extender_overcommitted_nodes{kind=\"gpu\"} 1\n"), std::string::npos);
-  EXPECT_NE(m->body.find("scheduler_extender_node_gpus_used{node=\"n1\",resource=\"nvidia.com/gpu\"} 4\n"), std::string::npos);
+  EXPECT_NE(m->body.find("scheduler_extender_node_gpus_used{node=\"n1\",resource=\"nvidia.com/gpu\"} 4\n"),
+            std::string::npos);
   auto d = admin.Get("/debug/nodes/n1");
   ASSERT_TRUE(d);
   EXPECT_NE(d->body.find("\"overcommitted\": ["), std::string::npos) << d->body;
@@ -71,7 +78,8 @@ TEST(OvercommitOverSockets, ANodeThatShrinksUnderItsPodsIsLoggedOnceCountedAndEx
   log = daemon.wait_for_log("node n1 is overcommitted: 2 pod(s) bound there hold 4 nvidia.com/gpu but the node has 2");
   EXPECT_EQ(count(log, "node n1 is overcommitted"), 2u) << log;
   m = admin.Get("/metrics");
-  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 2\n"), std::string::npos) << m->body;
+  EXPECT_NE(m->body.find("scheduler_extender_overcommit_episodes_total{kind=\"gpu\"} 2\n"), std::string::npos)
+      << m->body;
   EXPECT_EQ(daemon.stop(), 0);
 }
 

@@ -43,20 +43,23 @@ TEST_F(Protocol, FilterEchoesPassingNodesByteForByte) {
   EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
   const std::string a = object_starting_with(body, "{\"metadata\":{\"name\":\"node-a\"");
   const std::string b = object_starting_with(body, "{\"metadata\":{\"name\":\"node-b\"");
-  EXPECT_EQ(res->body, "{\"Nodes\":{\"metadata\":{},\"items\":[" + a + "," + b +
-                           "]},\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+  EXPECT_EQ(res->body,
+            "{\"Nodes\":{\"metadata\":{},\"items\":[" + a + "," + b +
+                "]},\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
 }
 
 TEST_F(Protocol, AnswersAreNeverCompressed) {
   // Compressing a node echo of several MB costs more than it saves, and brotli takes seconds.
   RawConnection conn(daemon_->port());
   const std::string body = fixture("kube-scheduler-v1.20/filter-request.json");
-  ASSERT_TRUE(conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, deflate, br\r\nContent-Length: " +
-                            std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(
+      conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip, deflate, br\r\nContent-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body));
   std::string response = conn.read_response(5s);
   EXPECT_EQ(status_of(response), 200) << response;
   EXPECT_EQ(response.find("Content-Encoding"), std::string::npos) << response.substr(0, 300);
-  EXPECT_NE(response.find("{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"node-a\""), std::string::npos);
+  EXPECT_NE(response.find("{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"node-a\""),
+            std::string::npos);
 }
 
 TEST_F(Protocol, PrioritizeAnswersABareArray) {
@@ -69,23 +72,29 @@ TEST_F(Protocol, PrioritizeAnswersABareArray) {
 
 TEST_F(Protocol, BindThenFilterSeesThePlacement) {
   // A pod of 4 GPUs fills proto-n1 (4 GPUs), learned from a Nodes request.
-  const std::string nodes = R"({"metadata":{},"items":[{"metadata":{"name":"proto-n1"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]})";
+  const std::string nodes =
+      R"({"metadata":{},"items":[{"metadata":{"name":"proto-n1"},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]})";
   auto pod = [](const char* uid, const char* gpus) {
     return std::string(R"({"metadata":{"name":"p-)") + uid + R"(","namespace":"t","uid":")" + uid +
            R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":")" + gpus + R"("}}}]}})";
   };
   auto c = client();
-  auto f1 = c.Post("/filter", "{\"Pod\":" + pod("b1", "4") + ",\"Nodes\":" + nodes + ",\"NodeNames\":null}", "application/json");
+  auto f1 = c.Post("/filter", "{\"Pod\":" + pod("b1", "4") + ",\"Nodes\":" + nodes + ",\"NodeNames\":null}",
+                   "application/json");
   ASSERT_TRUE(f1);
   EXPECT_NE(f1->body.find("\"items\":[{\"metadata\":{\"name\":\"proto-n1\"}"), std::string::npos) << f1->body;
-  auto bind = c.Post("/bind", R"({"PodName":"p-b1","PodNamespace":"t","PodUID":"b1","Node":"proto-n1"})", "application/json");
+  auto bind =
+      c.Post("/bind", R"({"PodName":"p-b1","PodNamespace":"t","PodUID":"b1","Node":"proto-n1"})", "application/json");
   ASSERT_TRUE(bind);
   EXPECT_EQ(bind->status, 200);
   EXPECT_EQ(bind->body, R"({"Error":""})");
   auto f2 = c.Post("/filter", "{\"Pod\":" + pod("b2", "1") + ",\"NodeNames\":[\"proto-n1\"]}", "application/json");
   ASSERT_TRUE(f2);
-  EXPECT_EQ(f2->body, R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"proto-n1":"nvidia.com/gpu: pod needs 1, node has 0 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
-  auto unknown = c.Post("/bind", R"({"PodName":"x","PodNamespace":"t","PodUID":"never-seen","Node":"proto-n1"})", "application/json");
+  EXPECT_EQ(
+      f2->body,
+      R"({"Nodes":null,"NodeNames":[],"FailedNodes":{"proto-n1":"nvidia.com/gpu: pod needs 1, node has 0 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
+  auto unknown = c.Post("/bind", R"({"PodName":"x","PodNamespace":"t","PodUID":"never-seen","Node":"proto-n1"})",
+                        "application/json");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 200);
   EXPECT_NE(unknown->body.find("was not filtered or prioritized"), std::string::npos) << unknown->body;
@@ -126,9 +135,10 @@ TEST_F(Protocol, NoListenerButTheSchedulersAnswersAVerb) {
 }
 
 TEST_F(Protocol, NamesFromRequestsCannotForgeLogLines) {
-  auto res = client().Post("/filter",
-                           R"({"Pod":{"metadata":{"name":"p\nINJECTED line","namespace":"t"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["x"]})",
-                           "application/json");
+  auto res = client().Post(
+      "/filter",
+      R"({"Pod":{"metadata":{"name":"p\nINJECTED line","namespace":"t"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["x"]})",
+      "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
   const std::string log = daemon_->wait_for_log("t/p?INJECTED line");
@@ -172,7 +182,8 @@ TEST_F(Protocol, BadInputTable) {
       {"100,000 nested objects", "/filter", "{\"Pod\":{},\"x\":" + nested_objects, 400, ""},
       {"100,000 nested brackets (bind)", "/bind", std::string(100000, '['), 400, ""},
       {"invalid UTF-8", "/filter", "{\"Pod\":{\"metadata\":{\"name\":\"\xc3\x28\"}},\"NodeNames\":[]}", 400, "UTF-8"},
-      {"a 400-digit number", "/filter", "{\"Pod\":{\"spec\":{\"priority\":" + std::string(400, '9') + "}},\"NodeNames\":[]}", 400, ""},
+      {"a 400-digit number", "/filter",
+       "{\"Pod\":{\"spec\":{\"priority\":" + std::string(400, '9') + "}},\"NodeNames\":[]}", 400, ""},
       {"bind without a uid", "/bind", R"({"PodName":"p","Node":"n"})", 400, "PodUID"},
       {"unknown node names", "/filter",
        R"({"Pod":{"metadata":{"name":"p","uid":"u"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["ghost"]})",
@@ -181,7 +192,8 @@ TEST_F(Protocol, BadInputTable) {
        R"({"Pod":{"metadata":{"name":"p","namespace":"t"},"spec":{"containers":[{"name":"c","resources":{"requests":{"nvidia.com/gpu":"2 GPUs"}}}]}},"NodeNames":["a"]})",
        200, "\"Error\":\"pod t/p: container c requests nvidia.com/gpu: invalid quantity \\\"2 GPUs\\\""},
       {"a garbage quantity (prioritize)", "/prioritize",
-       R"({"Pod":{"spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":"1e999"}}}]}},"NodeNames":["a"]})", 200, "[]"},
+       R"({"Pod":{"spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":"1e999"}}}]}},"NodeNames":["a"]})",
+       200, "[]"},
   };
   for (const auto& c : cases) {
     auto res = client().Post(c.path.c_str(), c.body, "application/json");
@@ -198,8 +210,9 @@ TEST_F(Protocol, BadInputTable) {
 TEST_F(Protocol, OversizedBodyWithContentLengthIsRefusedUnread) {
   RawConnection conn(daemon_->port());
   // Announce 1 GiB and send none of it: the answer must not wait for the body.
-  ASSERT_TRUE(conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                            "Content-Length: 1073741824\r\n\r\n"));
+  ASSERT_TRUE(
+      conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: 1073741824\r\n\r\n"));
   bool closed = false;
   std::string response = conn.read_until_closed(5s, &closed);
   EXPECT_EQ(status_of(response), 413) << response;
@@ -210,8 +223,9 @@ TEST_F(Protocol, OversizedBodyWithContentLengthIsRefusedUnread) {
 
 TEST_F(Protocol, OversizedBodyWithExpectContinueIsRefusedBeforeItIsSent) {
   RawConnection conn(daemon_->port());
-  ASSERT_TRUE(conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-                            "Content-Length: 1073741824\r\n\r\n"));
+  ASSERT_TRUE(
+      conn.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                    "Content-Length: 1073741824\r\n\r\n"));
   std::string response = conn.read_response(5s);
   EXPECT_EQ(status_of(response), 413) << response;
   expect_serving();
@@ -245,8 +259,8 @@ TEST_F(Protocol, CompressedBodiesCountTheirDecompressedSize) {
 
   const std::string small = gzip(R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"]})");
   RawConnection ok(daemon_->port());
-  ok.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(small.size()) +
-              "\r\n\r\n" + small);
+  ok.send_all("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+              std::to_string(small.size()) + "\r\n\r\n" + small);
   std::string answer = ok.read_response(5s);
   EXPECT_EQ(status_of(answer), 200) << answer;
   EXPECT_NE(answer.find(R"("NodeNames":["a"])"), std::string::npos) << answer;
@@ -324,8 +338,8 @@ TEST_F(Protocol, ChunkedBodiesWithinTheLimitAreRead) {
   const std::string body = R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a","b"]})";
   char size[16];
   std::snprintf(size, sizeof size, "%zx\r\n", body.size());
-  ASSERT_TRUE(conn.send_all(std::string("POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n") + size +
-                            body + "\r\n0\r\n\r\n"));
+  ASSERT_TRUE(conn.send_all(std::string("POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n") +
+                            size + body + "\r\n0\r\n\r\n"));
   std::string response = conn.read_response(5s);
   EXPECT_EQ(status_of(response), 200) << response;
   EXPECT_NE(response.find(R"("NodeNames":["a","b"])"), std::string::npos) << response;

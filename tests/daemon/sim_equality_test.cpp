@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <random>
 #include <set>
-#include <nlohmann/json.hpp>
 
 #include "daemon/daemon_process.h"
 #include "extender/config/config.h"
@@ -115,12 +115,16 @@ std::string pod_json(const model::Pod& pod) {
     json selector_terms = json::array();
     for (const auto& t : *terms) {
       json expressions = json::array();
-      for (const auto& r : t.match_expressions) expressions.push_back({{"key", r.key}, {"operator", r.op}, {"values", r.values}});
+      for (const auto& r : t.match_expressions)
+        expressions.push_back({{"key", r.key}, {"operator", r.op}, {"values", r.values}});
       selector_terms.push_back({{"matchExpressions", expressions}});
     }
-    spec["affinity"] = {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", selector_terms}}}}}};
+    spec["affinity"] = {
+        {"nodeAffinity",
+         {{"requiredDuringSchedulingIgnoredDuringExecution", {{"nodeSelectorTerms", selector_terms}}}}}};
   }
-  return json{{"metadata", {{"name", pod.name}, {"namespace", pod.namespace_name}, {"uid", pod.uid}}}, {"spec", spec}}.dump();
+  return json{{"metadata", {{"name", pod.name}, {"namespace", pod.namespace_name}, {"uid", pod.uid}}}, {"spec", spec}}
+      .dump();
 }
 
 class TempFile {
@@ -144,8 +148,11 @@ class TempFile {
 std::string daemon_yaml(const std::string& policy, const std::string& inventory) {
   return "admin:\n  listen: 127.0.0.1:0\n"
          "gpu:\n  share:\n    unit: \"\"\n"
-         "scoring:\n  gpu_packing: " + policy + "\n  fragmentation_window: 20\n"
-         "standalone:\n  inventory: " + inventory + "\n";
+         "scoring:\n  gpu_packing: " +
+         policy +
+         "\n  fragmentation_window: 20\n"
+         "standalone:\n  inventory: " +
+         inventory + "\n";
 }
 
 // The placements the daemon makes when kube-scheduler, as SchedulerModel, drives it over HTTP.
@@ -188,7 +195,8 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
       continue;
     }
     if (u->body != "[]") throw std::runtime_error("prioritize-unmanaged scored a GPU pod: " + u->body);
-    auto f = c.Post("/filter", json{{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}}.dump(), "application/json");
+    auto f =
+        c.Post("/filter", json{{"Pod", json::parse(pod_json(pod))}, {"NodeNames", fitting}}.dump(), "application/json");
     if (!f || f->status != 200) throw std::runtime_error("filter failed:\n" + daemon.log());
     const json filtered = json::parse(f->body);
     if (filtered["NodeNames"].is_null() || filtered["NodeNames"].empty()) continue;
@@ -203,9 +211,11 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
     for (const auto& n : passed) scores.push_back(by_host.count(n) ? by_host[n] : 0);
     const std::string chosen = passed[*scheduler.choose(passed, scores, row.cpu_milli, mem_bytes)];
     if (row.num_gpu > 0) {
-      auto b = c.Post("/bind", json{{"PodName", pod.name}, {"PodNamespace", pod.namespace_name}, {"PodUID", pod.uid},
-                                    {"Node", chosen}}.dump(),
-                      "application/json");
+      auto b = c.Post(
+          "/bind",
+          json{{"PodName", pod.name}, {"PodNamespace", pod.namespace_name}, {"PodUID", pod.uid}, {"Node", chosen}}
+              .dump(),
+          "application/json");
       if (!b || b->status != 200) throw std::runtime_error("bind failed:\n" + daemon.log());
       if (!json::parse(b->body)["Error"].get<std::string>().empty()) continue;
       bound[pod.display_name()] = out.size();
@@ -221,9 +231,11 @@ std::vector<sim::Placement> through_daemon(const std::string& config_yaml, const
       auto it = bound.find(placed["pod"].get<std::string>());
       if (it == bound.end()) continue;
       sim::Placement& where = out[it->second];
-      if (where.node != n.name) throw std::runtime_error(where.pod + " shows on " + n.name + ", bound to " + where.node);
+      if (where.node != n.name)
+        throw std::runtime_error(where.pod + " shows on " + n.name + ", bound to " + where.node);
       for (const auto& h : placed.value("gpu_devices", json::array())) {
-        where.devices.push_back({h["index"].get<std::int64_t>(), h.value("bytes", std::int64_t{0}), h.value("whole", false)});
+        where.devices.push_back(
+            {h["index"].get<std::int64_t>(), h.value("bytes", std::int64_t{0}), h.value("whole", false)});
       }
     }
   }
@@ -251,9 +263,9 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
 
     ASSERT_EQ(live.size(), simulated->placements.size()) << c.policy << " seed " << c.seed;
     for (std::size_t i = 0; i < live.size(); ++i) {
-      EXPECT_EQ(live[i], simulated->placements[i]) << c.policy << " seed " << c.seed << ": " << live[i].pod << " on "
-                                                    << live[i].node << " over HTTP, " << simulated->placements[i].node
-                                                    << " in the simulator";
+      EXPECT_EQ(live[i], simulated->placements[i])
+          << c.policy << " seed " << c.seed << ": " << live[i].pod << " on " << live[i].node << " over HTTP, "
+          << simulated->placements[i].node << " in the simulator";
     }
     // The workload is one that tests something: shares share devices, and some pods are refused.
     std::map<std::pair<std::string, std::int64_t>, int> shares_on_device;
@@ -262,8 +274,9 @@ TEST(SimulatorEqualsDaemon, EveryPodOnTheSameNodeAndDevicesForEachPolicyAndSeed)
         if (!h.whole) ++shares_on_device[{p.node, h.index}];
       }
     }
-    EXPECT_TRUE(std::any_of(shares_on_device.begin(), shares_on_device.end(), [](const auto& e) { return e.second > 1; }))
-        << c.policy;
+    EXPECT_TRUE(std::any_of(shares_on_device.begin(), shares_on_device.end(), [](const auto& e) {
+      return e.second > 1;
+    })) << c.policy;
     EXPECT_LT(live.size(), rows.size()) << c.policy;
     by_policy[std::string(c.policy) + "/" + std::to_string(c.seed)] = live;
   }
@@ -299,7 +312,8 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
         sim::SimulationOptions every_pod;
         every_pod.deployment = sim::Deployment::kEveryPod;
         every_pod.scheduler = {kWeight, 0};
-        auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed, every_pod);
+        auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation,
+                                       seed, every_pod);
         ASSERT_TRUE(simulated) << simulated.message();
         std::vector<json> answers;
         const auto live = through_daemon(yaml, *nodes, rows, seed, kWeight, &answers);
@@ -313,7 +327,8 @@ TEST(SimulatorEqualsDaemon, EveryPodDeploymentRanksAPodWithoutGpusAsThePrioritiz
 
         sim::SimulationOptions gpu_pods_only = every_pod;
         gpu_pods_only.deployment = sim::Deployment::kGpuPods;
-        auto unranked = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed, gpu_pods_only);
+        auto unranked = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation,
+                                      seed, gpu_pods_only);
         ASSERT_TRUE(unranked) << unranked.message();
         ASSERT_EQ(unranked->placements.size(), rows.size()) << what;
         if (unranked->placements.back().node != live.back().node) ++moved_by_ranking;
@@ -355,7 +370,8 @@ TEST(SimulatorEqualsDaemon, PodsConstrainedToAGpuModelLandAlike) {
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].gpu_models = specs[i % specs.size()];
   std::size_t unlike_without_models = 0;
   for (std::uint64_t seed : {1, 2}) {
-    auto simulated = sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed);
+    auto simulated =
+        sim::simulate(*nodes, rows, cfg->extender_options(), policy::PackingStrategy::kFragmentation, seed);
     ASSERT_TRUE(simulated) << simulated.message();
     const auto live = through_daemon(yaml, *nodes, rows, seed, sim::SimulationOptions{}.scheduler.extender_weight);
     ASSERT_EQ(live, simulated->placements) << "seed " << seed;

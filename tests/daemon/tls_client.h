@@ -16,15 +16,15 @@
 namespace extender::testing {
 
 struct TlsAnswer {
-  bool handshake = false;   // the TLS handshake completed
-  int status = -1;          // HTTP status, -1 when no answer came
+  bool handshake = false;  // the TLS handshake completed
+  int status = -1;         // HTTP status, -1 when no answer came
   std::string body;
-  std::string server_cn;    // subject CN of the server's certificate
+  std::string server_cn;  // subject CN of the server's certificate
 };
 
 struct TlsIdentity {
-  std::string ca_pem;       // the CA that signed the server's certificate
-  std::string cert_pem;     // client certificate (optional)
+  std::string ca_pem;    // the CA that signed the server's certificate
+  std::string cert_pem;  // client certificate (optional)
   std::string key_pem;
 };
 

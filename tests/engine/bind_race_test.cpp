@@ -17,8 +17,9 @@ struct Harness : testing::EngineHarness {
   Extender* ext = nullptr;
 
   Harness() {
-    load_inventory("nodes:\n  - {name: small, gpus: {nvidia.com/gpu: 2}}\n"
-                   "  - {name: big, gpus: {nvidia.com/gpu: 8}}\n");
+    load_inventory(
+        "nodes:\n  - {name: small, gpus: {nvidia.com/gpu: 2}}\n"
+        "  - {name: big, gpus: {nvidia.com/gpu: 8}}\n");
     ext = &standalone();
   }
 };
@@ -35,7 +36,9 @@ void filter(Harness& h, const model::Pod& p) {
 // Starts a bind of `p` to `node` while the test holds `node`'s bind lock, and waits until the
 // bind is past its first check (it is then waiting for the lock).
 std::future<BindAnswer> bind_behind_lock(Harness& h, const model::Pod& p, const std::string& node) {
-  auto f = std::async(std::launch::async, [&h, p, node] { return h.ext->bind({p.name, p.namespace_name, p.uid, node}); });
+  auto f = std::async(std::launch::async, [&h, p, node] {
+    return h.ext->bind({p.name, p.namespace_name, p.uid, node});
+  });
   std::this_thread::sleep_for(200ms);
   return f;
 }

@@ -43,17 +43,23 @@ model::Pod one_gpu_pod() {
 TEST(BindTurn, TheLeadershipCheckComesAfterTheWaitForATurn) {
   struct Case {
     const char* what;
-    const char* turn_error;    // what the wait for a turn answers
-    bool lost_while_waiting;   // leadership lapses during the wait
+    const char* turn_error;   // what the wait for a turn answers
+    bool lost_while_waiting;  // leadership lapses during the wait
     std::vector<std::string> calls;
-    const char* error;         // a part of the bind's error; "" for success
+    const char* error;  // a part of the bind's error; "" for success
   };
   const Case cases[] = {
       {"a turn, still leading: bound", "", false, {"turn", "bind"}, ""},
-      {"leadership lapsed while waiting: no Binding", "", true, {"turn"},
+      {"leadership lapsed while waiting: no Binding",
+       "",
+       true,
+       {"turn"},
        "binding ml/trainer to n abandoned: the renew deadline passed"},
-      {"no turn by the deadline: no Binding", "the client-side limit of API writes allows none before the deadline",
-       false, {"turn"}, "binding ml/trainer to n failed: the client-side limit of API writes allows none"},
+      {"no turn by the deadline: no Binding",
+       "the client-side limit of API writes allows none before the deadline",
+       false,
+       {"turn"},
+       "binding ml/trainer to n failed: the client-side limit of API writes allows none"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -98,7 +104,8 @@ TEST(BindTurn, TheBindingIsAnsweredByTheTermsWriteFence) {
   const Case cases[] = {
       {"no election: the bind's own timeout", std::nullopt, milliseconds(4'000), milliseconds(3'900)},
       {"a fence before the bind's timeout caps it", milliseconds(300), milliseconds(300), milliseconds(300)},
-      {"a fence after the bind's timeout changes nothing", milliseconds(9'000), milliseconds(4'000), milliseconds(3'900)},
+      {"a fence after the bind's timeout changes nothing", milliseconds(9'000), milliseconds(4'000),
+       milliseconds(3'900)},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);

@@ -69,8 +69,8 @@ model::ResourceClaim allocated_on_dra8(int devices) {
 std::shared_ptr<const model::DraInventory> inventory(int held_on_dra8 = 0) {
   std::vector<model::ResourceClaim> claims;
   if (held_on_dra8 > 0) claims.push_back(allocated_on_dra8(held_on_dra8));
-  return std::make_shared<const model::DraInventory>(
-      model::build_dra_inventory({slice("dra8", 8), slice("dra1", 1), slice("partial", 1, 2), slice("both", 8)}, claims));
+  return std::make_shared<const model::DraInventory>(model::build_dra_inventory(
+      {slice("dra8", 8), slice("dra1", 1), slice("partial", 1, 2), slice("both", 8)}, claims));
 }
 
 model::DeviceClass gpu_class(std::string extended_resource = "nvidia.com/gpu") {
@@ -101,30 +101,60 @@ TEST(DraFilter, DecidesDraNodesByTheirDevicesInTotalAndDevicePluginNodesAsBefore
   const std::string none2 = "nvidia.com/gpu: pod needs 2, node has none";
   const std::vector<Case> cases{
       {"DRA served: a DRA node with 8 GPUs passes a 2-GPU pod, one with 1 GPU fails it",
-       true, {gpu_class()}, 0, "2",
-       {{"dp", kPass}, {"dra8", kPass}, {"partial", kPass},
+       true,
+       {gpu_class()},
+       0,
+       "2",
+       {{"dp", kPass},
+        {"dra8", kPass},
+        {"partial", kPass},
         {"dra1", "nvidia.com/gpu: pod needs 2 gpu.nvidia.com, node has 1 matching devices"},
-        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"}, {"plain", none2}}},
+        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+        {"plain", none2}}},
       {"usage on a DRA node is left to the scheduler",
-       true, {gpu_class()}, 7, "2",
-       {{"dp", kPass}, {"dra8", kPass}, {"partial", kPass},
+       true,
+       {gpu_class()},
+       7,
+       "2",
+       {{"dp", kPass},
+        {"dra8", kPass},
+        {"partial", kPass},
         {"dra1", "nvidia.com/gpu: pod needs 2 gpu.nvidia.com, node has 1 matching devices"},
-        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"}, {"plain", none2}}},
+        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+        {"plain", none2}}},
       {"more than any node has: the device-plugin reason and the DRA reason",
-       true, {gpu_class()}, 0, "9",
+       true,
+       {gpu_class()},
+       0,
+       "9",
        {{"dp", "nvidia.com/gpu: pod needs 9, node has 8 allocatable"},
         {"dra8", "nvidia.com/gpu: pod needs 9 gpu.nvidia.com, node has 8 matching devices"},
-        {"dra1", "nvidia.com/gpu: pod needs 9 gpu.nvidia.com, node has 1 matching devices"}, {"partial", kPass},
+        {"dra1", "nvidia.com/gpu: pod needs 9 gpu.nvidia.com, node has 1 matching devices"},
+        {"partial", kPass},
         {"both", "nvidia.com/gpu: pod needs 9, node has 1 allocatable"},
         {"plain", "nvidia.com/gpu: pod needs 9, node has none"}}},
       {"DRA not served: unchanged",
-       false, {gpu_class()}, 0, "2",
-       {{"dp", kPass}, {"dra8", none2}, {"dra1", none2}, {"partial", none2},
-        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"}, {"plain", none2}}},
+       false,
+       {gpu_class()},
+       0,
+       "2",
+       {{"dp", kPass},
+        {"dra8", none2},
+        {"dra1", none2},
+        {"partial", none2},
+        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+        {"plain", none2}}},
       {"no DeviceClass maps the resource: unchanged",
-       true, {gpu_class("")}, 0, "2",
-       {{"dp", kPass}, {"dra8", none2}, {"dra1", none2}, {"partial", none2},
-        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"}, {"plain", none2}}},
+       true,
+       {gpu_class("")},
+       0,
+       "2",
+       {{"dp", kPass},
+        {"dra8", none2},
+        {"dra1", none2},
+        {"partial", none2},
+        {"both", "nvidia.com/gpu: pod needs 2, node has 1 allocatable"},
+        {"plain", none2}}},
   };
   for (const auto& c : cases) {
     testing::EngineHarness h;
@@ -147,13 +177,15 @@ TEST(DraBind, ADraPodOnADraNodeBindsAndReservesNoDevicePluginGpus) {
     const char* what;
     const char* node;
     const char* gpus;
-    std::string error;                 // "" when the bind succeeds
+    std::string error;                // "" when the bind succeeds
     std::int64_t device_plugin_gpus;  // the placement's nvidia.com/gpu
   };
   const std::vector<Case> cases{
       {"DRA node with room", "dra8", "2", "", 0},
       {"DRA node with too few devices", "dra1", "2",
-       "node dra1 no longer fits pod ml/pod-u1: nvidia.com/gpu: pod needs 2 gpu.nvidia.com, node has 1 matching devices", 0},
+       "node dra1 no longer fits pod ml/pod-u1: nvidia.com/gpu: pod needs 2 gpu.nvidia.com, node has 1 matching "
+       "devices",
+       0},
       {"device-plugin node, as before", "dp", "2", "", 2},
   };
   for (const auto& c : cases) {

@@ -111,7 +111,8 @@ TEST(Extender, MemoryFloor) {
   EXPECT_TRUE(a.result.node_names->empty()) << "81559 MiB is below 80 GiB";
   auto b = h.ext->filter(args_for(gpu_pod("u2", "1", "79Gi")));
   EXPECT_EQ(*b.result.node_names, (std::vector<std::string_view>{"big"}));
-  EXPECT_EQ(b.result.failed_unresolvable.at("small"), "nvidia.com/gpu: pod needs 79 GiB per GPU, node's GPUs have 40 GiB");
+  EXPECT_EQ(b.result.failed_unresolvable.at("small"),
+            "nvidia.com/gpu: pod needs 79 GiB per GPU, node's GPUs have 40 GiB");
 }
 
 TEST(Extender, BindRecordsAndRechecks) {
@@ -147,7 +148,8 @@ TEST(Extender, BindingAgainWhereAPodAlreadyIsSucceedsWithoutItsDemand) {
   claim.allocation.gpus["nvidia.com/gpu"] = 1;
   h.state.place("u-restarted", claim);  // as the watch reports a bound pod after a restart
   EXPECT_EQ(h.ext->bind({"restarted", "ml", "u-restarted", "big"}).error, "");
-  EXPECT_EQ(h.ext->bind({"restarted", "ml", "u-restarted", "small"}).error, "pod ml/restarted is already placed on node big");
+  EXPECT_EQ(h.ext->bind({"restarted", "ml", "u-restarted", "small"}).error,
+            "pod ml/restarted is already placed on node big");
 }
 
 TEST(Extender, BindRefusesPodsItNeverSaw) {
@@ -166,12 +168,14 @@ TEST(Extender, VolumesArePlacedOnDevicesAndBalanced) {
   add_volume(p, "300Gi");
   auto a = h.ext->filter(args_for(p));
   EXPECT_EQ(*a.result.node_names, (std::vector<std::string_view>{"big", "cpu"}));
-  EXPECT_EQ(a.result.failed_unresolvable.at("small"), "pool local: pod needs 600 GiB, node has 100 GiB free of 100 GiB");
+  EXPECT_EQ(a.result.failed_unresolvable.at("small"),
+            "pool local: pod needs 600 GiB, node has 100 GiB free of 100 GiB");
   ASSERT_EQ(h.ext->bind(bind_args(p, "big")).error, "");
   auto claim = h.state.claim_of("u1");
   ASSERT_TRUE(claim);
   ASSERT_EQ(claim->allocation.volumes.size(), 2u);
-  EXPECT_NE(claim->allocation.volumes[0].device, claim->allocation.volumes[1].device) << "300+300 does not fit one 500 GiB device";
+  EXPECT_NE(claim->allocation.volumes[0].device, claim->allocation.volumes[1].device)
+      << "300+300 does not fit one 500 GiB device";
 
   model::Pod q = gpu_pod("u2", nullptr);
   add_volume(q, "1Gi");
@@ -238,7 +242,8 @@ TEST(Extender, APreemptorNominatedWhereLowerPriorityPodsAreLeavingGetsNoVictimsE
   };
   const Case cases[] = {
       {"victim still leaving the nominated node", "small", "2", true, 10, false, false},
-      {"victim not yet seen leaving; the scheduler sees room on the nominated node", "small", "2", false, 10, false, false},
+      {"victim not yet seen leaving; the scheduler sees room on the nominated node", "small", "2", false, 10, false,
+       false},
       {"the nominated node offered with its victim: judged as any node", "small", "2", false, 10, true, true},
       {"the nominated node too small even emptied", "small", "4", false, 10, false, true},
       {"the leaving pod outranks the preemptor", "small", "2", true, 5000, false, true},
@@ -350,7 +355,8 @@ TEST(WhoMayBind, KubernetesModeActsOnlyForPendingPodsOfItsSchedulersThatNeedSome
   };
   const Case cases[] = {
       {"pending pod of a configured scheduler", [](model::Pod&) {}, true, Refusal::kNone},
-      {"another scheduler's pod", [](model::Pod& p) { p.scheduler_name = "tenant-scheduler"; }, true, Refusal::kOtherScheduler},
+      {"another scheduler's pod", [](model::Pod& p) { p.scheduler_name = "tenant-scheduler"; }, true,
+       Refusal::kOtherScheduler},
       {"the second scheduler's pod, once configured", [](model::Pod& p) { p.scheduler_name = "gpu-scheduler"; }, true,
        Refusal::kNone},
       {"a pod bound elsewhere", [](model::Pod& p) { p.node_name = "small"; }, true, Refusal::kBound},
@@ -497,7 +503,9 @@ TEST(BindEligibility, KubernetesModeBindsOnlyWhereKubeSchedulerCouldHave) {
        Refusal::kNone},
       {"a cordoned node", "cordoned", none, Refusal::kNodeIneligible, "unschedulable"},
       {"a cordoned node, tolerated", "cordoned",
-       [](model::Pod& p) { p.constraints.tolerations = {{"node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"}}; },
+       [](model::Pod& p) {
+         p.constraints.tolerations = {{"node.kubernetes.io/unschedulable", "Exists", "", "NoSchedule"}};
+       },
        Refusal::kNone},
       {"16 CPUs on a 1-CPU node", "one-cpu", [](model::Pod& p) { p.containers[0].requests["cpu"] = "16"; },
        Refusal::kNodeIneligible, "cpu: pod requests 16, node has 1 free of 1"},
@@ -520,7 +528,8 @@ TEST(BindEligibility, KubernetesModeBindsOnlyWhereKubeSchedulerCouldHave) {
        Refusal::kNodeIneligible, "required node affinity"},
       {"required node affinity on the node's name", "a",
        [](model::Pod& p) {
-         p.constraints.required_node_affinity = std::vector<model::NodeSelectorTerm>{{{}, {{"metadata.name", "In", {"a"}}}}};
+         p.constraints.required_node_affinity =
+             std::vector<model::NodeSelectorTerm>{{{}, {{"metadata.name", "In", {"a"}}}}};
        },
        Refusal::kNone},
       {"the uid of a pod of another name", "a", none, Refusal::kNameMismatch, "the uid belongs to another pod",
@@ -548,7 +557,8 @@ TEST(BindEligibility, KubernetesModeBindsOnlyWhereKubeSchedulerCouldHave) {
     EXPECT_NE(a.error.find(c.mentions), std::string::npos) << c.what << ": " << a.error;
     EXPECT_EQ(a.error.empty(), c.refusal == Refusal::kNone) << c.what << ": " << a.error;
     EXPECT_EQ(h.binder.bound.size(), c.refusal == Refusal::kNone ? 1u : 0u) << c.what << ": no Binding when refused";
-    EXPECT_EQ(h.state.claim_of("u1").has_value(), c.refusal == Refusal::kNone) << c.what << ": nothing reserved when refused";
+    EXPECT_EQ(h.state.claim_of("u1").has_value(), c.refusal == Refusal::kNone)
+        << c.what << ": nothing reserved when refused";
   }
 }
 

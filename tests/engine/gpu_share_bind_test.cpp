@@ -44,8 +44,8 @@ class RecordingBinder : public Binder {
   }
   std::string record_devices(const std::vector<std::pair<std::string, std::string>>&, Deadline) override { return {}; }
   std::string record_gpu_share(const wire::BindingArgs& args, const GpuShareAssignment& share, Deadline) override {
-    calls.push_back("share " + args.pod_uid + " idx=" + std::to_string(share.index) + " pod=" +
-                    std::to_string(share.pod_units) + " dev=" + std::to_string(share.device_units));
+    calls.push_back("share " + args.pod_uid + " idx=" + std::to_string(share.index) +
+                    " pod=" + std::to_string(share.pod_units) + " dev=" + std::to_string(share.device_units));
     return share_error;
   }
   std::vector<std::string> calls;
@@ -98,7 +98,8 @@ TEST(GpuShareBind, TheDeviceChosenAtBindIsTheOneRecorded) {
                 (std::vector<model::GpuHold>{{s.device, std::stoll(s.gib) * kGiB, false}}))
           << s.pod << (kubernetes ? " (kubernetes)" : " (standalone)");
       EXPECT_EQ(claim->kind, kubernetes ? state::Claim::Kind::kReserved : state::Claim::Kind::kPlaced) << s.pod;
-      want_calls.push_back(std::string("share ") + s.pod + " idx=" + std::to_string(s.device) + " pod=" + s.gib + " dev=16");
+      want_calls.push_back(std::string("share ") + s.pod + " idx=" + std::to_string(s.device) + " pod=" + s.gib +
+                           " dev=16");
       want_calls.push_back(std::string("bind ") + s.pod + " share");
     }
     EXPECT_EQ(h.shared_bytes(), (std::vector<std::int64_t>{16 * kGiB, 16 * kGiB}));
@@ -112,7 +113,8 @@ TEST(GpuShareBind, AShareThatCannotBeRecordedIsNotBoundAndIsGivenBack) {
   h.binder.share_error = "recording GPU 0 on pod ml/a (403): forbidden";
   BindAnswer a = h.bind(share_pod("a", "8"));
   EXPECT_EQ(a.error, "binding ml/a to share failed: recording GPU 0 on pod ml/a (403): forbidden");
-  EXPECT_EQ(h.binder.calls, std::vector<std::string>{"share a idx=0 pod=8 dev=16"}) << "no Binding after a failed record";
+  EXPECT_EQ(h.binder.calls, std::vector<std::string>{"share a idx=0 pod=8 dev=16"})
+      << "no Binding after a failed record";
   EXPECT_FALSE(h.state.claim_of("a")) << "the reservation is dropped";
   EXPECT_EQ(h.shared_bytes(), (std::vector<std::int64_t>{0, 0}));
 }

@@ -46,12 +46,13 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
   pod.namespace_name = "ml";
   pod.scheduler_name = "default-scheduler";
   pod.containers.push_back({});
-  pod.volumes.push_back({"scratch", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"),
-                         std::string("80Gi")});
+  pod.volumes.push_back(
+      {"scratch", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string("80Gi")});
   RecordingBinder binder;
   h.pods.pending[pod.uid] = pod;
   h.claims.lookup = [](const std::string& ns, const std::string& name) -> std::optional<model::ClaimInfo> {
-    if (ns == "ml" && name == "etl-scratch") return model::ClaimInfo{"local-storage", 80 * kGiB, true, "n", 0, false, "", ""};
+    if (ns == "ml" && name == "etl-scratch")
+      return model::ClaimInfo{"local-storage", 80 * kGiB, true, "n", 0, false, "", ""};
     return std::nullopt;
   };
   Extender& ext = h.kubernetes(binder);
@@ -65,7 +66,8 @@ TEST(HeldVolume, AnEphemeralVolumeWhoseClaimIsBoundThereIsNotCountedAgain) {
       << (a.result.failed_unresolvable.count("n") ? a.result.failed_unresolvable.at("n") : "");
   EXPECT_EQ(ext.bind({"etl", "ml", "u-etl", "n"}).error, "");
   EXPECT_EQ(binder.bound, std::vector<std::string>{"u-etl"});
-  EXPECT_EQ(state.snapshot().find("n")->usage_excluding("another-pod", SteadyClock::now()).pool_used("local"), 80 * kGiB)
+  EXPECT_EQ(state.snapshot().find("n")->usage_excluding("another-pod", SteadyClock::now()).pool_used("local"),
+            80 * kGiB)
       << "other pods see the volume once while the bind is in flight";
 }
 

@@ -25,7 +25,9 @@ class NoBinder : public Binder {
 model::Pod member(const std::string& uid, const std::string& group, const char* size = "40Gi") {
   model::Pod p = testing::gpu_pod(uid, "1");
   p.pod_group = group;
-  if (size) p.volumes.push_back({"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string(size)});
+  if (size)
+    p.volumes.push_back(
+        {"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string(size)});
   return p;
 }
 
@@ -125,7 +127,8 @@ TEST(PodGroups, AGangThatCanNoLongerReachItsMinimumReleasesItsCycleAtTheRefusal)
   const auto got = h.cycle(too_big);
   EXPECT_EQ(got.back(), "") << "the fifth finds 20Gi on each pool";
   EXPECT_EQ(h.holds.size(), 0u) << "five needed, one refused: kube-scheduler forgets the cycle, so do the holds";
-  EXPECT_EQ(h.cycle({member("solo", "", "100Gi")}), std::vector<std::string>{"several"}) << "a whole pool is free again";
+  EXPECT_EQ(h.cycle({member("solo", "", "100Gi")}), std::vector<std::string>{"several"})
+      << "a whole pool is free again";
 }
 
 TEST(PodGroups, ARefusedMemberWithMembersToSpareKeepsTheCycle) {
@@ -163,7 +166,8 @@ TEST(NominatedPods, CountOnTheirNodeForPodsOfLowerOrEqualPriorityOnly) {
   q.priority = 10;
   q.nominated_node = "a";
   model::Pod v = testing::gpu_pod("v", nullptr);  // volumes only: held where the daemon accounts them
-  v.volumes.push_back({"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string("80Gi")});
+  v.volumes.push_back(
+      {"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string("80Gi")});
   v.priority = 10;
   v.nominated_node = "b";
   h.pods.nominated = {q, v};

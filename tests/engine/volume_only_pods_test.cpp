@@ -26,7 +26,8 @@ class NoBinder : public Binder {
 
 model::Pod volume_pod(const std::string& uid, const char* size) {
   model::Pod p = testing::gpu_pod(uid, nullptr);
-  p.volumes.push_back({"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string(size)});
+  p.volumes.push_back(
+      {"data", model::PodVolume::Kind::kEphemeral, "", std::string("local-storage"), std::string(size)});
   return p;
 }
 
@@ -98,14 +99,26 @@ TEST(VolumeOnlyPods, EachVerbDecidesThePodsOfItsScope) {
     bool want_scores;
   };
   const Case cases[] = {
-      {"a volume-only pod is filtered by the every-pod entry", volume_pod("v1", "150Gi"), PodScope::kUnmanaged, {},
+      {"a volume-only pod is filtered by the every-pod entry",
+       volume_pod("v1", "150Gi"),
+       PodScope::kUnmanaged,
+       {},
        true},
-      {"and by the managed entry (second-scheduler route without managedResources)", volume_pod("v2", "150Gi"),
-       PodScope::kManaged, {}, true},
-      {"a GPU pod is left to the managed entry, even one nothing fits", testing::gpu_pod("g1", "16"),
-       PodScope::kUnmanaged, {"a", "b", "g"}, false},
-      {"a pod that needs nothing passes everywhere and is ranked", testing::gpu_pod("c1", nullptr),
-       PodScope::kUnmanaged, {"a", "b", "g"}, true},
+      {"and by the managed entry (second-scheduler route without managedResources)",
+       volume_pod("v2", "150Gi"),
+       PodScope::kManaged,
+       {},
+       true},
+      {"a GPU pod is left to the managed entry, even one nothing fits",
+       testing::gpu_pod("g1", "16"),
+       PodScope::kUnmanaged,
+       {"a", "b", "g"},
+       false},
+      {"a pod that needs nothing passes everywhere and is ranked",
+       testing::gpu_pod("c1", nullptr),
+       PodScope::kUnmanaged,
+       {"a", "b", "g"},
+       true},
   };
   for (const Case& c : cases) {
     const FilterAnswer f = h.filter(args_for(c.pod, {"a", "b", "g"}), {}, c.scope);
@@ -158,7 +171,8 @@ TEST(VolumeOnlyPods, AnEarlierPodThatNeverShowsDelaysTheNextOnlyForTheWait) {
       h.clock.advance(c.advance);
     });
     const auto started = std::chrono::steady_clock::now();
-    const FilterAnswer second = h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), deadline, PodScope::kUnmanaged);
+    const FilterAnswer second =
+        h.filter(args_for(volume_pod("u2", "60Gi"), {"a", "b"}), deadline, PodScope::kUnmanaged);
     const bool returned_after_advance = advanced.load();
     scheduler.join();
     EXPECT_TRUE(returned_after_advance) << c.name << ": returned before the clock reached the end of the wait";

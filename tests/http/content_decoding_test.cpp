@@ -136,8 +136,8 @@ TEST(ContentDecoding, NoBufferIsSizedFromASizeFieldAndEachGrowthIsAskedFirst) {
   constexpr std::size_t kLimit = std::size_t{64} << 20;
   const std::string liar = with_size_field(gzip("{}"), 51u << 20);
   const std::string deflate_junk = zlib_deflate(std::string(2, 'x')) + std::string(52 << 10, 'j');
-  for (const auto& [name, coding, wire] : {std::tuple{"lying size field", "gzip", liar},
-                                           std::tuple{"deflate junk", "deflate", deflate_junk}}) {
+  for (const auto& [name, coding, wire] :
+       {std::tuple{"lying size field", "gzip", liar}, std::tuple{"deflate junk", "deflate", deflate_junk}}) {
     RecordingBuffers buffers;
     std::size_t asked = 0;
     const DecodedBody d = decode_body(coding, wire, kLimit, &buffers, [&](std::size_t bytes) {
@@ -159,9 +159,8 @@ TEST(ContentDecoding, NoBufferIsSizedFromASizeFieldAndEachGrowthIsAskedFirst) {
   ASSERT_GE(steps.size(), 2u);
   EXPECT_GE(steps.back(), std::size_t{4} << 20);
   EXPECT_LE(steps.back(), std::size_t{8} << 20);
-  const DecodedBody refused = decode_body("gzip", big, kLimit, nullptr, [](std::size_t bytes) {
-    return bytes <= (std::size_t{1} << 20);
-  });
+  const DecodedBody refused =
+      decode_body("gzip", big, kLimit, nullptr, [](std::size_t bytes) { return bytes <= (std::size_t{1} << 20); });
   EXPECT_EQ(refused.status, 503) << "growth refused by the budget: the server is out of room";
   EXPECT_TRUE(refused.body.empty());
   const DecodedBody capped = decode_body("gzip", big, std::size_t{3} << 20);

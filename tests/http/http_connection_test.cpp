@@ -138,9 +138,10 @@ TEST(HttpConnection, PipelinedKeepAliveRequestsAreServedInOrderOneAtATime) {
   EXPECT_EQ(h.requests[1].path, "/prioritize");
   EXPECT_EQ(h.requests[1].body, "{\"b\":2}");
   h.answer("second");
-  EXPECT_EQ(h.wire.sent,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nfirst"
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nsecond");
+  EXPECT_EQ(
+      h.wire.sent,
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nfirst"
+      "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 6\r\nConnection: keep-alive\r\n\r\nsecond");
   EXPECT_EQ(h.http.phase(), Phase::kIdle);
   EXPECT_EQ(h.http.served(), 2);
   EXPECT_FALSE(h.wire.shut);
@@ -296,7 +297,8 @@ TEST(HttpConnection, AnAnswerWrittenInManyPartialWritesArrivesWhole) {
   EXPECT_EQ(h.wire.writes, static_cast<int>((total + 999) / 1000) + 1);
   EXPECT_EQ(h.wire.sent,
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nX-Extra: 1\r\n"
-            "Connection: keep-alive\r\n\r\n" + body);
+            "Connection: keep-alive\r\n\r\n" +
+                body);
   EXPECT_EQ(h.http.phase(), Phase::kIdle);
   EXPECT_EQ(h.http.deadline(), h.now + 3s);  // keep_alive_timeout
 }
@@ -361,7 +363,7 @@ TEST(HttpConnection, SlowBodiesBecomeEvictableAfterTheGraceAndQuietConnectionsAl
   h.send(std::string(600, 'x'));
   h.now += 500ms;
   EXPECT_FALSE(h.http.below_rate(h.now));  // within the grace
-  h.now += 1500ms;                          // 600 bytes in 2 s: below 1 KiB/s
+  h.now += 1500ms;                         // 600 bytes in 2 s: below 1 KiB/s
   EXPECT_TRUE(h.http.below_rate(h.now));
   EXPECT_TRUE(h.http.evictable(h.now));
 }

@@ -89,7 +89,9 @@ ListenerOptions quick() {
 TEST(Listener, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
   Served s(quick());
   const int fd = connect_to(s.listener().port());
-  const std::string two = "POST /a HTTP/1.1\r\nContent-Length: 1\r\n\r\nx" "GET /b HTTP/1.1\r\n\r\n";
+  const std::string two =
+      "POST /a HTTP/1.1\r\nContent-Length: 1\r\n\r\nx"
+      "GET /b HTTP/1.1\r\n\r\n";
   ASSERT_EQ(::send(fd, two.data(), two.size(), 0), static_cast<ssize_t>(two.size()));
   const std::string expected = answer("POST /a x") + answer("GET /b ");
   EXPECT_EQ(read_for(fd, expected.size(), 5s), expected);

@@ -25,8 +25,8 @@ struct Outcome {
 };
 
 std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << "state " << static_cast<int>(o.state) << " status " << o.status << " " << o.method << " "
-            << o.target << " body " << o.body.size() << " bytes, consumed " << o.consumed;
+  return os << "state " << static_cast<int>(o.state) << " status " << o.status << " " << o.method << " " << o.target
+            << " body " << o.body.size() << " bytes, consumed " << o.consumed;
 }
 
 ParseLimits small_limits() {
@@ -76,8 +76,8 @@ struct Case {
   const char* what;
   std::string wire;
   RequestParser::State state;
-  int status;         // when failed
-  std::string body;   // when complete
+  int status;        // when failed
+  std::string body;  // when complete
 };
 
 std::vector<Case> cases() {
@@ -93,11 +93,13 @@ std::vector<Case> cases() {
       {"an empty line of CR LF after a bare LF", "POST /f HTTP/1.1\nContent-Length: 1\n\r\nz", S::kComplete, 0, "z"},
       {"chunked", "POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
        S::kComplete, 0, "abcde"},
-      {"a gzip body is kept as sent", "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " +
-                                          std::to_string(zipped.size()) + "\r\n\r\n" + zipped,
+      {"a gzip body is kept as sent",
+       "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(zipped.size()) + "\r\n\r\n" +
+           zipped,
        S::kComplete, 0, zipped},
       {"a gzip body whose size field is over the limit",
-       "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(bomb.size()) + "\r\n\r\n" + bomb,
+       "POST /f HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: " + std::to_string(bomb.size()) + "\r\n\r\n" +
+           bomb,
        S::kFailed, 413, ""},
       {"leading empty lines are skipped", "\r\n\r\nGET /healthz HTTP/1.1\r\n\r\n", S::kComplete, 0, ""},
       {"empty Transfer-Encoding beside a Content-Length",
@@ -110,11 +112,13 @@ std::vector<Case> cases() {
        400, ""},
       {"declared body over the limit", "POST /f HTTP/1.1\r\nContent-Length: 65\r\n\r\n", S::kFailed, 413, ""},
       {"chunked body over the limit",
-       "POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + std::string(64, 'a') + "\r\n1\r\nb\r\n0\r\n\r\n",
+       "POST /f HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + std::string(64, 'a') +
+           "\r\n1\r\nb\r\n0\r\n\r\n",
        S::kFailed, 413, ""},
       {"a GET with a body", "GET /f HTTP/1.1\r\nContent-Length: 1\r\n\r\nx", S::kFailed, 400, ""},
       {"too many header lines",
-       "GET / HTTP/1.1\r\n" + std::string("a: b\r\n") + "a: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\n\r\n",
+       "GET / HTTP/1.1\r\n" + std::string("a: b\r\n") +
+           "a: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\na: b\r\n\r\n",
        S::kFailed, 431, ""},
       {"a head over the limit", "GET / HTTP/1.1\r\nx: " + std::string(300, 'a') + "\r\n\r\n", S::kFailed, 431, ""},
       {"a head of exactly the limit, then its empty line",

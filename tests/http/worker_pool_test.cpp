@@ -96,15 +96,19 @@ TEST(WorkerPool, HeavyTasksLeaveOneThreadToLightOnes) {
   {
     WorkerPool pool(3, /*heavy_limit=*/2);
     for (int i = 0; i < 5; ++i) {
-      pool.post("stranger-" + std::to_string(i), [&] {
-        ++heavy_started;
-        gate.wait();
-      }, /*heavy=*/true);
+      pool.post(
+          "stranger-" + std::to_string(i),
+          [&] {
+            ++heavy_started;
+            gate.wait();
+          },
+          /*heavy=*/true);
     }
     std::this_thread::sleep_for(50ms);
     EXPECT_EQ(heavy_started, 2) << "heavy tasks took every thread";
     pool.post("scheduler", [&] { light_ran.set_value(); });
-    EXPECT_EQ(light_done.wait_for(2s), std::future_status::ready) << "a light task found no thread while heavy ones ran";
+    EXPECT_EQ(light_done.wait_for(2s), std::future_status::ready)
+        << "a light task found no thread while heavy ones ran";
     release.set_value();
   }
   EXPECT_EQ(heavy_started, 5) << "queued heavy tasks were dropped";
@@ -118,7 +122,8 @@ TEST(WorkerPool, HeavyTasksByDefaultTakeAllThreadsButOneAndNoMoreThanAllCoresBut
       {8, 64, 7}, {8, 2, 1}, {8, 4, 3}, {1, 8, 1}, {2, 2, 1}, {3, 0, 1}, {16, 1, 1},
   };
   for (const Row& r : rows) {
-    EXPECT_EQ(WorkerPool::default_heavy_limit(r.threads, r.cores), r.limit) << r.threads << " threads, " << r.cores << " cores";
+    EXPECT_EQ(WorkerPool::default_heavy_limit(r.threads, r.cores), r.limit)
+        << r.threads << " threads, " << r.cores << " cores";
   }
 }
 
@@ -126,7 +131,9 @@ TEST(WorkerPool, OneThreadRunsHeavyTasksToo) {
   std::atomic<int> ran{0};
   {
     WorkerPool pool(1);
-    for (int i = 0; i < 3; ++i) pool.post("peer", [&] { ++ran; }, /*heavy=*/true);
+    for (int i = 0; i < 3; ++i)
+      pool.post(
+          "peer", [&] { ++ran; }, /*heavy=*/true);
   }
   EXPECT_EQ(ran, 3);
 }
@@ -141,8 +148,8 @@ TEST(WorkerPool, WorkIsWeighedByItsSizeSoManyMediumTasksCannotTakeEveryThread) {
   struct Row {
     const char* name;
     std::size_t heavy_limit;
-    std::size_t work;   // of each of 7 strangers' tasks
-    int at_once;        // how many of them run together
+    std::size_t work;  // of each of 7 strangers' tasks
+    int at_once;       // how many of them run together
   };
   const std::vector<Row> rows = {
       {"900 KB each, one MiB of room: one at a time", 1, 900 << 10, 1},
@@ -161,10 +168,13 @@ TEST(WorkerPool, WorkIsWeighedByItsSizeSoManyMediumTasksCannotTakeEveryThread) {
     {
       WorkerPool pool(8, r.heavy_limit);
       for (int i = 0; i < 7; ++i) {
-        pool.post_work("stranger-" + std::to_string(i), [&] {
-          ++started;
-          gate.wait();
-        }, r.work);
+        pool.post_work(
+            "stranger-" + std::to_string(i),
+            [&] {
+              ++started;
+              gate.wait();
+            },
+            r.work);
       }
       std::this_thread::sleep_for(50ms);
       EXPECT_EQ(started, r.at_once) << r.name;

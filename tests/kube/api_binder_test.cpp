@@ -48,18 +48,19 @@ class BinderHarness {
  public:
   explicit BinderHarness(std::vector<Scripted> answers, std::chrono::milliseconds deadline = 2000ms)
       : answers_(std::move(answers)) {
-    server.route("POST", "/api/v1/namespaces/*/pods/*/binding", [this](const httplib::Request&, httplib::Response& res) {
-      Scripted a;
-      {
-        std::lock_guard lock(mu_);
-        a = answers_[std::min(next_++, answers_.size() - 1)];
-      }
-      if (a.status == 0) {
-        server.hang();
-        return;
-      }
-      FakeApiServer::reply(res, a.status, a.body);
-    });
+    server.route("POST", "/api/v1/namespaces/*/pods/*/binding",
+                 [this](const httplib::Request&, httplib::Response& res) {
+                   Scripted a;
+                   {
+                     std::lock_guard lock(mu_);
+                     a = answers_[std::min(next_++, answers_.size() - 1)];
+                   }
+                   if (a.status == 0) {
+                     server.hang();
+                     return;
+                   }
+                   FakeApiServer::reply(res, a.status, a.body);
+                 });
     ClusterAccess access;
     access.server = server.url();
     access.token = "binder-token";
@@ -129,26 +130,43 @@ TEST(ApiBinder, Answers) {
   const std::vector<Case> cases = {
       {"200 also binds", {{200, kCreated}}, "", 1},
       {"already assigned to the same node: an earlier attempt landed",
-       {{409, conflict("Operation cannot be fulfilled on pods/binding \"trainer-0\": pod trainer-0 is already assigned to node \"gpu-1\"")}},
-       "", 1},
+       {{409, conflict("Operation cannot be fulfilled on pods/binding \"trainer-0\": pod trainer-0 is already assigned "
+                       "to node \"gpu-1\"")}},
+       "",
+       1},
       {"already assigned to another node",
-       {{409, conflict("Operation cannot be fulfilled on pods/binding \"trainer-0\": pod trainer-0 is already assigned to node \"gpu-2\"")}},
-       "API server refused the binding (409): Operation cannot be fulfilled on pods/binding \"trainer-0\": pod trainer-0 is "
+       {{409, conflict("Operation cannot be fulfilled on pods/binding \"trainer-0\": pod trainer-0 is already assigned "
+                       "to node \"gpu-2\"")}},
+       "API server refused the binding (409): Operation cannot be fulfilled on pods/binding \"trainer-0\": pod "
+       "trainer-0 is "
        "already assigned to node \"gpu-2\"",
        1},
       {"a node whose name only starts like ours",
-       {{409, conflict("pod trainer-0 is already assigned to node \"gpu-10\"")}}, "gpu-10", 1},
+       {{409, conflict("pod trainer-0 is already assigned to node \"gpu-10\"")}},
+       "gpu-10",
+       1},
       {"recreated pod: the uid precondition fails",
        {{409, conflict("Precondition failed: UID in precondition: 6f1c2d3e-uid, UID in object meta: 0000")}},
-       "Precondition failed", 1},
-      {"500 then 201", {{500, status_body(500, "InternalError", "etcdserver: leader changed")}, {201, kCreated}}, "", 2},
+       "Precondition failed",
+       1},
+      {"500 then 201",
+       {{500, status_body(500, "InternalError", "etcdserver: leader changed")}, {201, kCreated}},
+       "",
+       2},
       {"429 then 503 then 201",
-       {{429, status_body(429, "TooManyRequests", "slow down")}, {503, status_body(503, "ServiceUnavailable", "busy")}, {201, kCreated}},
-       "", 3},
-      {"403 is not retried", {{403, status_body(403, "Forbidden", "cannot create pods/binding")}, {201, kCreated}},
-       "API server refused the binding (403): cannot create pods/binding", 1},
-      {"404 is not retried", {{404, status_body(404, "NotFound", "pods \"trainer-0\" not found")}, {201, kCreated}},
-       "(404): pods \"trainer-0\" not found", 1},
+       {{429, status_body(429, "TooManyRequests", "slow down")},
+        {503, status_body(503, "ServiceUnavailable", "busy")},
+        {201, kCreated}},
+       "",
+       3},
+      {"403 is not retried",
+       {{403, status_body(403, "Forbidden", "cannot create pods/binding")}, {201, kCreated}},
+       "API server refused the binding (403): cannot create pods/binding",
+       1},
+      {"404 is not retried",
+       {{404, status_body(404, "NotFound", "pods \"trainer-0\" not found")}, {201, kCreated}},
+       "(404): pods \"trainer-0\" not found",
+       1},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -185,9 +203,13 @@ TEST(ApiBinder, RetriesStopAtTheDeadline) {
     const std::string error = h.bind();
     const auto took = Clock::now() - started;
     EXPECT_NE(error.find("API server refused the binding (500): still broken"), std::string::npos) << error;
-    EXPECT_GE(h.posts().size(), kSlowBuild ? 1u : deadline > 1s ? 3u : 2u) << "the binder stopped retrying before its deadline";
-    EXPECT_LT(took, deadline + kSlack) << "answered " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                                      << " ms after starting";
+    EXPECT_GE(h.posts().size(), kSlowBuild      ? 1u
+                                : deadline > 1s ? 3u
+                                                : 2u)
+        << "the binder stopped retrying before its deadline";
+    EXPECT_LT(took, deadline + kSlack) << "answered "
+                                       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                                       << " ms after starting";
   }
 }
 
@@ -232,7 +254,8 @@ TEST(ApiBinder, EveryWriteTakesItsTurnUnderTheWriteLimit) {
     ASSERT_EQ(h.binder->wait_turn(Clock::now() + 600ms), "");
     const std::string error = h.bind();
     EXPECT_NE(error.find("API server refused the binding (500): etcdserver: leader changed; no retry: " + refused),
-              std::string::npos) << error;
+              std::string::npos)
+        << error;
     EXPECT_EQ(h.posts().size(), 1u);
   }
   {

@@ -163,7 +163,8 @@ TEST(ApiClient, StaticTokenIsNotRetriedAfterA401) {
 
 TEST(ApiClient, TokenFileIsReadAgainOnTheReloadInterval) {
   FakeApiServer server;
-  server.route("GET", "/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  server.route("GET", "/healthz",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
   TempDir dir;
   ClusterAccess access;
   access.server = server.url();
@@ -222,7 +223,8 @@ TEST(ApiClient, ATrickledAnswerEndsAtTheCallsDeadline) {
                                   : api->merge_patch(path, "{}", 300ms);
     ASSERT_FALSE(got) << method << ": the whole answer came (" << server.bytes_written() << " bytes)";
     EXPECT_NE(got.message().find(method + " " + server.url() + path + ": no complete answer within the call's 300 ms"),
-              std::string::npos) << got.message();
+              std::string::npos)
+        << got.message();
   }
   EXPECT_EQ(server.answers_completed(), 0);
 }
@@ -251,7 +253,8 @@ TEST(ApiClient, TheRetryAfterA401SharesTheCallsDeadline) {
 TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {
   FakeApiServer server;
   testing::WatchDesk desk;
-  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  server.route("GET", "/stream",
+               [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
   server.route("GET", "/denied", [](const httplib::Request&, httplib::Response& res) {
     FakeApiServer::reply(res, 403, testing::status_body(403, "Forbidden", "pods is forbidden"));
   });
@@ -262,10 +265,13 @@ TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {
   std::string received;
   StreamHandle handle;
   std::thread reader([&] {
-    auto r = api->stream("/stream", 10s, [&](std::string_view piece) {
-      received.append(piece);
-      return true;
-    }, handle);
+    auto r = api->stream(
+        "/stream", 10s,
+        [&](std::string_view piece) {
+          received.append(piece);
+          return true;
+        },
+        handle);
     ASSERT_TRUE(r) << r.message();
     EXPECT_EQ(r->status, 200);
   });
@@ -279,7 +285,8 @@ TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {
 
   StreamHandle other;
   bool called = false;
-  auto denied = api->stream("/denied", 10s, [&](std::string_view) { return called = true; }, other);
+  auto denied = api->stream(
+      "/denied", 10s, [&](std::string_view) { return called = true; }, other);
   ASSERT_TRUE(denied) << denied.message();
   EXPECT_EQ(denied->status, 403);
   EXPECT_FALSE(called) << "an error body is not stream data";
@@ -289,7 +296,8 @@ TEST(ApiClient, StreamDeliversPiecesAndCollectsErrorBodies) {
 TEST(ApiClient, CancellingAStreamEndsItFromAnotherThread) {
   FakeApiServer server;
   testing::WatchDesk desk;
-  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  server.route("GET", "/stream",
+               [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
   ClusterAccess access;
   access.server = server.url();
   auto api = client_for(access);
@@ -297,10 +305,13 @@ TEST(ApiClient, CancellingAStreamEndsItFromAnotherThread) {
   std::atomic<bool> done{false};
   std::atomic<std::size_t> received{0};
   std::thread reader([&] {
-    auto r = api->stream("/stream", 60s, [&](std::string_view piece) {
-      received += piece.size();
-      return true;
-    }, handle);
+    auto r = api->stream(
+        "/stream", 60s,
+        [&](std::string_view piece) {
+          received += piece.size();
+          return true;
+        },
+        handle);
     done = true;
   });
   auto watch = desk.take();
@@ -314,14 +325,16 @@ TEST(ApiClient, CancellingAStreamEndsItFromAnotherThread) {
   // A handle that was cancelled before the stream starts ends it at once.
   StreamHandle cancelled;
   cancelled.cancel();
-  auto r = api->stream("/stream", 60s, [](std::string_view) { return true; }, cancelled);
+  auto r = api->stream(
+      "/stream", 60s, [](std::string_view) { return true; }, cancelled);
   EXPECT_FALSE(r);
 }
 
 TEST(ApiClient, AStreamThatBreaksOffOrGoesSilentIsAnError) {
   FakeApiServer server;
   testing::WatchDesk desk;
-  server.route("GET", "/stream", [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
+  server.route("GET", "/stream",
+               [&](const httplib::Request& req, httplib::Response& res) { desk.accept(server, req, res); });
   ClusterAccess access;
   access.server = server.url();
   auto api = client_for(access);
@@ -336,11 +349,14 @@ TEST(ApiClient, AStreamThatBreaksOffOrGoesSilentIsAnError) {
     std::atomic<bool> delivered{false};
     std::thread reader([&] {
       auto last = std::chrono::steady_clock::now();
-      result = api->stream("/stream", kIdle, [&](std::string_view) {
-        last = std::chrono::steady_clock::now();
-        delivered = true;
-        return true;
-      }, handle, [&](int status) { statuses.push_back(status); });
+      result = api->stream(
+          "/stream", kIdle,
+          [&](std::string_view) {
+            last = std::chrono::steady_clock::now();
+            delivered = true;
+            return true;
+          },
+          handle, [&](int status) { statuses.push_back(status); });
       silent_for = std::chrono::steady_clock::now() - last;
     });
     auto watch = desk.take();
@@ -463,7 +479,8 @@ TEST_F(Tls, OnlyTheGivenCaIsTrusted) {
   auto ssl = std::make_unique<httplib::SSLServer>(stranger.cert.get(), stranger.key.get());
   ASSERT_TRUE(ssl->is_valid());
   FakeApiServer server(std::move(ssl), "https");
-  server.route("GET", "/version", [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
+  server.route("GET", "/version",
+               [](const httplib::Request&, httplib::Response& res) { res.set_content("{}", "application/json"); });
   TempDir dir;
   testing::ScopedEnv system_roots("SSL_CERT_FILE", dir.write("system-roots.pem", other_ca_.cert_pem));
   testing::ScopedEnv system_dir("SSL_CERT_DIR", dir.path() + "/no-such-dir");
@@ -550,11 +567,14 @@ class CertRotation : public Tls {
     });
     dir_.write("ca.crt", ca_.cert_pem);
     publish("..2024_01", client_cert_);
-    const std::string kubeconfig = dir_.write("kubeconfig",
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
-        "clusters:\n- name: k\n  cluster:\n    server: " + server_->url() + "\n    certificate-authority: ca.crt\n"
-        "users:\n- name: u\n  user:\n    client-certificate: tls.crt\n    client-key: tls.key\n");
+    const std::string kubeconfig =
+        dir_.write("kubeconfig",
+                   "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                   "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+                   "clusters:\n- name: k\n  cluster:\n    server: " +
+                       server_->url() +
+                       "\n    certificate-authority: ca.crt\n"
+                       "users:\n- name: u\n  user:\n    client-certificate: tls.crt\n    client-key: tls.key\n");
     std::filesystem::create_symlink("..data/tls.crt", dir_.path() + "/tls.crt");
     std::filesystem::create_symlink("..data/tls.key", dir_.path() + "/tls.key");
     auto access = kubeconfig_access(kubeconfig);

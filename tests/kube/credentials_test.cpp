@@ -21,19 +21,23 @@ constexpr const char* kFakePem = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----EN
 std::string kubeconfig(const std::string& current, const std::string& cluster, const std::string& user) {
   return "apiVersion: v1\n"
          "kind: Config\n"
-         "current-context: " + current + "\n"
+         "current-context: " +
+         current +
+         "\n"
          "clusters:\n"
          "- name: other\n"
          "  cluster:\n"
          "    server: https://other.example:6443\n"
          "- name: main\n"
-         "  cluster:\n" + cluster +
+         "  cluster:\n" +
+         cluster +
          "users:\n"
          "- name: other-user\n"
          "  user:\n"
          "    token: not-this-one\n"
          "- name: main-user\n"
-         "  user:\n" + user +
+         "  user:\n" +
+         user +
          "contexts:\n"
          "- name: other-context\n"
          "  context:\n"
@@ -49,7 +53,8 @@ TEST(Kubeconfig, CaDataAndTokenOfTheCurrentContext) {
   TempDir dir;
   const std::string path = dir.write("config", kubeconfig("main-context",
                                                           "    server: https://api.example:6443/\n"
-                                                          "    certificate-authority-data: " + base64(kFakePem) + "\n",
+                                                          "    certificate-authority-data: " +
+                                                              base64(kFakePem) + "\n",
                                                           "    token: sekret-token\n"));
   auto access = kubeconfig_access(path);
   ASSERT_TRUE(access) << access.message();
@@ -93,7 +98,8 @@ TEST(Kubeconfig, AbsoluteFilesStayAbsolute) {
   const std::string token = dir.write("elsewhere/token", "t\n");
   const std::string path = dir.write("conf/kubeconfig", kubeconfig("main-context",
                                                                    "    server: https://10.0.0.1:6443\n"
-                                                                   "    certificate-authority: " + ca + "\n",
+                                                                   "    certificate-authority: " +
+                                                                       ca + "\n",
                                                                    "    tokenFile: " + token + "\n"));
   auto access = kubeconfig_access(path);
   ASSERT_TRUE(access) << access.message();
@@ -108,9 +114,12 @@ TEST(Kubeconfig, ClientCertificateAndKeyData) {
   testing::Issued client = testing::issue("client", testing::Role::kClient, &ca);
   const std::string path = dir.write("config", kubeconfig("main-context",
                                                           "    server: https://api.example:6443\n"
-                                                          "    certificate-authority-data: " + base64(ca.cert_pem) + "\n",
-                                                          "    client-certificate-data: " + base64(client.cert_pem) + "\n"
-                                                          "    client-key-data: " + base64(client.key_pem) + "\n"));
+                                                          "    certificate-authority-data: " +
+                                                              base64(ca.cert_pem) + "\n",
+                                                          "    client-certificate-data: " + base64(client.cert_pem) +
+                                                              "\n"
+                                                              "    client-key-data: " +
+                                                              base64(client.key_pem) + "\n"));
   auto access = kubeconfig_access(path);
   ASSERT_TRUE(access) << access.message();
   EXPECT_EQ(access->ca_pem, ca.cert_pem);
@@ -133,9 +142,8 @@ TEST(Kubeconfig, ClientCertificateAndKeyData) {
 TEST(Kubeconfig, TokenFile) {
   TempDir dir;
   dir.write("token", "from-file\n");
-  const std::string path = dir.write("config", kubeconfig("main-context",
-                                                          "    server: https://api.example:6443\n",
-                                                          "    tokenFile: token\n"));
+  const std::string path = dir.write(
+      "config", kubeconfig("main-context", "    server: https://api.example:6443\n", "    tokenFile: token\n"));
   auto access = kubeconfig_access(path);
   ASSERT_TRUE(access) << access.message();
   EXPECT_EQ(access->token, "");
@@ -168,8 +176,7 @@ TEST(Kubeconfig, ASingleContextNeedsNoCurrentContext) {
 
 TEST(Kubeconfig, ExecPluginWithATokenUsesTheToken) {
   TempDir dir;
-  const std::string path = dir.write("config", kubeconfig("main-context",
-                                                          "    server: https://api.example:6443\n",
+  const std::string path = dir.write("config", kubeconfig("main-context", "    server: https://api.example:6443\n",
                                                           "    token: static\n"
                                                           "    exec:\n"
                                                           "      command: aws\n"
@@ -181,8 +188,8 @@ TEST(Kubeconfig, ExecPluginWithATokenUsesTheToken) {
 
 struct Refusal {
   std::string name;
-  std::string file;       // the kubeconfig text; "" for a file that does not exist
-  std::string expected;   // a part of the error message
+  std::string file;              // the kubeconfig text; "" for a file that does not exist
+  std::string expected;          // a part of the error message
   bool names_kubeconfig = true;  // else it names the file the kubeconfig points at
 };
 
@@ -190,25 +197,29 @@ TEST(Kubeconfig, Refusals) {
   const std::string server = "    server: https://api.example:6443\n";
   const std::string token = "    token: t\n";
   const std::vector<Refusal> cases = {
-      {"missing current context", kubeconfig("staging", server, token), "current-context \"staging\" is not among its contexts"},
-      {"insecure-skip-tls-verify",
-       kubeconfig("main-context", server + "    insecure-skip-tls-verify: true\n", token), "insecure-skip-tls-verify is not supported"},
+      {"missing current context", kubeconfig("staging", server, token),
+       "current-context \"staging\" is not among its contexts"},
+      {"insecure-skip-tls-verify", kubeconfig("main-context", server + "    insecure-skip-tls-verify: true\n", token),
+       "insecure-skip-tls-verify is not supported"},
       {"tls-server-name", kubeconfig("main-context", server + "    tls-server-name: api.internal\n", token),
        "tls-server-name is not supported"},
       {"exec-only user",
        kubeconfig("main-context", server,
-                  "    exec:\n      command: gke-gcloud-auth-plugin\n      apiVersion: client.authentication.k8s.io/v1beta1\n"),
+                  "    exec:\n      command: gke-gcloud-auth-plugin\n      apiVersion: "
+                  "client.authentication.k8s.io/v1beta1\n"),
        "exec or auth-provider plugin, which is not supported"},
       {"auth-provider-only user", kubeconfig("main-context", server, "    auth-provider:\n      name: oidc\n"),
        "exec or auth-provider plugin, which is not supported"},
       {"certificate without key",
        kubeconfig("main-context", server, "    client-certificate-data: " + base64(kFakePem) + "\n"),
        "client certificate without its key"},
-      {"invalid base64", kubeconfig("main-context", "    server: https://api.example\n    certificate-authority-data: '@@@'\n", token),
+      {"invalid base64",
+       kubeconfig("main-context", "    server: https://api.example\n    certificate-authority-data: '@@@'\n", token),
        "certificate-authority-data is not valid base64"},
       {"no server", kubeconfig("main-context", "    certificate-authority-data: " + base64(kFakePem) + "\n", token),
        "has no server"},
-      {"missing client key file", kubeconfig("main-context", server, "    client-certificate: c.crt\n    client-key: c.key\n"),
+      {"missing client key file",
+       kubeconfig("main-context", server, "    client-certificate: c.crt\n    client-key: c.key\n"),
        "/c.crt: cannot be read", false},
       {"not a mapping", "- just\n- a list\n", "not a kubeconfig"},
       {"no such file", "", "cannot be read"},

@@ -69,7 +69,8 @@ TEST(DeadlineWatch, EachOfManyRegistrationsIsActedOnForItself) {
   std::atomic<int> expired_runs{0}, live_runs{0};
   std::vector<DeadlineWatch::Registration> regs;
   for (int i = 0; i < 10; ++i) {
-    regs.push_back(watch.watch(i % 2 ? SteadyClock::now() + 1h : SteadyClock::now(), [&, i] { ++(i % 2 ? live_runs : expired_runs); }));
+    regs.push_back(watch.watch(i % 2 ? SteadyClock::now() + 1h : SteadyClock::now(),
+                               [&, i] { ++(i % 2 ? live_runs : expired_runs); }));
   }
   EXPECT_TRUE(eventually([&] { return expired_runs >= 5; }));
   for (int i = 0; i < 10; ++i) EXPECT_EQ(regs[i].expired(), i % 2 == 0) << i;

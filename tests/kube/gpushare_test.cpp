@@ -94,9 +94,17 @@ TEST(GpuSharePatch, TheRecordedIndexIsANonNegativeInteger) {
     std::optional<std::string> text;
     std::optional<std::int64_t> index;
   };
-  const Case cases[] = {{"0", 0},         {"3", 3},           {"12", 12},         {std::nullopt, std::nullopt},
-                        {"", std::nullopt}, {"-1", std::nullopt}, {"one", std::nullopt}, {"1.5", std::nullopt},
-                        {" 1", std::nullopt}, {"1 ", std::nullopt}, {"99999999999999999999", std::nullopt}};
+  const Case cases[] = {{"0", 0},
+                        {"3", 3},
+                        {"12", 12},
+                        {std::nullopt, std::nullopt},
+                        {"", std::nullopt},
+                        {"-1", std::nullopt},
+                        {"one", std::nullopt},
+                        {"1.5", std::nullopt},
+                        {" 1", std::nullopt},
+                        {"1 ", std::nullopt},
+                        {"99999999999999999999", std::nullopt}};
   for (const auto& c : cases) {
     model::Pod pod;
     if (c.text) pod.annotations[kGpuShareIndex] = *c.text;
@@ -183,7 +191,8 @@ TEST_F(GpuShareBinding, AForbiddenPodPatchBindsNothingAndIsNamedForReadyz) {
   const engine::BindAnswer refused = bind("a");
   EXPECT_NE(refused.error.find("binding ml/a to gs failed: recording GPU 0 on pod ml/a (403)"), std::string::npos)
       << refused.error;
-  EXPECT_TRUE(h_.server.requests("POST", "/api/v1/namespaces/ml/pods/a/binding").empty()) << "no Binding without the record";
+  EXPECT_TRUE(h_.server.requests("POST", "/api/v1/namespaces/ml/pods/a/binding").empty())
+      << "no Binding without the record";
   EXPECT_FALSE(h_.state.claim_of("uid-a")) << "the reservation is given back";
   EXPECT_NE(binder_.refused_permission().find("patch pods is forbidden (HTTP 403)"), std::string::npos)
       << binder_.refused_permission();

@@ -64,7 +64,8 @@ class KubeBinding : public ::testing::Test {
   void start(const std::function<void(config::Config&)>& tweak) {
     h_ = std::make_unique<ClusterHarness>(tweak);
     h_->fake.put(Kind::kNodes, node_object("gpu-1", 2));
-    for (const char* p : {"p1", "p2", "p3", "p4"}) h_->fake.put(Kind::kPods, pod_object("ml", p, std::string("uid-") + p, 2));
+    for (const char* p : {"p1", "p2", "p3", "p4"})
+      h_->fake.put(Kind::kPods, pod_object("ml", p, std::string("uid-") + p, 2));
     h_->start();
     ASSERT_TRUE(h_->wait_ready());
     ext_ = std::make_unique<KubeExtender>(*h_);
@@ -74,7 +75,9 @@ class KubeBinding : public ::testing::Test {
     h_.reset();
   }
 
-  BindAnswer bind(const std::string& pod, const std::string& node = "gpu-1") { return (*ext_)->bind(binding(pod, node)); }
+  BindAnswer bind(const std::string& pod, const std::string& node = "gpu-1") {
+    return (*ext_)->bind(binding(pod, node));
+  }
   std::optional<state::Claim> claim(const std::string& pod) { return h_->state.claim_of("uid-" + pod); }
   bool placed_on(const std::string& pod, const std::string& node) {
     auto c = claim(pod);
@@ -134,8 +137,9 @@ TEST_F(KubeBinding, TheReservationHoldsTheGpusUntilTheWatchReportsTheBinding) {
 TEST_F(KubeBinding, ConflictNamingTheSameNodeIsSuccess) {
   h_->fake.set_binding_hook([](const BindingRequest& b) -> std::optional<BindingReply> {
     if (b.name != "p1") return std::nullopt;
-    return BindingReply{409, status_body(409, "Conflict", "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is "
-                                                          "already assigned to node \"gpu-1\"")};
+    return BindingReply{409, status_body(409, "Conflict",
+                                         "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is "
+                                         "already assigned to node \"gpu-1\"")};
   });
   EXPECT_EQ(bind("p1").error, "");
   auto held = claim("p1");
@@ -147,8 +151,9 @@ TEST_F(KubeBinding, ConflictNamingTheSameNodeIsSuccess) {
 TEST_F(KubeBinding, ConflictNamingAnotherNodeIsAnErrorAndReleasesTheReservation) {
   h_->fake.set_binding_hook([](const BindingRequest& b) -> std::optional<BindingReply> {
     if (b.name != "p1") return std::nullopt;
-    return BindingReply{409, status_body(409, "Conflict", "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is "
-                                                          "already assigned to node \"gpu-7\"")};
+    return BindingReply{409, status_body(409, "Conflict",
+                                         "Operation cannot be fulfilled on pods/binding \"p1\": pod p1 is "
+                                         "already assigned to node \"gpu-7\"")};
   });
   BindAnswer answer = bind("p1");
   EXPECT_NE(answer.error.find("binding ml/p1 to gpu-1 failed: API server refused the binding (409)"), std::string::npos)
@@ -204,7 +209,8 @@ TEST_F(KubeBinding, ARelistWhileABindIsInFlightKeepsTheReservation) {
   // Meanwhile the pod watch expires and the pods are listed again, p1 still pending in the list.
   ASSERT_TRUE(eventually([&] { return h_->fake.open_watches(Kind::kPods) == 1; }));
   h_->fake.expire_watches(Kind::kPods);
-  ASSERT_TRUE(eventually([&] { return h_->server.lists("/api/v1/pods").size() == 2 && h_->fake.open_watches(Kind::kPods) == 1; }));
+  ASSERT_TRUE(eventually(
+      [&] { return h_->server.lists("/api/v1/pods").size() == 2 && h_->fake.open_watches(Kind::kPods) == 1; }));
   auto held = claim("p1");
   ASSERT_TRUE(held) << "the relist must not drop a reservation";
   EXPECT_EQ(held->kind, state::Claim::Kind::kReserved);
@@ -227,7 +233,8 @@ TEST_F(KubeBinding, NotReadyRefusesToBind) {
   ext_ = std::make_unique<KubeExtender>(*h_);
   ASSERT_TRUE(eventually([&] { return h_->cluster->not_ready()->find("HTTP 403") != std::string::npos; }));
   BindAnswer answer = bind("p1");
-  EXPECT_NE(answer.error.find("scheduler-extender is not ready: nodes not synced yet"), std::string::npos) << answer.error;
+  EXPECT_NE(answer.error.find("scheduler-extender is not ready: nodes not synced yet"), std::string::npos)
+      << answer.error;
   EXPECT_TRUE(h_->server.requests("POST").empty());
 }
 
@@ -259,10 +266,13 @@ TEST(KubeBindingEligibility, NoBindingWhereKubeSchedulerCouldNotHavePlacedThePod
     const char* mentions;
   };
   const Case cases[] = {
-      {"a node its nodeSelector does not match", binding("selective", "team-b"), "nodeSelector team=a: node has team=b"},
+      {"a node its nodeSelector does not match", binding("selective", "team-b"),
+       "nodeSelector team=a: node has team=b"},
       {"a node with a taint it does not tolerate", binding("selective", "tainted"), "taint dedicated=infra:NoSchedule"},
       {"16 CPUs on a node with 1", binding("hungry", "one-cpu"), "cpu: pod requests 16, node has 1 free of 1"},
-      {"another pod's name with its uid", {"hungry", "ml", "uid-selective", "team-a"}, "the uid belongs to another pod"},
+      {"another pod's name with its uid",
+       {"hungry", "ml", "uid-selective", "team-a"},
+       "the uid belongs to another pod"},
   };
   for (const auto& c : cases) {
     BindAnswer answer = ext->bind(c.args);

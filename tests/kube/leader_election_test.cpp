@@ -30,7 +30,8 @@ class FakeLease {
     });
     server.route("POST", "/apis/coordination.k8s.io/v1/namespaces/ns/leases",
                  [this](const httplib::Request& req, httplib::Response& res) { write(req, res, true); });
-    server.route("PUT", kLeasePath, [this](const httplib::Request& req, httplib::Response& res) { write(req, res, false); });
+    server.route("PUT", kLeasePath,
+                 [this](const httplib::Request& req, httplib::Response& res) { write(req, res, false); });
   }
 
   void set_down(bool down) {
@@ -51,7 +52,8 @@ class FakeLease {
     std::lock_guard lock(mu_);
     if (down_) return FakeApiServer::reply(res, 503, testing::status_body(503, "ServiceUnavailable", "down"));
     json body = json::parse(req.body);
-    if (create && !lease_.is_null()) return FakeApiServer::reply(res, 409, testing::status_body(409, "AlreadyExists", "exists"));
+    if (create && !lease_.is_null())
+      return FakeApiServer::reply(res, 409, testing::status_body(409, "AlreadyExists", "exists"));
     if (!create && (lease_.is_null() || body["metadata"].value("resourceVersion", "") !=
                                             lease_["metadata"]["resourceVersion"].get<std::string>())) {
       return FakeApiServer::reply(res, 409, testing::status_body(409, "Conflict", "the object has been modified"));
@@ -197,9 +199,11 @@ TEST(LeaderLabel, TheLeaderLabelsItsPodAndTakesTheLabelOffOthers) {
   auto patches = server.requests("PATCH");
   ASSERT_EQ(patches.size(), 2u);
   EXPECT_EQ(patches[0].path, "/api/v1/namespaces/ns/pods/ext-1");
-  EXPECT_EQ(json::parse(patches[0].body), json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":"true"}}})"));
+  EXPECT_EQ(json::parse(patches[0].body),
+            json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":"true"}}})"));
   EXPECT_EQ(patches[1].path, "/api/v1/namespaces/ns/pods/ext-0") << "the predecessor keeps no label";
-  EXPECT_EQ(json::parse(patches[1].body), json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":null}}})"));
+  EXPECT_EQ(json::parse(patches[1].body),
+            json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":null}}})"));
   EXPECT_TRUE(label.marked());
 
   label.reconcile(true);
@@ -209,7 +213,8 @@ TEST(LeaderLabel, TheLeaderLabelsItsPodAndTakesTheLabelOffOthers) {
   patches = server.requests("PATCH");
   ASSERT_EQ(patches.size(), 3u);
   EXPECT_EQ(patches[2].path, "/api/v1/namespaces/ns/pods/ext-1");
-  EXPECT_EQ(json::parse(patches[2].body), json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":null}}})"));
+  EXPECT_EQ(json::parse(patches[2].body),
+            json::parse(R"({"metadata":{"labels":{"scheduler-extender.io/leader":null}}})"));
   EXPECT_FALSE(label.marked());
 }
 
@@ -268,8 +273,13 @@ TEST(Lease, ParsesWhatTheApiServerWritesAndWritesWhatItParses) {
 }
 
 TEST(Lease, RefusesWhatIsNotALease) {
-  const char* bad[] = {"", "[]", "nope", R"({"spec":[]})", R"({"spec":{"holderIdentity":7}})",
-                       R"({"spec":{"leaseDurationSeconds":"15"}})", R"({"metadata":{"resourceVersion":1}})"};
+  const char* bad[] = {"",
+                       "[]",
+                       "nope",
+                       R"({"spec":[]})",
+                       R"({"spec":{"holderIdentity":7}})",
+                       R"({"spec":{"leaseDurationSeconds":"15"}})",
+                       R"({"metadata":{"resourceVersion":1}})"};
   for (const char* text : bad) EXPECT_FALSE(parse_lease(text)) << text;
   std::string deep(100'000, '[');
   EXPECT_FALSE(parse_lease(deep));

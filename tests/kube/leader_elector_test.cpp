@@ -147,7 +147,7 @@ TEST(LeaderElector, TakesOverALeaseNotRenewedForItsDurationAfterTheOldLeaderStop
   ASSERT_TRUE(attempt(a, T0));
   const LeaseRecord held = *store.lease;
   EXPECT_FALSE(attempt(b, T0 + 1s));  // b sees a's record first here: its 15 s count from now
-  store.down = true;                   // a is cut off from the API server; b's view is frozen
+  store.down = true;                  // a is cut off from the API server; b's view is frozen
   EXPECT_FALSE(attempt(b, T0 + 8s));
   store.down = false;
   EXPECT_TRUE(a.not_leading(T0 + 10s)) << "the old leader has stopped before anyone may take over";
@@ -412,9 +412,10 @@ TEST(LeaderElector, FencingHoldsWhateverTheApiServerDoes) {
     Handover out;
     c.run(shared, a_view, a, b, out);
     ASSERT_TRUE(out.takeover) << "the standby never took over";
-    EXPECT_FALSE(out.a_decides) << "both decide at +" << std::chrono::duration<double>(*out.takeover - T0).count() << " s";
-    EXPECT_LE(out.a_fence, *out.takeover) << "a's writes may still land at +"
-                                          << std::chrono::duration<double>(out.a_fence - T0).count() << " s";
+    EXPECT_FALSE(out.a_decides) << "both decide at +" << std::chrono::duration<double>(*out.takeover - T0).count()
+                                << " s";
+    EXPECT_LE(out.a_fence, *out.takeover)
+        << "a's writes may still land at +" << std::chrono::duration<double>(out.a_fence - T0).count() << " s";
     EXPECT_LE(*out.takeover, c.latest_takeover) << "failover took too long";
   }
 }

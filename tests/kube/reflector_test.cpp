@@ -22,7 +22,8 @@ using testing::json;
 using testing::WatchDesk;
 
 json object(const std::string& name, int rv, const std::string& note = {}) {
-  json o{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
+  json o{
+      {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"resourceVersion", std::to_string(rv)}}}};
   if (!note.empty()) o["metadata"]["labels"] = {{"note", note}};
   return o;
 }
@@ -264,7 +265,8 @@ TEST(Reflector, EventsCutIntoArbitraryPiecesArriveIntactAndInOrder) {
   }
   cuts.insert(text.size());
   std::vector<std::string> pieces;
-  for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it) pieces.push_back(text.substr(*it, *std::next(it) - *it));
+  for (auto it = cuts.begin(); std::next(it) != cuts.end(); ++it)
+    pieces.push_back(text.substr(*it, *std::next(it) - *it));
   // The cuts do fall inside multi-byte sequences and inside lines.
   int inside_utf8 = 0;
   for (std::size_t i = 0; i + 1 < pieces.size(); ++i) {
@@ -325,7 +327,8 @@ TEST(Reflector, BookmarksMoveTheVersionWithoutReachingTheSink) {
   h.list_answers(list_body({object("a", 5)}, "10"));
   h.start();
   auto first = h.next_watch("10");
-  first.feed->send_event("BOOKMARK", json{{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "20"}}}});
+  first.feed->send_event("BOOKMARK",
+                         json{{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", "20"}}}});
   first.feed->end();
   auto second = h.next_watch("20");
   EXPECT_EQ(h.status().resource_version, "20");
@@ -416,7 +419,8 @@ TEST(Reflector, ForbiddenListIsReportedThenRecovers) {
   Harness h;
   std::atomic<bool> allowed{false};
   const std::string message =
-      "nodes is forbidden: User \"system:serviceaccount:kube-system:scheduler-extender\" cannot list resource \"nodes\" "
+      "nodes is forbidden: User \"system:serviceaccount:kube-system:scheduler-extender\" cannot list resource "
+      "\"nodes\" "
       "in API group \"\" at the cluster scope";
   h.on_list([&](const httplib::Request&, httplib::Response& res) {
     if (!allowed) {
@@ -457,9 +461,10 @@ TEST(Reflector, ExpiredContinueTokenRestartsTheListFromTheFirstPage) {
         FakeApiServer::reply(res, 200, list_body({object("a", 1), object("b", 33)}, "40", "new-2"));
       }
     } else if (cont == "old-token") {
-      FakeApiServer::reply(res, 410, testing::status_body(410, "Expired",
-                                                          "The provided continue parameter is too old to display a "
-                                                          "consistent list result."));
+      FakeApiServer::reply(res, 410,
+                           testing::status_body(410, "Expired",
+                                                "The provided continue parameter is too old to display a "
+                                                "consistent list result."));
     } else if (cont == "new-2") {
       FakeApiServer::reply(res, 200, list_body({object("c", 3), object("d", 4)}, "40", "new-3"));
     } else if (cont == "new-3") {
@@ -483,7 +488,8 @@ TEST(Reflector, OversizedLineFailsTheWatchWhichResumesFromTheSameVersion) {
   h.start();
   auto first = h.next_watch("10");
   const std::string big = testing::event_line("ADDED", object("big", 11, std::string(1000, 'b')));
-  for (std::size_t at = 0; at + 1 < big.size(); at += 100) first.feed->send(big.substr(at, std::min<std::size_t>(100, big.size() - 1 - at)));
+  for (std::size_t at = 0; at + 1 < big.size(); at += 100)
+    first.feed->send(big.substr(at, std::min<std::size_t>(100, big.size() - 1 - at)));
   ASSERT_TRUE(eventually([&] { return h.status().last_error.find("longer than 256 bytes") != std::string::npos; }))
       << h.status().last_error;
   auto second = h.next_watch("10");
@@ -527,18 +533,21 @@ TEST(Reflector, MalformedLinesAndErrorEventsFailThenTheWatchResumes) {
   const std::vector<Case> cases = {
       {"this is not json\n", "not a JSON event"},
       {"[1,2,3]\n", "not a JSON event"},
-      {testing::event_line("ERROR", testing::status_body(500, "InternalError", "etcd is sad")), "error event: etcd is sad"},
+      {testing::event_line("ERROR", testing::status_body(500, "InternalError", "etcd is sad")),
+       "error event: etcd is sad"},
       // Odd Status fields are a failure like any other, not a crash.
       {testing::event_line("ERROR", json{{"kind", "Status"}, {"code", "500"}, {"message", "code as text"}}),
        "error event: code as text"},
-      {testing::event_line("ERROR", json{{"kind", "Status"}, {"code", nullptr}, {"reason", nullptr}, {"message", "nulls"}}),
+      {testing::event_line("ERROR",
+                           json{{"kind", "Status"}, {"code", nullptr}, {"reason", nullptr}, {"message", "nulls"}}),
        "error event: nulls"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.line);
     auto w = h.next_watch("10");
     w.feed->send(c.line);
-    ASSERT_TRUE(eventually([&] { return h.status().last_error.find(c.error) != std::string::npos; })) << h.status().last_error;
+    ASSERT_TRUE(eventually([&] { return h.status().last_error.find(c.error) != std::string::npos; }))
+        << h.status().last_error;
     EXPECT_TRUE(w.feed->wait_closed(5s));
   }
   auto w = h.next_watch("10");
@@ -558,8 +567,9 @@ TEST(Reflector, DeeplyNestedEventFailsTheWatchWhichResumesFromTheSameVersion) {
   ASSERT_TRUE(eventually([&] { return h.sink.events().size() == 1; }));
   // About 100 KB, far below the line bound: only the nesting is hostile.
   first.feed->send("{\"type\":\"ADDED\",\"object\":" + nested(50'000) + "}\n");
-  ASSERT_TRUE(eventually([&] { return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos; }))
-      << h.status().last_error;
+  ASSERT_TRUE(eventually([&] {
+    return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos;
+  })) << h.status().last_error;
   EXPECT_TRUE(first.feed->wait_closed(5s));
   auto second = h.next_watch("11");
   second.feed->send_event("ADDED", object("c", 12));
@@ -574,15 +584,17 @@ TEST(Reflector, DeeplyNestedListPageFailsTheListWhichIsRetried) {
   h.on_list([&](const httplib::Request&, httplib::Response& res) {
     if (++lists == 1) {
       res.status = 200;
-      res.set_content("{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" + nested(50'000) + "]}",
-                      "application/json");
+      res.set_content(
+          "{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" + nested(50'000) + "]}",
+          "application/json");
     } else {
       FakeApiServer::reply(res, 200, list_body({object("a", 1)}, "10"));
     }
   });
   h.start();
-  ASSERT_TRUE(eventually([&] { return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos; }))
-      << h.status().last_error;
+  ASSERT_TRUE(eventually([&] {
+    return h.status().last_error.find("nested deeper than 128 levels") != std::string::npos;
+  })) << h.status().last_error;
   EXPECT_TRUE(h.sink.log().empty()) << "nothing of the refused page reaches the sink";
   h.next_watch("10");
   EXPECT_EQ(h.sink.names(), (std::vector<std::string>{"a"}));
@@ -616,7 +628,8 @@ TEST(Reflector, OddStatusBodiesOnAFailedWatchAreFailuresNotCrashes) {
   h.on_watch([&](const httplib::Request& req, httplib::Response& res) {
     const int n = ++watches;
     if (n == 1) {
-      FakeApiServer::reply(res, 500, json{{"kind", "Status"}, {"code", "410"}, {"reason", nullptr}, {"message", "odd"}});
+      FakeApiServer::reply(res, 500,
+                           json{{"kind", "Status"}, {"code", "410"}, {"reason", nullptr}, {"message", "odd"}});
     } else if (n == 2) {
       res.status = 503;
       res.set_content("upstream connect error", "text/plain");
@@ -709,7 +722,10 @@ TEST(Reflector, StreamsThatKeepGoingSilentStayDown) {
 }
 
 TEST(Reflector, AWatchThatBreaksOffIsDownUntilTheNextStreamIsUp) {
-  Harness h([](ReflectorOptions& o) { o.backoff_initial = 300ms; o.backoff_max = 300ms; });
+  Harness h([](ReflectorOptions& o) {
+    o.backoff_initial = 300ms;
+    o.backoff_max = 300ms;
+  });
   h.list_answers(list_body({object("a", 1)}, "10"));
   h.start();
   auto first = h.next_watch("10");

@@ -48,11 +48,22 @@ TEST(EffectiveRequest, FollowsKep753) {
       {"a regular init container below the apps does not", {init("i", "1")}, {app("a", "3")}, nullptr, 3},
       {"sidecars add to the apps", {init("s", "1", true)}, {app("a", "2")}, nullptr, 3},
       // Regular init container i runs after sidecar s started: peak = s + i = 1 + 4.
-      {"an init container after a sidecar runs beside it", {init("s", "1", true), init("i", "4")}, {app("a", "1")}, nullptr, 5},
+      {"an init container after a sidecar runs beside it",
+       {init("s", "1", true), init("i", "4")},
+       {app("a", "1")},
+       nullptr,
+       5},
       // i runs before s starts: its peak is 4 alone; apps + sidecar = 2.
-      {"an init container before a sidecar runs alone", {init("i", "4"), init("s", "1", true)}, {app("a", "1")}, nullptr, 4},
+      {"an init container before a sidecar runs alone",
+       {init("i", "4"), init("s", "1", true)},
+       {app("a", "1")},
+       nullptr,
+       4},
       {"two sidecars accumulate into later init containers",
-       {init("s1", "1", true), init("s2", "2", true), init("i", "1")}, {app("a", "0")}, nullptr, 4},
+       {init("s1", "1", true), init("s2", "2", true), init("i", "1")},
+       {app("a", "0")},
+       nullptr,
+       4},
       {"overhead adds on top", {}, {app("a", "2")}, "1", 3},
   };
   for (const auto& c : cases) {

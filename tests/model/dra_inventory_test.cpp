@@ -49,11 +49,10 @@ std::vector<std::string> names(const std::vector<DraNodeDevice>& devices) {
 }
 
 TEST(DraInventory, GpusWithIndexAndMemoryPartitionsApart) {
-  auto inv = build_dra_inventory(
-      {slice("s1", "n1",
-             {device("gpu-1", "gpu", 1, "81559Mi"), device("gpu-0", "gpu", 0, "81559Mi"),
-              device("gpu-1-mig-9-4-2", "mig", -1, "40Gi"), device("plain", "")})},
-      {});
+  auto inv = build_dra_inventory({slice("s1", "n1",
+                                        {device("gpu-1", "gpu", 1, "81559Mi"), device("gpu-0", "gpu", 0, "81559Mi"),
+                                         device("gpu-1-mig-9-4-2", "mig", -1, "40Gi"), device("plain", "")})},
+                                 {});
   const NodeDra* n1 = inv.node("n1");
   ASSERT_NE(n1, nullptr);
   EXPECT_EQ(names(n1->gpus), (std::vector<std::string>{"plain", "gpu-0", "gpu-1"})) << "by index; no index sorts first";
@@ -74,11 +73,11 @@ TEST(DraInventory, NodesOfTheSameHardwareShareASelectorKeyWhateverTheirNamesAndA
   };
   std::vector<DraDevice> renamed = gpus("80Gi");
   renamed[0].name = "other-name";
-  const DraInventory inv = build_dra_inventory(
-      {slice("a", "a", gpus("80Gi")), slice("b", "b", gpus("80Gi")), slice("renamed", "renamed", renamed),
-       slice("smaller", "smaller", gpus("40Gi")), slice("mig", "mig", gpus("80Gi", "mig")),
-       slice("bigger", "bigger", gpus("81920Mi"))},
-      {claim("held", {{"r", kNvidiaGpuDriver, "b", "gpu-0", false}})});
+  const DraInventory inv =
+      build_dra_inventory({slice("a", "a", gpus("80Gi")), slice("b", "b", gpus("80Gi")),
+                           slice("renamed", "renamed", renamed), slice("smaller", "smaller", gpus("40Gi")),
+                           slice("mig", "mig", gpus("80Gi", "mig")), slice("bigger", "bigger", gpus("81920Mi"))},
+                          {claim("held", {{"r", kNvidiaGpuDriver, "b", "gpu-0", false}})});
   const auto key = [&](const char* n) { return inv.node(n)->selector_key; };
   EXPECT_EQ(key("a"), key("b")) << "allocation is not read by selectors";
   EXPECT_EQ(key("a"), key("renamed")) << "device names are not read by selectors";
@@ -114,16 +113,26 @@ TEST(DraInventory, IncompletePoolsAreNotCounted) {
   };
   const std::vector<Case> table = {
       {"one of two slices", {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 2, 2)}, 0, true},
-      {"both slices", {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 2, 2), slice("b", "n1", {device("gpu-1", "gpu", 1)}, 2, 2)}, 2,
+      {"both slices",
+       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 2, 2), slice("b", "n1", {device("gpu-1", "gpu", 1)}, 2, 2)},
+       2,
        false},
       {"an older generation is ignored",
-       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 3, 1), slice("old", "n1", {device("gpu-9", "gpu", 9)}, 2, 1)}, 1, false},
+       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 3, 1), slice("old", "n1", {device("gpu-9", "gpu", 9)}, 2, 1)},
+       1,
+       false},
       {"the new generation not all seen",
-       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 3, 2), slice("old", "n1", {device("gpu-9", "gpu", 9)}, 2, 1)}, 0, true},
+       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 3, 2), slice("old", "n1", {device("gpu-9", "gpu", 9)}, 2, 1)},
+       0,
+       true},
       {"more slices than announced",
-       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 1, 1), slice("b", "n1", {device("gpu-1", "gpu", 1)}, 1, 1)}, 0, true},
+       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 1, 1), slice("b", "n1", {device("gpu-1", "gpu", 1)}, 1, 1)},
+       0,
+       true},
       {"a device listed twice",
-       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 1, 2), slice("b", "n1", {device("gpu-0", "gpu", 0)}, 1, 2)}, 0, true},
+       {slice("a", "n1", {device("gpu-0", "gpu", 0)}, 1, 2), slice("b", "n1", {device("gpu-0", "gpu", 0)}, 1, 2)},
+       0,
+       true},
   };
   for (const auto& c : table) {
     auto inv = build_dra_inventory(c.slices, {});
@@ -138,17 +147,16 @@ TEST(DraInventory, IncompletePoolsAreNotCounted) {
 }
 
 TEST(DraInventory, UsageCountsEachAllocatedDeviceOnce) {
-  const std::vector<ResourceSlice> slices = {
-      slice("s1", "n1", {device("gpu-0", "gpu", 0), device("gpu-1", "gpu", 1), device("gpu-2", "gpu", 2),
-                         device("gpu-3-mig-1", "mig")})};
+  const std::vector<ResourceSlice> slices = {slice(
+      "s1", "n1",
+      {device("gpu-0", "gpu", 0), device("gpu-1", "gpu", 1), device("gpu-2", "gpu", 2), device("gpu-3-mig-1", "mig")})};
   auto inv = build_dra_inventory(
       slices, {claim("shared", {result("n1", "gpu-0")}, {{"pods", "a", "1"}, {"pods", "b", "2"}, {"pods", "c", "3"}}),
-               claim("again", {result("n1", "gpu-0")}),
-               claim("monitor", {result("n1", "gpu-1", true)}),
-               claim("mig", {result("n1", "gpu-3-mig-1")}),
-               claim("gone", {result("n9", "gpu-0")})});
+               claim("again", {result("n1", "gpu-0")}), claim("monitor", {result("n1", "gpu-1", true)}),
+               claim("mig", {result("n1", "gpu-3-mig-1")}), claim("gone", {result("n9", "gpu-0")})});
   const NodeDra* n1 = inv.node("n1");
-  EXPECT_EQ(n1->allocated_gpus(), 1) << "one device, however many claims and consumers name it; admin access holds nothing";
+  EXPECT_EQ(n1->allocated_gpus(), 1)
+      << "one device, however many claims and consumers name it; admin access holds nothing";
   EXPECT_TRUE(n1->gpus[0].allocated);
   EXPECT_FALSE(n1->gpus[1].allocated);
   EXPECT_TRUE(n1->partitions[0].allocated) << "a partition is marked, never counted as a GPU";
@@ -168,7 +176,8 @@ TEST(DraInventory, ResultsOfOtherDriversAndIncompletePools) {
   auto inv = build_dra_inventory({slice("s1", "n1", {device("gpu-0", "gpu", 0)})}, {other});
   EXPECT_EQ(inv.node("n1")->allocated_gpus(), 0);
   EXPECT_TRUE(inv.unmatched_results.empty()) << "other drivers' results are not ours to match";
-  inv = build_dra_inventory({slice("s1", "n1", {device("gpu-0", "gpu", 0)}, 1, 2)}, {claim("c", {result("n1", "gpu-0")})});
+  inv = build_dra_inventory({slice("s1", "n1", {device("gpu-0", "gpu", 0)}, 1, 2)},
+                            {claim("c", {result("n1", "gpu-0")})});
   EXPECT_EQ(inv.unmatched_results.size(), 1u) << "a device of an incomplete pool is not counted";
 }
 

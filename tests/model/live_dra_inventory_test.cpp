@@ -82,8 +82,10 @@ const Case kCases[] = {
     {"allocate then delete", {allocate("a", {"n1/gpu-0", "n1/gpu-1"}), erase("a")}},
     {"two claims on one device: freed only when both let go",
      {allocate("a", {"n1/gpu-0"}), allocate("b", {"n1/gpu-0"}), unallocate("a"), erase("b")}},
-    {"a claim moves between nodes", {allocate("a", {"n1/gpu-0"}), allocate("a", {"n2/gpu-1"}), allocate("a", {"n1/gpu-1", "n2/gpu-0"})}},
-    {"a device named twice by one claim", {allocate("a", {"n1/gpu-0", "n1/gpu-0"}), allocate("a", {"n1/gpu-0"}), unallocate("a")}},
+    {"a claim moves between nodes",
+     {allocate("a", {"n1/gpu-0"}), allocate("a", {"n2/gpu-1"}), allocate("a", {"n1/gpu-1", "n2/gpu-0"})}},
+    {"a device named twice by one claim",
+     {allocate("a", {"n1/gpu-0", "n1/gpu-0"}), allocate("a", {"n1/gpu-0"}), unallocate("a")}},
     {"results naming no counted device, listed by claim",
      {allocate("b", {"n9/gpu-0"}), allocate("a", {"n1/gpu-0", "n8/gpu-1"}), allocate("b", {"n1/gpu-1"}), erase("a")}},
     {"a slice change rebuilds, claims made before still count",
@@ -91,7 +93,8 @@ const Case kCases[] = {
     {"an incomplete pool holds nothing, then completes",
      {allocate("a", {"n1/gpu-0"}), slice_of("n1", 4, 2, 2), allocate("b", {"n1/gpu-1"}), slice_of("n1", 4, 3, 1),
       allocate("a", {"n1/gpu-2"})}},
-    {"a node's slice removed and back", {allocate("a", {"n2/gpu-0"}), slice_of("n2", -1), erase("a"), slice_of("n2", 2), allocate("a", {"n2/gpu-1"})}},
+    {"a node's slice removed and back",
+     {allocate("a", {"n2/gpu-0"}), slice_of("n2", -1), erase("a"), slice_of("n2", 2), allocate("a", {"n2/gpu-1"})}},
 };
 
 // After every event the inventory updated claim by claim equals the one built whole; a claim
@@ -121,7 +124,8 @@ TEST(LiveDraInventory, EqualsAFullRebuildAfterEachEvent) {
           w.claims[key] = claim_of(e);
         }
         live->set_claim(key, e.kind == Event::Kind::kDelete ? nullptr : &w.claims[key]);
-        EXPECT_EQ(live->inventory()->nodes.at("n4"), before->nodes.at("n4")) << "an untouched node is shared, not copied";
+        EXPECT_EQ(live->inventory()->nodes.at("n4"), before->nodes.at("n4"))
+            << "an untouched node is shared, not copied";
       }
       const DraInventory rebuilt = build_dra_inventory(w.slice_list(), w.claim_list());
       EXPECT_EQ(*live->inventory(), rebuilt);

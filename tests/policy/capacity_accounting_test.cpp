@@ -12,7 +12,7 @@ constexpr std::int64_t kGi = std::int64_t{1} << 30;
 struct Row {
   const char* what;
   std::int64_t published_gi;
-  int changed_at;  // last observed change of the figure
+  int changed_at;                                    // last observed change of the figure
   std::vector<std::pair<std::int64_t, int>> claims;  // size in Gi, volume seen at
   int now;
   std::int64_t want_subtracted_gi;
@@ -26,7 +26,14 @@ TEST(CapacityAccounting, Table) {
   const CapacityRule rule{std::chrono::milliseconds(120'000)};
   const Row rows[] = {
       {"nothing placed: free is the published figure", 100, 0, {}, 10, 0, 0, -1},
-      {"claims without a volume are subtracted, however the figure moves (until they expire)", 100, 50, {{40, -1}, {40, -1}}, 60, 80, 0, 600},
+      {"claims without a volume are subtracted, however the figure moves (until they expire)",
+       100,
+       50,
+       {{40, -1}, {40, -1}},
+       60,
+       80,
+       0,
+       600},
       {"a figure changed before the volume appeared does not reflect it", 60, 5, {{40, 10}}, 20, 40, 0, 130},
       {"a change observed at the same instant is not strictly after", 60, 10, {{40, 10}}, 20, 40, 0, 130},
       {"a change observed strictly after the volume reflects it", 60, 11, {{40, 10}}, 20, 0, 40, -1},
@@ -37,7 +44,8 @@ TEST(CapacityAccounting, Table) {
       {"the earliest settling claim gives the next change", 100, 0, {{10, 30}, {10, 20}}, 40, 20, 0, 140},
   };
   for (const Row& r : rows) {
-    PublishedCapacity published{r.published_gi * kGi, r.changed_at < 0 ? std::nullopt : std::optional(at(r.changed_at))};
+    PublishedCapacity published{r.published_gi * kGi,
+                                r.changed_at < 0 ? std::nullopt : std::optional(at(r.changed_at))};
     std::vector<CapacityClaim> claims;
     for (const auto& [gi, seen] : r.claims) {
       claims.push_back({"ns/c", gi * kGi, seen < 0 ? std::nullopt : std::optional(at(seen)), at(0)});
@@ -77,10 +85,26 @@ TEST(CapacityAccounting, SelectedClaimsWithoutAVolume) {
   const SelectedRow rows[] = {
       {"larger than the pool could provision: ignored", 100, 0, -1, {{1024, -1, 0}}, 10, 0, 1024, {0}, -1},
       {"as large as the pool: counted until it expires", 100, 0, -1, {{100, -1, 0}}, 10, 100, 0, {}, 600},
-      {"hand-set 1Ti claims beside a scheduler's 20Gi: the 20Gi alone counts", 100, 0, -1,
-       {{1024, -1, 0}, {20, -1, 5}, {1024, -1, 0}}, 10, 20, 2048, {0, 2}, 605},
-      {"the figure plus the claims it reflects is what the pool could provision", 60, 0, 20,
-       {{40, 10, 0}, {90, -1, 0}}, 30, 90, 0, {}, 600},
+      {"hand-set 1Ti claims beside a scheduler's 20Gi: the 20Gi alone counts",
+       100,
+       0,
+       -1,
+       {{1024, -1, 0}, {20, -1, 5}, {1024, -1, 0}},
+       10,
+       20,
+       2048,
+       {0, 2},
+       605},
+      {"the figure plus the claims it reflects is what the pool could provision",
+       60,
+       0,
+       20,
+       {{40, 10, 0}, {90, -1, 0}},
+       30,
+       90,
+       0,
+       {},
+       600},
       {"maximumVolumeSize bounds one volume", 100, 50, -1, {{60, -1, 0}, {40, -1, 0}}, 10, 40, 60, {0}, 600},
       {"selected just under the hold ago: counted", 100, 0, -1, {{40, -1, 0}}, 599, 40, 0, {}, 600},
       {"selected the hold ago and still without a volume: ignored", 100, 0, -1, {{40, -1, 0}}, 600, 0, 40, {0}, -1},
@@ -92,8 +116,8 @@ TEST(CapacityAccounting, SelectedClaimsWithoutAVolume) {
                                 r.max_volume_gi * kGi};
     std::vector<CapacityClaim> claims;
     for (const auto& c : r.claims) {
-      claims.push_back({"ns/c", c.gi * kGi, c.volume_seen < 0 ? std::nullopt : std::optional(at(c.volume_seen)),
-                        at(c.selected)});
+      claims.push_back(
+          {"ns/c", c.gi * kGi, c.volume_seen < 0 ? std::nullopt : std::optional(at(c.volume_seen)), at(c.selected)});
     }
     const CapacityAccount a = account(published, claims, at(r.now), rule);
     EXPECT_EQ(a.subtracted, r.want_subtracted_gi * kGi) << r.what;
@@ -126,8 +150,8 @@ TEST(CapacityAccounting, TopologySelects) {
   EXPECT_TRUE(topology_selects(std::vector<Req>{}, node_a)) << "empty topology: every node";
   EXPECT_TRUE(topology_selects(std::vector<Req>{{"topology.topolvm.io/node", "In", {"a"}}}, node_a));
   EXPECT_FALSE(topology_selects(std::vector<Req>{{"topology.topolvm.io/node", "In", {"b"}}}, node_a));
-  EXPECT_FALSE(topology_selects(std::vector<Req>{{"topology.topolvm.io/node", "In", {"a"}}, {"zone", "NotIn", {"z1"}}},
-                                node_a));
+  EXPECT_FALSE(
+      topology_selects(std::vector<Req>{{"topology.topolvm.io/node", "In", {"a"}}, {"zone", "NotIn", {"z1"}}}, node_a));
   EXPECT_TRUE(topology_selects(std::vector<Req>{{"zone", "Exists", {}}}, node_a));
 }
 

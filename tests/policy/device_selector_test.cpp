@@ -46,8 +46,10 @@ TEST(DeviceSelector, EvaluatesTheSubset) {
   using M = MatchKind;
   const std::vector<Case> table = {
       // The NVIDIA driver's DeviceClasses.
-      {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", M::kMatch, M::kNoMatch},
-      {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'", M::kNoMatch, M::kMatch},
+      {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", M::kMatch,
+       M::kNoMatch},
+      {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'", M::kNoMatch,
+       M::kMatch},
       {"device.driver == \"other.example.com\"", M::kNoMatch, M::kNoMatch},
       // Capacity comparisons.
       {"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0", M::kMatch, M::kMatch},
@@ -69,25 +71,26 @@ TEST(DeviceSelector, EvaluatesTheSubset) {
       {"device.attributes['gpu.nvidia.com'].migCapable == true", M::kMatch, M::kError},
       {"device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('550.0.0')) >= 0", M::kMatch, M::kError},
       {"device.attributes['gpu.nvidia.com'].driverVersion.isLessThan(semver('570.86.15'))", M::kNoMatch, M::kError},
-      {"device.attributes['gpu.nvidia.com'].productName in ['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3']", M::kMatch,
-       M::kError},
+      {"device.attributes['gpu.nvidia.com'].productName in ['NVIDIA A100-SXM4-40GB', 'NVIDIA H100 80GB HBM3']",
+       M::kMatch, M::kError},
       // Presence tests, and errors absorbed by && and || where the other side decides.
       {"'index' in device.attributes['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].index == 0", M::kMatch,
        M::kNoMatch},
       {"'memory' in device.capacity['gpu.nvidia.com']", M::kMatch, M::kMatch},
-      {"device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].index == 0", M::kNoMatch,
-       M::kError},
+      {"device.attributes['gpu.nvidia.com'].type == 'mig' && device.attributes['gpu.nvidia.com'].index == 0",
+       M::kNoMatch, M::kError},
       {"device.attributes['gpu.nvidia.com'].index == 0 && device.attributes['gpu.nvidia.com'].type == 'gpu'", M::kMatch,
        M::kNoMatch},
       {"device.attributes['gpu.nvidia.com'].index == 0 || device.attributes['gpu.nvidia.com'].type == 'mig'", M::kMatch,
        M::kMatch},
       // Negation, parentheses, precedence (&& binds tighter than ||).
       {"!(device.attributes['gpu.nvidia.com'].type == 'gpu')", M::kNoMatch, M::kMatch},
-      {"!(device.attributes['gpu.nvidia.com'].type == 'gpu') || device.driver == 'gpu.nvidia.com'", M::kMatch, M::kMatch},
+      {"!(device.attributes['gpu.nvidia.com'].type == 'gpu') || device.driver == 'gpu.nvidia.com'", M::kMatch,
+       M::kMatch},
       {"device.driver == 'x' && device.driver == 'y' || device.attributes['gpu.nvidia.com'].type == 'gpu'", M::kMatch,
        M::kNoMatch},
-      {"device.driver == 'x' && (device.driver == 'y' || device.attributes['gpu.nvidia.com'].type == 'gpu')", M::kNoMatch,
-       M::kNoMatch},
+      {"device.driver == 'x' && (device.driver == 'y' || device.attributes['gpu.nvidia.com'].type == 'gpu')",
+       M::kNoMatch, M::kNoMatch},
       {"true", M::kMatch, M::kMatch},
       // Runtime errors: type mismatches, a missing key, a non-bool result.
       {"device.attributes['gpu.nvidia.com'].index == '0'", M::kError, M::kError},
@@ -127,7 +130,8 @@ TEST(DeviceSelector, UnsupportedNamesTheExpression) {
 }
 
 TEST(DeviceSelector, ErrorsSayWhatFailed) {
-  SelectorMatch m = DeviceSelector::parse("device.attributes['gpu.nvidia.com'].uuid == 'x'").evaluate("gpu.nvidia.com", h100());
+  SelectorMatch m =
+      DeviceSelector::parse("device.attributes['gpu.nvidia.com'].uuid == 'x'").evaluate("gpu.nvidia.com", h100());
   EXPECT_EQ(m.kind, MatchKind::kError);
   EXPECT_NE(m.detail.find("gpu.nvidia.com/uuid"), std::string::npos) << m.detail;
 }
@@ -157,8 +161,8 @@ TEST(DeviceSelector, VersionsCompareAsSemver) {
   model::DraDevice d;
   d.attributes["gpu.nvidia.com/driverVersion"] = ver("550.54.15");
   auto at_least = [&](const char* v) {
-    return DeviceSelector::parse(std::string("device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('") + v +
-                                 "')) >= 0")
+    return DeviceSelector::parse(std::string("device.attributes['gpu.nvidia.com'].driverVersion.compareTo(semver('") +
+                                 v + "')) >= 0")
         .evaluate("gpu.nvidia.com", d)
         .kind;
   };
@@ -205,7 +209,8 @@ TEST(DeviceSelector, PreReleasesOrderAsSemver2) {
     model::DraDevice d;
     d.attributes["x.example.com/v"] = ver(a);
     const auto is = [&](const char* method) {
-      return DeviceSelector::parse("device.attributes['x.example.com'].v." + std::string(method) + "(semver('" + b + "'))")
+      return DeviceSelector::parse("device.attributes['x.example.com'].v." + std::string(method) + "(semver('" + b +
+                                   "'))")
           .evaluate("x.example.com", d)
           .kind;
     };
@@ -227,10 +232,10 @@ TEST(DeviceSelector, PreReleasesOrderAsSemver2) {
       {"1.0.0-beta.2", "1.0.0-beta.11", -1},
       {"1.0.0-beta.11", "1.0.0-rc.1", -1},
       {"1.0.0-rc.1", "1.0.0", -1},
-      {"1.0.0-RC.1", "1.0.0-rc.1", -1},  // ASCII order
+      {"1.0.0-RC.1", "1.0.0-rc.1", -1},         // ASCII order
       {"1.0.0-rc.1+build.5", "1.0.0-rc.1", 0},  // build metadata does not order
-      {"2.0.0-1a", "2.0.0-2", 1},                // "1a" is alphanumeric
-      {"1.0.0-rc.01", "1.0.0-rc.1", 9},          // a leading zero is no version
+      {"2.0.0-1a", "2.0.0-2", 1},               // "1a" is alphanumeric
+      {"1.0.0-rc.01", "1.0.0-rc.1", 9},         // a leading zero is no version
       {"1.0.0-rc..1", "1.0.0-rc.1", 9},
       {"1.0.0+", "1.0.0", 9},
       {"1.0.0-rc_1", "1.0.0", 9},

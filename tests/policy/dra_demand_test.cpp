@@ -33,15 +33,18 @@ model::ResourceSlice slice(std::string node, std::vector<model::DraDevice> devic
 // n1: two 80 GB GPUs and a MIG device; n2: one 40 GB GPU; n3: an incomplete pool.
 model::DraInventory inventory() {
   return model::build_dra_inventory(
-      {slice("n1", {device("gpu-0", "gpu", "80Gi"), device("gpu-1", "gpu", "80Gi"), device("gpu-1-mig", "mig", "20Gi")}),
+      {slice("n1",
+             {device("gpu-0", "gpu", "80Gi"), device("gpu-1", "gpu", "80Gi"), device("gpu-1-mig", "mig", "20Gi")}),
        slice("n2", {device("gpu-0", "gpu", "40Gi")}), slice("n3", {device("gpu-0", "gpu", "80Gi")}, 2)},
       {});
 }
 
 DraClasses classes() {
-  return DraClasses({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}, {"mig.nvidia.com", {kMigClass}, ""},
-                     {"odd", {"device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA')"}, "example.com/odd"},
-                     {"amd", {"device.driver == 'gpu.amd.com'"}, "amd.com/gpu"}});
+  return DraClasses(
+      {{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"},
+       {"mig.nvidia.com", {kMigClass}, ""},
+       {"odd", {"device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA')"}, "example.com/odd"},
+       {"amd", {"device.driver == 'gpu.amd.com'"}, "amd.com/gpu"}});
 }
 
 model::ResourceClaim claim(std::vector<model::DeviceRequest> requests) {
@@ -52,7 +55,8 @@ model::ResourceClaim claim(std::vector<model::DeviceRequest> requests) {
   return c;
 }
 
-model::DeviceRequest exactly(std::string cls, std::int64_t count, std::vector<std::string> selectors = {}, bool all = false) {
+model::DeviceRequest exactly(std::string cls, std::int64_t count, std::vector<std::string> selectors = {},
+                             bool all = false) {
   model::DeviceRequest r;
   r.name = "r";
   r.exactly = model::DeviceRequestSpec{"r", std::move(cls), all, count, false, std::move(selectors)};
@@ -88,19 +92,31 @@ TEST(DraJudge, RefusesANodeOnlyWhenItHasTooFewMatchingDevicesInTotal) {
       {"three GPUs", {gpus(3)}, false, false, true, false},
       {"two needs of one class are summed", {gpus(1), gpus(1)}, true, false, true, false},
       {"a MIG device", needs_for_claim(claim({exactly("mig.nvidia.com", 1)})), true, false, true, false},
-      {"memory selector", needs_for_claim(claim({exactly("gpu.nvidia.com", 1,
-                                                         {"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('60Gi')) >= 0"})})),
+      {"memory selector",
+       needs_for_claim(claim({exactly("gpu.nvidia.com", 1,
+                                      {"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('60Gi')) >= 0"})})),
        true, false, true, false},
       {"All mode needs one", needs_for_claim(claim({exactly("gpu.nvidia.com", 1, {}, true)})), true, true, true, false},
-      {"unsupported class selector passes", {*need_for_extended_resource(c, "example.com/odd", 5)}, true, true, true, true},
+      {"unsupported class selector passes",
+       {*need_for_extended_resource(c, "example.com/odd", 5)},
+       true,
+       true,
+       true,
+       true},
       {"unsupported request selector passes",
-       needs_for_claim(claim({exactly("gpu.nvidia.com", 9, {"device.attributes['gpu.nvidia.com'].uuid.matches('x')"})})), true,
-       true, true, true},
+       needs_for_claim(
+           claim({exactly("gpu.nvidia.com", 9, {"device.attributes['gpu.nvidia.com'].uuid.matches('x')"})})),
+       true, true, true, true},
       {"unknown class passes", needs_for_claim(claim({exactly("nope", 9)})), true, true, true, true},
-      {"a class of an unwatched driver passes", {*need_for_extended_resource(c, "amd.com/gpu", 1)}, true, true, true, true},
+      {"a class of an unwatched driver passes",
+       {*need_for_extended_resource(c, "amd.com/gpu", 1)},
+       true,
+       true,
+       true,
+       true},
       {"a selector error passes",
-       needs_for_claim(claim({exactly("gpu.nvidia.com", 9, {"device.attributes['gpu.nvidia.com'].index == 0"})})), true, true,
-       true, true},
+       needs_for_claim(claim({exactly("gpu.nvidia.com", 9, {"device.attributes['gpu.nvidia.com'].index == 0"})})), true,
+       true, true, true},
   };
   for (const auto& t : table) {
     DraJudge judge(c, inv, t.needs);
@@ -128,7 +144,8 @@ TEST(DraJudge, FirstAvailableIsMetByAnyAlternative) {
   const model::DraInventory inv = inventory();
   model::DeviceRequest r;
   r.name = "any";
-  r.first_available = {{"big", "gpu.nvidia.com", false, 2, false, {}}, {"small", "mig.nvidia.com", false, 1, false, {}}};
+  r.first_available = {{"big", "gpu.nvidia.com", false, 2, false, {}},
+                       {"small", "mig.nvidia.com", false, 1, false, {}}};
   DraJudge judge(c, inv, needs_for_claim(claim({r})));
   EXPECT_TRUE(judge.judge(*inv.node("n1")).fits);
   DraVerdict v2 = judge.judge(*inv.node("n2"));

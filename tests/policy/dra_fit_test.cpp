@@ -107,7 +107,8 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   EXPECT_EQ(view->usage.gpus_used("nvidia.com/gpu"), 2);
   EXPECT_EQ(view->supply.gpu_memory_bytes.at("nvidia.com/gpu"), std::int64_t{40} << 30) << "the smallest device";
   EXPECT_EQ(view->supply.gpu_devices, (model::GpuDevices{"nvidia.com/gpu", 4, std::int64_t{40} << 30}));
-  EXPECT_EQ(view->usage.gpu_devices, (model::GpuDeviceUsage{{1, {1, 0, 0}}, {3, {1, 0, 0}}})) << "allocated: held whole";
+  EXPECT_EQ(view->usage.gpu_devices, (model::GpuDeviceUsage{{1, {1, 0, 0}}, {3, {1, 0, 0}}}))
+      << "allocated: held whole";
   EXPECT_EQ(view->usage.cpu_milli, 700) << "the rest of the usage as it was";
 
   auto bare = fit.scoring_view(supply("bare2"), {});

@@ -28,7 +28,7 @@ TEST(DrivePlan, ClassesAndExtents) {
 TEST(DrivePlan, StorageTypesAreReadAsCsiBaremetalReadsThem) {
   const std::pair<const char*, const char*> rows[] = {
       {"HDD", "HDD"}, {"ssd", "SSD"}, {"NVMe", "NVME"}, {"ssdlvg", "SSDLVG"}, {"SysLvg", "SYSLVG"},
-      {"ANY", "ANY"}, {"any", "ANY"}, {"", "ANY"}, {"tape", "ANY"}, {"SSD ", "ANY"},
+      {"ANY", "ANY"}, {"any", "ANY"}, {"", "ANY"},      {"tape", "ANY"},      {"SSD ", "ANY"},
   };
   for (const auto& [parameter, type] : rows) EXPECT_EQ(storage_type_of(parameter), type) << "'" << parameter << "'";
 }
@@ -119,7 +119,11 @@ TEST(DrivePlan, Table) {
        "no HDDLVG capacity of 1 GiB"},
       {"no request: fits", {{"drive", "SSD", GiB}}, {}, {}},
       {"ANY takes an HDD before any SSD or NVME, the smallest HDD that holds it",
-       {{"nvme", "NVME", 2 * GiB}, {"ssd", "SSD", 2 * GiB}, {"hdd-big", "HDD", 8 * GiB}, {"hdd", "HDD", 4 * GiB}, {"hdd-tiny", "HDD", GiB}},
+       {{"nvme", "NVME", 2 * GiB},
+        {"ssd", "SSD", 2 * GiB},
+        {"hdd-big", "HDD", 8 * GiB},
+        {"hdd", "HDD", 4 * GiB},
+        {"hdd-tiny", "HDD", GiB}},
        {{"ANY", 2 * GiB}},
        {3}},
       {"ANY: no HDD holds it, then SSD before NVME, whatever their sizes",

@@ -101,7 +101,8 @@ TEST(CheckWholeGpus, SameVerdictAndReasonAsCheckFit) {
   std::vector<NodeSupply> nodes;
   for (std::int64_t gpus : {0, 2, 8}) {
     for (bool devices : {false, true}) {
-      for (std::optional<std::int64_t> memory : {std::optional<std::int64_t>{}, std::optional<std::int64_t>{40 * GiB}}) {
+      for (std::optional<std::int64_t> memory :
+           {std::optional<std::int64_t>{}, std::optional<std::int64_t>{40 * GiB}}) {
         for (bool problem : {false, true}) {
           NodeSupply n = gpu_node(gpus, memory);
           if (gpus == 0) n.gpus.clear();
@@ -276,7 +277,8 @@ TEST(CheckFit, DevicesBestFit) {
   // 1100 GiB fits the pool's total free (1500) but no single device.
   Fit g = check_fit(volume_pod({{"nvme", 1100 * GiB}}), node, used);
   EXPECT_EQ(g.verdict, Verdict::kUnresolvable);
-  EXPECT_EQ(format_reason(g.reason), "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
+  EXPECT_EQ(format_reason(g.reason),
+            "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
 }
 
 // A pool of csi-baremetal drives and volume groups: a drive claim takes a whole drive, a group
@@ -337,9 +339,10 @@ TEST(CheckFit, AnAnyClaimTakesAWholeDriveHddThenSsdThenNvme) {
     }
     return pool;
   };
-  const NodeSupply node = pool_node({drive_pool("csi-baremetal:HDD", {{"hdd-1", "HDD", 100 * GiB}, {"hdd-lvg", "HDDLVG", 500 * GiB}}),
-                                     drive_pool("csi-baremetal:SSD", {{"ssd-1", "SSD", 50 * GiB}}),
-                                     drive_pool("csi-baremetal:NVME", {{"nvme-1", "NVME", 200 * GiB}})});
+  const NodeSupply node =
+      pool_node({drive_pool("csi-baremetal:HDD", {{"hdd-1", "HDD", 100 * GiB}, {"hdd-lvg", "HDDLVG", 500 * GiB}}),
+                 drive_pool("csi-baremetal:SSD", {{"ssd-1", "SSD", 50 * GiB}}),
+                 drive_pool("csi-baremetal:NVME", {{"nvme-1", "NVME", 200 * GiB}})});
   auto pod = [](std::vector<std::tuple<const char*, const char*, std::int64_t>> asks) {
     PodDemand p = volume_pod({});
     for (const auto& [pool, cls, bytes] : asks) {
@@ -365,7 +368,8 @@ TEST(CheckFit, AnAnyClaimTakesAWholeDriveHddThenSsdThenNvme) {
   }
   Fit full = check_fit(pod({{"csi-baremetal:ANY", "ANY", 40 * GiB}}), node, used);
   EXPECT_EQ(full.verdict, Verdict::kUnresolvable);
-  EXPECT_EQ(format_reason(full.reason), "pool csi-baremetal:ANY: no ANY capacity of 40 GiB (a free HDD, SSD or NVME drive)");
+  EXPECT_EQ(format_reason(full.reason),
+            "pool csi-baremetal:ANY: no ANY capacity of 40 GiB (a free HDD, SSD or NVME drive)");
 
   // One pod: its HDD claim and its ANY claim do not share the one HDD drive.
   Fit both = check_fit(pod({{"csi-baremetal:HDD", "HDD", 10 * GiB}, {"csi-baremetal:ANY", "ANY", 10 * GiB}}), node, {});
@@ -374,7 +378,8 @@ TEST(CheckFit, AnAnyClaimTakesAWholeDriveHddThenSsdThenNvme) {
   for (const auto& v : both.allocation.volumes) devices.insert(v.device);
   EXPECT_EQ(devices, (std::set<std::string>{"hdd-1", "ssd-1"}));
   // A group claim takes its extents from the HDD group; the ANY claim still gets the HDD drive.
-  Fit grouped = check_fit(pod({{"csi-baremetal:HDD", "HDDLVG", 10 * GiB}, {"csi-baremetal:ANY", "ANY", 10 * GiB}}), node, {});
+  Fit grouped =
+      check_fit(pod({{"csi-baremetal:HDD", "HDDLVG", 10 * GiB}, {"csi-baremetal:ANY", "ANY", 10 * GiB}}), node, {});
   ASSERT_EQ(grouped.verdict, Verdict::kFits) << format_reason(grouped.reason);
   EXPECT_EQ(grouped.allocation.volumes.size(), 2u);
 
@@ -403,7 +408,8 @@ TEST(CheckFit, LocalPersistentVolumesAreTakenWhole) {
   Fit second = check_fit(two, node, used);
   EXPECT_EQ(second.verdict, Verdict::kUnresolvable) << "60 GiB of pv-a's 100 are no room for another claim";
   EXPECT_EQ(format_reason(second.reason),
-            "pool fast-disks: volume v1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 3");
+            "pool fast-disks: volume v1 needs a free local PersistentVolume of 40 GiB with its access modes, node has "
+            "1 free of 3");
 
   PodDemand many = two;
   many.volumes[0].access_modes = model::kReadWriteMany;
@@ -478,20 +484,32 @@ TEST(LocalVolumes, ShortagesOtherPodsEphemeralVolumesCauseAreResolvable) {
   };
   const Case cases[] = {
       {"fits", {volume_held("local", "", 300 * kGiB)}, 600 * kGiB, false, Verdict::kFits},
-      {"short only because of another pod's scratch", {volume_held("local", "", 900 * kGiB, "victim")}, 600 * kGiB, false,
+      {"short only because of another pod's scratch",
+       {volume_held("local", "", 900 * kGiB, "victim")},
+       600 * kGiB,
+       false,
        Verdict::kInsufficient},
-      {"short because of a persistent claim", {volume_held("local", "", 900 * kGiB)}, 600 * kGiB, false,
+      {"short because of a persistent claim",
+       {volume_held("local", "", 900 * kGiB)},
+       600 * kGiB,
+       false,
        Verdict::kUnresolvable},
       {"evicting the scratch would not be enough",
-       {volume_held("local", "", 500 * kGiB), volume_held("local", "", 400 * kGiB, "victim")}, 600 * kGiB, false,
+       {volume_held("local", "", 500 * kGiB), volume_held("local", "", 400 * kGiB, "victim")},
+       600 * kGiB,
+       false,
        Verdict::kUnresolvable},
-      {"device pool, the device is full of scratch", {volume_held("local", "d0", 900 * kGiB, "victim"),
-                                                       volume_held("local", "d1", 900 * kGiB)},
-       600 * kGiB, true, Verdict::kInsufficient},
+      {"device pool, the device is full of scratch",
+       {volume_held("local", "d0", 900 * kGiB, "victim"), volume_held("local", "d1", 900 * kGiB)},
+       600 * kGiB,
+       true,
+       Verdict::kInsufficient},
       {"device pool, scratch spread so no device frees enough",
        {volume_held("local", "d0", 500 * kGiB), volume_held("local", "d0", 300 * kGiB, "victim"),
         volume_held("local", "d1", 500 * kGiB), volume_held("local", "d1", 300 * kGiB, "victim")},
-       600 * kGiB, true, Verdict::kUnresolvable},
+       600 * kGiB,
+       true,
+       Verdict::kUnresolvable},
   };
   for (const auto& c : cases) {
     NodeSupply node;
@@ -546,7 +564,8 @@ TEST(FitReason, FormattedAsTheSchedulerShowsIt) {
       {{K::kShareNoGpu, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node has no GPU"},
       {{K::kShareNoGpuMemory, "s", gib, 0, 0, {}}, "s: pod needs 1 GiB of one GPU, node reports no GPU memory"},
       {{K::kMemoryFloorUnknown, "g", 40 * gib, 0, 0, {}}, "g: pod needs 40 GiB per GPU, node reports no GPU memory"},
-      {{K::kMemoryFloorTooSmall, "g", 40 * gib, 16 * gib, 0, {}}, "g: pod needs 40 GiB per GPU, node's GPUs have 16 GiB"},
+      {{K::kMemoryFloorTooSmall, "g", 40 * gib, 16 * gib, 0, {}},
+       "g: pod needs 40 GiB per GPU, node's GPUs have 16 GiB"},
       {{K::kNoLocalVolume, "p", 2 * gib, 0, 3, "v"},
        "pool p: volume v needs a free local PersistentVolume of 2 GiB with its access modes, node has 0 free of 3"},
       {{K::kDraTooFewDevices, "g", 0, 0, 0, "g: pod needs 2 c, node has 1 matching devices"},

@@ -55,14 +55,30 @@ TEST(GpuDevices, FitTable) {
     std::vector<model::GpuHold> chosen;
   };
   const std::vector<Case> cases = {
-      {"a share goes to the fullest device that holds it", share(8), {{0, 4 * kGi, false}, {1, 6 * kGi, false}},
-       Verdict::kFits, "", {{1, 8 * kGi, false}}},
-      {"a share larger than every device", share(20), {}, Verdict::kUnresolvable,
-       "aliyun.com/gpu-mem: pod needs 20 GiB of one GPU, node's GPUs have 16 GiB", {}},
-      {"no device has room", share(10), {{0, 8 * kGi, false}, {1, 0, true}}, Verdict::kInsufficient,
-       "aliyun.com/gpu-mem: pod needs 10 GiB of one GPU, largest free GPU has 8 GiB of 16 GiB", {}},
-      {"whole GPUs need devices with nothing on them", whole(2), {{0, 1 * kGi, false}}, Verdict::kInsufficient,
-       "nvidia.com/gpu: pod needs 2, node has 1 free of 2", {}},
+      {"a share goes to the fullest device that holds it",
+       share(8),
+       {{0, 4 * kGi, false}, {1, 6 * kGi, false}},
+       Verdict::kFits,
+       "",
+       {{1, 8 * kGi, false}}},
+      {"a share larger than every device",
+       share(20),
+       {},
+       Verdict::kUnresolvable,
+       "aliyun.com/gpu-mem: pod needs 20 GiB of one GPU, node's GPUs have 16 GiB",
+       {}},
+      {"no device has room",
+       share(10),
+       {{0, 8 * kGi, false}, {1, 0, true}},
+       Verdict::kInsufficient,
+       "aliyun.com/gpu-mem: pod needs 10 GiB of one GPU, largest free GPU has 8 GiB of 16 GiB",
+       {}},
+      {"whole GPUs need devices with nothing on them",
+       whole(2),
+       {{0, 1 * kGi, false}},
+       Verdict::kInsufficient,
+       "nvidia.com/gpu: pod needs 2, node has 1 free of 2",
+       {}},
       {"whole GPUs take the lowest free devices", whole(1), {{0, 0, true}}, Verdict::kFits, "", {{1, 0, true}}},
   };
   for (const auto& c : cases) {
@@ -146,10 +162,16 @@ TEST(GpuDevices, FragmentationCountsCpuAndMemory) {
   };
   const std::vector<Case> cases = {
       {"the shape's CPU fits: the GPU rule alone", host("n", 2, 16, 64), asking(8, 0), {1, 0, 0, 8000, 0}, 0},
-      {"too little CPU left: all free GPU memory is a fragment", host("n", 2, 16, 64), asking(12, 0),
-       {1, 0, 0, 8000, 0}, 32},
-      {"too little memory left, for a share too", host("n", 2, 16, 64), asking(0, 60, {{0, 4 * kGi, false}}),
-       {0, 0, 250, 0, 8 * kGi}, 28},
+      {"too little CPU left: all free GPU memory is a fragment",
+       host("n", 2, 16, 64),
+       asking(12, 0),
+       {1, 0, 0, 8000, 0},
+       32},
+      {"too little memory left, for a share too",
+       host("n", 2, 16, 64),
+       asking(0, 60, {{0, 4 * kGi, false}}),
+       {0, 0, 250, 0, 8 * kGi},
+       28},
       {"a node that gives no CPU never runs out of it", node("n", 2, 16), asking(64, 0), {1, 0, 0, 512000, 0}, 0},
   };
   for (const auto& c : cases) {
@@ -238,7 +260,8 @@ TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
   none.uid = "p";
   const std::vector<Case> cases = {
       {"12 cores would strand a's GPUs; c and d have none free, d has nothing to strand (c holds them)",
-       with_host(none, 12, 8), {8, 9, 10, 10}},
+       with_host(none, 12, 8),
+       {8, 9, 10, 10}},
       {"4 cores strand nothing: no free GPU first, then the most CPU left", with_host(none, 4, 8), {8, 9, 10, 10}},
   };
   for (const auto& c : cases) {
@@ -266,16 +289,21 @@ TEST(GpuDevices, TheFitWeightSeparatesNearEqualIncreasesByWhatTheNodeKeepsFree) 
     std::vector<std::int64_t> scores;
   };
   const std::vector<Case> cases = {
-      {"no increase anywhere, no fit weight: the fullest GPUs, then the most CPU left", {{{1, 0, 0}, 1}}, 0,
+      {"no increase anywhere, no fit weight: the fullest GPUs, then the most CPU left",
+       {{{1, 0, 0}, 1}},
+       0,
        {8, 9, 10}},
       {"no increase anywhere, a fit weight: the node left least free (GPU and CPU fractions) first",
-       {{{1, 0, 0}, 1}}, 0.05, {9, 8, 10}},
+       {{{1, 0, 0}, 1}},
+       0.05,
+       {9, 8, 10}},
       {"2-GPU shapes: c's lone free GPU goes, a and b strand one; the fit weight only orders a before b",
-       {{{2, 0, 0}, 1}}, 0.05, {9, 8, 10}},
+       {{{2, 0, 0}, 1}},
+       0.05,
+       {9, 8, 10}},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(gpu_packing_scores(pod, cands, PackingStrategy::kFragmentation, c.mix, c.fit_weight), c.scores)
-        << c.what;
+    EXPECT_EQ(gpu_packing_scores(pod, cands, PackingStrategy::kFragmentation, c.mix, c.fit_weight), c.scores) << c.what;
   }
   ScoringRules rules;
   rules.packing = PackingStrategy::kFragmentation;
@@ -291,8 +319,12 @@ TEST(GpuDevices, ShapeWindowWeighsLargeShapesBySizeExponent) {
   w.add({0, 0, 0, 4000, kGi});
   EXPECT_EQ(w.mix(), (ShapeMix{{{0, 0, 0, 4000, kGi}, 4}, {{1, 0, 0}, 8}, {{8, 0, 0}, 91}}))
       << "in quarter pods: 8 GPUs weigh 8^1.5 = 22.6 pods, the prior and pods without GPUs one each";
-  ShapeWindow huge(1, {{{1, 0, 0}, 1'000'000}, {{2, 0, 0}, 1'000'000}, {{4, 0, 0}, 1'000'000},
-                       {{8, 0, 0}, 1'000'000}, {{0, 0, 500}, 1'000'000}},
+  ShapeWindow huge(1,
+                   {{{1, 0, 0}, 1'000'000},
+                    {{2, 0, 0}, 1'000'000},
+                    {{4, 0, 0}, 1'000'000},
+                    {{8, 0, 0}, 1'000'000},
+                    {{0, 0, 500}, 1'000'000}},
                    2);
   std::int64_t total = 0;
   for (const auto& [shape, weight] : huge.mix()) total += weight;

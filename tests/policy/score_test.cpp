@@ -103,8 +103,12 @@ TEST(GpuPacking, FragmentationTellsApartNodesThatLookAlikeOnTheirGpus) {
   const Row rows[] = {
       {"the same node twice over", 64000, 0, "nvidia.com/gpu", 1, {10, 10, 10}},
       {"as much CPU free of more: b keeps less free after (best fit)", 128000, 64000, "nvidia.com/gpu", 1, {9, 10, 9}},
-      {"b's devices serve another resource: the pod takes none of them, a 2-GPU pod still fits", 64000, 0,
-       "example.com/gpu", 2, {9, 10, 9}},
+      {"b's devices serve another resource: the pod takes none of them, a 2-GPU pod still fits",
+       64000,
+       0,
+       "example.com/gpu",
+       2,
+       {9, 10, 9}},
   };
   for (const auto& row : rows) {
     std::vector<NodeSupply> nodes(2);
@@ -163,7 +167,8 @@ TEST(ScoreCandidates, CombinesWithWeights) {
   ScoringRules equal;
   EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, equal), (Scores{5, 5, 6}));  // (6+5)/2 = 5.5 -> 6
   ScoringRules volume_heavy{3, 1, PackingStrategy::kBinpack};
-  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, volume_heavy), (Scores{8, 3, 6}));  // 30/4=7.5->8, 10/4=2.5->3, 23/4=5.75->6
+  EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, volume_heavy),
+            (Scores{8, 3, 6}));  // 30/4=7.5->8, 10/4=2.5->3, 23/4=5.75->6
   ScoringRules spread{1, 1, PackingStrategy::kSpread};
   EXPECT_EQ(score_candidates(pod(1, 1), f.candidates, spread), (Scores{10, 0, 6}));  // spread: 10, 0, 5 -> (6+5)/2
   ScoringRules gpu_off{1, 0, PackingStrategy::kBinpack};
@@ -202,7 +207,10 @@ TEST(CapacityScoring, FreeSpaceLeftAfterPlacementRanksByPreference) {
       {"packing: less free ranks higher", {{100, 0}, {100, 50}, {100, 90}}, 10, false, {0, 6, 10}},
       {"a fraction of each pool, not bytes (490 of 1000 free < 90 of 100)", {{1000, 500}, {100, 0}}, 10, true, {0, 10}},
       {"a node without the pool has none free", {{0, 0}, {100, 0}}, 10, true, {0, 10}},
-      {"terabytes do not overflow", {{std::int64_t{1} << 50, 0}, {std::int64_t{1} << 50, std::int64_t{1} << 49}}, 1, true,
+      {"terabytes do not overflow",
+       {{std::int64_t{1} << 50, 0}, {std::int64_t{1} << 50, std::int64_t{1} << 49}},
+       1,
+       true,
        {10, 0}},
   };
   for (const auto& c : cases) {

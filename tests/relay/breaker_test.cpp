@@ -17,10 +17,10 @@ using Transition = Breaker::Transition;
 struct Step {
   int at_ms;
   enum Kind { kAdmit, kSucceed, kFail } kind;
-  int ticket_of = -1;      // for kSucceed/kFail: the step whose ticket is reported
-  bool admitted = false;   // kAdmit: expected
-  bool probe = false;      // kAdmit: expected
-  Transition transition = Transition::kNone;  // kSucceed/kFail: expected
+  int ticket_of = -1;                          // for kSucceed/kFail: the step whose ticket is reported
+  bool admitted = false;                       // kAdmit: expected
+  bool probe = false;                          // kAdmit: expected
+  Transition transition = Transition::kNone;   // kSucceed/kFail: expected
   BreakerState after = BreakerState::kClosed;  // expected state after the step
 };
 
@@ -36,7 +36,9 @@ constexpr auto H = BreakerState::kHalfOpen;
 Step admit(int at, bool admitted, bool probe, BreakerState after) {
   return {at, Step::kAdmit, -1, admitted, probe, Transition::kNone, after};
 }
-Step succeed(int at, int of, Transition t, BreakerState after) { return {at, Step::kSucceed, of, false, false, t, after}; }
+Step succeed(int at, int of, Transition t, BreakerState after) {
+  return {at, Step::kSucceed, of, false, false, t, after};
+}
 Step fail(int at, int of, Transition t, BreakerState after) { return {at, Step::kFail, of, false, false, t, after}; }
 
 // open_for is 100ms in every case.
@@ -62,9 +64,8 @@ const std::vector<Case> kCases = {
      {admit(0, true, false, C), admit(0, true, false, C), fail(10, 0, Transition::kOpened, O),
       succeed(20, 1, Transition::kNone, O), admit(21, false, false, O)}},
     {"a late failure while half-open leaves the probe alone",
-     {admit(0, true, false, C), admit(0, true, false, C), fail(0, 0, Transition::kOpened, O),
-      admit(100, true, true, H), fail(101, 1, Transition::kNone, H), admit(102, false, false, H),
-      succeed(103, 3, Transition::kClosed, C)}},
+     {admit(0, true, false, C), admit(0, true, false, C), fail(0, 0, Transition::kOpened, O), admit(100, true, true, H),
+      fail(101, 1, Transition::kNone, H), admit(102, false, false, H), succeed(103, 3, Transition::kClosed, C)}},
     {"after closing, a new failure opens it again",
      {admit(0, true, false, C), fail(0, 0, Transition::kOpened, O), admit(100, true, true, H),
       succeed(100, 2, Transition::kClosed, C), admit(200, true, false, C), fail(201, 4, Transition::kOpened, O),

@@ -119,12 +119,18 @@ TEST(RelayParse, ListenLoopbackOnly) {
     std::string host;
   };
   const Row rows[] = {
-      {"127.0.0.1:8890", true, "127.0.0.1"}, {"127.1.2.3:80", true, "127.1.2.3"},
-      {"localhost:8890", true, "127.0.0.1"}, {"[::1]:8890", true, "::1"},
-      {"0.0.0.0:8890", false, ""},           {"10.0.0.1:8890", false, ""},
-      {"[::]:8890", false, ""},              {"example.com:8890", false, ""},
-      {"127.0.0.1", false, ""},              {"", false, ""},
-      {"127.0.0.1:99999", false, ""},        {":8890", false, ""},
+      {"127.0.0.1:8890", true, "127.0.0.1"},
+      {"127.1.2.3:80", true, "127.1.2.3"},
+      {"localhost:8890", true, "127.0.0.1"},
+      {"[::1]:8890", true, "::1"},
+      {"0.0.0.0:8890", false, ""},
+      {"10.0.0.1:8890", false, ""},
+      {"[::]:8890", false, ""},
+      {"example.com:8890", false, ""},
+      {"127.0.0.1", false, ""},
+      {"", false, ""},
+      {"127.0.0.1:99999", false, ""},
+      {":8890", false, ""},
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.text);
@@ -173,8 +179,8 @@ TEST(RelayParse, Upstream) {
 }
 
 TEST(RelayParse, CommandLine) {
-  auto cli = parse_command_line({"--upstream", "http://127.0.0.1:8888", "--listen=127.0.0.1:9000",
-                                 "--upstream-timeout", "120ms", "--open-for", "2s", "--max-body-bytes", "1024"});
+  auto cli = parse_command_line({"--upstream", "http://127.0.0.1:8888", "--listen=127.0.0.1:9000", "--upstream-timeout",
+                                 "120ms", "--open-for", "2s", "--max-body-bytes", "1024"});
   ASSERT_TRUE(cli.ok()) << cli.message();
   EXPECT_EQ(cli->options.listen_port, 9000);
   EXPECT_EQ(cli->options.upstream_timeout, 120ms);

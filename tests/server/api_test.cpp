@@ -40,8 +40,18 @@ struct Harness : testing::EngineHarness {
   Api api(std::chrono::milliseconds deadline) {
     gate.ready = [this] { return why_not_ready; };
     extender = &standalone();
-    ApiDeps api_deps{extender, &state, &metrics, [this] { return why_not_ready; }, "standalone", deadline, true,
-                     cfg.node_fields(), cfg.decode_limits(), &demands, {}, {}};
+    ApiDeps api_deps{extender,
+                     &state,
+                     &metrics,
+                     [this] { return why_not_ready; },
+                     "standalone",
+                     deadline,
+                     true,
+                     cfg.node_fields(),
+                     cfg.decode_limits(),
+                     &demands,
+                     {},
+                     {}};
     return Api(api_deps, {"/scheduler", true, true, true});
   }
 };
@@ -74,8 +84,9 @@ TEST(Api, AReplicaThatDoesNotLeadClosesTheConnectionAfterAVerb) {
     SCOPED_TRACE(c.what);
     Harness h;
     (void)h.api(4s);  // builds the engine
-    ApiDeps deps{h.extender, &h.state, &h.metrics, {}, "kubernetes", 4s, false, h.cfg.node_fields(), h.cfg.decode_limits(),
-                 &h.demands, {}, {}};
+    ApiDeps deps{
+        h.extender, &h.state, &h.metrics, {}, "kubernetes", 4s, false, h.cfg.node_fields(), h.cfg.decode_limits(),
+        &h.demands, {},       {}};
     if (c.leading) {
       deps.leadership = [leading = *c.leading] {
         LeadershipView view;
@@ -96,8 +107,10 @@ TEST(Api, FilterAndPrioritizeGiveUpPastTheRequestDeadline) {
   Api late = h.api(0ms);
   http::HttpResponse res = late.handle(request("POST", "/scheduler/filter", names_body(600)));
   EXPECT_EQ(res.status, 200);
-  EXPECT_NE(res.body.find(R"("Error":"filter took longer than server.request_deadline)"), std::string::npos) << res.body;
-  EXPECT_NE(res.body.find(R"("NodeNames":null)"), std::string::npos) << "no partial answer: " << res.body.substr(0, 200);
+  EXPECT_NE(res.body.find(R"("Error":"filter took longer than server.request_deadline)"), std::string::npos)
+      << res.body;
+  EXPECT_NE(res.body.find(R"("NodeNames":null)"), std::string::npos)
+      << "no partial answer: " << res.body.substr(0, 200);
 
   Harness in_time;
   Api api = in_time.api(10s);
@@ -128,7 +141,8 @@ struct Declined {
 TEST(Api, DeclinesMoreNodesThanTheCapAsTheProtocolCarriesIt) {
   const Declined cases[] = {
       // kube-scheduler puts a filter's Error into the pod's FailedScheduling event.
-      {"/scheduler/filter", 200, R"("Error":"scheduler-extender declines the request: NodeNames lists more than 3 nodes)"},
+      {"/scheduler/filter", 200,
+       R"("Error":"scheduler-extender declines the request: NodeNames lists more than 3 nodes)"},
       // A prioritize answer has no error field; any status but 200 fails the call (scores ignored).
       {"/scheduler/prioritize", 413, R"({"error":"prioritize request declined: NodeNames lists more than 3 nodes)"},
   };
@@ -140,15 +154,16 @@ TEST(Api, DeclinesMoreNodesThanTheCapAsTheProtocolCarriesIt) {
     EXPECT_EQ(res.status, c.status) << c.path;
     EXPECT_NE(res.body.find(c.answer), std::string::npos) << c.path << ": " << res.body;
     EXPECT_EQ(api.handle(request("POST", c.path, names_body(3))).status, 200) << c.path;
-    EXPECT_EQ(api.handle(request("POST", c.path, "{\"Pod\":{},\"NodeNames\":[1]}")).status, 400) << "malformed stays 400";
+    EXPECT_EQ(api.handle(request("POST", c.path, "{\"Pod\":{},\"NodeNames\":[1]}")).status, 400)
+        << "malformed stays 400";
   }
 }
 
 // A pod with these container requests and the NodeNames form of `nodes`.
 std::string pod_body(const std::string& uid, const std::string& requests, const std::string& nodes) {
   return R"({"Pod":{"metadata":{"name":")" + uid + R"(","namespace":"t","uid":")" + uid +
-         R"("},"spec":{"containers":[{"name":"c","resources":{"requests":)" + requests +
-         R"(,"limits":)" + requests + R"(}}]}},"Nodes":null,"NodeNames":)" + nodes + "}";
+         R"("},"spec":{"containers":[{"name":"c","resources":{"requests":)" + requests + R"(,"limits":)" + requests +
+         R"(}}]}},"Nodes":null,"NodeNames":)" + nodes + "}";
 }
 
 TEST(Api, TheEveryPodVerbsDecideOnlyThePodsWithoutGpus) {
@@ -164,7 +179,8 @@ nodes:
   - name: plain
     cpu: "64"
     memory: 256Gi
-)", "inv", h.cfg.gpu.resources);
+)",
+                                      "inv", h.cfg.gpu.resources);
   ASSERT_TRUE(inv) << inv.message();
   h.state.upsert_nodes(*inv);
   Api api = h.api(4s);
@@ -181,7 +197,8 @@ nodes:
       << "the managed entry's verb scores no pod that needs nothing managed";
   EXPECT_EQ(api.handle(request("POST", "/scheduler/prioritize-unmanaged", gpu)).body, "[]")
       << "a GPU pod is scored by the managed entry only, never twice";
-  EXPECT_NE(h.metrics.render({}).find(R"(requests_total{outcome="ok",verb="prioritize_unmanaged"} 2)"), std::string::npos)
+  EXPECT_NE(h.metrics.render({}).find(R"(requests_total{outcome="ok",verb="prioritize_unmanaged"} 2)"),
+            std::string::npos)
       << "the two calls of the every-pod verb counted under their own label";
 
   res = api.handle(request("POST", "/scheduler/filter-unmanaged", gpu));

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "extender/engine/extender.h"
+#include "extender/http/listener.h"
 #include "extender/kube/api_binder.h"
 #include "extender/server/api.h"
-#include "extender/http/listener.h"
 #include "extender/state/demand_cache.h"
 #include "support/cluster_harness.h"
 
@@ -28,7 +28,8 @@ using kube::testing::pod_object;
 TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
   ClusterHarness h([](config::Config& c) { c.kubernetes.bind_timeout = 8s; });
   h.fake.put(Kind::kNodes, node_object("gpu-1", 64));
-  for (int i = 0; i < 50; ++i) h.fake.put(Kind::kPods, pod_object("ml", "p" + std::to_string(i), "uid-p" + std::to_string(i), 1));
+  for (int i = 0; i < 50; ++i)
+    h.fake.put(Kind::kPods, pod_object("ml", "p" + std::to_string(i), "uid-p" + std::to_string(i), 1));
   std::atomic<int> delayed{0};
   h.fake.set_binding_hook([&](const BindingRequest&) -> std::optional<BindingReply> {
     ++delayed;
@@ -70,13 +71,15 @@ TEST(BindLane, BindsWaitingOnTheApiServerDoNotHoldWhatFiltersNeed) {
       if (res && res->body == R"({"Error":""})") ++bound;
     });
   }
-  ASSERT_TRUE(kube::testing::eventually([&] { return delayed.load() == 50; }, 3000ms)) << delayed.load() << " binds reached the API server";
+  ASSERT_TRUE(kube::testing::eventually([&] { return delayed.load() == 50; }, 3000ms))
+      << delayed.load() << " binds reached the API server";
 
   httplib::Client c("127.0.0.1", listener.port());
   const auto started = std::chrono::steady_clock::now();
-  auto res = c.Post("/scheduler/filter",
-                    R"({"Pod":{"metadata":{"name":"f","namespace":"ml","uid":"uid-f"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["gpu-1"],"Nodes":null})",
-                    "application/json");
+  auto res = c.Post(
+      "/scheduler/filter",
+      R"({"Pod":{"metadata":{"name":"f","namespace":"ml","uid":"uid-f"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"1"}}}]}},"NodeNames":["gpu-1"],"Nodes":null})",
+      "application/json");
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);

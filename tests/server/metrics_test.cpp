@@ -78,9 +78,10 @@ TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
   model::NodeSupply a = node("a", 0);
   s.upsert_nodes({a});
   // Published 60, one 40 claim already reflected in it (size 100), a 30 claim not yet.
-  s.set_derived_pools({{"a", {model::Pool{"lvm", 100, {}, 0, "CSIStorageCapacity kube-system/c", 60},
-                               model::Pool{"ssd", 100, {}, 0, "annotation capacity.topolvm.io/ssd", 100},
-                               model::Pool{"disks", 100, {}, 0, "local PVs", 100}}}});
+  s.set_derived_pools({{"a",
+                        {model::Pool{"lvm", 100, {}, 0, "CSIStorageCapacity kube-system/c", 60},
+                         model::Pool{"ssd", 100, {}, 0, "annotation capacity.topolvm.io/ssd", 100},
+                         model::Pool{"disks", 100, {}, 0, "local PVs", 100}}}});
   for (const auto& [uid, bytes] : std::vector<std::pair<std::string, std::int64_t>>{{"v1", 40}, {"v2", 30}}) {
     state::Claim c;
     c.owner = "ml/" + uid;
@@ -92,10 +93,13 @@ TEST(Metrics, APublishedPoolShowsItsFigureAndWhatIsSubtractedFromIt) {
   Metrics m;
   state::Snapshot snap = s.snapshot();
   std::string text = m.render(ScrapeView{&snap, SteadyClock::now(), 0, {}, std::nullopt});
-  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="lvm",source="CSIStorageCapacity"} 60)"))
+  EXPECT_TRUE(has_line(
+      text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="lvm",source="CSIStorageCapacity"} 60)"))
       << text;
-  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="ssd",source="annotation"} 100)"));
-  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="disks",source="local PVs"} 100)"));
+  EXPECT_TRUE(
+      has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="ssd",source="annotation"} 100)"));
+  EXPECT_TRUE(
+      has_line(text, R"(scheduler_extender_node_pool_published_bytes{node="a",pool="disks",source="local PVs"} 100)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_subtracted_bytes{node="a",pool="lvm"} 30)"));
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_pool_free_bytes{node="a",pool="lvm"} 30)"));
 }
@@ -144,8 +148,10 @@ TEST(Metrics, ANodeWithoutGpusHasTheSeriesOfEveryManagedResource) {
   cpu.name = "cpu-1";
   s.upsert_nodes({cpu});
   state::Snapshot snap = s.snapshot();
-  const std::string text = Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, SteadyClock::now(), std::nullopt, {}, std::nullopt});
-  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="cpu-1",resource="amd.com/gpu"} 0)")) << text;
+  const std::string text =
+      Metrics({"nvidia.com/gpu", "amd.com/gpu"}).render({&snap, SteadyClock::now(), std::nullopt, {}, std::nullopt});
+  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="cpu-1",resource="amd.com/gpu"} 0)"))
+      << text;
   EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_used{node="cpu-1",resource="nvidia.com/gpu"} 0)"));
 }
 
@@ -188,14 +194,16 @@ TEST(Metrics, LabelValuesAreEscaped) {
   state::Snapshot snap = s.snapshot();
   Metrics m;
   const std::string text = m.render({&snap, SteadyClock::now(), std::nullopt, {}, std::nullopt});
-  EXPECT_TRUE(has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
+  EXPECT_TRUE(
+      has_line(text, R"(scheduler_extender_node_gpus_allocatable{node="odd\"name\\\n",resource="nvidia.com/gpu"} 1)"))
       << text;
 }
 
 TEST(Metrics, LeadershipIsExportedOnlyWithAnElection) {
   Metrics m;
   const auto now = SteadyClock::now();
-  EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}, std::nullopt}).find("scheduler_extender_leader"), std::string::npos)
+  EXPECT_EQ(m.render({nullptr, now, std::nullopt, {}, std::nullopt}).find("scheduler_extender_leader"),
+            std::string::npos)
       << "no election (standalone, ha.enabled false): no leadership series";
   LeadershipView standby{false, "ext-1_uid", "ext-0_uid", "2026-12-01T00:00:00.000000Z", 2, "ns/lease", ""};
   std::string text = m.render({nullptr, now, std::nullopt, {}, standby});
@@ -236,7 +244,8 @@ TEST(Metrics, TheChartsDashboardQueriesOnlyMetricsTheDaemonExports) {
     used.insert(it->str());
   }
   EXPECT_GE(used.size(), 15u) << "the dashboard plots requests, verdicts, GPUs, pools, reservations and errors";
-  for (const auto& n : used) EXPECT_TRUE(exported.count(n)) << "the dashboard queries " << n << ", which the daemon does not export";
+  for (const auto& n : used)
+    EXPECT_TRUE(exported.count(n)) << "the dashboard queries " << n << ", which the daemon does not export";
 }
 
 }  // namespace

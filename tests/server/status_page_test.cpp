@@ -156,7 +156,8 @@ TEST(DecisionLog, KeepsTheLastRefusalPerPodBoundedAndForgetsOnBind) {
   wire::FilterResult many;
   std::vector<std::string> names;
   for (int i = 0; i < 40; ++i) names.push_back("node-" + std::to_string(i));
-  for (int i = 0; i < 40; ++i) many.failed.add(names[static_cast<std::size_t>(i)], "reason " + std::to_string(i % 20) + std::string(1000, 'x'));
+  for (int i = 0; i < 40; ++i)
+    many.failed.add(names[static_cast<std::size_t>(i)], "reason " + std::to_string(i % 20) + std::string(1000, 'x'));
   log.add_filter("ns", "many", "u", std::nullopt, 40, many, now);
   const auto r = log.refused_pod("ns/many");
   ASSERT_TRUE(r);

@@ -30,13 +30,14 @@ engine::ExtenderOptions options() {
 
 // Two nodes of model A, two of B, one without a model (a CPU-only node has none in the trace).
 std::vector<model::NodeSupply> cluster() {
-  auto nodes = parse_trace_nodes("sn,cpu_milli,memory_mib,gpu,model\n"
-                                 "a0,64000,262144,4,A\n"
-                                 "a1,64000,262144,4,A\n"
-                                 "b0,64000,262144,4,B\n"
-                                 "b1,64000,262144,4,B\n"
-                                 "c0,64000,262144,0,\n",
-                                 "nodes.csv", "nvidia.com/gpu", kGpuMemory);
+  auto nodes = parse_trace_nodes(
+      "sn,cpu_milli,memory_mib,gpu,model\n"
+      "a0,64000,262144,4,A\n"
+      "a1,64000,262144,4,A\n"
+      "b0,64000,262144,4,B\n"
+      "b1,64000,262144,4,B\n"
+      "c0,64000,262144,0,\n",
+      "nodes.csv", "nvidia.com/gpu", kGpuMemory);
   EXPECT_TRUE(nodes) << nodes.message();
   return nodes ? *nodes : std::vector<model::NodeSupply>{};
 }
@@ -67,9 +68,9 @@ TEST(GpuModel, GpuSpecIsReadAsTheModelsAPodMayRunOn) {
   for (const auto& c : cases) {
     const std::string line = "p,1000,1024,1,1000," + c.spec + "\n";
     auto trace = parse_trace_pods(std::string(kPodHeader) + line, "pods.csv");
-    auto own = parse_workload("name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec\np,1,1000,1000,1024," +
-                                  std::string(c.spec) + "\n",
-                              "workload.csv");
+    auto own = parse_workload(
+        "name,num_gpu,gpu_milli,cpu_milli,memory_mib,gpu_spec\np,1,1000,1000,1024," + std::string(c.spec) + "\n",
+        "workload.csv");
     ASSERT_EQ(!trace, c.refused) << c.spec;
     ASSERT_EQ(!own, c.refused) << c.spec;
     if (c.refused) {
@@ -129,7 +130,8 @@ TEST(GpuModel, SchedulerModelFiltersAsTheDaemonsEligibilityCheck) {
     const model::Pod pod = workload_pod(r, 0, "nvidia.com/gpu", cfg.demand.share.memory_resource, kGpuMemory);
     SchedulerModel scheduler(nodes, 1);
     const auto feasible = scheduler.feasible(r.cpu_milli, r.memory_mib << 20, 0, pod.constraints);
-    EXPECT_EQ(std::set<std::string>(feasible.begin(), feasible.end()), c.feasible) << ::testing::PrintToString(c.models);
+    EXPECT_EQ(std::set<std::string>(feasible.begin(), feasible.end()), c.feasible)
+        << ::testing::PrintToString(c.models);
     auto demand = model::compute_demand(pod, cfg.demand);
     ASSERT_TRUE(demand) << demand.message();
     for (const auto& n : nodes) {

@@ -60,14 +60,29 @@ TEST(ReferenceScores, BestFitPacksAndFgdRanksByFragmentationAlone) {
   const policy::ShapeMix one_gpu = {{{1, 0, 0, 0, 0}, 1}};
   const Case cases[] = {
       // One GPU left on a: best-fit fills it; for one-GPU shapes neither node fragments, so fgd ties.
-      {"the fuller node", {node("a", 4, 64000), node("b", 4, 64000)}, {{"a", {3, 0}}}, pod(1, 1000),
-       {"a", "b"}, {10, 9}, {10, 10}},
+      {"the fuller node",
+       {node("a", 4, 64000), node("b", 4, 64000)},
+       {{"a", {3, 0}}},
+       pod(1, 1000),
+       {"a", "b"},
+       {10, 9},
+       {10, 10}},
       // The same free GPUs, less CPU left on b: best-fit prefers b; fgd still ties.
-      {"less CPU left", {node("a", 4, 64000), node("b", 4, 64000)}, {{"b", {0, 32000}}}, pod(1, 1000),
-       {"a", "b"}, {9, 10}, {10, 10}},
+      {"less CPU left",
+       {node("a", 4, 64000), node("b", 4, 64000)},
+       {{"b", {0, 32000}}},
+       pod(1, 1000),
+       {"a", "b"},
+       {9, 10},
+       {10, 10}},
       // A node that cannot hold the pod, and a name the state lacks, score 0 under fgd.
-      {"no room", {node("a", 2, 64000), node("b", 4, 64000)}, {{"a", {2, 0}}}, pod(1, 1000),
-       {"a", "b", "gone"}, {}, {0, 10, 0}},
+      {"no room",
+       {node("a", 2, 64000), node("b", 4, 64000)},
+       {{"a", {2, 0}}},
+       pod(1, 1000),
+       {"a", "b", "gone"},
+       {},
+       {0, 10, 0}},
   };
   for (const auto& c : cases) {
     state::ClusterState state;
@@ -99,10 +114,10 @@ TEST(ReferenceScores, FgdsMixIsTheWorkloadsTypicalPods) {
     for (int i = 0; i < n; ++i) rows.push_back(r);
   };
   add(50, {"a", 1, 1000, 8000, 1024, {}});
-  add(20, {"b", 1, 1000, 8000, 4096, {}});        // the same spec: memory is not part of it
-  add(15, {"c", 1, 1000, 8000, 1024, {"T4"}});    // a model makes another spec
-  add(10, {"d", 1, 500, 4000, 1024, {}});         // a share
-  add(3, {"e", 0, 0, 2000, 1024, {}});            // without GPUs
+  add(20, {"b", 1, 1000, 8000, 4096, {}});      // the same spec: memory is not part of it
+  add(15, {"c", 1, 1000, 8000, 1024, {"T4"}});  // a model makes another spec
+  add(10, {"d", 1, 500, 4000, 1024, {}});       // a share
+  add(3, {"e", 0, 0, 2000, 1024, {}});          // without GPUs
   add(2, {"f", 8, 1000, 64000, 1024, {"A", "B"}});
   using policy::GpuShape;
   // 70 + 15 + 10 = 95 of 100: the two rarest specs fall out.

@@ -10,7 +10,8 @@ namespace {
 
 constexpr std::int64_t kGi = std::int64_t{1} << 30;
 
-model::NodeSupply node(std::string name, std::int64_t cpu_milli, std::int64_t memory_bytes, bool unschedulable = false) {
+model::NodeSupply node(std::string name, std::int64_t cpu_milli, std::int64_t memory_bytes,
+                       bool unschedulable = false) {
   model::NodeSupply n;
   n.name = std::move(name);
   n.cpu_milli = cpu_milli;
@@ -75,15 +76,12 @@ TEST(SchedulerModel, FeasibleNodesToFindFollowsPercentageOfNodesToScore) {
     std::int64_t percentage, nodes, expected;
   };
   const std::vector<Case> cases = {
-      {0, 50, 50},        // below 100 nodes: all of them
-      {0, 99, 99},
-      {0, 100, 100},      // 50 - 0 = 50% of 100 is 50: at least 100
-      {0, 1213, 497},     // 50 - 9 = 41%
-      {0, 5000, 500},     // 50 - 40 = 10%
-      {0, 6000, 300},     // 50 - 48 = 2%: at least 5%
-      {100, 1213, 1213},
-      {30, 1213, 363},
-      {5, 1213, 100},     // 60: at least 100
+      {0, 50, 50},                                         // below 100 nodes: all of them
+      {0, 99, 99},       {0, 100, 100},                    // 50 - 0 = 50% of 100 is 50: at least 100
+      {0, 1213, 497},                                      // 50 - 9 = 41%
+      {0, 5000, 500},                                      // 50 - 40 = 10%
+      {0, 6000, 300},                                      // 50 - 48 = 2%: at least 5%
+      {100, 1213, 1213}, {30, 1213, 363}, {5, 1213, 100},  // 60: at least 100
   };
   for (const auto& c : cases) {
     EXPECT_EQ(feasible_nodes_to_find(c.percentage, c.nodes), c.expected) << c.percentage << "% of " << c.nodes;
@@ -116,7 +114,7 @@ TEST(SchedulerModel, DefaultPluginScoresAreKubeSchedulersIntegerFormulas) {
   const std::vector<Case> cases = {
       {"empty", 0, 4000, 0, 8 * kGi, 100, 100},
       {"a quarter of CPU, half of memory", 1000, 4000, 4 * kGi, 8 * kGi, 62, 87},  // (75+50)/2; 1-0.25/2
-      {"integer division per resource", 1000, 3000, kGi, 3 * kGi, 66, 100},       // 66 each
+      {"integer division per resource", 1000, 3000, kGi, 3 * kGi, 66, 100},        // 66 each
       {"past allocatable scores 0 and counts as full", 5000, 4000, 0, 8 * kGi, 50, 50},
       {"a resource the node does not give is left out", 1000, 4000, kGi, 0, 75, 100},
       {"nothing given", 1000, 0, kGi, 0, 0, 100},

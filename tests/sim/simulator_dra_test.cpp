@@ -110,7 +110,7 @@ TEST(SimulatorDra, BinpackFillsTheFullerNodeFirstAcrossBothKinds) {
 )");
   struct Case {
     const char* what;
-    WorkloadRow first;  // fits only one of the two nodes
+    WorkloadRow first;              // fits only one of the two nodes
     std::vector<std::string> then;  // where the next 1-GPU pods go, in order
   };
   const std::vector<std::string> dra3(3, "dra"), dp4(4, "dp");
@@ -120,7 +120,9 @@ TEST(SimulatorDra, BinpackFillsTheFullerNodeFirstAcrossBothKinds) {
   dp_first.insert(dp_first.end(), {"dra", "dra", "dra", "dra"});
   const Case cases[] = {
       {"a 5-GPU pod makes the DRA node fuller", whole("big", 5), dra_first},
-      {"a share makes the device-plugin node fuller", share("small", 500), {"dp", "dp", "dp", "dra", "dra", "dra", "dra", "dra", "dra", "dra"}},
+      {"a share makes the device-plugin node fuller",
+       share("small", 500),
+       {"dp", "dp", "dp", "dra", "dra", "dra", "dra", "dra", "dra", "dra"}},
   };
   for (const auto& c : cases) {
     for (std::uint64_t seed : {1, 2, 3, 4}) {
@@ -152,11 +154,8 @@ TEST(SimulatorDra, AllocationAndFragmentationCountDraGpusAsDevicePluginGpus) {
     double allocated_at_end;
   };
   const Case cases[] = {
-      {{1, 1, 1}, 3.0 / 12},
-      {{2, 1, 4, 1}, 8.0 / 12},
-      {{8, 4}, 1.0},
-      {{4, 4, 4, 1}, 12.0 / 12},
-      {{2, 2, 2, 2, 2, 2, 2}, 12.0 / 12},
+      {{1, 1, 1}, 3.0 / 12},     {{2, 1, 4, 1}, 8.0 / 12},           {{8, 4}, 1.0},
+      {{4, 4, 4, 1}, 12.0 / 12}, {{2, 2, 2, 2, 2, 2, 2}, 12.0 / 12},
   };
   for (const char* policy : {"binpack", "spread", "fragmentation"}) {
     for (const auto& c : cases) {
@@ -201,8 +200,8 @@ TEST(SimulatorDra, DraNodesTheInventoryCannotServeAreErrors) {
 TEST(SimulateCommand, RunsTheExampleMixedInventory) {
   const std::string examples = std::string(EXTENDER_SOURCE_DIR) + "/examples/";
   const std::string inventory_file = examples + "mixed-inventory.yaml", workload_file = examples + "mixed-workload.csv";
-  const char* argv[] = {"--inventory", inventory_file.c_str(), "--workload", workload_file.c_str(),
-                        "--policy",    "binpack",              "--json"};
+  const char* argv[] = {
+      "--inventory", inventory_file.c_str(), "--workload", workload_file.c_str(), "--policy", "binpack", "--json"};
   ::testing::internal::CaptureStdout();
   const int code = run_simulate_command(7, argv, daemon::simulator_config);
   std::fflush(stdout);
@@ -217,7 +216,8 @@ TEST(SimulateCommand, AnUnknownPolicyIsRefusedListingThePackingTable) {
   const int code = run_simulate_command(6, argv, daemon::simulator_config);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(code, 0);
-  EXPECT_NE(err.find("unknown policy \"tight\" (" + policy::packing_names(", ") + ", best-fit, fgd)"), std::string::npos)
+  EXPECT_NE(err.find("unknown policy \"tight\" (" + policy::packing_names(", ") + ", best-fit, fgd)"),
+            std::string::npos)
       << err;
 }
 

@@ -28,8 +28,9 @@ TEST(TraceFiles, ReadPodsAndNodesAsPublished) {
   EXPECT_EQ((*pods)[2].cpu_milli, 88000);
   EXPECT_EQ(gpu_milli_requested((*pods)[3]), 0);
 
-  auto nodes = parse_trace_nodes(std::string(kNodeHeader) + "openb-node-0000,64000,262144,2,P100\n"
-                                                            "openb-node-0001,96000,393216,0,\n",
+  auto nodes = parse_trace_nodes(std::string(kNodeHeader) +
+                                     "openb-node-0000,64000,262144,2,P100\n"
+                                     "openb-node-0001,96000,393216,0,\n",
                                  "nodes.csv", "nvidia.com/gpu", 1000 << 20);
   ASSERT_TRUE(nodes) << nodes.message();
   ASSERT_EQ(nodes->size(), 2u);
@@ -53,11 +54,16 @@ TEST(TraceFiles, HostileFilesAreRefusedWithTheFileAndLine) {
       {"empty", "", "pods.csv: empty file"},
       {"no such column", "name,cpu_milli,memory_mib,num_gpu\n", "pods.csv:1: the header has no column gpu_milli"},
       {"short line", std::string(kPodHeader) + "p,1,2,3\n", "pods.csv:2: expected 11 fields, found 4"},
-      {"negative", std::string(kPodHeader) + "p,-1,2,0,0,,,,,,\n", "pods.csv:2: cpu_milli \"-1\" is not a whole number"},
-      {"not a number", std::string(kPodHeader) + "p,1,2x,0,0,,,,,,\n", "pods.csv:2: memory_mib \"2x\" is not a whole number"},
-      {"too large", std::string(kPodHeader) + "p,99999999999999999999,2,0,0,,,,,,\n", "is not a whole number up to 2^40"},
-      {"a name that is not plain", std::string(kPodHeader) + "p\"q,1,2,0,0,,,,,,\n", "pods.csv:2: name \"p\"q\" is not a plain name"},
-      {"more thousandths than GPUs", std::string(kPodHeader) + "p,1,2,1,1500,,,,,,\n", "pods.csv:2: 1 GPUs of 1500 thousandths"},
+      {"negative", std::string(kPodHeader) + "p,-1,2,0,0,,,,,,\n",
+       "pods.csv:2: cpu_milli \"-1\" is not a whole number"},
+      {"not a number", std::string(kPodHeader) + "p,1,2x,0,0,,,,,,\n",
+       "pods.csv:2: memory_mib \"2x\" is not a whole number"},
+      {"too large", std::string(kPodHeader) + "p,99999999999999999999,2,0,0,,,,,,\n",
+       "is not a whole number up to 2^40"},
+      {"a name that is not plain", std::string(kPodHeader) + "p\"q,1,2,0,0,,,,,,\n",
+       "pods.csv:2: name \"p\"q\" is not a plain name"},
+      {"more thousandths than GPUs", std::string(kPodHeader) + "p,1,2,1,1500,,,,,,\n",
+       "pods.csv:2: 1 GPUs of 1500 thousandths"},
   };
   for (const auto& c : pod_cases) {
     auto r = parse_trace_pods(c.text, "pods.csv");
@@ -69,7 +75,8 @@ TEST(TraceFiles, HostileFilesAreRefusedWithTheFileAndLine) {
       {"listed twice", std::string(kNodeHeader) + "a,1,1,1,T4\na,1,1,1,T4\n", "nodes.csv:3: node a is listed twice"},
       {"empty name", std::string(kNodeHeader) + ",1,1,1,T4\n", "nodes.csv:2: sn \"\" is not a plain name"},
       {"absurd GPU count", std::string(kNodeHeader) + "a,1,1,100000,T4\n", "nodes.csv:2: 100000 GPUs on one node"},
-      {"memory that overflows bytes", std::string(kNodeHeader) + "a,1,9999999999999,1,T4\n", "is not a whole number up to 2^40"},
+      {"memory that overflows bytes", std::string(kNodeHeader) + "a,1,9999999999999,1,T4\n",
+       "is not a whole number up to 2^40"},
   };
   for (const auto& c : node_cases) {
     auto r = parse_trace_nodes(c.text, "nodes.csv", "nvidia.com/gpu", 1);

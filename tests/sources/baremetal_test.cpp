@@ -34,7 +34,11 @@ json ac(const std::string& name, const std::string& node, const std::string& typ
   json o{{"apiVersion", "csi-baremetal.dell.com/v1"},
          {"kind", "AvailableCapacity"},
          {"metadata", {{"name", name}}},
-         {"spec", {{"Location", name + "-drive"}, {"NodeId", "node-" + node}, {"storageClass", type}, {"Size", test_bytes(size)}}}};
+         {"spec",
+          {{"Location", name + "-drive"},
+           {"NodeId", "node-" + node},
+           {"storageClass", type},
+           {"Size", test_bytes(size)}}}};
   if (!labels.empty()) o["metadata"]["labels"] = labels;
   return o;
 }
@@ -43,7 +47,8 @@ json volume(const std::string& name, const std::string& node) {
   return {{"apiVersion", "csi-baremetal.dell.com/v1"},
           {"kind", "Volume"},
           {"metadata", {{"name", name}}},
-          {"spec", {{"Id", name}, {"NodeId", "node-" + node}, {"Location", "x"}, {"StorageClass", "SSD"}, {"Size", 1 << 30}}}};
+          {"spec",
+           {{"Id", name}, {"NodeId", "node-" + node}, {"Location", "x"}, {"StorageClass", "SSD"}, {"Size", 1 << 30}}}};
 }
 
 json bm_class(const std::string& name, const std::string& type) {
@@ -55,7 +60,8 @@ json bm_class(const std::string& name, const std::string& type) {
 json pod_with(const std::string& name, const std::vector<std::pair<std::string, std::string>>& claims) {
   json pod = pod_object("ml", name, "uid-" + name, 0);
   json volumes = json::array();
-  for (const auto& [claim, cls] : claims) volumes.push_back({{"name", claim}, {"persistentVolumeClaim", {{"claimName", claim}}}});
+  for (const auto& [claim, cls] : claims)
+    volumes.push_back({{"name", claim}, {"persistentVolumeClaim", {{"claimName", claim}}}});
   pod["spec"]["volumes"] = volumes;
   return pod;
 }
@@ -94,7 +100,8 @@ class Baremetal : public kube::testing::EngineFixture {
     h_.fake.put(Kind::kPods, pod_with(name, claims));
     ASSERT_TRUE(eventually([&] {
       return h_.cluster->pending_pod("uid-" + name).has_value() &&
-             std::all_of(claims.begin(), claims.end(), [&](const auto& c) { return h_.cluster->claim("ml", c.first).has_value(); });
+             std::all_of(claims.begin(), claims.end(),
+                         [&](const auto& c) { return h_.cluster->claim("ml", c.first).has_value(); });
     }));
   }
 
@@ -105,9 +112,7 @@ class Baremetal : public kube::testing::EngineFixture {
     return out;
   }
 
-  std::optional<json> reservation(const std::string& name) {
-    return h_.fake.object(Kind::kCapacityReservations, name);
-  }
+  std::optional<json> reservation(const std::string& name) { return h_.fake.object(Kind::kCapacityReservations, name); }
 
   // The ACs a reservation lists for one claim, in node order.
   static std::vector<std::string> drives_for(const json& acr, const std::string& claim) {
@@ -120,17 +125,19 @@ class Baremetal : public kube::testing::EngineFixture {
 
 TEST_F(Baremetal, EachAvailableCapacityIsADriveOfItsNodesPoolForItsMedia) {
   h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd", "n1", "HDD", "1Ti"));
-  h_.fake.put(Kind::kAvailableCapacities, ac("n1-tainted", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
-  h_.fake.put(Kind::kAvailableCapacities, ac("n1-grouped", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/storage-group", "fast"}}));
+  h_.fake.put(Kind::kAvailableCapacities,
+              ac("n1-tainted", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
+  h_.fake.put(Kind::kAvailableCapacities,
+              ac("n1-grouped", "n1", "SSD", "100Gi", {{"drive.csi-baremetal.dell.com/storage-group", "fast"}}));
   h_.fake.put(Kind::kAvailableCapacities, ac("elsewhere", "gone", "SSD", "100Gi"));
   start();
   ASSERT_TRUE(eventually([&] { return pool_of("n1", "csi-baremetal:HDD") != nullptr; }));
   const model::Pool* ssd = pool_of("n1", kSsdPool);
   ASSERT_NE(ssd, nullptr);
   EXPECT_TRUE(ssd->drives);
-  EXPECT_EQ(kube::testing::pool_text(*ssd), "n1-lvg=" + std::to_string(test_bytes("200Gi")) + ",n1-ssd100=" +
-                                                std::to_string(test_bytes("100Gi")) + ",n1-ssd60=" +
-                                                std::to_string(test_bytes("60Gi")));
+  EXPECT_EQ(kube::testing::pool_text(*ssd), "n1-lvg=" + std::to_string(test_bytes("200Gi")) +
+                                                ",n1-ssd100=" + std::to_string(test_bytes("100Gi")) +
+                                                ",n1-ssd60=" + std::to_string(test_bytes("60Gi")));
   EXPECT_EQ(ssd->capacity_bytes, test_bytes("360Gi"));
   EXPECT_EQ(ssd->devices[0].drive_class, "SSDLVG");
   const model::Pool* group = pool_of("n1", "csi-baremetal:SSD/fast");
@@ -149,7 +156,8 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_EQ((*acr)["spec"]["Status"], "RESERVED");
   EXPECT_EQ((*acr)["spec"]["Namespace"], "ml");
   EXPECT_EQ((*acr)["spec"]["NodeRequests"]["Reserved"], json({"node-n1", "node-n2"}));
-  EXPECT_EQ(drives_for(*acr, "p1-data"), (std::vector<std::string>{"n1-ssd60", "n2-ssd100"})) << "the smallest that holds it";
+  EXPECT_EQ(drives_for(*acr, "p1-data"), (std::vector<std::string>{"n1-ssd60", "n2-ssd100"}))
+      << "the smallest that holds it";
   EXPECT_EQ(drives_for(*acr, "p1-scratch"), (std::vector<std::string>{"n1-lvg", "n2-lvg"}));
 
   const std::string version = (*acr)["metadata"]["resourceVersion"];
@@ -157,8 +165,9 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_EQ((*reservation("ml-p1"))["metadata"]["resourceVersion"], version) << "unchanged: not written again";
 
   EXPECT_EQ(passed(filter("p1", {"n2"})), std::vector<std::string>{"n2"});
-  EXPECT_TRUE(eventually([&] { return (*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"] == json({"node-n2"}); }))
-      << "follows the candidates, sent once the rewrite interval has passed";
+  EXPECT_TRUE(eventually([&] {
+    return (*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"] == json({"node-n2"});
+  })) << "follows the candidates, sent once the rewrite interval has passed";
   EXPECT_TRUE(passed(filter("p1", {"n3"})).empty());
   EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"}))
       << "passing nowhere deletes nothing: the sweep does, so no caller can drop a pod's reservation";
@@ -201,25 +210,30 @@ TEST_F(Baremetal, ADriveOfAStorageGroupHoldsOnlyTheClaimsOfThatGroup) {
 TEST_F(Baremetal, TheDefaultAnyClassTakesAWholeDriveHddFirstAndItsReservationSaysAny) {
   h_.fake.put(Kind::kClasses, bm_class("csi-baremetal-sc", "ANY"));
   h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd", "n1", "HDD", "100Gi"));
-  h_.fake.put(Kind::kAvailableCapacities, ac("n1-hdd-tainted", "n1", "HDD", "50Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
-  h_.fake.put(Kind::kAvailableCapacities, ac("n2-hdd-other-taint", "n2", "HDD", "60Gi", {{"drive.csi-baremetal.dell.com/taint", "Maintenance"}}));
+  h_.fake.put(Kind::kAvailableCapacities,
+              ac("n1-hdd-tainted", "n1", "HDD", "50Gi", {{"drive.csi-baremetal.dell.com/taint", "NoSchedule"}}));
+  h_.fake.put(Kind::kAvailableCapacities,
+              ac("n2-hdd-other-taint", "n2", "HDD", "60Gi", {{"drive.csi-baremetal.dell.com/taint", "Maintenance"}}));
   h_.fake.put(Kind::kAvailableCapacities, ac("n2-nvme", "n2", "NVME", "50Gi"));
   start();
   auto add_any_pod = [&](const std::string& name) {
     h_.fake.put(Kind::kClaims, claim_object("ml", name + "-data", "c-" + name, "csi-baremetal-sc", "40Gi"));
     h_.fake.put(Kind::kPods, pod_with(name, {{name + "-data", "csi-baremetal-sc"}}));
-    ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-" + name) && h_.cluster->claim("ml", name + "-data"); }));
+    ASSERT_TRUE(
+        eventually([&] { return h_.cluster->pending_pod("uid-" + name) && h_.cluster->claim("ml", name + "-data"); }));
   };
   add_any_pod("pa");
   EXPECT_EQ(passed(filter("pa", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2", "n3"}));
   auto acr = reservation("ml-pa");
   ASSERT_TRUE(acr);
-  EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageClass"], "ANY") << "as csi-baremetal writes it";
+  EXPECT_EQ((*acr)["spec"]["ReservationRequests"][0]["CapacityRequest"]["StorageClass"], "ANY")
+      << "as csi-baremetal writes it";
   EXPECT_EQ(drives_for(*acr, "pa-data"), (std::vector<std::string>{"n1-hdd", "n2-hdd-other-taint", "n3-ssd40"}))
       << "an HDD before the smaller SSDs; a NoSchedule taint skips a drive, another value does not";
 
   add_any_pod("pb");
-  EXPECT_EQ(passed(filter("pb", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2"})) << "n3's one drive is pa's";
+  EXPECT_EQ(passed(filter("pb", {"n1", "n2", "n3"})), (std::vector<std::string>{"n1", "n2"}))
+      << "n3's one drive is pa's";
   acr = reservation("ml-pb");
   ASSERT_TRUE(acr);
   EXPECT_EQ(drives_for(*acr, "pb-data"), (std::vector<std::string>{"n1-ssd60", "n2-ssd100"}))
@@ -254,17 +268,18 @@ TEST_F(Baremetal, NoDriveIsHandedToTwoPods) {
 }
 
 TEST_F(Baremetal, AfterARestartTheReservationsOnTheApiServerHoldTheirDrives) {
-  h_.fake.put(Kind::kCapacityReservations,
-              {{"apiVersion", "csi-baremetal.dell.com/v1"},
-               {"kind", "AvailableCapacityReservation"},
-               {"metadata", {{"name", "ml-earlier"}}},
-               {"spec",
-                {{"Namespace", "ml"},
-                 {"Status", "RESERVED"},
-                 {"NodeRequests", {{"Requested", {"node-n1"}}, {"Reserved", {"node-n1"}}}},
-                 {"ReservationRequests",
-                  {{{"CapacityRequest", {{"Name", "earlier-data"}, {"StorageClass", "SSD"}, {"Size", test_bytes("50Gi")}}},
-                    {"Reservations", {"n1-ssd60"}}}}}}}});
+  h_.fake.put(
+      Kind::kCapacityReservations,
+      {{"apiVersion", "csi-baremetal.dell.com/v1"},
+       {"kind", "AvailableCapacityReservation"},
+       {"metadata", {{"name", "ml-earlier"}}},
+       {"spec",
+        {{"Namespace", "ml"},
+         {"Status", "RESERVED"},
+         {"NodeRequests", {{"Requested", {"node-n1"}}, {"Reserved", {"node-n1"}}}},
+         {"ReservationRequests",
+          {{{"CapacityRequest", {{"Name", "earlier-data"}, {"StorageClass", "SSD"}, {"Size", test_bytes("50Gi")}}},
+            {"Reservations", {"n1-ssd60"}}}}}}}});
   h_.fake.put(Kind::kPods, pod_object("ml", "earlier", "uid-earlier", 0));
   start();
   add_pod("p1", false);
@@ -466,9 +481,11 @@ TEST_F(Baremetal, TwoPodsWhoseReservationNamesCollideDoNotOverwriteEachOther) {
   auto add = [&](const std::string& ns, const std::string& name) {
     h_.fake.put(Kind::kClaims, claim_object(ns, name + "-data", "c-" + ns + name, kSsd, "50Gi"));
     json pod = pod_object(ns, name, "uid-" + ns + "." + name, 0);
-    pod["spec"]["volumes"] = json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", name + "-data"}}}}});
+    pod["spec"]["volumes"] =
+        json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", name + "-data"}}}}});
     h_.fake.put(Kind::kPods, pod);
-    ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-" + ns + "." + name) && h_.cluster->claim(ns, name + "-data"); }));
+    ASSERT_TRUE(eventually(
+        [&] { return h_.cluster->pending_pod("uid-" + ns + "." + name) && h_.cluster->claim(ns, name + "-data"); }));
   };
   add("a-b", "c");
   add("a", "b-c");

@@ -65,7 +65,8 @@ TEST_F(CapacityChurn, ANodesLabelChangeMovesThePoolsItsLabelsDecide) {
   h_.fake.put(Kind::kCapacities,
               capacity_with("has-gpu", {{"matchExpressions", {{{"key", "gpu"}, {"operator", "Exists"}}}}}, "20Gi"));
   h_.fake.put(Kind::kCapacities,
-              capacity_with("not-z3", {{"matchExpressions", {{{"key", kZone}, {"operator", "NotIn"}, {"values", {"z1", "z2"}}}}}},
+              capacity_with("not-z3",
+                            {{"matchExpressions", {{{"key", kZone}, {"operator", "NotIn"}, {"values", {"z1", "z2"}}}}}},
                             "10Gi"));
   start();
   const std::vector<std::string> nodes{"a", "b", "c"};
@@ -77,15 +78,26 @@ TEST_F(CapacityChurn, ANodesLabelChangeMovesThePoolsItsLabelsDecide) {
     std::map<std::string, std::int64_t> want;
   };
   const Step steps[] = {
-      {"a label no selector names changes nothing", "a", {{kHost, "a"}, {kZone, "z1"}, {kStamp, "1"}},
+      {"a label no selector names changes nothing",
+       "a",
+       {{kHost, "a"}, {kZone, "z1"}, {kStamp, "1"}},
        {{"a", 100}, {"b", 0}, {"c", 0}}},
-      {"b joins z1: the zone's object selects it", "b", {{kHost, "b"}, {kZone, "z1"}}, {{"a", 100}, {"b", 30}, {"c", 0}}},
-      {"a gains a key an Exists names; the largest figure stays", "a", {{kHost, "a"}, {kZone, "z1"}, {"gpu", "yes"}},
+      {"b joins z1: the zone's object selects it",
+       "b",
+       {{kHost, "b"}, {kZone, "z1"}},
        {{"a", 100}, {"b", 30}, {"c", 0}}},
-      {"a loses its host label: the zone's and the gpu's remain, the largest is chosen", "a",
-       {{kZone, "z1"}, {"gpu", "yes"}}, {{"a", 30}, {"b", 30}, {"c", 0}}},
+      {"a gains a key an Exists names; the largest figure stays",
+       "a",
+       {{kHost, "a"}, {kZone, "z1"}, {"gpu", "yes"}},
+       {{"a", 100}, {"b", 30}, {"c", 0}}},
+      {"a loses its host label: the zone's and the gpu's remain, the largest is chosen",
+       "a",
+       {{kZone, "z1"}, {"gpu", "yes"}},
+       {{"a", 30}, {"b", 30}, {"c", 0}}},
       {"a new node outside z1 and z2: NotIn selects it", "c", {{kHost, "c"}}, {{"a", 30}, {"b", 30}, {"c", 10}}},
-      {"b moves to z3: NotIn selects it, the zone's object no longer", "b", {{kHost, "b"}, {kZone, "z3"}},
+      {"b moves to z3: NotIn selects it, the zone's object no longer",
+       "b",
+       {{kHost, "b"}, {kZone, "z3"}},
        {{"a", 30}, {"b", 10}, {"c", 10}}},
       {"a takes back its host label", "a", {{kHost, "a"}, {kZone, "z1"}}, {{"a", 100}, {"b", 10}, {"c", 10}}},
       {"c is deleted", "c", {}, {{"a", 100}, {"b", 10}, {"c", 0}}},
@@ -151,7 +163,8 @@ TEST_F(CapacityChurn, PipelinedPodsNeverOverfillAPoolWhileLabelsChurn) {
     h_.fake.put(Kind::kCapacities, capacity_object("cap-" + nodes.back(), kClass, kHost, nodes.back(), "15Gi"));
   }
   for (int i = 0; i < kPods; ++i) {
-    h_.fake.put(Kind::kClaims, claim_object("ml", "c" + std::to_string(i), "pvc-c" + std::to_string(i), kClass, "10Gi"));
+    h_.fake.put(Kind::kClaims,
+                claim_object("ml", "c" + std::to_string(i), "pvc-c" + std::to_string(i), kClass, "10Gi"));
     h_.fake.put(Kind::kPods, volume_pod(i));
   }
   start();
@@ -160,7 +173,8 @@ TEST_F(CapacityChurn, PipelinedPodsNeverOverfillAPoolWhileLabelsChurn) {
   std::thread churn([&] {
     for (int i = 0; !stop; ++i) {
       const std::string& n = nodes[static_cast<std::size_t>(i) % nodes.size()];
-      h_.fake.put(Kind::kNodes, node_object(n, 0, {}, {{kHost, n}, {kStamp, std::to_string(i)}, {kZone, i % 2 ? "z1" : "z2"}}));
+      h_.fake.put(Kind::kNodes,
+                  node_object(n, 0, {}, {{kHost, n}, {kStamp, std::to_string(i)}, {kZone, i % 2 ? "z1" : "z2"}}));
     }
   });
   std::map<std::string, int> chosen;  // node -> claims selected there

@@ -123,7 +123,8 @@ TEST_F(CapacityPools, AnUnreadableFigureDeletedDropsItsPool) {
   unreadable["capacity"] = "a great deal";
   h_.fake.put(Kind::kCapacities, unreadable);
   h_.fake.remove(Kind::kCapacities, "kube-system/csisc-n2");
-  EXPECT_TRUE(eventually([&] { return pool("n2") == nullptr; })) << "dropped by its key, though its body cannot be read";
+  EXPECT_TRUE(eventually([&] { return pool("n2") == nullptr; }))
+      << "dropped by its key, though its body cannot be read";
   EXPECT_NE(pool("n1"), nullptr);
 }
 
@@ -153,10 +154,12 @@ TEST_F(CapacityPools, AStrangerReplayingARealPodsFilterMakesOnlyItsOwnFiltersWai
   h_.cfg.storage.placement_wait = std::chrono::seconds(2);
   for (const char* name : {"replayed", "real", "other"}) {
     h_.fake.put(Kind::kClaims, claim(std::string(name) + "-data", "10Gi"));
-    h_.fake.put(Kind::kPods, with_claims(pod_object("ml", name, std::string("uid-") + name, 0), {std::string(name) + "-data"}));
+    h_.fake.put(Kind::kPods,
+                with_claims(pod_object("ml", name, std::string("uid-") + name, 0), {std::string(name) + "-data"}));
   }
   start();
-  ASSERT_TRUE(eventually([&] { return h_.cluster->pending_pod("uid-other") && h_.cluster->claim("ml", "other-data"); }));
+  ASSERT_TRUE(
+      eventually([&] { return h_.cluster->pending_pod("uid-other") && h_.cluster->claim("ml", "other-data"); }));
   const std::string stranger = "10.0.9.9";
   const auto args_of = [&](const std::string& uid) {
     wire::ExtenderArgs args;
@@ -197,7 +200,8 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
   start();
   FilterAnswer a = filter("a", {"n1", "n2"});
   EXPECT_EQ(a.result.node_names, std::vector<std::string_view>{"n1"});
-  EXPECT_EQ(a.result.failed_unresolvable.at("n2"), "pool openebs-lvmpv: pod needs 80 GiB, node has 60 GiB free of 60 GiB")
+  EXPECT_EQ(a.result.failed_unresolvable.at("n2"),
+            "pool openebs-lvmpv: pod needs 80 GiB, node has 60 GiB free of 60 GiB")
       << "each 40 GiB claim fits alone, the two together do not";
   // VolumeBinding's PreBind selects the node for both claims.
   h_.fake.put(Kind::kClaims, claim("a-0", "40Gi", "n1"));
@@ -213,7 +217,8 @@ TEST_F(CapacityPools, TwoClaimsOfAPodCountTogetherAndSelectedClaimsHoldTheirSpac
   PrioritizeAnswer ranked = ext_->prioritize(ranking);
   ASSERT_EQ(ranked.scores.size(), 2u);
   EXPECT_LT(ranked.scores[0].score, ranked.scores[1].score)
-      << "n1 publishes more free space than n2, but the daemon has 80 GiB selected there: a 10 GiB claim ranks n2 first";
+      << "n1 publishes more free space than n2, but the daemon has 80 GiB selected there: a 10 GiB claim ranks n2 "
+         "first";
   FilterAnswer huge = filter("huge", {"n1"});
   EXPECT_EQ(huge.result.failed_unresolvable.at("n1"),
             "pool openebs-lvmpv: volume huge-0 needs 60 GiB, the node's largest volume is 50 GiB");
@@ -268,7 +273,8 @@ json topolvm_class(const std::string& name, const std::string& device_class) {
 
 json topolvm_node(const std::string& name, const std::map<std::string, std::int64_t>& gib_by_device_class) {
   std::map<std::string, std::string> annotations;
-  for (const auto& [dc, gib] : gib_by_device_class) annotations["capacity.topolvm.io/" + dc] = std::to_string(gib * kGiB);
+  for (const auto& [dc, gib] : gib_by_device_class)
+    annotations["capacity.topolvm.io/" + dc] = std::to_string(gib * kGiB);
   return node_object(name, 8, annotations, {{kTopology, name}});
 }
 
@@ -288,7 +294,8 @@ TEST_F(CapacityPools, TopoLvmsNodeAnnotationIsAPoolWhereNoObjectSelectsTheNode) 
   EXPECT_EQ(pool_of("t1", "ssd")->source, "annotation capacity.topolvm.io/ssd");
   EXPECT_EQ(pool_of("t1", "ssd")->published_bytes, 100 * kGiB);
   EXPECT_EQ(pool_of("t1", "lvm")->published_bytes, 50 * kGiB) << "no device-class parameter: TopoLVM's default";
-  EXPECT_EQ(pool_of("t2", "ssd")->source, "CSIStorageCapacity kube-system/csisc-ssd-t2") << "an object that selects the node wins";
+  EXPECT_EQ(pool_of("t2", "ssd")->source, "CSIStorageCapacity kube-system/csisc-ssd-t2")
+      << "an object that selects the node wins";
   EXPECT_EQ(pool_of("t2", "lvm"), nullptr);
   EXPECT_EQ(pool_of("t1", "ssd")->capacity_bytes, 100 * kGiB) << "s-0 has no volume yet: subtracted";
 
@@ -300,7 +307,8 @@ TEST_F(CapacityPools, TopoLvmsNodeAnnotationIsAPoolWhereNoObjectSelectsTheNode) 
   ASSERT_TRUE(eventually([&] { return h_.cluster->claim("other", "marker").has_value(); }));
   h_.fake.put(Kind::kNodes, topolvm_node("t1", {{"ssd", 60}, {"00default", 50}}));
   ASSERT_TRUE(eventually([&] { return pool_of("t1", "ssd") && pool_of("t1", "ssd")->published_bytes == 60 * kGiB; }));
-  EXPECT_EQ(pool_of("t1", "ssd")->capacity_bytes, 100 * kGiB) << "the new annotation counts s-0: 60 published + 40 reflected";
+  EXPECT_EQ(pool_of("t1", "ssd")->capacity_bytes, 100 * kGiB)
+      << "the new annotation counts s-0: 60 published + 40 reflected";
 }
 
 class CapacityPoolsAfterRestart : public CapacityPools {

@@ -38,7 +38,8 @@ nodes:
     labels: {nvidia.com/gpu.memory: "1000"}
     gpus: {nvidia.com/gpu: 2, amd.com/gpu: 1}
     gpu_memory: {nvidia.com/gpu: 80Gi, amd.com/gpu: 64Gi}
-)", "inv", gpu_rules());
+)",
+                               "inv", gpu_rules());
   ASSERT_TRUE(nodes) << nodes.message();
   EXPECT_EQ((*nodes)[0].gpu_memory_bytes.at("nvidia.com/gpu"), 80 * GiB);
   EXPECT_EQ((*nodes)[0].gpu_memory_bytes.at("amd.com/gpu"), 64 * GiB);
@@ -58,7 +59,8 @@ TEST(Inventory, ErrorsNameFileLineAndKey) {
       {"nodes:\n  - name: a\n    pools:\n      - name: p\n", "capacity: is required"},
       {"nodes:\n  - name: a\n    pools:\n      - {name: p, capacity: 1Ti, devices: [{name: d, capacity: 1Ti}]}\n",
        "takes its capacity from them"},
-      {"nodes:\n  - name: a\n    pools:\n      - {name: p, devices: [{name: d, capacity: 1Ti}, {name: d, capacity: 1Ti}]}\n",
+      {"nodes:\n  - name: a\n    pools:\n      - {name: p, devices: [{name: d, capacity: 1Ti}, {name: d, capacity: "
+       "1Ti}]}\n",
        "listed twice in this pool"},
       {"nodes:\n  - name: a\n    pools:\n      - {name: p, capacity: 1Ti}\n      - {name: p, capacity: 1Ti}\n",
        "listed twice on this node"},
@@ -151,7 +153,8 @@ nodes:
     gpus: {nvidia.com/gpu: 8}
     gpu_memory: {nvidia.com/gpu: 80Gi}
     pools: [{name: local, capacity: 1Ti}]
-)", "inv", gpu_rules());
+)",
+                                   "inv", gpu_rules());
   ASSERT_TRUE(inventory);
   state::ClusterState state;
   state.upsert_nodes(*inventory);
@@ -185,7 +188,8 @@ TEST(Inventory, AliasesThatMultiplyTheDocumentSpendTheBudget) {
   ASSERT_LT(yaml.size(), 64u << 10);
   auto r = parse_inventory(yaml, "bomb", gpu_rules());
   ASSERT_FALSE(r) << "parsed " << r->size() << " nodes";
-  EXPECT_NE(r.message().find("document too large (too many nodes, or aliases expanding)"), std::string::npos) << r.message();
+  EXPECT_NE(r.message().find("document too large (too many nodes, or aliases expanding)"), std::string::npos)
+      << r.message();
   EXPECT_NE(r.message().find("bomb:"), std::string::npos) << r.message();
 }
 

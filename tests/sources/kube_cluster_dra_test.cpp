@@ -56,7 +56,8 @@ TEST(KubeClusterDra, WatchesSlicesClaimsAndClassesIntoAnInventory) {
   h.fake.put(Kind::kResourceSlices, resource_slice_object("dra-1", 8, "81559Mi", 2, 2));
   ASSERT_TRUE(eventually([&] {
     auto now = h.cluster->dra_inventory();
-    return now->node("dra-2") && now->node("dra-1")->allocated_gpus() == 0 && !now->node("dra-1")->incomplete_pools.empty();
+    return now->node("dra-2") && now->node("dra-1")->allocated_gpus() == 0 &&
+           !now->node("dra-1")->incomplete_pools.empty();
   }));
   EXPECT_TRUE(h.cluster->dra_inventory()->node("dra-1")->gpus.empty()) << "an incomplete pool is not counted";
   EXPECT_EQ(h.cluster->dra_inventory(), h.cluster->dra_inventory()) << "rebuilt only after a change";
@@ -117,7 +118,9 @@ TEST(KubeClusterDra, APodServedFromDraDevicesHoldsNoDevicePluginGpus) {
   auto served = kube::testing::pod_object("ml", "dra-pod", "u-dra", 2, "dra-1");
   served["status"]["extendedResourceClaimStatus"] = {
       {"resourceClaimName", "dra-pod-extended-resources-x"},
-      {"requestMappings", nlohmann::json::array({{{"containerName", "main"}, {"resourceName", "nvidia.com/gpu"}, {"requestName", "container-0-request-0"}}})}};
+      {"requestMappings", nlohmann::json::array({{{"containerName", "main"},
+                                                  {"resourceName", "nvidia.com/gpu"},
+                                                  {"requestName", "container-0-request-0"}}})}};
   h.fake.put(Kind::kPods, served);
   h.fake.put(Kind::kPods, kube::testing::pod_object("ml", "dp-pod", "u-dp", 2, "gpu-1"));
   h.start();

@@ -30,7 +30,8 @@ constexpr const char* kGpu = "nvidia.com/gpu";
 // Pods: two bound to gpu-1 (one terminating), two finished on gpu-2, one pending. Claims: one
 // managed and placed on gpu-1, one managed and not yet placed, one of an unmanaged class.
 void seed(kube::testing::FakeCluster& fake) {
-  fake.put(Kind::kNodes, node_object("gpu-1", 4, {{"scheduler-extender.io/pool.local", "2Ti"}}, {{"nvidia.com/gpu.memory", "81920"}}));
+  fake.put(Kind::kNodes, node_object("gpu-1", 4, {{"scheduler-extender.io/pool.local", "2Ti"}},
+                                     {{"nvidia.com/gpu.memory", "81920"}}));
   fake.put(Kind::kNodes, node_object("gpu-2", 2, {{"scheduler-extender.io/pool.local", "nvme0=1Ti,nvme1=1Ti"}}));
   fake.put(Kind::kNodes, node_object("cpu-1", 0));
   fake.put(Kind::kPods, pod_object("team", "bound", "u-bound", 2, "gpu-1"));
@@ -118,7 +119,8 @@ TEST(KubeCluster, AfterSyncTheStateHoldsSupplyPodsAndVolumes) {
   EXPECT_EQ(pod_lists[0].param("fieldSelector"), "status.phase!=Succeeded,status.phase!=Failed");
   EXPECT_EQ(pod_lists[0].param("limit"), "500");
   EXPECT_EQ(pod_lists[0].authorization, "Bearer extender-token");
-  for (const char* path : {"/api/v1/nodes", "/api/v1/pods", "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses"}) {
+  for (const char* path :
+       {"/api/v1/nodes", "/api/v1/pods", "/api/v1/persistentvolumeclaims", "/apis/storage.k8s.io/v1/storageclasses"}) {
     SCOPED_TRACE(path);
     ASSERT_TRUE(eventually([&] { return !h.server.watches(path).empty(); }));
     const auto w = h.server.watches(path).front();
@@ -127,7 +129,8 @@ TEST(KubeCluster, AfterSyncTheStateHoldsSupplyPodsAndVolumes) {
     EXPECT_EQ(w.param("timeoutSeconds"), "5");
     EXPECT_EQ(w.param("allowWatchBookmarks"), "true");
   }
-  EXPECT_EQ(h.server.watches("/api/v1/pods").front().param("fieldSelector"), "status.phase!=Succeeded,status.phase!=Failed");
+  EXPECT_EQ(h.server.watches("/api/v1/pods").front().param("fieldSelector"),
+            "status.phase!=Succeeded,status.phase!=Failed");
 }
 
 TEST(KubeCluster, WatchEventsMoveTheState) {
@@ -135,8 +138,10 @@ TEST(KubeCluster, WatchEventsMoveTheState) {
   seed(h.fake);
   h.start();
   ASSERT_TRUE(h.wait_ready());
-  ASSERT_TRUE(eventually([&] { return h.fake.open_watches(Kind::kPods) == 1 && h.fake.open_watches(Kind::kNodes) == 1 &&
-                                      h.fake.open_watches(Kind::kClaims) == 1 && h.fake.open_watches(Kind::kClasses) == 1; }));
+  ASSERT_TRUE(eventually([&] {
+    return h.fake.open_watches(Kind::kPods) == 1 && h.fake.open_watches(Kind::kNodes) == 1 &&
+           h.fake.open_watches(Kind::kClaims) == 1 && h.fake.open_watches(Kind::kClasses) == 1;
+  }));
 
   // A deleted pod's claim goes.
   h.fake.remove(Kind::kPods, "team/bound");
@@ -172,8 +177,8 @@ TEST(KubeCluster, WatchEventsMoveTheState) {
   h.fake.remove(Kind::kNodes, "cpu-1");
   h.fake.put(Kind::kClasses, storage_class_object("standard", false));
   h.fake.put(Kind::kClasses, storage_class_object("local-storage", true));
-  ASSERT_TRUE(eventually([&] { return view_of(h.state) == view_of(h.fake); })) << "state:" << view_of(h.state)
-                                                                                << "\nserver:" << view_of(h.fake);
+  ASSERT_TRUE(eventually([&] { return view_of(h.state) == view_of(h.fake); }))
+      << "state:" << view_of(h.state) << "\nserver:" << view_of(h.fake);
   EXPECT_EQ(h.state.snapshot().find("cpu-1"), nullptr);
   ASSERT_TRUE(eventually([&] { return h.cluster->default_storage_class() == "local-storage"; }));
 
@@ -220,7 +225,8 @@ TEST(KubeCluster, CutsAndExpiredVersionsConvergeOnTheServersTruth) {
   seed(h.fake);
   h.start();
   ASSERT_TRUE(h.wait_ready());
-  ASSERT_TRUE(eventually([&] { return h.fake.open_watches(Kind::kPods) == 1 && h.fake.open_watches(Kind::kNodes) == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return h.fake.open_watches(Kind::kPods) == 1 && h.fake.open_watches(Kind::kNodes) == 1; }));
 
   // 1. Cut every watch; the server changes while the reflectors reconnect: the resumed watches
   //    replay what they missed.
@@ -340,13 +346,15 @@ TEST(KubeCluster, StopEndsEveryWatchAndCanBeCalledTwice) {
   ASSERT_TRUE(h.wait_ready());
   ASSERT_TRUE(eventually([&] {
     return h.fake.open_watches(Kind::kPods) + h.fake.open_watches(Kind::kNodes) + h.fake.open_watches(Kind::kClaims) +
-               h.fake.open_watches(Kind::kClasses) == 4;
+               h.fake.open_watches(Kind::kClasses) ==
+           4;
   }));
   h.cluster->stop();
   // The server notices the four clients went away.
   EXPECT_TRUE(eventually([&] {
     return h.fake.open_watches(Kind::kPods) + h.fake.open_watches(Kind::kNodes) + h.fake.open_watches(Kind::kClaims) +
-               h.fake.open_watches(Kind::kClasses) == 0;
+               h.fake.open_watches(Kind::kClasses) ==
+           0;
   }));
   h.cluster->stop();
   // The state stays as it was last seen.

@@ -17,8 +17,11 @@ constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 constexpr const char* kClass = "fast-disks";
 constexpr const char* kHostname = "kubernetes.io/hostname";
 
-json local_pv(const std::string& name, const std::string& node, const std::string& size, const std::string& claim = {}) {
-  json pv{{"apiVersion", "v1"}, {"kind", "PersistentVolume"}, {"metadata", {{"name", name}, {"labels", {{kHostname, node}}}}}};
+json local_pv(const std::string& name, const std::string& node, const std::string& size,
+              const std::string& claim = {}) {
+  json pv{{"apiVersion", "v1"},
+          {"kind", "PersistentVolume"},
+          {"metadata", {{"name", name}, {"labels", {{kHostname, node}}}}}};
   json& spec = pv["spec"];
   spec["accessModes"] = json::array({"ReadWriteOnce"});
   spec["capacity"] = {{"storage", size}};
@@ -77,7 +80,8 @@ TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
   FilterAnswer a = filter("a", {"n1", "n2"});
   EXPECT_EQ(a.result.node_names, std::vector<std::string_view>{"n1"});
   EXPECT_EQ(a.result.failed_unresolvable.at("n2"),
-            "pool fast-disks: volume a-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 1")
+            "pool fast-disks: volume a-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has "
+            "1 free of 1")
       << "two claims never take the one volume";
   // The API server takes a's Binding; the watch has not reported the pod bound yet: a is in flight.
   h_.fake.set_binding_hook([](const BindingRequest&) -> std::optional<BindingReply> {
@@ -89,7 +93,8 @@ TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
   FilterAnswer b = filter("b", {"n1"});
   EXPECT_TRUE(!b.result.node_names || b.result.node_names->empty()) << "a, in flight, holds two of the three volumes";
   EXPECT_EQ(b.result.failed_unresolvable.at("n1"),
-            "pool fast-disks: volume b-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has 1 free of 3");
+            "pool fast-disks: volume b-1 needs a free local PersistentVolume of 40 GiB with its access modes, node has "
+            "1 free of 3");
 
   // VolumeBinding binds a's claims to two volumes (not necessarily the daemon's choice).
   h_.fake.put(Kind::kVolumes, local_pv("pv-1b", "n1", "100Gi", "a-0"));
@@ -101,7 +106,8 @@ TEST_F(LocalVolumes, TwoPodsOfTwoClaimsOnThreeVolumesTheSecondDoesNotFit) {
   EXPECT_EQ(usage.pool_used(kClass), 200 * kGiB) << "the bound volumes and a's reservation are counted once";
   EXPECT_EQ(filter("b", {"n1"}).result.failed_unresolvable.count("n1"), 1u);
   h_.fake.put(Kind::kPods, pod_with_claims("a", {"a-0", "a-1"}, "n1"));
-  ASSERT_TRUE(eventually([&] { return h_.state.claim_of("uid-a") && h_.state.claim_of("uid-a")->kind == state::Claim::Kind::kPlaced; }));
+  ASSERT_TRUE(eventually(
+      [&] { return h_.state.claim_of("uid-a") && h_.state.claim_of("uid-a")->kind == state::Claim::Kind::kPlaced; }));
   EXPECT_EQ(filter("b", {"n1"}).result.failed_unresolvable.count("n1"), 1u) << "a's claims hold their volumes";
 
   const json view = json::parse(server::render_node(*h_.state.snapshot().find("n1"), SteadyClock::now()));
@@ -124,7 +130,8 @@ TEST_F(LocalVolumes, AClaimBoundToALocalVolumeHoldsItAndPinsItsPod) {
       << (c.result.failed_unresolvable.count("n2") ? c.result.failed_unresolvable.at("n2") : "");
   EXPECT_NE(c.result.failed_unresolvable.at("n1").find("n2"), std::string::npos) << "held on n2";
   FilterAnswer a = filter("a", {"n2"});
-  EXPECT_TRUE(!a.result.node_names || a.result.node_names->empty()) << "pv-2a is c-0's: one free volume is left for two claims";
+  EXPECT_TRUE(!a.result.node_names || a.result.node_names->empty())
+      << "pv-2a is c-0's: one free volume is left for two claims";
 }
 
 TEST(LocalVolumesConfigured, AClassNamedInTheConfigurationStaysHandWritten) {

@@ -15,11 +15,12 @@ json pod_group(const std::string& name, const char* scheduled, const char* messa
             {"metadata", {{"name", name}, {"namespace", "ml"}}},
             {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}}}}};
   if (scheduled) {
-    g["status"]["conditions"] = json::array({{{"type", "PodGroupInitiallyScheduled"},
-                                              {"status", scheduled},
-                                              {"reason", std::string(scheduled) == "True" ? "Scheduled" : "Unschedulable"},
-                                              {"message", message},
-                                              {"lastTransitionTime", "2026-12-05T23:00:00Z"}}});
+    g["status"]["conditions"] =
+        json::array({{{"type", "PodGroupInitiallyScheduled"},
+                      {"status", scheduled},
+                      {"reason", std::string(scheduled) == "True" ? "Scheduled" : "Unschedulable"},
+                      {"message", message},
+                      {"lastTransitionTime", "2026-12-05T23:00:00Z"}}});
   }
   return g;
 }

@@ -68,8 +68,8 @@ TEST(RequestNodes, PastTheCapNewNamesAreNotRememberedAndRememberedOnesStillUpdat
   inv.name = "inv";
   state.upsert_nodes({inv});
   RequestNodes request_nodes(state, {inv}, config::Config{}.supply_rules(), 3);
-  std::vector<model::Node> nodes = {node("inv", "1"), node("n0", "1"), node("n1", "1"), node("n2", "1"),
-                                    node("n3", "1"), node("n4", "1")};
+  std::vector<model::Node> nodes = {node("inv", "1"), node("n0", "1"), node("n1", "1"),
+                                    node("n2", "1"),  node("n3", "1"), node("n4", "1")};
   EXPECT_EQ(request_nodes.observe(pointers(nodes)), 2u) << "the inventory node does not count";
   state::Snapshot snap = state.snapshot();
   EXPECT_EQ(snap.nodes().size(), 4u);

@@ -69,16 +69,16 @@ class SelectedClaims : public kube::testing::EngineFixture {
 struct Held {
   std::string name;
   std::int64_t gib;
-  bool hand_set;      // written by a namespace user: never gets a volume
-  bool provisioned;   // its volume appears before the timeout
+  bool hand_set;     // written by a namespace user: never gets a volume
+  bool provisioned;  // its volume appears before the timeout
 };
 
 struct Row {
   const char* node;
   std::vector<Held> claims;
-  std::int64_t free_gib;     // before the timeout
+  std::int64_t free_gib;  // before the timeout
   std::int64_t ignored_gib;
-  std::int64_t free_after;   // after it
+  std::int64_t free_after;  // after it
   std::int64_t ignored_after;
 };
 
@@ -106,7 +106,8 @@ TEST_F(SelectedClaims, HandSetAnnotationsAreBoundedByThePoolAndExpire) {
   const auto started = SteadyClock::now();
   start();
   for (const Row& r : kRows) {
-    ASSERT_TRUE(eventually([&] { return free(r.node) == r.free_gib * kGiB; })) << r.node << ": " << free(r.node).value_or(-1);
+    ASSERT_TRUE(eventually([&] { return free(r.node) == r.free_gib * kGiB; }))
+        << r.node << ": " << free(r.node).value_or(-1);
     EXPECT_EQ(ignored(r.node), r.ignored_gib * kGiB) << r.node;
   }
   FilterAnswer a = filter("small", {"n1", "n2", "n3", "n4"});
@@ -120,8 +121,9 @@ TEST_F(SelectedClaims, HandSetAnnotationsAreBoundedByThePoolAndExpire) {
   ASSERT_LT(SteadyClock::now() - started, kTimeout) << "the machine is too slow for this test's timeout";
   for (const Row& r : kRows) {
     // The hold's end and the pool's count of what it ignores change one after the other.
-    EXPECT_TRUE(eventually([&] { return free(r.node) == r.free_after * kGiB && ignored(r.node) == r.ignored_after * kGiB; },
-                           kTimeout + 10s))
+    EXPECT_TRUE(
+        eventually([&] { return free(r.node) == r.free_after * kGiB && ignored(r.node) == r.ignored_after * kGiB; },
+                   kTimeout + 10s))
         << r.node << ": free " << free(r.node).value_or(-1) << ", ignored " << ignored(r.node);
   }
   EXPECT_GE(SteadyClock::now() - started, kTimeout) << "claims within the pool count until the timeout";

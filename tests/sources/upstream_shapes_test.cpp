@@ -81,9 +81,12 @@ TEST_F(UpstreamShapes, CsiBaremetalOnItsChartDefaults) {
             (std::vector<std::string>{"0f6b9d2e-1c4a-4e8b-b3f7-2a9c5d1e8f01", "2b8d9f40-3e6c-40ad-b5f9-4c1e7f3a0b03"}))
       << "the tainted AC is not offered; the one of Size 0 is, with no room";
   EXPECT_EQ(pool_of("bm-a", "csi-baremetal:HDD")->capacity_bytes, 100 * kGiB);
-  EXPECT_EQ(devices(pool_of("bm-b", "csi-baremetal:HDD")), std::vector<std::string>{"5e1a2c73-6b9f-43d0-a8c2-7f4b0c6d3e06"});
-  EXPECT_TRUE(eventually([&] { snap_ = h_.state.snapshot(); return snap_.find("bm-a")->placed.volumes == 1; }))
-      << "the namespaced Volume counts for its node (volume balance)";
+  EXPECT_EQ(devices(pool_of("bm-b", "csi-baremetal:HDD")),
+            std::vector<std::string>{"5e1a2c73-6b9f-43d0-a8c2-7f4b0c6d3e06"});
+  EXPECT_TRUE(eventually([&] {
+    snap_ = h_.state.snapshot();
+    return snap_.find("bm-a")->placed.volumes == 1;
+  })) << "the namespaced Volume counts for its node (volume balance)";
 
   add_pod("team-a", "trainer", "scratch", "csi-baremetal-sc", "40Gi");
   EXPECT_EQ(passed(filter("trainer", {"bm-a", "bm-b"})), (std::vector<std::string>{"bm-a", "bm-b"}));
@@ -97,7 +100,8 @@ TEST_F(UpstreamShapes, CsiBaremetalOnItsChartDefaults) {
   const json& request = (*acr)["spec"]["ReservationRequests"][0];
   EXPECT_EQ(request["CapacityRequest"]["Name"], "scratch") << "CreateVolume looks the request up by the claim's name";
   EXPECT_EQ(request["CapacityRequest"]["StorageClass"], "ANY");
-  EXPECT_EQ(request["Reservations"], json({"0f6b9d2e-1c4a-4e8b-b3f7-2a9c5d1e8f01", "5e1a2c73-6b9f-43d0-a8c2-7f4b0c6d3e06"}))
+  EXPECT_EQ(request["Reservations"],
+            json({"0f6b9d2e-1c4a-4e8b-b3f7-2a9c5d1e8f01", "5e1a2c73-6b9f-43d0-a8c2-7f4b0c6d3e06"}))
       << "an HDD on each node: not bm-a's smaller NVMe drive, nor its tainted HDD, nor its group";
 }
 

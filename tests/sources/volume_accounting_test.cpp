@@ -37,7 +37,8 @@ json with_scratch(json pod, const std::string& size) {
 }
 
 // The claim the ephemeral-volume controller makes for a pod's "scratch" volume.
-json scratch_claim(const std::string& pod, const std::string& pod_uid, const std::string& size, const std::string& node = {}) {
+json scratch_claim(const std::string& pod, const std::string& pod_uid, const std::string& size,
+                   const std::string& node = {}) {
   json pvc = claim_object("ml", pod + "-scratch", "pvc-" + pod, "local-storage", size, node);
   pvc["metadata"]["ownerReferences"] =
       json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", pod}, {"uid", pod_uid}, {"controller", true}}});

@@ -15,7 +15,8 @@ TEST(WatchedKinds, EveryKindHasOneRowAndEveryOptionalGroupItsName) {
     EXPECT_EQ(watched(row.kind).resource, row.resource);
   }
   EXPECT_EQ(seen.size(), static_cast<std::size_t>(Kind::kPodGroups) + 1);
-  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes, KindGroup::kBaremetal, KindGroup::kPodGroups}) {
+  for (KindGroup group : {KindGroup::kDra, KindGroup::kCapacity, KindGroup::kLocalVolumes, KindGroup::kBaremetal,
+                          KindGroup::kPodGroups}) {
     EXPECT_FALSE(kinds_of(group).empty());
     EXPECT_EQ(optional_group(group).group, group);
     EXPECT_FALSE(optional_group(group).name.empty());
@@ -27,13 +28,13 @@ TEST(WatchedKinds, CollectionPathsAndRightsReadAsTheApiServerAndALogLineWant) {
     Kind kind;
     std::string path;
   };
-  for (const Row& row : std::vector<Row>{{Kind::kNodes, "/api/v1/nodes"},
-                                         {Kind::kClasses, "/apis/storage.k8s.io/v1/storageclasses"},
-                                         {Kind::kResourceSlices, "/apis/resource.k8s.io/v1/resourceslices"},
-                                         {Kind::kVolumes, "/api/v1/persistentvolumes"},
-                                         {Kind::kPodGroups, "/apis/scheduling.k8s.io/v1beta1/podgroups"},
-                                         {Kind::kCapacityReservations,
-                                          "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations"}}) {
+  for (const Row& row : std::vector<Row>{
+           {Kind::kNodes, "/api/v1/nodes"},
+           {Kind::kClasses, "/apis/storage.k8s.io/v1/storageclasses"},
+           {Kind::kResourceSlices, "/apis/resource.k8s.io/v1/resourceslices"},
+           {Kind::kVolumes, "/api/v1/persistentvolumes"},
+           {Kind::kPodGroups, "/apis/scheduling.k8s.io/v1beta1/podgroups"},
+           {Kind::kCapacityReservations, "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations"}}) {
     EXPECT_EQ(collection_path(watched(row.kind)), row.path);
   }
   EXPECT_EQ(rights_phrase(KindGroup::kDra), "get, list and watch resourceslices, resourceclaims and deviceclasses");
@@ -73,8 +74,10 @@ std::set<Right> rights_of(const std::vector<RbacRule>& rules) {
 }
 
 YAML::Node manifest(const std::string& kind, const std::string& name) {
-  for (const YAML::Node& doc : YAML::LoadAllFromFile(std::string(EXTENDER_SOURCE_DIR) + "/deploy/scheduler-extender.yaml")) {
-    if (doc["kind"] && doc["kind"].as<std::string>() == kind && doc["metadata"]["name"].as<std::string>() == name) return doc;
+  for (const YAML::Node& doc :
+       YAML::LoadAllFromFile(std::string(EXTENDER_SOURCE_DIR) + "/deploy/scheduler-extender.yaml")) {
+    if (doc["kind"] && doc["kind"].as<std::string>() == kind && doc["metadata"]["name"].as<std::string>() == name)
+      return doc;
   }
   return {};
 }

@@ -97,7 +97,8 @@ TEST(ClusterState, DerivedPoolsJoinTheNodesOwnUnlessItNamesThemItself) {
   model::NodeSupply a = node("a", 0);
   a.pools.push_back({"local", 100, {}});
   s.upsert_nodes({a, node("b", 0)});
-  s.set_derived_pools({{"a", {{"local", 5, {}}, {"topolvm", 50, {}}}}, {"b", {{"topolvm", 70, {}}}}, {"gone", {{"x", 1, {}}}}});
+  s.set_derived_pools(
+      {{"a", {{"local", 5, {}}, {"topolvm", 50, {}}}}, {"b", {{"topolvm", 70, {}}}}, {"gone", {{"x", 1, {}}}}});
   Snapshot snap = s.snapshot();
   ASSERT_EQ(snap.find("a")->supply.pools.size(), 2u);
   EXPECT_EQ(snap.find("a")->supply.find_pool("local")->capacity_bytes, 100) << "the node's own pool wins";

@@ -123,7 +123,9 @@ std::string run(const Row& row, int skip) {
   return "";
 }
 
-Step at(Ev ev, std::string pod, std::string node, std::string want) { return {ev, std::move(pod), std::move(node), std::move(want)}; }
+Step at(Ev ev, std::string pod, std::string node, std::string want) {
+  return {ev, std::move(pod), std::move(node), std::move(want)};
+}
 Step after(Duration d, std::string want) { return {Ev::kAdvance, "", "", std::move(want), d}; }
 
 const std::vector<Row>& rows() {
@@ -134,14 +136,13 @@ const std::vector<Row>& rows() {
         at(Ev::kNominated, "m1", "a", "m1=hold@a:nominated"),
         after(4min, "m1=hold@a:nominated"),  // the nomination gave it the Permit timeout
         at(Ev::kPreBind, "m1", "a", "m1=hold@a:prebind"),
-        after(4min, "m1=hold@a:prebind"),  // so did PreBind's selected node, from then
+        after(4min, "m1=hold@a:prebind"),                      // so did PreBind's selected node, from then
         {Ev::kBindReserve, "m1", "a", "m1=bind@a", {}, true},  // the placement replaces /bind's reservation
         at(Ev::kBound, "m1", "a", "m1=placed@a")}},
       {"members assumed elsewhere: the hold on the narrowed node goes",
        {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
         at(Ev::kFiltered, "m2", "a", "m1=hold@a:filtered m2=hold@a:filtered"),
-        at(Ev::kNominated, "m1", "b", "m1=none m2=hold@a:filtered"),
-        at(Ev::kPreBind, "m2", "b", "m1=none m2=none"),
+        at(Ev::kNominated, "m1", "b", "m1=none m2=hold@a:filtered"), at(Ev::kPreBind, "m2", "b", "m1=none m2=none"),
         at(Ev::kBound, "m1", "b", "m1=placed@b m2=none")}},
       {"filtered again: a new cycle replaces the hold",
        {{Ev::kFiltered, "m1", "a", "m1=hold@a:filtered", {}, true},
@@ -153,22 +154,17 @@ const std::vector<Row>& rows() {
       {"group failed: every member's hold goes, and a later cycle holds again",
        {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
         at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered"),
-        after(10s, "m1=hold@a:filtered m2=hold@b:filtered"),
-        at(Ev::kGroupFailed, "", "", "m1=none m2=none"),
-        after(1s, "m1=none m2=none"),
-        at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered")}},
+        after(10s, "m1=hold@a:filtered m2=hold@b:filtered"), at(Ev::kGroupFailed, "", "", "m1=none m2=none"),
+        after(1s, "m1=none m2=none"), at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered")}},
       {"a member filtered again begins a new cycle: the last cycle's unpublished holds go first",
        {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
         at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered"),
-        after(5s, "m1=hold@a:filtered m2=hold@b:filtered"),
-        at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered"),
+        after(5s, "m1=hold@a:filtered m2=hold@b:filtered"), at(Ev::kFiltered, "m2", "a", "m1=none m2=hold@a:filtered"),
         at(Ev::kFiltered, "m1", "b", "m1=hold@b:filtered m2=hold@a:filtered")}},
       {"a cycle in progress keeps its earlier members: each member filtered extends the group's holds",
-       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"),
-        after(40s, "m1=hold@a:filtered m2=none"),
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none"), after(40s, "m1=hold@a:filtered m2=none"),
         at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered"),
-        after(40s, "m1=hold@a:filtered m2=hold@b:filtered"),
-        after(30s, "m1=none m2=none")}},
+        after(40s, "m1=hold@a:filtered m2=hold@b:filtered"), after(30s, "m1=none m2=none")}},
       {"a published member outlives the next cycle of its group",
        {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered m2=none m3=none"),
         at(Ev::kFiltered, "m2", "b", "m1=hold@a:filtered m2=hold@b:filtered m3=none"),
@@ -176,23 +172,16 @@ const std::vector<Row>& rows() {
         at(Ev::kNominated, "m1", "a", "m1=hold@a:nominated m2=hold@b:filtered m3=hold@b:filtered"),
         at(Ev::kFiltered, "m2", "a", "m1=hold@a:nominated m2=hold@a:filtered m3=none")}},
       {"deleted while held",
-       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"),
-        after(10s, "m1=hold@a:filtered"),
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"), after(10s, "m1=hold@a:filtered"),
         at(Ev::kDeleted, "m1", "", "m1=none")}},
       {"nobody reports the group's end: the hold settles unpublished and goes",
-       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"),
-        after(50s, "m1=hold@a:filtered"),
-        after(20s, "m1=none")}},
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"), after(50s, "m1=hold@a:filtered"), after(20s, "m1=none")}},
       {"a nominated member waits at Permit: the Permit timeout ends it",
-       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"),
-        at(Ev::kNominated, "m1", "a", "m1=hold@a:nominated"),
-        after(4min, "m1=hold@a:nominated"),
-        after(2min, "m1=none")}},
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"), at(Ev::kNominated, "m1", "a", "m1=hold@a:nominated"),
+        after(4min, "m1=hold@a:nominated"), after(2min, "m1=none")}},
       {"bound before any nomination or PreBind was seen",
-       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"),
-        after(10s, "m1=hold@a:filtered"),
-        at(Ev::kBound, "m1", "a", "m1=placed@a"),
-        after(6min, "m1=placed@a")}},
+       {at(Ev::kFiltered, "m1", "a", "m1=hold@a:filtered"), after(10s, "m1=hold@a:filtered"),
+        at(Ev::kBound, "m1", "a", "m1=placed@a"), after(6min, "m1=placed@a")}},
   };
   return table;
 }

@@ -21,7 +21,8 @@ TEST(MixedGpuSources, NamesNodesWithDevicePluginAndDraGpus) {
   state.upsert_nodes({node("both", 4), node("plugin", 8), node("dra", 0), node("zero", 0)});
   const model::DraInventory dra =
       model::build_dra_inventory({nvidia_gpu_slice("both", 2), nvidia_gpu_slice("dra", 8), nvidia_gpu_slice("zero", 0),
-                                  nvidia_gpu_slice("unknown", 2)}, {});
+                                  nvidia_gpu_slice("unknown", 2)},
+                                 {});
   const auto found = find_mixed_gpu_sources(state.snapshot(), dra);
   ASSERT_EQ(found, (std::vector<MixedGpuSources>{{"both", "nvidia.com/gpu", 4, 2}}));
   EXPECT_EQ(describe(found[0]).rfind("node both has GPUs from two sources: 4 nvidia.com/gpu allocatable from a device "

@@ -24,7 +24,8 @@ Claim gpu_claim(const std::string& node_name, std::int64_t gpus) {
   return c;
 }
 
-Claim volume_claim(const std::string& node_name, const std::string& pool, const std::string& device, std::int64_t bytes) {
+Claim volume_claim(const std::string& node_name, const std::string& pool, const std::string& device,
+                   std::int64_t bytes) {
   Claim c;
   c.owner = "ns/v";
   c.source = "volume";

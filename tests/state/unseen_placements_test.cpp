@@ -32,8 +32,8 @@ TEST(UnseenPlacements, WaitsForOtherPodsUntilTheirClaimsArePlacedOrTheirWaitEnds
     UnseenPlacements unseen(500ms);
     unseen.record(kScheduler, "u1", {"ml/a-0", "ml/a-1"}, t0);
     const auto asked = t0 + c.since;
-    const auto until = unseen.wait_ends(kScheduler, c.asking, [&](const std::string& claim) { return c.placed.count(claim) > 0; },
-                                         asked);
+    const auto until = unseen.wait_ends(
+        kScheduler, c.asking, [&](const std::string& claim) { return c.placed.count(claim) > 0; }, asked);
     EXPECT_EQ(until - asked, c.want_wait) << c.name;
   }
 }
@@ -44,7 +44,8 @@ TEST(UnseenPlacements, ForgetsWhatIsPlacedOrExpiredAndKeepsTheRest) {
   unseen.record(kScheduler, "u1", {"ml/one"}, t0);
   unseen.record(kScheduler, "u2", {"ml/two"}, t0 + 100ms);
   unseen.record(kScheduler, "u3", {"ml/three"}, t0 + 200ms);
-  const auto until = unseen.wait_ends(kScheduler, "u9", [](const std::string& c) { return c == "ml/two"; }, t0 + 550ms);
+  const auto until = unseen.wait_ends(
+      kScheduler, "u9", [](const std::string& c) { return c == "ml/two"; }, t0 + 550ms);
   EXPECT_EQ(until, t0 + 700ms) << "u1 expired, u2 placed, u3 waited for until its own end";
   EXPECT_EQ(unseen.size(), 1u);
 }
@@ -55,7 +56,9 @@ TEST(UnseenPlacements, ARecordReplacesThePodsEarlierOneAndNoClaimsForgetsIt) {
   unseen.record(kScheduler, "u1", {"ml/one"}, t0);
   unseen.record(kScheduler, "u1", {"ml/one"}, t0 + 300ms);
   EXPECT_EQ(unseen.size(), 1u);
-  EXPECT_EQ(unseen.wait_ends(kScheduler, "u2", [](const std::string&) { return false; }, t0 + 400ms), t0 + 500ms)
+  EXPECT_EQ(unseen.wait_ends(
+                kScheduler, "u2", [](const std::string&) { return false; }, t0 + 400ms),
+            t0 + 500ms)
       << "filtered again, its wait still ends 500ms after its first filter";
   unseen.record(kScheduler, "u1", {}, t0 + 400ms);
   EXPECT_EQ(unseen.size(), 0u);
@@ -72,7 +75,8 @@ TEST(UnseenPlacements, APodReSentToStallTheOthersMakesThemWaitOncePerWindow) {
   }
   EXPECT_EQ(stalled, 10) << "the others waited only within its first 100ms";
   unseen.record(kScheduler, "stall", {"ml/never-placed"}, t0 + 2000ms);
-  EXPECT_EQ(unseen.wait_ends(kScheduler, "other", nothing_placed, t0 + 2001ms), t0 + 2100ms) << "a new window, a new wait";
+  EXPECT_EQ(unseen.wait_ends(kScheduler, "other", nothing_placed, t0 + 2001ms), t0 + 2100ms)
+      << "a new window, a new wait";
 }
 
 TEST(UnseenPlacements, AFilterWaitsOnlyForThePodsItsOwnCallerFiltered) {
@@ -82,7 +86,8 @@ TEST(UnseenPlacements, AFilterWaitsOnlyForThePodsItsOwnCallerFiltered) {
   unseen.record(kStranger, "replayed", {"ml/replayed-data"}, t0);
   EXPECT_EQ(unseen.wait_ends(kScheduler, "next", nothing_placed, t0 + 5ms), t0 + 5ms)
       << "kube-scheduler's next pod does not wait for a pod a stranger filtered";
-  EXPECT_EQ(unseen.wait_ends(kStranger, "own", nothing_placed, t0 + 5ms), t0 + 100ms) << "the stranger's own filters do";
+  EXPECT_EQ(unseen.wait_ends(kStranger, "own", nothing_placed, t0 + 5ms), t0 + 100ms)
+      << "the stranger's own filters do";
 
   unseen.record(kScheduler, "placing", {"ml/placing-data"}, t0 + 10ms);
   unseen.record(kStranger, "placing", {}, t0 + 20ms);
@@ -109,7 +114,9 @@ TEST(UnseenPlacements, KeepsAtMostItsCapacityOldestFirstOut) {
   unseen.record(kScheduler, "u2", {"ml/two"}, t0);
   unseen.record(kScheduler, "u3", {"ml/three"}, t0);
   EXPECT_EQ(unseen.size(), 2u);
-  EXPECT_EQ(unseen.wait_ends(kScheduler, "u9", [](const std::string&) { return false; }, t0 + 100ms), t0 + 500ms)
+  EXPECT_EQ(unseen.wait_ends(
+                kScheduler, "u9", [](const std::string&) { return false; }, t0 + 100ms),
+            t0 + 500ms)
       << "u1, recorded first, was forgotten first";
 }
 

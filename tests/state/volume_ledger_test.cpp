@@ -26,7 +26,8 @@ model::NodeSupply device_node(const std::string& name, std::vector<std::int64_t>
   return n;
 }
 
-Claim volume_claim(const std::string& node, const std::string& claim, std::int64_t gib, const std::string& device = "") {
+Claim volume_claim(const std::string& node, const std::string& claim, std::int64_t gib,
+                   const std::string& device = "") {
   Claim c;
   c.owner = claim;
   c.source = "volume";
@@ -96,8 +97,8 @@ struct LedgerSimulation {
     std::int64_t gib = 0;
     std::string device;  // the annotation; empty for claims that predate it
   };
-  std::map<std::string, ApiClaim> api;      // uid -> claim
-  std::vector<std::string> undelivered;     // uids the watch has not delivered yet
+  std::map<std::string, ApiClaim> api;   // uid -> claim
+  std::vector<std::string> undelivered;  // uids the watch has not delivered yet
   std::unique_ptr<ClusterState> state = std::make_unique<ClusterState>();
   std::vector<model::NodeSupply> nodes = {device_node("a", {1024, 512}), device_node("b", {300, 300, 300})};
   int next = 0;
@@ -200,9 +201,15 @@ TEST(VolumeLedger, NoPoolOrDeviceIsEverOvercommittedOverRandomSequences) {
     const int steps = 20 + static_cast<int>(rng() % 30);
     for (int step = 0; step < steps; ++step) {
       switch (rng() % 10) {
-        case 0: case 1: case 2: case 3: sim.bind(rng); break;
-        case 4: case 5: case 6: sim.deliver(rng); break;
-        case 7: case 8: sim.remove(rng); break;
+        case 0:
+        case 1:
+        case 2:
+        case 3: sim.bind(rng); break;
+        case 4:
+        case 5:
+        case 6: sim.deliver(rng); break;
+        case 7:
+        case 8: sim.remove(rng); break;
         default: sim.restart(); break;
       }
       const std::string over = sim.overcommit();

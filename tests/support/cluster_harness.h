@@ -172,7 +172,8 @@ inline ClusterView view_of(const FakeCluster& fake) {
     if (node.empty() || phase == "Succeeded" || phase == "Failed" || !view.count(node)) continue;
     std::int64_t gpus = 0;
     for (const auto& c : pod["spec"]["containers"]) {
-      if (c.contains("resources") && c["resources"].contains("requests")) gpus += std::stoll(c["resources"]["requests"].value(kGpu, "0"));
+      if (c.contains("resources") && c["resources"].contains("requests"))
+        gpus += std::stoll(c["resources"]["requests"].value(kGpu, "0"));
     }
     view[node].claims[pod["metadata"]["uid"].get<std::string>()] = "pod " + std::to_string(gpus);
   }
@@ -181,7 +182,8 @@ inline ClusterView view_of(const FakeCluster& fake) {
     const std::string node = annotations.value(kSelectedNode, "");
     if (node.empty() || pvc["spec"].value("storageClassName", "") != "local-storage" || !view.count(node)) continue;
     view[node].claims["pvc/" + pvc["metadata"]["uid"].get<std::string>()] =
-        "volume local " + std::to_string(test_bytes(pvc["spec"]["resources"]["requests"]["storage"].get<std::string>()));
+        "volume local " +
+        std::to_string(test_bytes(pvc["spec"]["resources"]["requests"]["storage"].get<std::string>()));
   }
   return view;
 }

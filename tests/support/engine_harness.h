@@ -59,7 +59,7 @@ class FakePods final : public engine::PodSource {
   }
   std::map<std::string, model::Pod> pending;
   std::map<std::string, std::size_t> bound_members;  // "ns/group" -> members bound
-  std::vector<model::Pod> nominated;  // what nominated_pods() answers
+  std::vector<model::Pod> nominated;                 // what nominated_pods() answers
   std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch;
 };
 

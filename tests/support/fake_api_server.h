@@ -45,8 +45,9 @@ bool eventually(F&& condition, std::chrono::milliseconds timeout = 5000ms) {
 
 // A Kubernetes Status body.
 inline json status_body(int code, const std::string& reason, const std::string& message) {
-  return json{{"kind", "Status"},     {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Failure"},
-              {"message", message},   {"reason", reason},   {"code", code}};
+  return json{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+              {"status", "Failure"}, {"message", message}, {"reason", reason},
+              {"code", code}};
 }
 
 // One watch event line (with its newline), as the API server writes it.
@@ -132,7 +133,9 @@ class FakeApiServer {
 
   // Plain HTTP, or the given server (an httplib::SSLServer for the TLS tests).
   explicit FakeApiServer(std::unique_ptr<httplib::Server> server = nullptr, std::string scheme = "http")
-      : owned_(server ? std::move(server) : std::make_unique<httplib::Server>()), server_(*owned_), scheme_(std::move(scheme)) {
+      : owned_(server ? std::move(server) : std::make_unique<httplib::Server>()),
+        server_(*owned_),
+        scheme_(std::move(scheme)) {
     ::signal(SIGPIPE, SIG_IGN);  // writes to clients that went away must fail, not kill the test
     // Watches hold a worker each while they live; leave room for them and for pooled connections.
     server_.new_task_queue = [] { return new httplib::ThreadPool(64); };
@@ -144,7 +147,8 @@ class FakeApiServer {
     port_ = server_.bind_to_any_port("127.0.0.1");
     if (port_ <= 0) throw std::runtime_error("fake API server: cannot bind 127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    if (!eventually([this] { return server_.is_running(); }, 5000ms)) throw std::runtime_error("fake API server: not running");
+    if (!eventually([this] { return server_.is_running(); }, 5000ms))
+      throw std::runtime_error("fake API server: not running");
   }
   ~FakeApiServer() { stop(); }
   FakeApiServer(const FakeApiServer&) = delete;
@@ -270,12 +274,8 @@ class FakeApiServer {
               sink.done();
               feed->mark_closed();
               return true;
-            case WatchFeed::Item::kCut:
-              feed->mark_closed();
-              return false;
-            case WatchFeed::Item::kFreeze:
-              feed->frozen_ = true;
-              return true;
+            case WatchFeed::Item::kCut: feed->mark_closed(); return false;
+            case WatchFeed::Item::kFreeze: feed->frozen_ = true; return true;
           }
           return false;
         },

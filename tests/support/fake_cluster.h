@@ -1,25 +1,23 @@
 #pragma once
 // FakeCluster: a small emulation of the API server's storage over FakeApiServer, for the tests
 // that run KubeCluster and the binder end to end. Nodes, pods, persistentvolumeclaims,
-// persistentvolumes and storageclasses (and storage.k8s.io/v1's csidrivers and csistoragecapacities) are kept as JSON objects; every write takes the next resourceVersion (one
-// counter for all kinds, as etcd's revision) and becomes an event in that kind's history. Lists
-// are paged (limit/continue) from a snapshot; watches replay the history after their
-// resourceVersion and then follow live writes. Faults on request: cut every open watch of a kind,
-// forget history (watches from before it get 410, as an ERROR event or an HTTP 410), expire
-// continue tokens, forbid a kind, hold a kind's events back. POST .../pods/{name}/binding binds a
-// pending pod (checking its uid) and emits the MODIFIED event, unless a test's binding hook
-// answers instead. A merge patch of a pod's or claim's annotations is applied and emitted as
-// MODIFIED (a patch naming another uid is refused, 422, as the API server refuses to change it),
-// unless patches of that kind are set to be refused with a status. The DRA kinds of
-// resource.k8s.io/v1 (resourceslices, resourceclaims, deviceclasses) are served the same way, and
-// answer 404 for the group, its discovery document included, once serve_dra(false) makes the
-// server an old one (before v1.34).
+// persistentvolumes and storageclasses (and storage.k8s.io/v1's csidrivers and csistoragecapacities) are kept as JSON
+// objects; every write takes the next resourceVersion (one counter for all kinds, as etcd's revision) and becomes an
+// event in that kind's history. Lists are paged (limit/continue) from a snapshot; watches replay the history after
+// their resourceVersion and then follow live writes. Faults on request: cut every open watch of a kind, forget history
+// (watches from before it get 410, as an ERROR event or an HTTP 410), expire continue tokens, forbid a kind, hold a
+// kind's events back. POST .../pods/{name}/binding binds a pending pod (checking its uid) and emits the MODIFIED event,
+// unless a test's binding hook answers instead. A merge patch of a pod's or claim's annotations is applied and emitted
+// as MODIFIED (a patch naming another uid is refused, 422, as the API server refuses to change it), unless patches of
+// that kind are set to be refused with a status. The DRA kinds of resource.k8s.io/v1 (resourceslices, resourceclaims,
+// deviceclasses) are served the same way, and answer 404 for the group, its discovery document included, once
+// serve_dra(false) makes the server an old one (before v1.34).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
-#include <thread>
-#include <array>
 #include <cstdint>
+#include <thread>
 
 #include "extender/sources/watched_kinds.h"
 #include "support/fake_api_server.h"
@@ -64,7 +62,8 @@ class FakeCluster {
   explicit FakeCluster(FakeApiServer& server) : server_(server) {
     for (const sources::WatchedKind& row : sources::kWatchedKinds) {
       const Kind k = row.kind;
-      server_.route("GET", kind_path(k), [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
+      server_.route("GET", kind_path(k),
+                    [this, k](const httplib::Request& req, httplib::Response& res) { get(k, req, res); });
     }
     server_.route("GET", kDraGroupPath, [this](const httplib::Request&, httplib::Response& res) { discovery(res); });
     server_.route("POST", "/api/v1/namespaces/*/pods/*/binding",
@@ -75,7 +74,8 @@ class FakeCluster {
                   [this](const httplib::Request& req, httplib::Response& res) { patch(Kind::kPods, req, res); });
     // csi-baremetal's reservations: created, read, replaced (guarded by resourceVersion), deleted.
     const Kind acr = Kind::kCapacityReservations;
-    server_.route("POST", kind_path(acr), [this, acr](const httplib::Request& req, httplib::Response& res) { write(acr, req, res); });
+    server_.route("POST", kind_path(acr),
+                  [this, acr](const httplib::Request& req, httplib::Response& res) { write(acr, req, res); });
     for (const char* method : {"GET", "PUT", "DELETE"}) {
       server_.route(method, kind_path(acr) + "/*",
                     [this, acr](const httplib::Request& req, httplib::Response& res) { write(acr, req, res); });
@@ -247,9 +247,11 @@ class FakeCluster {
     }
     if (s.forbidden) {
       lock.unlock();
-      FakeApiServer::reply(res, 403, status_body(403, "Forbidden",
-                                                 std::string(kind_path(k)) + " is forbidden: User \"system:serviceaccount:"
-                                                 "kube-system:scheduler-extender\" cannot list or watch it"));
+      FakeApiServer::reply(
+          res, 403,
+          status_body(403, "Forbidden",
+                      std::string(kind_path(k)) + " is forbidden: User \"system:serviceaccount:"
+                                                  "kube-system:scheduler-extender\" cannot list or watch it"));
       return;
     }
     if (!watch) {
@@ -261,7 +263,8 @@ class FakeCluster {
     if (!rv_text.empty()) from = std::stoull(rv_text);
     auto feed = std::make_shared<WatchFeed>();
     if (from < s.compacted) {
-      const json st = status_body(410, "Expired", "too old resource version: " + rv_text + " (" + std::to_string(s.compacted) + ")");
+      const json st = status_body(410, "Expired",
+                                  "too old resource version: " + rv_text + " (" + std::to_string(s.compacted) + ")");
       if (s.expired_as == ExpiredAs::kHttp410) {
         lock.unlock();
         FakeApiServer::reply(res, 410, st);
@@ -286,14 +289,20 @@ class FakeCluster {
       return;
     }
     json resources = json::array();
-    for (const auto& [name, kind, namespaced] : {std::tuple{"resourceslices", "ResourceSlice", false},
-                                                 std::tuple{"resourceclaims", "ResourceClaim", true},
-                                                 std::tuple{"deviceclasses", "DeviceClass", false}}) {
-      resources.push_back({{"name", name}, {"singularName", ""}, {"namespaced", namespaced}, {"kind", kind},
+    for (const auto& [name, kind, namespaced] :
+         {std::tuple{"resourceslices", "ResourceSlice", false}, std::tuple{"resourceclaims", "ResourceClaim", true},
+          std::tuple{"deviceclasses", "DeviceClass", false}}) {
+      resources.push_back({{"name", name},
+                           {"singularName", ""},
+                           {"namespaced", namespaced},
+                           {"kind", kind},
                            {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}});
     }
-    FakeApiServer::reply(res, 200, json{{"kind", "APIResourceList"}, {"apiVersion", "v1"},
-                                        {"groupVersion", "resource.k8s.io/v1"}, {"resources", resources}});
+    FakeApiServer::reply(res, 200,
+                         json{{"kind", "APIResourceList"},
+                              {"apiVersion", "v1"},
+                              {"groupVersion", "resource.k8s.io/v1"},
+                              {"resources", resources}});
   }
 
   // Caller holds mu_.
@@ -310,9 +319,10 @@ class FakeCluster {
       id = token.substr(0, colon);
       auto it = pages_.find(id);
       if (colon == std::string::npos || it == pages_.end()) {
-        FakeApiServer::reply(res, 410, status_body(410, "Expired",
-                                                   "The provided continue parameter is too old to display a consistent "
-                                                   "list result. You can start a new list without the continue parameter."));
+        FakeApiServer::reply(res, 410,
+                             status_body(410, "Expired",
+                                         "The provided continue parameter is too old to display a consistent "
+                                         "list result. You can start a new list without the continue parameter."));
         return;
       }
       offset = std::stoul(token.substr(colon + 1));
@@ -324,7 +334,9 @@ class FakeCluster {
       id = std::to_string(++next_page_id_);
     }
     const std::size_t end = limit == 0 ? items.size() : std::min(items.size(), offset + limit);
-    json body{{"kind", "List"}, {"apiVersion", "v1"}, {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+    json body{{"kind", "List"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"resourceVersion", std::to_string(rv)}}},
               {"items", json::array()}};
     for (std::size_t i = offset; i < end; ++i) body["items"].push_back(items[i]);
     if (end < items.size()) {
@@ -372,21 +384,30 @@ class FakeCluster {
     const std::string uid = pod["metadata"].value("uid", "");
     const std::string asked_uid = b.body.is_object() ? b.body["metadata"].value("uid", "") : "";
     if (!asked_uid.empty() && asked_uid != uid) {
-      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "Precondition failed: UID in precondition: " + asked_uid +
-                                                                      ", UID in object meta: " + uid));
+      FakeApiServer::reply(
+          res, 409,
+          status_body(409, "Conflict",
+                      "Precondition failed: UID in precondition: " + asked_uid + ", UID in object meta: " + uid));
       return;
     }
     const std::string target = b.body.is_object() ? b.body["target"].value("name", "") : "";
-    if (pod.contains("spec") && pod["spec"].contains("nodeName") && !pod["spec"]["nodeName"].get<std::string>().empty()) {
-      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "Operation cannot be fulfilled on pods/binding \"" + b.name +
-                                                                      "\": pod " + b.name + " is already assigned to node \"" +
-                                                                      pod["spec"]["nodeName"].get<std::string>() + "\""));
+    if (pod.contains("spec") && pod["spec"].contains("nodeName") &&
+        !pod["spec"]["nodeName"].get<std::string>().empty()) {
+      FakeApiServer::reply(
+          res, 409,
+          status_body(409, "Conflict",
+                      "Operation cannot be fulfilled on pods/binding \"" + b.name + "\": pod " + b.name +
+                          " is already assigned to node \"" + pod["spec"]["nodeName"].get<std::string>() + "\""));
       return;
     }
     pod["spec"]["nodeName"] = target;
     put_locked(Kind::kPods, std::move(pod));
-    FakeApiServer::reply(res, 201, json{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                                        {"status", "Success"}, {"code", 201}});
+    FakeApiServer::reply(res, 201,
+                         json{{"kind", "Status"},
+                              {"apiVersion", "v1"},
+                              {"metadata", json::object()},
+                              {"status", "Success"},
+                              {"code", 201}});
   }
 
   // A cluster-scoped object by name: POST creates it (409 when it exists), GET reads it, PUT
@@ -404,11 +425,14 @@ class FakeCluster {
       }
       name = object["metadata"]["name"].get<std::string>();
     }
-    if (const auto delay = write_delay_.load(); req.method != "GET" && delay.count() > 0) std::this_thread::sleep_for(delay);
+    if (const auto delay = write_delay_.load(); req.method != "GET" && delay.count() > 0)
+      std::this_thread::sleep_for(delay);
     std::lock_guard lock(mu_);
     Store& s = store(k);
     auto it = s.objects.find(name);
-    auto not_found = [&] { FakeApiServer::reply(res, 404, status_body(404, "NotFound", "\"" + name + "\" not found")); };
+    auto not_found = [&] {
+      FakeApiServer::reply(res, 404, status_body(404, "NotFound", "\"" + name + "\" not found"));
+    };
     if (req.method == "POST") {
       if (it != s.objects.end()) {
         FakeApiServer::reply(res, 409, status_body(409, "AlreadyExists", "\"" + name + "\" already exists"));
@@ -424,8 +448,12 @@ class FakeCluster {
     } else if (req.method == "DELETE") {
       remove_locked(k, name);
       FakeApiServer::reply(res, 200, status_body(200, "Success", "deleted"));
-    } else if (!object.is_object() || object["metadata"].value("resourceVersion", "") != it->second["metadata"]["resourceVersion"]) {
-      FakeApiServer::reply(res, 409, status_body(409, "Conflict", "the object has been modified; please apply your changes to the latest version"));
+    } else if (!object.is_object() ||
+               object["metadata"].value("resourceVersion", "") != it->second["metadata"]["resourceVersion"]) {
+      FakeApiServer::reply(
+          res, 409,
+          status_body(409, "Conflict",
+                      "the object has been modified; please apply your changes to the latest version"));
     } else {
       put_locked(k, object);
       FakeApiServer::reply(res, 200, s.objects.at(name));
@@ -436,7 +464,8 @@ class FakeCluster {
   void patch(Kind k, const httplib::Request& req, httplib::Response& res) {
     const auto parts = FakeApiServer::segments(req.path);  // "", api, v1, namespaces, ns, <resource>, name
     const json patch = json::parse(req.body, nullptr, false);
-    if (parts.size() != 7 || req.get_header_value("Content-Type") != "application/merge-patch+json" || !patch.is_object()) {
+    if (parts.size() != 7 || req.get_header_value("Content-Type") != "application/merge-patch+json" ||
+        !patch.is_object()) {
       FakeApiServer::reply(res, 400, status_body(400, "BadRequest", "not a merge patch of " + parts.back()));
       return;
     }
@@ -444,9 +473,12 @@ class FakeCluster {
     Store& s = store(k);
     if (s.patch_refusal != 0) {
       FakeApiServer::reply(res, s.patch_refusal,
-                           status_body(s.patch_refusal, "Forbidden", parts[5] + " \"" + parts[6] + "\" is forbidden: User \"system:"
-                                                                     "serviceaccount:kube-system:scheduler-extender\" cannot "
-                                                                     "patch resource \"" + parts[5] + "\""));
+                           status_body(s.patch_refusal, "Forbidden",
+                                       parts[5] + " \"" + parts[6] +
+                                           "\" is forbidden: User \"system:"
+                                           "serviceaccount:kube-system:scheduler-extender\" cannot "
+                                           "patch resource \"" +
+                                           parts[5] + "\""));
       return;
     }
     auto it = s.objects.find(parts[4] + "/" + parts[6]);
@@ -512,7 +544,10 @@ inline json claim_object(const std::string& ns, const std::string& name, const s
   json pvc{{"apiVersion", "v1"},
            {"kind", "PersistentVolumeClaim"},
            {"metadata", {{"name", name}, {"namespace", ns}, {"uid", uid}}},
-           {"spec", {{"accessModes", {"ReadWriteOnce"}}, {"storageClassName", cls}, {"resources", {{"requests", {{"storage", size}}}}}}},
+           {"spec",
+            {{"accessModes", {"ReadWriteOnce"}},
+             {"storageClassName", cls},
+             {"resources", {{"requests", {{"storage", size}}}}}}},
            {"status", {{"phase", "Pending"}}}};
   if (!selected_node.empty()) pvc["metadata"]["annotations"] = {{"volume.kubernetes.io/selected-node", selected_node}};
   return pvc;

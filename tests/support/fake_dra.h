@@ -24,14 +24,15 @@ inline json resource_slice_object(const std::string& node, int gpus, const std::
                          {"driverVersion", {{"version", "570.86.15"}}}}},
                        {"capacity", {{"memory", {{"value", memory}}}}}});
   }
-  return json{{"apiVersion", "resource.k8s.io/v1"},
-              {"kind", "ResourceSlice"},
-              {"metadata", {{"name", node + "-gpu.nvidia.com-" + name_suffix}, {"uid", "rs-" + node + "-" + name_suffix}}},
-              {"spec",
-               {{"driver", "gpu.nvidia.com"},
-                {"nodeName", node},
-                {"pool", {{"name", node}, {"generation", generation}, {"resourceSliceCount", slice_count}}},
-                {"devices", devices}}}};
+  return json{
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata", {{"name", node + "-gpu.nvidia.com-" + name_suffix}, {"uid", "rs-" + node + "-" + name_suffix}}},
+      {"spec",
+       {{"driver", "gpu.nvidia.com"},
+        {"nodeName", node},
+        {"pool", {{"name", node}, {"generation", generation}, {"resourceSliceCount", slice_count}}},
+        {"devices", devices}}}};
 }
 
 inline json device_class_object(const std::string& name = "gpu.nvidia.com", const std::string& type = "gpu",
@@ -42,8 +43,8 @@ inline json device_class_object(const std::string& name = "gpu.nvidia.com", cons
            {"spec",
             {{"selectors",
               {{{"cel",
-                 {{"expression", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" + type +
-                                     "'"}}}}}}}}};
+                 {{"expression", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == '" +
+                                     type + "'"}}}}}}}}};
   if (!extended_resource.empty()) cls["spec"]["extendedResourceName"] = extended_resource;
   return cls;
 }
@@ -59,7 +60,8 @@ inline json resource_claim_object(const std::string& ns, const std::string& name
               {{"devices",
                 {{"requests",
                   {{{"name", "gpus"},
-                    {"exactly", {{"deviceClassName", device_class}, {"allocationMode", "ExactCount"}, {"count", count}}}}}}}}}}};
+                    {"exactly",
+                     {{"deviceClassName", device_class}, {"allocationMode", "ExactCount"}, {"count", count}}}}}}}}}}};
   if (!node.empty()) {
     json results = json::array();
     for (const auto& d : devices) {
@@ -67,7 +69,8 @@ inline json resource_claim_object(const std::string& ns, const std::string& name
     }
     claim["status"]["allocation"]["devices"]["results"] = results;
     claim["status"]["allocation"]["nodeSelector"] = {
-        {"nodeSelectorTerms", {{{"matchFields", {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {node}}}}}}}}};
+        {"nodeSelectorTerms",
+         {{{"matchFields", {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {node}}}}}}}}};
   }
   return claim;
 }

@@ -16,7 +16,9 @@ inline std::string read_file(const std::string& path) {
   return out.str();
 }
 
-inline std::string fixture(const std::string& relative) { return read_file(std::string(EXTENDER_FIXTURES_DIR) + "/" + relative); }
+inline std::string fixture(const std::string& relative) {
+  return read_file(std::string(EXTENDER_FIXTURES_DIR) + "/" + relative);
+}
 
 // The complete JSON object that starts at the first occurrence of `start` in `text`.
 inline std::string object_starting_with(const std::string& text, const std::string& start) {
@@ -27,8 +29,10 @@ inline std::string object_starting_with(const std::string& text, const std::stri
   for (std::size_t i = begin; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;

@@ -46,11 +46,13 @@ TEST(BaremetalObjects, WrongTypesAreErrorsNamingTheirPath) {
     EXPECT_NE(out.message().find(row.path), std::string::npos) << out.message();
   }
   const std::vector<Row> acr_rows = {
-      {json{{"metadata", {{"name", "r"}}}, {"spec", {{"ReservationRequests", {{{"CapacityRequest", {{"Size", "1"}}}}}}}}},
+      {json{{"metadata", {{"name", "r"}}},
+            {"spec", {{"ReservationRequests", {{{"CapacityRequest", {{"Size", "1"}}}}}}}}},
        "spec.ReservationRequests[0].CapacityRequest.Size"},
       {json{{"metadata", {{"name", "r"}}}, {"spec", {{"ReservationRequests", {{{"Reservations", {1}}}}}}}},
        "spec.ReservationRequests[0].Reservations[0]"},
-      {json{{"metadata", {{"name", "r"}}}, {"spec", {{"NodeRequests", {{"Requested", "n"}}}}}}, "spec.NodeRequests.Requested"},
+      {json{{"metadata", {{"name", "r"}}}, {"spec", {{"NodeRequests", {{"Requested", "n"}}}}}},
+       "spec.NodeRequests.Requested"},
   };
   for (const Row& row : acr_rows) {
     auto out = decode_capacity_reservation(row.object);
@@ -67,7 +69,8 @@ TEST(BaremetalObjects, AReservationWrittenReadsBackTheSame) {
   acr.status = kReservationReserved;
   acr.requested_nodes = {"uid-1", "uid-2"};
   acr.reserved_nodes = {"uid-1", "uid-2"};
-  acr.requests = {{"data", "HDD", 1 << 30, "", {"ac-1", "ac-7"}}, {"scratch", "SSDLVG", 4 << 20, "fast", {"ac-2", "ac-9"}}};
+  acr.requests = {{"data", "HDD", 1 << 30, "", {"ac-1", "ac-7"}},
+                  {"scratch", "SSDLVG", 4 << 20, "fast", {"ac-2", "ac-9"}}};
   const json written = encode_capacity_reservation(acr);
   EXPECT_EQ(written["spec"]["ReservationRequests"][1]["CapacityRequest"]["StorageGroup"], "fast");
   EXPECT_FALSE(written["spec"]["ReservationRequests"][0]["CapacityRequest"].contains("StorageGroup"));
@@ -100,7 +103,8 @@ TEST(BaremetalObjects, AReservationWrittenHasOnlyTheFieldsOfItsCrdSchema) {
   acr.pod_namespace = "team-a";
   acr.status = kReservationReserved;
   acr.requested_nodes = acr.reserved_nodes = {"3a1f6f0e-uuid"};
-  acr.requests = {{"scratch", "ANY", 60 << 20, "", {"0f6b9d2e-ac"}}, {"data", "SSDLVG", 4 << 20, "fast", {"4d0f1b62-ac"}}};
+  acr.requests = {{"scratch", "ANY", 60 << 20, "", {"0f6b9d2e-ac"}},
+                  {"data", "SSDLVG", 4 << 20, "fast", {"4d0f1b62-ac"}}};
   const json written = encode_capacity_reservation(acr);
   const std::set<std::string> spec_keys{"Namespace", "Status", "NodeRequests", "ReservationRequests"};
   const std::set<std::string> node_keys{"Requested", "Reserved"};

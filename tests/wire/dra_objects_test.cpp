@@ -103,13 +103,16 @@ TEST(ResourceSlice, RefusesMalformedSlicesWithAPath) {
        "exactly one"},
       {"attribute with no kind", slice_with_device(R"({"name":"a","attributes":{"t":{}}})"), "exactly one"},
       {"int attribute a float", slice_with_device(R"({"name":"a","attributes":{"t":{"int":1.5}}})"), ".int"},
-      {"int attribute too big", slice_with_device(R"({"name":"a","attributes":{"t":{"int":18446744073709551615}}})"), ".int"},
+      {"int attribute too big", slice_with_device(R"({"name":"a","attributes":{"t":{"int":18446744073709551615}}})"),
+       ".int"},
       {"bool attribute a string", slice_with_device(R"({"name":"a","attributes":{"t":{"bool":"true"}}})"), ".bool"},
       {"capacity not a quantity", slice_with_device(R"({"name":"a","capacity":{"memory":{"value":"80 GB"}}})"),
        "capacity.memory.value"},
-      {"capacity without value", slice_with_device(R"({"name":"a","capacity":{"memory":{}}})"), "capacity.memory.value"},
+      {"capacity without value", slice_with_device(R"({"name":"a","capacity":{"memory":{}}})"),
+       "capacity.memory.value"},
       {"capacity a string", slice_with_device(R"({"name":"a","capacity":{"memory":"80Gi"}})"), "capacity.memory"},
-      {"long value", slice_with_device(R"({"name":"a","attributes":{"t":{"string":")" + std::string(5000, 'x') + R"("}}})"),
+      {"long value",
+       slice_with_device(R"({"name":"a","attributes":{"t":{"string":")" + std::string(5000, 'x') + R"("}}})"),
        "longer than"},
   };
   for (const auto& bad : table) {
@@ -123,11 +126,13 @@ TEST(ResourceSlice, BoundsDevicesAndAttributes) {
   DraLimits limits;
   limits.devices_per_slice = 2;
   limits.attributes_per_device = 2;
-  auto many = decode_resource_slice(json::parse(slice_with_device(R"({"name":"a"},{"name":"b"},{"name":"c"})")), limits);
+  auto many =
+      decode_resource_slice(json::parse(slice_with_device(R"({"name":"a"},{"name":"b"},{"name":"c"})")), limits);
   ASSERT_FALSE(many);
   EXPECT_NE(many.message().find("more than 2 items"), std::string::npos) << many.message();
   auto wide = decode_resource_slice(
-      json::parse(slice_with_device(R"({"name":"a","attributes":{"x":{"int":1},"y":{"int":2}},"capacity":{"m":{"value":"1"}}})")),
+      json::parse(slice_with_device(
+          R"({"name":"a","attributes":{"x":{"int":1},"y":{"int":2}},"capacity":{"m":{"value":"1"}}})")),
       limits);
   ASSERT_FALSE(wide);
   EXPECT_NE(wide.message().find("attributes and capacities"), std::string::npos) << wide.message();
@@ -203,19 +208,22 @@ TEST(ResourceClaim, RefusesMalformedClaimsWithAPath) {
       {"requests not an array", R"({"spec":{"devices":{"requests":{}}}})", "spec.devices.requests"},
       {"request without name", claim_with_request(R"({"exactly":{"deviceClassName":"g"}})"), "requests[0].name"},
       {"neither exactly nor firstAvailable", claim_with_request(R"({"name":"r"})"), "exactly one of"},
-      {"both", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g"},"firstAvailable":[]})"), "exactly one of"},
+      {"both", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g"},"firstAvailable":[]})"),
+       "exactly one of"},
       {"empty firstAvailable", claim_with_request(R"({"name":"r","firstAvailable":[]})"), "empty"},
       {"no class", claim_with_request(R"({"name":"r","exactly":{}})"), "deviceClassName"},
       {"count 0", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","count":0}})"), "count"},
       {"count negative", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","count":-3}})"), "count"},
-      {"count huge", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","count":99999999999}})"), "count"},
+      {"count huge", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","count":99999999999}})"),
+       "count"},
       {"count a string", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","count":"2"}})"), "count"},
       {"unknown mode", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","allocationMode":"Some"}})"),
        "allocationMode"},
       {"selector without cel", claim_with_request(R"({"name":"r","exactly":{"deviceClassName":"g","selectors":[{}]}})"),
        "other than cel"},
       {"result without device",
-       R"({"status":{"allocation":{"devices":{"results":[{"request":"r","driver":"d","pool":"p"}]}}}})", "results[0].device"},
+       R"({"status":{"allocation":{"devices":{"results":[{"request":"r","driver":"d","pool":"p"}]}}}})",
+       "results[0].device"},
       {"results an object", R"({"status":{"allocation":{"devices":{"results":{}}}}})", "results"},
       {"reservedFor an object", R"({"status":{"reservedFor":{}}})", "status.reservedFor"},
       {"allocation a string", R"({"status":{"allocation":"yes"}})", "status.allocation"},
@@ -243,7 +251,8 @@ TEST(DeviceClass, DecodesTheNvidiaGpuClass) {
   ASSERT_TRUE(cls) << cls.message();
   EXPECT_EQ(cls->name, "gpu.nvidia.com");
   ASSERT_EQ(cls->selectors.size(), 1u);
-  EXPECT_EQ(cls->selectors[0], "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'");
+  EXPECT_EQ(cls->selectors[0],
+            "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'");
   EXPECT_EQ(cls->extended_resource_name, "nvidia.com/gpu");
   auto bare = decode_device_class(json::parse(R"({"metadata":{"name":"any"}})"));
   ASSERT_TRUE(bare) << bare.message();
@@ -255,7 +264,8 @@ TEST(DeviceClass, DecodesTheNvidiaGpuClass) {
   EXPECT_FALSE(decode_device_class(json::parse("\"gpu\"")));
   DraLimits limits;
   limits.expression_bytes = 10;
-  EXPECT_FALSE(decode_device_class(json::parse(R"({"spec":{"selectors":[{"cel":{"expression":"device.driver == 'x'"}}]}})"), limits));
+  EXPECT_FALSE(decode_device_class(
+      json::parse(R"({"spec":{"selectors":[{"cel":{"expression":"device.driver == 'x'"}}]}})"), limits));
 }
 
 TEST(PodDra, DecodesClaimsAndTheExtendedResourceClaimStatus) {
@@ -276,9 +286,11 @@ TEST(PodDra, DecodesClaimsAndTheExtendedResourceClaimStatus) {
   EXPECT_EQ(dra->claim_statuses[0].claim_name, "trainer-0-gpus-5xk9q");
   EXPECT_EQ(dra->extended_claim, "trainer-0-extended-resources-abcde");
   ASSERT_EQ(dra->extended_mappings.size(), 1u);
-  EXPECT_EQ(dra->extended_mappings[0], (model::ExtendedResourceMapping{"main", "nvidia.com/gpu", "container-0-request-0"}));
+  EXPECT_EQ(dra->extended_mappings[0],
+            (model::ExtendedResourceMapping{"main", "nvidia.com/gpu", "container-0-request-0"}));
 
-  auto plain = decode_pod_dra(json::parse(R"({"metadata":{"name":"p"},"spec":{},"status":{"extendedResourceClaimStatus":null}})"));
+  auto plain = decode_pod_dra(
+      json::parse(R"({"metadata":{"name":"p"},"spec":{},"status":{"extendedResourceClaimStatus":null}})"));
   ASSERT_TRUE(plain) << plain.message();
   EXPECT_EQ(*plain, model::PodDra{});
   EXPECT_FALSE(decode_pod_dra(json::parse(R"({"status":{"extendedResourceClaimStatus":[]}})")));
@@ -301,7 +313,8 @@ TEST(DraObjects, OddJsonIsAnErrorNeverACrash) {
     EXPECT_FALSE(decode_pod_dra(odd));
   }
   EXPECT_FALSE(decode_resource_slice(json::object({{"spec", deep}})));
-  EXPECT_FALSE(decode_resource_slice(json::object({{"spec", {{"driver", "d"}, {"pool", {{"name", "p"}}}, {"devices", deep}}}})));
+  EXPECT_FALSE(
+      decode_resource_slice(json::object({{"spec", {{"driver", "d"}, {"pool", {{"name", "p"}}}, {"devices", deep}}}})));
   EXPECT_FALSE(decode_resource_claim(json::object({{"spec", {{"devices", {{"requests", deep}}}}}})));
 }
 

@@ -84,11 +84,17 @@ TEST(ExtenderArgs, ReadsKeysAsGoDoes) {
       {"upper-case keys", R"({"POD":{"metadata":{"name":"p"}},"NODENAMES":["a","b"]})", {"a", "b"}},
       {"Go folds U+017F to s", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeName\xc5\xbf\":[\"a\"]}", {"a"}},
       {"null and absent are the same", R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":["a"]})", {"a"}},
-      {"unknown fields are ignored", R"({"Extra":{"x":[1,2,{"y":null}]},"Pod":{"metadata":{"name":"p"},"zzz":1},"NodeNames":["a"]})", {"a"}},
-      {"the last of duplicate keys wins", R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"],"nodeNames":["b"]})", {"b"}},
+      {"unknown fields are ignored",
+       R"({"Extra":{"x":[1,2,{"y":null}]},"Pod":{"metadata":{"name":"p"},"zzz":1},"NodeNames":["a"]})",
+       {"a"}},
+      {"the last of duplicate keys wins",
+       R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a"],"nodeNames":["b"]})",
+       {"b"}},
       {"neither form: no candidates", R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":null})", {}},
       {"items null", R"({"Pod":{"metadata":{"name":"p"}},"Nodes":{"metadata":{},"items":null}})", {}},
-      {"whitespace everywhere", " {\n \"Pod\" : { \"metadata\" : { \"name\" : \"p\" } } ,\n \"NodeNames\" : [ \"a\" ] }\n ", {"a"}},
+      {"whitespace everywhere",
+       " {\n \"Pod\" : { \"metadata\" : { \"name\" : \"p\" } } ,\n \"NodeNames\" : [ \"a\" ] }\n ",
+       {"a"}},
   };
   for (const auto& c : cases) {
     wire::PaddedBody body(std::string(c.body));
@@ -173,16 +179,23 @@ TEST(ExtenderArgs, RejectsMalformedBodies) {
       {"both forms", R"({"Pod":{},"Nodes":{"items":[]},"NodeNames":[]})", "both"},
       {"truncated", R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["a")", ""},
       {"containers of the wrong type", R"({"Pod":{"spec":{"containers":{}}},"NodeNames":[]})", "containers"},
-      {"a resource of the wrong type", R"({"Pod":{"spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":true}}}]}},"NodeNames":[]})", "requests"},
-      {"nesting in the Pod", "{\"Pod\":{\"x\":" + std::string(200, '[') + std::string(200, ']') + "},\"NodeNames\":[]}", "nests"},
+      {"a resource of the wrong type",
+       R"({"Pod":{"spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":true}}}]}},"NodeNames":[]})",
+       "requests"},
+      {"nesting in the Pod", "{\"Pod\":{\"x\":" + std::string(200, '[') + std::string(200, ']') + "},\"NodeNames\":[]}",
+       "nests"},
       {"100,000 nested brackets", std::string(100000, '['), ""},
-      {"100,000 nested objects", "{\"Pod\":{},\"x\":" + [] {
-         std::string s;
-         for (int i = 0; i < 100000; ++i) s += "{\"a\":";
-         return s;
-       }(), ""},
+      {"100,000 nested objects",
+       "{\"Pod\":{},\"x\":" +
+           [] {
+             std::string s;
+             for (int i = 0; i < 100000; ++i) s += "{\"a\":";
+             return s;
+           }(),
+       ""},
       {"invalid UTF-8", "{\"Pod\":{\"metadata\":{\"name\":\"\xff\"}},\"NodeNames\":[]}", ""},
-      {"a 400-digit number in the Pod", "{\"Pod\":{\"spec\":{\"priority\":" + std::string(400, '9') + "}},\"NodeNames\":[]}", ""},
+      {"a 400-digit number in the Pod",
+       "{\"Pod\":{\"spec\":{\"priority\":" + std::string(400, '9') + "}},\"NodeNames\":[]}", ""},
   };
   for (const auto& c : cases) {
     wire::PaddedBody body(c.body);
@@ -241,7 +254,8 @@ TEST(ExtenderArgs, RefusesTheNodeAfterTheCapInEitherForm) {
       EXPECT_EQ(args->candidate_names().size(), 3u) << c.what;
     } else {
       EXPECT_EQ(failure, DecodeFailure::kTooLarge) << c.what;
-      EXPECT_NE(args.message().find("more than 3 nodes (server.max_nodes_per_request)"), std::string::npos) << args.message();
+      EXPECT_NE(args.message().find("more than 3 nodes (server.max_nodes_per_request)"), std::string::npos)
+          << args.message();
     }
   }
 }
@@ -313,17 +327,18 @@ namespace extender::wire {
 namespace {
 
 TEST(ExtenderArgs, ReadsThePodGroupAPodNames) {
-  const std::string text =
-      R"({"Pod":{"metadata":{"name":"w-0","namespace":"ml","uid":"u"},)"
-      R"("spec":{"schedulingGroup":{"podGroupName":"train"},"containers":[]}},"NodeNames":["a"]})";
+  const std::string text = R"({"Pod":{"metadata":{"name":"w-0","namespace":"ml","uid":"u"},)"
+                           R"("spec":{"schedulingGroup":{"podGroupName":"train"},"containers":[]}},"NodeNames":["a"]})";
   wire::PaddedBody body(text);
   auto args = decode_extender_args(body);
   ASSERT_TRUE(args) << args.message();
   EXPECT_EQ(args->pod.pod_group, "train");
-  const std::string bad = R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":{"podGroupName":7}}},"NodeNames":[]})";
+  const std::string bad =
+      R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":{"podGroupName":7}}},"NodeNames":[]})";
   wire::PaddedBody bad_body(bad);
   EXPECT_FALSE(decode_extender_args(bad_body)) << "a group name that is no string";
-  const std::string not_object = R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":"train"}},"NodeNames":[]})";
+  const std::string not_object =
+      R"({"Pod":{"metadata":{"uid":"u"},"spec":{"schedulingGroup":"train"}},"NodeNames":[]})";
   wire::PaddedBody not_object_body(not_object);
   EXPECT_FALSE(decode_extender_args(not_object_body)) << "a scheduling group that is no object";
 }

@@ -38,27 +38,29 @@ TEST(PodConstraints, DecodesSelectorAffinityAndTolerations) {
   EXPECT_TRUE(first.match_fields.empty());
   EXPECT_EQ((*c.required_node_affinity)[1].match_fields,
             (std::vector<model::NodeSelectorRequirement>{{"metadata.name", "In", {"node-7"}}}));
-  EXPECT_EQ(c.tolerations, (std::vector<model::Toleration>{{"team", "Equal", "a", "NoSchedule"},
-                                                           {"", "Exists", "", ""},
-                                                           {"node.kubernetes.io/not-ready", "Exists", "", "NoExecute"}}));
+  EXPECT_EQ(c.tolerations,
+            (std::vector<model::Toleration>{{"team", "Equal", "a", "NoSchedule"},
+                                            {"", "Exists", "", ""},
+                                            {"node.kubernetes.io/not-ready", "Exists", "", "NoExecute"}}));
 }
 
 TEST(PodConstraints, AbsentAndNullMeanNone) {
   struct Case {
     const char* what;
     const char* spec;
-    bool required;   // the pod requires node affinity
+    bool required;  // the pod requires node affinity
     std::size_t terms;
   };
   const Case cases[] = {
       {"no fields", R"({})", false, 0},
       {"all null", R"({"nodeSelector":null,"affinity":null,"tolerations":null})", false, 0},
       {"affinity without nodeAffinity", R"({"affinity":{"podAffinity":{}}})", false, 0},
-      {"nodeAffinity without required terms", R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":null}}})",
-       false, 0},
+      {"nodeAffinity without required terms",
+       R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":null}}})", false, 0},
       {"required without terms: present, and met by no node",
        R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{}}}})", true, 0},
-      {"a term of nulls", R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":null,"matchFields":null}]}}}})",
+      {"a term of nulls",
+       R"({"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":null,"matchFields":null}]}}}})",
        true, 1},
   };
   for (const auto& c : cases) {
@@ -116,7 +118,8 @@ TEST(PodConstraints, RequestBodiesCarryThem) {
   auto args = decode_extender_args(body);
   ASSERT_TRUE(args) << args.message();
   EXPECT_EQ(args->pod.constraints.node_selector, (model::StringMap{{"team", "a"}}));
-  EXPECT_EQ(args->pod.constraints.tolerations, (std::vector<model::Toleration>{{"nvidia.com/gpu", "Exists", "", "NoSchedule"}}));
+  EXPECT_EQ(args->pod.constraints.tolerations,
+            (std::vector<model::Toleration>{{"nvidia.com/gpu", "Exists", "", "NoSchedule"}}));
   EXPECT_FALSE(args->pod.constraints.required_node_affinity);
 }
 

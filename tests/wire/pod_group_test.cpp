@@ -26,7 +26,8 @@ TEST(PodGroupObject, ReadsTheGangMinimumAndTheSchedulersVerdict) {
   EXPECT_EQ(g->reason, "Unschedulable");
   EXPECT_EQ(g->since, "2026-12-05T23:01:00Z");
 
-  auto basic = decode_pod_group(json::parse(R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"schedulingPolicy":{"basic":{}}}})"));
+  auto basic = decode_pod_group(
+      json::parse(R"({"metadata":{"name":"b","namespace":"ml"},"spec":{"schedulingPolicy":{"basic":{}}}})"));
   ASSERT_TRUE(basic) << basic.message();
   EXPECT_EQ(basic->min_count, 0);
   EXPECT_EQ(basic->scheduled, "");

@@ -17,19 +17,22 @@ TEST(EncodeFilterResult, NodeNamesFormMatchesGo) {
   FilterResult r;
   r.node_names = std::vector<std::string_view>{"gpu-node-a"};
   r.failed.add("gpu-node-b", "nvidia.com/gpu: pod needs 2, node has 1 free of 4");
-  EXPECT_EQ(encode_filter_result(r),
-            R"({"Nodes":null,"NodeNames":["gpu-node-a"],"FailedNodes":{"gpu-node-b":"nvidia.com/gpu: pod needs 2, node has 1 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
+  EXPECT_EQ(
+      encode_filter_result(r),
+      R"({"Nodes":null,"NodeNames":["gpu-node-a"],"FailedNodes":{"gpu-node-b":"nvidia.com/gpu: pod needs 2, node has 1 free of 4"},"FailedAndUnresolvableNodes":{},"Error":""})");
 }
 
 TEST(EncodeFilterResult, NodesFormEchoesRawBytes) {
   FilterResult r;
-  r.node_objects = std::vector<std::string_view>{R"({"metadata":{"name":"a"},"x": [1, 2]})", R"({"metadata":{"name":"b"}})"};
+  r.node_objects =
+      std::vector<std::string_view>{R"({"metadata":{"name":"a"},"x": [1, 2]})", R"({"metadata":{"name":"b"}})"};
   r.failed_unresolvable.add("c", "pool local: pod needs 1 GiB, node has no such pool");
   r.failed.add("b2", "x");
   r.failed.add("a2", "y");
-  EXPECT_EQ(encode_filter_result(r),
-            R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"x": [1, 2]},{"metadata":{"name":"b"}}]},"NodeNames":null,)"
-            R"("FailedNodes":{"a2":"y","b2":"x"},"FailedAndUnresolvableNodes":{"c":"pool local: pod needs 1 GiB, node has no such pool"},"Error":""})");
+  EXPECT_EQ(
+      encode_filter_result(r),
+      R"({"Nodes":{"metadata":{},"items":[{"metadata":{"name":"a"},"x": [1, 2]},{"metadata":{"name":"b"}}]},"NodeNames":null,)"
+      R"("FailedNodes":{"a2":"y","b2":"x"},"FailedAndUnresolvableNodes":{"c":"pool local: pod needs 1 GiB, node has no such pool"},"Error":""})");
 }
 
 TEST(FailedNodes, NameOrderLastReasonWinsAndARepeatedReasonIsKeptOnce) {
@@ -65,7 +68,8 @@ TEST(FailedNodes, OrderGivenByTheCallerSortsAsTheNames) {
   std::sort(sorted_names.begin(), sorted_names.end());
   sorted_names.erase(std::unique(sorted_names.begin(), sorted_names.end()), sorted_names.end());
   auto place = [&](const std::string& n) {
-    return static_cast<std::uint32_t>(std::lower_bound(sorted_names.begin(), sorted_names.end(), n) - sorted_names.begin());
+    return static_cast<std::uint32_t>(std::lower_bound(sorted_names.begin(), sorted_names.end(), n) -
+                                      sorted_names.begin());
   };
   for (bool one_unordered : {false, true}) {
     FailedNodes by_place;
@@ -125,7 +129,8 @@ TEST(EncodeHostPriorityList, BareArray) {
   EXPECT_EQ(encode_host_priority_list({{"gpu-node-a", 8}, {"gpu-node-b", 3}}),
             R"([{"Host":"gpu-node-a","Score":8},{"Host":"gpu-node-b","Score":3}])");
   EXPECT_EQ(encode_host_priority_list({}), "[]");
-  EXPECT_EQ(encode_host_priority_list({{"a<b", -3}, {"", 10}}), R"([{"Host":"a\u003cb","Score":-3},{"Host":"","Score":10}])");
+  EXPECT_EQ(encode_host_priority_list({{"a<b", -3}, {"", 10}}),
+            R"([{"Host":"a\u003cb","Score":-3},{"Host":"","Score":10}])");
 }
 
 TEST(AboveLowest, ListsWhatRanksAboveTheLowestByHowMuch) {
@@ -171,8 +176,9 @@ TEST(EncodeBindingResult, ErrorField) {
 TEST(EncodePreemptionResult, MetaVictimsSortedByNode) {
   std::map<std::string, MetaVictims> m;
   m["gpu-node-b"] = {{"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}, 0};
-  EXPECT_EQ(encode_preemption_result(m),
-            R"({"NodeNameToMetaVictims":{"gpu-node-b":{"Pods":[{"UID":"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}],"NumPDBViolations":0}}})");
+  EXPECT_EQ(
+      encode_preemption_result(m),
+      R"({"NodeNameToMetaVictims":{"gpu-node-b":{"Pods":[{"UID":"c41e8b2d-7f3a-4a9c-b6e5-2d8f0a1c3e77"}],"NumPDBViolations":0}}})");
   m["a"] = {{"u2", "u1"}, 3};
   EXPECT_EQ(encode_preemption_result(m),
             R"({"NodeNameToMetaVictims":{"a":{"Pods":[{"UID":"u2"},{"UID":"u1"}],"NumPDBViolations":3},)"
@@ -239,8 +245,11 @@ TEST(KeyMatches, GoFolding) {
   EXPECT_TRUE(key_matches("PoD", "Pod"));
   EXPECT_FALSE(key_matches("Pods", "Pod"));
   EXPECT_FALSE(key_matches("Po", "Pod"));
-  EXPECT_TRUE(key_matches("\xe2\x84\xaa" "ey", "key"));  // Kelvin sign folds to k
-  EXPECT_TRUE(key_matches("Node\xc5\xbf", "Nodes"));   // long s folds to s
+  EXPECT_TRUE(
+      key_matches("\xe2\x84\xaa"
+                  "ey",
+                  "key"));                            // Kelvin sign folds to k
+  EXPECT_TRUE(key_matches("Node\xc5\xbf", "Nodes"));  // long s folds to s
   EXPECT_FALSE(key_matches("N\xc5\xbf", "No"));
 }
 

@@ -38,7 +38,8 @@ TEST(StorageObjects, StorageCapacity) {
   EXPECT_EQ(c->capacity_bytes, std::int64_t{100} << 30);
   EXPECT_EQ(c->max_volume_bytes, std::int64_t{50} << 30);
 
-  auto bare = decode_storage_capacity(json::parse(R"({"metadata":{"name":"c","namespace":"n"},"storageClassName":"s"})"));
+  auto bare =
+      decode_storage_capacity(json::parse(R"({"metadata":{"name":"c","namespace":"n"},"storageClassName":"s"})"));
   ASSERT_TRUE(bare);
   EXPECT_FALSE(bare->topology) << "absent topology selects no node";
   EXPECT_FALSE(bare->capacity_bytes);
@@ -131,7 +132,8 @@ TEST(StorageObjects, ClaimModesAndVolume) {
   EXPECT_TRUE(pvc->info.block);
   EXPECT_EQ(pvc->info.volume, "local-pv-1");
   EXPECT_TRUE(pvc->info.bound);
-  auto plain = decode_claim(json::parse(R"({"metadata":{"uid":"u"},"spec":{"accessModes":["ReadWriteOnce","ReadWriteMany"]}})"));
+  auto plain =
+      decode_claim(json::parse(R"({"metadata":{"uid":"u"},"spec":{"accessModes":["ReadWriteOnce","ReadWriteMany"]}})"));
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->info.access_modes, model::kReadWriteOnce | model::kReadWriteMany);
   EXPECT_FALSE(plain->info.block);

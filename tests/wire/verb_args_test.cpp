@@ -40,7 +40,8 @@ TEST(BindingArgs, OfKeysNamingTheSameFieldTheLastWinsAsInGo) {
   ASSERT_TRUE(args) << args.message();
   EXPECT_EQ(args->pod_uid, "a");
   EXPECT_EQ(args->node, "m");
-  EXPECT_FALSE(decode_binding_args(R"({"PodUID":"a","poduid":5,"Node":"n"})")) << "the last one is read, and it is no string";
+  EXPECT_FALSE(decode_binding_args(R"({"PodUID":"a","poduid":5,"Node":"n"})"))
+      << "the last one is read, and it is no string";
 }
 
 TEST(PreemptionArgs, OfKeysNamingTheSameFieldTheLastWinsAsInGo) {
@@ -90,7 +91,8 @@ TEST(PreemptionArgs, RejectsMalformedBodies) {
   EXPECT_FALSE(decode_preemption_args(R"({"Pod":{},"NodeNameToMetaVictims":[]})"));
   EXPECT_FALSE(decode_preemption_args(R"({"Pod":{},"NodeNameToMetaVictims":{"n":{"Pods":{}}}})"));
   EXPECT_FALSE(decode_preemption_args(R"({"Pod":{},"NodeNameToVictims":{},"NodeNameToMetaVictims":{}})"));
-  auto ok = decode_preemption_args(R"({"pod":{},"nodenametometavictims":{"n":{"pods":[{"uid":"a"},null,{"UID":"b"}],"numpdbviolations":2}}})");
+  auto ok = decode_preemption_args(
+      R"({"pod":{},"nodenametometavictims":{"n":{"pods":[{"uid":"a"},null,{"UID":"b"}],"numpdbviolations":2}}})");
   ASSERT_TRUE(ok) << ok.message();
   EXPECT_EQ(ok->victims_by_node.at("n").uids, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(ok->victims_by_node.at("n").num_pdb_violations, 2);

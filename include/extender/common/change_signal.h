@@ -4,8 +4,8 @@
 // what it watches, and await(seen, ...) returns as soon as the version differs from `seen` (so a
 // change between the read and the wait is never missed), or when `clock` reaches `until`.
 // Thread-safe; not copyable.
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 #include "extender/common/clock.h"

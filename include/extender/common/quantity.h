@@ -2,8 +2,8 @@
 // Quantity: a Kubernetes resource quantity ("95500m", "32Gi", "1e3", "0.5"), held exactly
 // to the nano-unit as Kubernetes itself does (finer digits round up, like resource.ParseQuantity).
 // Values whose magnitude exceeds 2^63-1 units are rejected as overflow. A value type; thread-safe.
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <string>
 #include <string_view>
 

@@ -55,11 +55,11 @@ using Status = Result<void>;
 
 // Returns the error of a failed Status or Result from the enclosing function (which returns a
 // Status or Result, both constructible from an Error).
-#define EXTENDER_TRY(expr)          \
-  do {                              \
-    if (auto _st = (expr); !_st) {  \
-      return _st.error();           \
-    }                               \
+#define EXTENDER_TRY(expr)         \
+  do {                             \
+    if (auto _st = (expr); !_st) { \
+      return _st.error();          \
+    }                              \
   } while (0)
 
 }  // namespace extender

@@ -10,11 +10,11 @@
 
 #include "extender/common/result.h"
 #include "extender/engine/options.h"
+#include "extender/http/server_options.h"
 #include "extender/model/demand.h"
 #include "extender/model/dra.h"
 #include "extender/model/supply.h"
 #include "extender/policy/score.h"
-#include "extender/http/server_options.h"
 #include "extender/sources/kube_cluster_options.h"
 #include "extender/wire/extender_args.h"
 
@@ -42,8 +42,8 @@ struct AdminConfig {
 };
 
 struct LoggingConfig {
-  std::string level = "info";  // trace, debug, info, warn, error
-  std::string format = "text"; // text or json
+  std::string level = "info";   // trace, debug, info, warn, error
+  std::string format = "text";  // text or json
 };
 
 struct GpuConfig {
@@ -82,8 +82,8 @@ struct StateConfig : engine::ReservationOptions {
 };
 
 struct StandaloneConfig {
-  std::string inventory;              // YAML inventory file, loaded at start
-  bool upsert_request_nodes = true;   // remember nodes carried in Nodes requests
+  std::string inventory;             // YAML inventory file, loaded at start
+  bool upsert_request_nodes = true;  // remember nodes carried in Nodes requests
   // Request nodes remembered at most (inventory nodes aside); past it new names are not remembered.
   std::int64_t max_request_nodes = 10'000;
 };
@@ -98,7 +98,7 @@ struct DraConfig {
 // bind_timeout and scheduler_names: engine::BindOptions; watch_timeout and stale_after:
 // sources::WatchOptions.
 struct KubernetesConfig : engine::BindOptions, sources::WatchOptions {
-  std::string kubeconfig;                 // empty: in-cluster credentials
+  std::string kubeconfig;  // empty: in-cluster credentials
   milliseconds token_reload{60'000};
   std::string user_agent = "scheduler-extender";
   // Client-side limit of the writes a bind makes (claim and pod patches, Bindings), as client-go's
@@ -114,10 +114,10 @@ struct KubernetesConfig : engine::BindOptions, sources::WatchOptions {
 struct HaConfig {
   bool enabled = true;
   std::string lease_name = "scheduler-extender";
-  std::string lease_namespace;             // empty: POD_NAMESPACE, else "default"
-  milliseconds lease_duration{2'000};      // a standby takes an unrenewed lease after this
-  milliseconds renew_deadline{1'500};      // a leader that could not renew for this long stops deciding
-  milliseconds retry_period{500};          // between attempts to acquire or renew
+  std::string lease_namespace;         // empty: POD_NAMESPACE, else "default"
+  milliseconds lease_duration{2'000};  // a standby takes an unrenewed lease after this
+  milliseconds renew_deadline{1'500};  // a leader that could not renew for this long stops deciding
+  milliseconds retry_period{500};      // between attempts to acquire or renew
   std::string leader_label = "scheduler-extender.io/leader";  // on the leader's pod; empty: none
 };
 

@@ -1,12 +1,12 @@
 #pragma once
 // Sweeper: every `interval`, ends the holds of pod groups in flight whose lifetime ended (with
 // `in_flight`; before the reservations, so that they are not reported as binds never confirmed),
-// drops the reservations whose bind the cluster never confirmed by their expiry on `clock`, and reports nodes that became overcommitted (once per node and
-// episode), to the log and the metrics, and, with `dra`, nodes whose GPUs come from a device
-// plugin and DRA at once (once per node, resource and episode, to the log; /metrics and
-// /debug/dra show them while they last). Runs its own thread from construction until destroyed;
-// sweep() is the pass the thread makes, for a caller that drives the time itself (not
-// concurrently with the thread's pass: a Sweeper built with interval 0 makes none).
+// drops the reservations whose bind the cluster never confirmed by their expiry on `clock`, and reports nodes that
+// became overcommitted (once per node and episode), to the log and the metrics, and, with `dra`, nodes whose GPUs come
+// from a device plugin and DRA at once (once per node, resource and episode, to the log; /metrics and /debug/dra show
+// them while they last). Runs its own thread from construction until destroyed; sweep() is the pass the thread makes,
+// for a caller that drives the time itself (not concurrently with the thread's pass: a Sweeper built with interval 0
+// makes none).
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>

@@ -38,11 +38,11 @@ namespace extender::engine {
 
 // What a verb did, for the request log line.
 struct Summary {
-  std::string pod;          // namespace/name
+  std::string pod;  // namespace/name
   std::size_t nodes_in = 0;
   std::size_t nodes_out = 0;
-  const char* form = "";    // "names" or "objects": how the candidates came (nodeCacheCapable or not)
-  std::string note;         // why the verb could not evaluate, if so
+  const char* form = "";  // "names" or "objects": how the candidates came (nodeCacheCapable or not)
+  std::string note;       // why the verb could not evaluate, if so
 };
 
 // The node names in an answer are views into its request: into the request's body, which the
@@ -124,7 +124,8 @@ struct ExtenderDeps {
 // kube-scheduler could have chosen for it (its nodeSelector, required node affinity, taints,
 // cordon, and free cpu, memory and pods; policy/node_eligibility.h), checked under the node's
 // lock before capacity is reserved, and, with `verdicts`, only on a node that passed the pod's
-// latest /filter: one kube-scheduler sent, so one that passed all of its own filters. Anything else is refused with a reason (BindAnswer::refusal).
+// latest /filter: one kube-scheduler sent, so one that passed all of its own filters. Anything else is refused with a
+// reason (BindAnswer::refusal).
 class Extender {
  public:
   Extender(ExtenderOptions options, ExtenderDeps deps);

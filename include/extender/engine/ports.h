@@ -80,9 +80,9 @@ struct DriveChoice {
 };
 
 // csi-baremetal (kubernetes mode): CreateVolume provisions a claim only on a drive listed for the selected node
-// by the first RESERVED AvailableCapacityReservation of the claim's namespace with a request named after the claim. /filter
-// hands over, before it answers, the drives of every node it passed (none: the reservation is
-// dropped); an error fails the filter, and kube-scheduler tries the pod again.
+// by the first RESERVED AvailableCapacityReservation of the claim's namespace with a request named after the claim.
+// /filter hands over, before it answers, the drives of every node it passed (none: the reservation is dropped); an
+// error fails the filter, and kube-scheduler tries the pod again.
 class DriveReserver {
  public:
   virtual ~DriveReserver() = default;

@@ -6,14 +6,14 @@ namespace extender::engine {
 
 enum class Refusal {
   kNone,
-  kUnknownPod,        // not a pending pod of the API server (or, standalone, never filtered here)
-  kBound,             // already bound to a node
-  kTerminating,       // being deleted
-  kOtherScheduler,    // spec.schedulerName not in kubernetes.scheduler_names
-  kNothingManaged,    // needs no GPU and no managed volume
-  kNameMismatch,      // the uid belongs to a pod of another namespace or name
-  kNodeIneligible,    // not a node kube-scheduler could place the pod on (policy/node_eligibility.h)
-  kNotFiltered,       // the node did not pass /filter for this pod recently (state/filter_verdicts.h)
+  kUnknownPod,      // not a pending pod of the API server (or, standalone, never filtered here)
+  kBound,           // already bound to a node
+  kTerminating,     // being deleted
+  kOtherScheduler,  // spec.schedulerName not in kubernetes.scheduler_names
+  kNothingManaged,  // needs no GPU and no managed volume
+  kNameMismatch,    // the uid belongs to a pod of another namespace or name
+  kNodeIneligible,  // not a node kube-scheduler could place the pod on (policy/node_eligibility.h)
+  kNotFiltered,     // the node did not pass /filter for this pod recently (state/filter_verdicts.h)
   kCount,
 };
 const char* refusal_name(Refusal r);

@@ -4,7 +4,8 @@
 // one client's inflating never holds the loop that reads and writes for every other client.
 // Nothing is sized from what a body claims: the decoded buffer grows as bytes come out of zlib,
 // each growth asked of `grow` first (the body budget charges what exists, not a size field), and
-// inflating stops at `limit` with 413, or with 400 once a gzip body passes its own size field. Pure (zlib, no I/O, no shared state): thread-safe.
+// inflating stops at `limit` with 413, or with 400 once a gzip body passes its own size field. Pure (zlib, no I/O, no
+// shared state): thread-safe.
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -28,9 +29,9 @@ std::size_t decode_work_bound(std::string_view coding, std::string_view wire, st
 std::string decoded_too_large(std::size_t limit);
 
 struct DecodedBody {
-  int status = 200;     // 400 (corrupt, truncated, trailing data), 413 (over `limit`), 503 (no room)
-  std::string error;    // for the client, when status is not 200
-  std::string body;     // with kBodyPadding spare capacity
+  int status = 200;   // 400 (corrupt, truncated, trailing data), 413 (over `limit`), 503 (no room)
+  std::string error;  // for the client, when status is not 200
+  std::string body;   // with kBodyPadding spare capacity
 };
 
 // Asked before the decoded body's buffer grows to `bytes`; false stops decoding with 503.

@@ -18,7 +18,6 @@ namespace extender::http {
 
 class DeadlineQueue {
  public:
-
   // TimePoint::max() arms nothing.
   void arm(std::uint64_t id, TimePoint at) {
     if (at == TimePoint::max()) return;

@@ -29,17 +29,17 @@ struct PeerAddress {
 
 struct HttpRequest {
   std::string method;
-  std::string path;      // without the query
-  std::string query;     // after the "?", as sent (not decoded); "" when none
-  std::string body;      // with kBodyPadding spare capacity (see request_parser.h)
+  std::string path;   // without the query
+  std::string query;  // after the "?", as sent (not decoded); "" when none
+  std::string body;   // with kBodyPadding spare capacity (see request_parser.h)
   // "gzip" or "deflate" while the body is still as sent: Lanes decodes it before the handler
   // runs (content_decoding.h), so handlers always see "" (unless the listener keeps codings:
   // ListenerOptions::decode_content).
   std::string content_coding;
   std::string content_type;  // as sent, "" when absent
-  std::string remote;    // address:port, for logs
+  std::string remote;        // address:port, for logs
   std::string peer_ip;
-  bool peer_loopback = false;  // 127.0.0.1, ::1 or ::ffff:127.0.0.1
+  bool peer_loopback = false;             // 127.0.0.1, ::1 or ::ffff:127.0.0.1
   std::vector<std::string> client_names;  // from a verified TLS client certificate
   // When the complete request was queued for a worker; the request deadline counts from here
   // (time spent waiting for a worker is the caller's time too). Unset: when it is handled.

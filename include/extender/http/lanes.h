@@ -3,14 +3,13 @@
 // caller's thread), each fair between peers (WorkerPool, keyed by the request's peer address). A
 // request's work is its body as sent, or for a coded body the most it may decode to (its gzip size
 // field, which decoding enforces, else deflate's largest ratio), so what a request costs follows
-// its decoded size (WorkerPool weighs work from kWeighedWork up). serve() decodes a coded body on the worker (content_decoding.h: 400, 413 or 503
-// without calling the handler when it cannot), charging what it has inflated so far to the
-// request's peer in `budget` (when given) until the answer is delivered (`decode` false: the
-// handler gets the body as sent, its coding named), runs the handler, hands
-// its answer to `deliver` (an exception becomes a 500), then frees
-// what the answer no longer needs (`spent`, then the body, which goes back to the BodyPool) and,
-// after a large body, asks the pool's thread to trim the heap. Thread-safe; the destructor
-// finishes the requests already posted. The pool must outlive the lanes.
+// its decoded size (WorkerPool weighs work from kWeighedWork up). serve() decodes a coded body on the worker
+// (content_decoding.h: 400, 413 or 503 without calling the handler when it cannot), charging what it has inflated so
+// far to the request's peer in `budget` (when given) until the answer is delivered (`decode` false: the handler gets
+// the body as sent, its coding named), runs the handler, hands its answer to `deliver` (an exception becomes a 500),
+// then frees what the answer no longer needs (`spent`, then the body, which goes back to the BodyPool) and, after a
+// large body, asks the pool's thread to trim the heap. Thread-safe; the destructor finishes the requests already
+// posted. The pool must outlive the lanes.
 #include <cstddef>
 #include <functional>
 #include <memory>

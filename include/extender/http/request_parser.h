@@ -74,8 +74,8 @@ class RequestParser {
   std::size_t feed(std::string_view data);
 
   State state() const { return state_; }
-  bool started() const { return started_; }  // a byte of this request has arrived
-  const RequestHead& head() const { return head_; }  // from kBody on
+  bool started() const { return started_; }           // a byte of this request has arrived
+  const RequestHead& head() const { return head_; }   // from kBody on
   int error_status() const { return error_status_; }  // kFailed
   const std::string& error() const { return error_; }
   // Body bytes received as sent, for rates and deadlines.

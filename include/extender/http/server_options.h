@@ -17,7 +17,7 @@ inline constexpr std::int64_t kMaxHeaderCount = 100;
 }  // namespace defaults
 
 struct TlsOptions {
-  std::string cert_file;       // serve TLS when cert_file and key_file are set (re-read when they change)
+  std::string cert_file;  // serve TLS when cert_file and key_file are set (re-read when they change)
   std::string key_file;
   std::string client_ca_file;  // also require client certificates signed by this CA
   // With client_ca_file: only certificates naming one of these (subject CN, SAN DNS or URI) may
@@ -26,16 +26,16 @@ struct TlsOptions {
 };
 
 struct ServerOptions {
-  std::int64_t threads = 8;                // workers deciding filter, prioritize and preempt
-  std::int64_t bind_threads = 64;          // workers for binds (each may wait on the API server)
-  std::int64_t light_threads = 2;          // workers for light reads (not a config key)
+  std::int64_t threads = 8;        // workers deciding filter, prioritize and preempt
+  std::int64_t bind_threads = 64;  // workers for binds (each may wait on the API server)
+  std::int64_t light_threads = 2;  // workers for light reads (not a config key)
   std::int64_t max_body_bytes = defaults::kMaxBodyBytes;
   std::int64_t max_header_bytes = defaults::kMaxHeaderBytes;
   std::int64_t max_header_count = defaults::kMaxHeaderCount;
-  std::chrono::milliseconds header_timeout{5'000};  // a request head must arrive within this
-  std::chrono::milliseconds read_timeout{10'000};   // a body within this plus its bytes received at min_body_rate
+  std::chrono::milliseconds header_timeout{5'000};     // a request head must arrive within this
+  std::chrono::milliseconds read_timeout{10'000};      // a body within this plus its bytes received at min_body_rate
   std::int64_t min_body_rate = std::int64_t{1} << 20;  // bytes per second
-  std::chrono::milliseconds write_timeout{10'000};  // an answer within this plus its size at min_body_rate
+  std::chrono::milliseconds write_timeout{10'000};     // an answer within this plus its size at min_body_rate
   std::chrono::milliseconds keep_alive_timeout{5'000};
   std::int64_t keep_alive_max_requests = 1000;
   std::int64_t max_connections = 4096;

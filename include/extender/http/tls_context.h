@@ -28,8 +28,8 @@ using SslContext = std::shared_ptr<SSL_CTX>;
 class TlsContextSource {
  public:
   // Fails when the files cannot be read or do not form a certificate and matching key.
-  static Result<std::unique_ptr<TlsContextSource>> create(TlsOptions tls, std::string listener_name,
-                                                          std::chrono::milliseconds check_interval = std::chrono::seconds(1));
+  static Result<std::unique_ptr<TlsContextSource>> create(
+      TlsOptions tls, std::string listener_name, std::chrono::milliseconds check_interval = std::chrono::seconds(1));
 
   SslContext current();
   bool requires_client_certificate() const { return !tls_.client_ca_file.empty(); }

@@ -33,8 +33,7 @@ namespace extender::http {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(std::size_t threads)
-      : WorkerPool(threads, default_heavy_limit(threads, usable_cpus())) {}
+  explicit WorkerPool(std::size_t threads) : WorkerPool(threads, default_heavy_limit(threads, usable_cpus())) {}
   WorkerPool(std::size_t threads, std::size_t heavy_limit);
   // min(threads - 1, cores - 1), at least 1 (cores: 0 when unknown counts as 1).
   static std::size_t default_heavy_limit(std::size_t threads, std::size_t cores);
@@ -68,9 +67,9 @@ class WorkerPool {
   };
   using Callers = std::map<std::string, Caller>;
   void run();
-  Callers::iterator next_caller();  // end() when nothing may start now; needs mu_
+  Callers::iterator next_caller();         // end() when nothing may start now; needs mu_
   bool may_start(std::size_t work) const;  // needs mu_
-  void forget_settled_callers();    // needs mu_
+  void forget_settled_callers();           // needs mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

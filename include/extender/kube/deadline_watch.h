@@ -21,7 +21,6 @@ namespace extender::kube {
 
 class DeadlineWatch {
  public:
-
   class [[nodiscard]] Registration {
    public:
     Registration(Registration&& other) noexcept : watch_(std::exchange(other.watch_, nullptr)), id_(other.id_) {}

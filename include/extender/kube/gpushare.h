@@ -16,10 +16,10 @@
 
 namespace extender::kube {
 
-inline constexpr const char* kGpuShareIndex = "ALIYUN_COM_GPU_MEM_IDX";           // the device
-inline constexpr const char* kGpuSharePod = "ALIYUN_COM_GPU_MEM_POD";             // the pod's request
-inline constexpr const char* kGpuShareDevice = "ALIYUN_COM_GPU_MEM_DEV";          // the device's memory
-inline constexpr const char* kGpuShareAssigned = "ALIYUN_COM_GPU_MEM_ASSIGNED";   // "false"; the plugin sets "true"
+inline constexpr const char* kGpuShareIndex = "ALIYUN_COM_GPU_MEM_IDX";               // the device
+inline constexpr const char* kGpuSharePod = "ALIYUN_COM_GPU_MEM_POD";                 // the pod's request
+inline constexpr const char* kGpuShareDevice = "ALIYUN_COM_GPU_MEM_DEV";              // the device's memory
+inline constexpr const char* kGpuShareAssigned = "ALIYUN_COM_GPU_MEM_ASSIGNED";       // "false"; the plugin sets "true"
 inline constexpr const char* kGpuShareAssumeTime = "ALIYUN_COM_GPU_MEM_ASSUME_TIME";  // Unix nanoseconds
 
 // The merge patch recording `share` on the pod of uid `uid` at `assume_time_ns`. It carries the

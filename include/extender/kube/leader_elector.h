@@ -46,19 +46,20 @@ struct ElectionTiming {
 // What this replica knows of the election, for /readyz, /version, /debug/state and metrics.
 struct Leadership {
   bool leading = false;
-  std::string identity;             // this replica
-  std::string holder;               // the lease's holder as last read; empty when released or unknown
-  std::string since;                // wall time (RFC 3339) this replica last started or stopped leading
-  std::uint64_t transitions = 0;    // times this replica started or stopped leading
-  std::string last_error;           // of the last attempt that failed; empty after a success
+  std::string identity;           // this replica
+  std::string holder;             // the lease's holder as last read; empty when released or unknown
+  std::string since;              // wall time (RFC 3339) this replica last started or stopped leading
+  std::uint64_t transitions = 0;  // times this replica started or stopped leading
+  std::string last_error;         // of the last attempt that failed; empty after a success
 };
 
 class LeaderElector {
  public:
   using WallClock = std::chrono::system_clock;
 
-  LeaderElector(LeaseStore& store, std::string identity, ElectionTiming timing,
-                std::function<TimePoint()> clock = [] { return steady_clock().now(); });
+  LeaderElector(
+      LeaseStore& store, std::string identity, ElectionTiming timing,
+      std::function<TimePoint()> clock = [] { return steady_clock().now(); });
 
   // One attempt to acquire the lease or renew it, started at `now` (`wall` is what the lease
   // records; a term it wins runs from `now`). Whether another holder's lease is live is judged
@@ -98,10 +99,10 @@ class LeaderElector {
   const std::function<TimePoint()> clock_;
 
   mutable std::mutex mu_;
-  LeaseRecord observed_;                 // the lease as last read or written
-  TimePoint observed_at_{};              // when a read or write that showed it changed returned
-  bool leading_ = false;                 // the state transitions were reported for
-  bool lapsed_ = false;                  // stepped down at the renew deadline, nobody else seen since
+  LeaseRecord observed_;     // the lease as last read or written
+  TimePoint observed_at_{};  // when a read or write that showed it changed returned
+  bool leading_ = false;     // the state transitions were reported for
+  bool lapsed_ = false;      // stepped down at the renew deadline, nobody else seen since
   std::string since_;
   std::uint64_t transitions_ = 0;
   std::string last_error_;

@@ -16,12 +16,12 @@
 namespace extender::kube {
 
 struct LeaseRecord {
-  std::string holder;                    // spec.holderIdentity; empty: released
+  std::string holder;  // spec.holderIdentity; empty: released
   std::int64_t lease_duration_seconds = 0;
-  std::string acquire_time;              // spec.acquireTime (MicroTime), as written
-  std::string renew_time;                // spec.renewTime (MicroTime), as written
-  std::int64_t transitions = 0;          // spec.leaseTransitions
-  std::string resource_version;          // metadata.resourceVersion; empty for a Lease not created yet
+  std::string acquire_time;      // spec.acquireTime (MicroTime), as written
+  std::string renew_time;        // spec.renewTime (MicroTime), as written
+  std::int64_t transitions = 0;  // spec.leaseTransitions
+  std::string resource_version;  // metadata.resourceVersion; empty for a Lease not created yet
 
   // Same holder, duration, times and transitions: the lease has not been written since.
   bool same_spec(const LeaseRecord& other) const;

@@ -9,8 +9,8 @@
 // since when the reflector has been down (failing to list or watch).
 // run() blocks until stop(); status() is thread-safe.
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -38,9 +38,9 @@ class ReflectorSink {
 };
 
 struct ReflectorOptions {
-  std::string resource;                     // for logs and readiness: "nodes", "pods", ...
-  std::string path;                         // e.g. /api/v1/pods
-  std::string field_selector;               // optional, already URL-encoded
+  std::string resource;        // for logs and readiness: "nodes", "pods", ...
+  std::string path;            // e.g. /api/v1/pods
+  std::string field_selector;  // optional, already URL-encoded
   std::size_t page_size = 500;
   std::chrono::milliseconds request_timeout{60'000};
   std::chrono::milliseconds watch_timeout{45'000};  // timeoutSeconds asked of the server
@@ -53,10 +53,10 @@ struct ReflectorOptions {
 };
 
 struct ReflectorStatus {
-  bool synced = false;       // a full list has been delivered
-  std::string last_error;    // the latest failure, empty once things work again
+  bool synced = false;     // a full list has been delivered
+  std::string last_error;  // the latest failure, empty once things work again
   std::string resource_version;
-  std::uint64_t lists = 0;   // full lists delivered (relists included)
+  std::uint64_t lists = 0;  // full lists delivered (relists included)
   // Since when listing or watching has been failing (a refused or failed request, a stream that
   // broke off or went silent); unset once a list succeeds or a watch stream is up again. After a
   // stream that went silent or carried a bad line, the next one counts as up only once an event

@@ -16,7 +16,6 @@ namespace extender::kube {
 
 class TokenBucket {
  public:
-
   // `qps` tokens a second, held up to `burst` (at least 1); full at `start`. qps 0: no limit.
   TokenBucket(std::int64_t qps, std::int64_t burst, TimePoint start);
 

@@ -20,9 +20,9 @@ struct VolumeDemand {
   std::string storage_class;  // empty when unknown (standalone PVC)
   std::string pool;           // the node pool it must be carved from
   std::int64_t bytes = 0;
-  bool assumed = false;       // size and pool assumed: the claim could not be resolved
-  std::string claim;          // namespace/name of its PersistentVolumeClaim
-  bool ephemeral = false;     // a generic ephemeral volume: deleted with its pod
+  bool assumed = false;    // size and pool assumed: the claim could not be resolved
+  std::string claim;       // namespace/name of its PersistentVolumeClaim
+  bool ephemeral = false;  // a generic ephemeral volume: deleted with its pod
   // The node its claim already holds space on (selected for it), if any: the pod can run nowhere
   // else, and there the volume is placed again in place of the claim's own placement (counted once).
   std::string held_on;
@@ -43,7 +43,7 @@ struct PodDemand {
   std::string namespace_name;
   std::map<std::string, std::int64_t, std::less<>> gpus;  // managed GPU resource -> count (> 0)
   std::optional<std::int64_t> gpu_memory_floor_bytes;     // per GPU
-  std::vector<VolumeDemand> volumes;                       // managed volumes of the pod
+  std::vector<VolumeDemand> volumes;                      // managed volumes of the pod
   std::int64_t gpu_share_bytes = 0;  // a share of one GPU, as memory (> 0: the pod asks no whole GPU)
   std::string gpu_share_resource;    // the resource it was asked as (aliyun.com/gpu-mem)
   // The pod's CPU (thousandths of a core) and memory (bytes) requests by the same rules, read for
@@ -80,17 +80,17 @@ inline constexpr const char* kStorageGroupLabel = "drive.csi-baremetal.dell.com/
 using ClaimLookup = std::function<std::optional<ClaimInfo>(const std::string& ns, const std::string& name)>;
 
 struct DemandRules {
-  std::vector<std::string> gpu_resources;                 // e.g. nvidia.com/gpu, amd.com/gpu
-  std::string gpu_memory_annotation;                      // e.g. scheduler-extender.io/gpu-memory
+  std::vector<std::string> gpu_resources;                         // e.g. nvidia.com/gpu, amd.com/gpu
+  std::string gpu_memory_annotation;                              // e.g. scheduler-extender.io/gpu-memory
   std::map<std::string, std::string, std::less<>> pool_by_class;  // managed storage class -> pool
   // csi-baremetal's classes -> their storage type (HDD, SSDLVG, ...), for pools of drives. A
   // claim of one whose volume exists (spec.volumeName) is no demand: its drive's published
   // AvailableCapacity already went down by it.
   std::map<std::string, std::string, std::less<>> drive_class_by_class;
-  std::string default_class;                              // for claim templates without a class
-  std::string default_pool;                               // for claims that cannot be resolved
-  std::int64_t default_claim_bytes = 0;                   // for claims that cannot be resolved
-  GpuShareRule share;  // a request of share.memory_resource is a share of one GPU (in its unit)
+  std::string default_class;             // for claim templates without a class
+  std::string default_pool;              // for claims that cannot be resolved
+  std::int64_t default_claim_bytes = 0;  // for claims that cannot be resolved
+  GpuShareRule share;                    // a request of share.memory_resource is a share of one GPU (in its unit)
 };
 
 // Computes the pod's demand. A pod asking both whole GPUs and a share is an error. `claims`

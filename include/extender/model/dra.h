@@ -33,7 +33,7 @@ struct DraDevice {
 };
 
 struct ResourceSlice {
-  std::string name;       // metadata.name
+  std::string name;  // metadata.name
   std::string driver;
   std::string node_name;  // empty: not node-local (node selector or all nodes)
   std::string pool;

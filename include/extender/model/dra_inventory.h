@@ -30,7 +30,7 @@ namespace extender::model {
 
 struct DraRules {
   std::vector<std::string> drivers{kNvidiaGpuDriver};
-  std::string type_attribute = "type";   // unqualified: taken in each driver's domain
+  std::string type_attribute = "type";  // unqualified: taken in each driver's domain
   std::string gpu_type = "gpu";
   std::string index_attribute = "index";
   std::string memory_capacity = "memory";
@@ -39,8 +39,8 @@ struct DraRules {
 struct DraNodeDevice {
   std::string driver;
   std::string pool;
-  DraDevice device;           // name, attributes, capacity (what selectors read)
-  std::string type;           // the type attribute's value; empty when absent
+  DraDevice device;  // name, attributes, capacity (what selectors read)
+  std::string type;  // the type attribute's value; empty when absent
   std::int64_t index = -1;
   std::int64_t memory_bytes = 0;
   bool allocated = false;
@@ -48,8 +48,8 @@ struct DraNodeDevice {
 };
 
 struct NodeDra {
-  std::vector<DraNodeDevice> gpus;        // ordered by index, then name
-  std::vector<DraNodeDevice> partitions;  // ordered by name
+  std::vector<DraNodeDevice> gpus;            // ordered by index, then name
+  std::vector<DraNodeDevice> partitions;      // ordered by name
   std::vector<std::string> incomplete_pools;  // "<driver>/<pool>: <why>"
   // A 64-bit hash of what device selectors read of the node's devices, in the order above (each
   // one's driver, attributes and capacity; not names, pools or allocation): nodes with equal keys
@@ -62,7 +62,7 @@ struct NodeDra {
 
 struct DraInventory {
   std::map<std::string, std::shared_ptr<const NodeDra>, std::less<>> nodes;  // by node name; never null
-  std::vector<std::string> unmatched_results;  // "<ns>/<claim>: <driver>/<pool>/<device>"
+  std::vector<std::string> unmatched_results;                                // "<ns>/<claim>: <driver>/<pool>/<device>"
 
   const NodeDra* node(std::string_view name) const;
   // Equal nodes (by content, not by sharing) and unmatched results.

@@ -14,11 +14,11 @@ namespace extender::model {
 struct GpuShareRule {
   std::string memory_resource = "aliyun.com/gpu-mem";   // a pod's share and a node's total memory
   std::string count_resource = "aliyun.com/gpu-count";  // a node's device count
-  std::int64_t unit_bytes = std::int64_t{1} << 30;       // bytes per unit of memory_resource
+  std::int64_t unit_bytes = std::int64_t{1} << 30;      // bytes per unit of memory_resource
 };
 
 struct GpuDevices {
-  std::string resource;           // the resource they were read from; empty: the node has none
+  std::string resource;  // the resource they were read from; empty: the node has none
   std::int64_t count = 0;
   std::int64_t memory_bytes = 0;  // per device; 0 when unknown (shares cannot be placed)
   bool operator==(const GpuDevices&) const = default;

@@ -37,9 +37,9 @@ class LiveDraInventory {
   static void mark(NodeDra& node, const std::map<std::string, int, std::less<>>& holders);
 
   std::set<std::string, std::less<>> drivers_;
-  std::map<std::string, std::string, std::less<>> node_of_;  // device id -> node name, counted devices only
-  std::map<std::string, int, std::less<>> holders_;          // device id -> results naming it
-  std::map<std::string, std::vector<std::string>> held_;     // claim key -> device ids of its counted results
+  std::map<std::string, std::string, std::less<>> node_of_;    // device id -> node name, counted devices only
+  std::map<std::string, int, std::less<>> holders_;            // device id -> results naming it
+  std::map<std::string, std::vector<std::string>> held_;       // claim key -> device ids of its counted results
   std::map<std::string, std::vector<std::string>> unmatched_;  // claim key -> its unmatched results
   std::shared_ptr<const DraInventory> current_;
 };

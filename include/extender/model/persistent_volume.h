@@ -24,15 +24,15 @@ enum AccessMode : std::uint8_t {
 struct PersistentVolume {
   std::string name;
   std::string storage_class;
-  std::int64_t bytes = 0;          // spec.capacity.storage
-  std::uint8_t access_modes = 0;   // AccessMode bits
-  bool block = false;              // spec.volumeMode Block (else Filesystem)
-  bool local = false;              // spec.local or spec.hostPath: the data lives on one node
+  std::int64_t bytes = 0;         // spec.capacity.storage
+  std::uint8_t access_modes = 0;  // AccessMode bits
+  bool block = false;             // spec.volumeMode Block (else Filesystem)
+  bool local = false;             // spec.local or spec.hostPath: the data lives on one node
   // spec.nodeAffinity.required's terms; nullopt when absent (the volume is on no one node).
   std::optional<std::vector<NodeSelectorTerm>> node_affinity;
-  std::string phase;               // status.phase
-  std::string claim;               // spec.claimRef as namespace/name; empty when none
-  bool terminating = false;        // metadata.deletionTimestamp set
+  std::string phase;         // status.phase
+  std::string claim;         // spec.claimRef as namespace/name; empty when none
+  bool terminating = false;  // metadata.deletionTimestamp set
   bool operator==(const PersistentVolume&) const = default;
 };
 

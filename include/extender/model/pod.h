@@ -23,9 +23,9 @@ struct PodVolume {
   enum class Kind { kOther, kClaim, kEphemeral };
   std::string name;
   Kind kind = Kind::kOther;
-  std::string claim_name;                     // kClaim: spec.volumes[].persistentVolumeClaim.claimName
-  std::optional<std::string> storage_class;   // kEphemeral: the claim template's storageClassName
-  std::optional<std::string> storage_request; // kEphemeral: the template's resources.requests.storage
+  std::string claim_name;                      // kClaim: spec.volumes[].persistentVolumeClaim.claimName
+  std::optional<std::string> storage_class;    // kEphemeral: the claim template's storageClassName
+  std::optional<std::string> storage_request;  // kEphemeral: the template's resources.requests.storage
 };
 
 struct Pod {
@@ -33,11 +33,11 @@ struct Pod {
   std::string name;
   std::string namespace_name;
   StringMap annotations;
-  std::string node_name;   // spec.nodeName; empty while pending
+  std::string node_name;                             // spec.nodeName; empty while pending
   std::string scheduler_name = "default-scheduler";  // spec.schedulerName (absent: default-scheduler)
-  std::string phase;       // status.phase
-  std::string nominated_node;  // status.nominatedNodeName: where an earlier preemption made room
-  std::string pod_group;       // spec.schedulingGroup.podGroupName: its PodGroup, in its namespace
+  std::string phase;                                 // status.phase
+  std::string nominated_node;                        // status.nominatedNodeName: where an earlier preemption made room
+  std::string pod_group;     // spec.schedulingGroup.podGroupName: its PodGroup, in its namespace
   bool terminating = false;  // metadata.deletionTimestamp set
   std::int64_t priority = 0;
   std::vector<Container> init_containers;

@@ -27,8 +27,8 @@ struct NodeSelectorTerm {
 };
 
 struct Toleration {
-  std::string key;     // empty (with Exists): every key
-  std::string op;      // Equal (also when empty) or Exists
+  std::string key;  // empty (with Exists): every key
+  std::string op;   // Equal (also when empty) or Exists
   std::string value;
   std::string effect;  // empty: every effect
   bool operator==(const Toleration&) const = default;

@@ -13,9 +13,9 @@ struct PodGroup {
   std::int64_t min_count = 0;  // spec.schedulingPolicy.gang.minCount; 0: not a gang (basic policy)
   // status.conditions[type=PodGroupInitiallyScheduled]: "True", "False" or "" (none yet).
   std::string scheduled;
-  std::string reason;   // "Scheduled", "Unschedulable", "SchedulerError"
+  std::string reason;  // "Scheduled", "Unschedulable", "SchedulerError"
   std::string message;
-  std::string since;    // its lastTransitionTime, as written
+  std::string since;  // its lastTransitionTime, as written
 
   std::string key() const { return namespace_name + "/" + name; }
   bool operator==(const PodGroup&) const = default;

@@ -30,8 +30,8 @@ struct Device {
 struct Pool {
   std::string name;
   std::int64_t capacity_bytes = 0;
-  std::vector<Device> devices;             // empty: the pool is one free-form space
-  std::int64_t max_volume_bytes = 0;       // the largest one volume may be (a driver's maximumVolumeSize); 0: no limit
+  std::vector<Device> devices;        // empty: the pool is one free-form space
+  std::int64_t max_volume_bytes = 0;  // the largest one volume may be (a driver's maximumVolumeSize); 0: no limit
   // Where the size comes from: empty for hand-written pools (annotation, inventory), else the
   // published object ("CSIStorageCapacity <namespace/name>"), whose figure is `published_bytes`
   // (capacity_bytes is that plus the claims the figure already reflects).
@@ -53,14 +53,14 @@ struct Pool {
 
 struct NodeSupply {
   std::string name;
-  std::map<std::string, std::int64_t, std::less<>> gpus;             // resource -> allocatable
-  std::map<std::string, std::int64_t, std::less<>> gpu_memory_bytes; // resource -> memory per GPU
+  std::map<std::string, std::int64_t, std::less<>> gpus;              // resource -> allocatable
+  std::map<std::string, std::int64_t, std::less<>> gpu_memory_bytes;  // resource -> memory per GPU
   std::vector<Pool> pools;
   bool unschedulable = false;
   // Values the node reports that could not be read: subject (a GPU resource name, or "storage")
   // -> what is wrong. A pod that needs the subject cannot be placed on the node.
   std::map<std::string, std::string, std::less<>> problems;
-  GpuDevices gpu_devices;         // the node's GPUs as devices (see gpu_devices.h)
+  GpuDevices gpu_devices;  // the node's GPUs as devices (see gpu_devices.h)
   // Allocatable CPU (thousandths of a core) and memory (bytes): the inventory's `cpu` and `memory`,
   // or a Node's allocatable; 0 when not given (unknown: the policies then assume it never runs out).
   std::int64_t cpu_milli = 0;
@@ -83,9 +83,9 @@ struct NodeSupply {
 };
 
 struct GpuResourceRule {
-  std::string name;                   // e.g. nvidia.com/gpu
-  std::string memory_label;           // e.g. nvidia.com/gpu.memory
-  std::int64_t memory_label_unit = 1; // bytes per label unit, e.g. 1048576 for MiB
+  std::string name;                    // e.g. nvidia.com/gpu
+  std::string memory_label;            // e.g. nvidia.com/gpu.memory
+  std::int64_t memory_label_unit = 1;  // bytes per label unit, e.g. 1048576 for MiB
 };
 
 struct SupplyRules {

@@ -39,10 +39,10 @@ struct NodeUsage {
   std::map<std::string, std::int64_t, std::less<>> pool_freeable;
   std::map<std::string, std::int64_t, std::less<>> device_freeable;
   std::int64_t volumes = 0;
-  GpuDeviceUsage gpu_devices;  // per device index
-  std::int64_t cpu_milli = 0;     // CPU requested by the allocations, summed
-  std::int64_t memory_bytes = 0;  // memory requested by the allocations, summed
-  std::int64_t pods = 0;          // pods among the allocations
+  GpuDeviceUsage gpu_devices;            // per device index
+  std::int64_t cpu_milli = 0;            // CPU requested by the allocations, summed
+  std::int64_t memory_bytes = 0;         // memory requested by the allocations, summed
+  std::int64_t pods = 0;                 // pods among the allocations
   std::int64_t whole_gpu_holds() const;  // devices held whole, summed over claims
 
   void add(const Allocation& a) { apply(a, 1); }

@@ -48,10 +48,10 @@ struct CapacityRule {
 };
 
 struct CapacityClaim {
-  std::string id;          // namespace/name, for people
-  std::int64_t bytes = 0;  // its requested size
+  std::string id;                        // namespace/name, for people
+  std::int64_t bytes = 0;                // its requested size
   std::optional<TimePoint> volume_seen;  // when its volume was seen, if it has one
-  TimePoint selected{};                   // when it was seen selected for the node
+  TimePoint selected{};                  // when it was seen selected for the node
 };
 
 struct PublishedCapacity {
@@ -62,22 +62,21 @@ struct PublishedCapacity {
   std::int64_t max_volume_bytes = 0;  // the largest one volume may be; 0: no limit published
 };
 
-bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, TimePoint now,
-               const CapacityRule& rule);
+bool reflected(const CapacityClaim& claim, const PublishedCapacity& published, TimePoint now, const CapacityRule& rule);
 
 struct CapacityAccount {
   std::int64_t published = 0;
-  std::int64_t subtracted = 0;  // claims the figure cannot reflect yet
-  std::int64_t reflected = 0;   // claims it already reflects
-  std::int64_t free = 0;        // published - subtracted (negative when over-committed)
-  std::int64_t ignored = 0;     // claims without a volume that are not counted (see above)
+  std::int64_t subtracted = 0;              // claims the figure cannot reflect yet
+  std::int64_t reflected = 0;               // claims it already reflects
+  std::int64_t free = 0;                    // published - subtracted (negative when over-committed)
+  std::int64_t ignored = 0;                 // claims without a volume that are not counted (see above)
   std::vector<std::size_t> ignored_claims;  // their indexes in the claims accounted
   // When a subtracted claim settles or expires (the account changes with no event), if one will.
   std::optional<TimePoint> next_change;
 };
 
-CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims,
-                        TimePoint now, const CapacityRule& rule);
+CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims, TimePoint now,
+                        const CapacityRule& rule);
 
 // A CSIStorageCapacity's nodeTopology: nullopt selects no node (the field absent), an empty list
 // every node, else the nodes whose labels meet every requirement (matchLabels as In).

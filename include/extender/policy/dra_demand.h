@@ -54,8 +54,8 @@ struct DraChoice {
 };
 
 struct DraNeed {
-  std::string label;                // e.g. "nvidia.com/gpu" or "ml/claim request gpus"
-  std::vector<DraChoice> choices;   // any one suffices
+  std::string label;               // e.g. "nvidia.com/gpu" or "ml/claim request gpus"
+  std::vector<DraChoice> choices;  // any one suffices
 };
 
 // `count` devices of the class backing `resource`; nullopt when no class backs it.
@@ -66,8 +66,8 @@ std::vector<DraNeed> needs_for_claim(const model::ResourceClaim& claim);
 
 struct DraVerdict {
   bool fits = true;
-  std::string reason;                  // when it does not fit: "<label>: pod needs N, node has M matching devices"
-  std::vector<std::string> unjudged;   // needs passed unjudged, with why
+  std::string reason;                 // when it does not fit: "<label>: pod needs N, node has M matching devices"
+  std::vector<std::string> unjudged;  // needs passed unjudged, with why
 };
 
 class DraJudge {

@@ -82,7 +82,7 @@ class DraFit {
   mutable Served served_;
   mutable std::optional<model::PodDemand> rest_;
   mutable Served rest_served_;
-  std::shared_ptr<const DraClasses> classes_;           // the judges point into it
+  std::shared_ptr<const DraClasses> classes_;            // the judges point into it
   std::map<std::string, DraJudge, std::less<>> judges_;  // by the pod's resource
 };
 

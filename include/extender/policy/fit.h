@@ -16,31 +16,31 @@ namespace extender::policy {
 
 enum class Verdict {
   kFits,
-  kInsufficient,   // usage is in the way: evicting pods may help (FailedNodes)
-  kUnresolvable,   // nothing evictable helps (FailedAndUnresolvableNodes)
+  kInsufficient,  // usage is in the way: evicting pods may help (FailedNodes)
+  kUnresolvable,  // nothing evictable helps (FailedAndUnresolvableNodes)
 };
 
 // Why a pod does not fit a node. Which fields a kind fills is stated beside it; bytes are bytes.
 struct FitReason {
   enum class Kind {
     kNone,
-    kInvalidValue,          // subject: the resource or "storage"; detail: the value the node reports
-    kGpusNotAllocatable,    // subject: the resource; need; have: allocatable (<= 0: none)
-    kGpusNotFree,           // subject: the resource; need; have: free; total: allocatable
-    kShareNoGpu,            // subject: the share resource; need
-    kShareNoGpuMemory,      // subject, need
-    kShareGpuTooSmall,      // subject, need; total: a GPU's memory
-    kShareNoRoom,           // subject, need; have: the largest free GPU memory; total: a GPU's memory
-    kMemoryFloorUnknown,    // subject: the resource; need: memory per GPU
-    kMemoryFloorTooSmall,   // subject, need; have: a GPU's memory
-    kPoolShort,             // subject: the pool; need; have: free; total: capacity
-    kVolumeNoDevice,        // subject: the pool; detail: the volume; need; have: the largest free device
-    kVolumeHeldElsewhere,   // subject: the volume; detail: the node that holds its claim
-    kNoSuchPool,            // subject: the pool; need
-    kVolumeTooLarge,        // subject: the pool; detail: the volume; need; have: the pool's largest volume
-    kNoLocalVolume,         // subject: the pool; detail: the volume; need; have: free volumes; total: volumes
-    kDraTooFewDevices,      // subject: the resource; detail: the DRA judge's reason, whole (policy/dra_fit.h)
-    kNoDrive,               // subject: the pool; detail: the drive plan's reason (policy/drive_plan.h)
+    kInvalidValue,         // subject: the resource or "storage"; detail: the value the node reports
+    kGpusNotAllocatable,   // subject: the resource; need; have: allocatable (<= 0: none)
+    kGpusNotFree,          // subject: the resource; need; have: free; total: allocatable
+    kShareNoGpu,           // subject: the share resource; need
+    kShareNoGpuMemory,     // subject, need
+    kShareGpuTooSmall,     // subject, need; total: a GPU's memory
+    kShareNoRoom,          // subject, need; have: the largest free GPU memory; total: a GPU's memory
+    kMemoryFloorUnknown,   // subject: the resource; need: memory per GPU
+    kMemoryFloorTooSmall,  // subject, need; have: a GPU's memory
+    kPoolShort,            // subject: the pool; need; have: free; total: capacity
+    kVolumeNoDevice,       // subject: the pool; detail: the volume; need; have: the largest free device
+    kVolumeHeldElsewhere,  // subject: the volume; detail: the node that holds its claim
+    kNoSuchPool,           // subject: the pool; need
+    kVolumeTooLarge,       // subject: the pool; detail: the volume; need; have: the pool's largest volume
+    kNoLocalVolume,        // subject: the pool; detail: the volume; need; have: free volumes; total: volumes
+    kDraTooFewDevices,     // subject: the resource; detail: the DRA judge's reason, whole (policy/dra_fit.h)
+    kNoDrive,              // subject: the pool; detail: the drive plan's reason (policy/drive_plan.h)
   };
   Kind kind = Kind::kNone;
   std::string subject;
@@ -56,8 +56,8 @@ std::string format_reason(const FitReason& r);
 
 struct Fit {
   Verdict verdict = Verdict::kFits;
-  FitReason reason;               // kNone when it fits
-  model::Allocation allocation;   // what the pod would hold on the node, when it fits
+  FitReason reason;              // kNone when it fits
+  model::Allocation allocation;  // what the pod would hold on the node, when it fits
 };
 
 // How a fitting pod's GPU devices are chosen (gpu_devices.h); `mix` may be null (no fragmentation).

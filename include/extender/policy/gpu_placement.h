@@ -10,8 +10,8 @@
 // best-fit device (least free memory that holds a share; lowest-index free devices for whole
 // GPUs); `fragmentation` takes the device whose choice raises the node's expected fragmentation
 // least (ties: best fit). Pure: no I/O, no locks, no JSON.
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
@@ -29,7 +29,7 @@
 namespace extender::policy {
 
 enum class PackingStrategy { kBinpack, kSpread, kFragmentation };
-const char* packing_name(PackingStrategy s);                      // "binpack", "spread", "fragmentation"
+const char* packing_name(PackingStrategy s);  // "binpack", "spread", "fragmentation"
 std::optional<PackingStrategy> parse_packing(std::string_view name);
 
 // Ordered by its GPU part first, so that shapes of equal GPU part are adjacent in a sorted mix.

@@ -33,7 +33,7 @@ struct ScoringRules {
   // CPU over its CPU plus its free GPU over its GPUs, 0..2) times this is added to the increase of
   // fragmentation (GPUs per pod of the mix) before ranking; 0: the increase alone.
   double fragmentation_fit_weight = 0;
-  ShapeMix fragmentation_prior = {{{1, 0, 0}, 4}, {{2, 0, 0}, 1}, {{4, 0, 0}, 1}, {{8, 0, 0}, 1},
+  ShapeMix fragmentation_prior = {{{1, 0, 0}, 4},   {{2, 0, 0}, 1},   {{4, 0, 0}, 1},  {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
   // Storage capacity (as KEP-4049's StorageCapacityScoring, on this daemon's own accounting):
   // applies to pods with volumes in a pool a storage driver publishes (docs/storage.md) on some
@@ -88,8 +88,7 @@ std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span
 // best node is never tied with a worse one.
 // The strategy's scorer is its entry of the packing table (packing.h).
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy, const ShapeMix& mix = {},
-                                             double fit_weight = 0);
+                                             PackingStrategy strategy, const ShapeMix& mix = {}, double fit_weight = 0);
 // binpack (fuller_first) and spread, as above.
 std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                       bool fuller_first);

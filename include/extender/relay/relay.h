@@ -1,12 +1,11 @@
 #pragma once
 // Relay: a loopback HTTP server, run beside kube-scheduler, that forwards the every-pod entry's
-// `POST .../filter-unmanaged` and `.../prioritize-unmanaged` to the daemon behind a circuit breaker (breaker.h). While the
-// daemon is down or failing (no answer within the upstream timeout, connect error, 500, 502,
-// 504, or 503 to a body under a MiB) the breaker is open and each call is answered 503 at once,
-// which an `ignorable` extender entry skips, instead of costing every pod the entry's httpTimeout
-// inside the scheduling cycle. A 4xx (413, 400: the request's fault) and a 503 to a large body
-// (its own size against the daemon's body budget) pass through and leave the breaker closed.
-// `GET /healthz` answers 200; every other request 404.
+// `POST .../filter-unmanaged` and `.../prioritize-unmanaged` to the daemon behind a circuit breaker (breaker.h). While
+// the daemon is down or failing (no answer within the upstream timeout, connect error, 500, 502, 504, or 503 to a body
+// under a MiB) the breaker is open and each call is answered 503 at once, which an `ignorable` extender entry skips,
+// instead of costing every pod the entry's httpTimeout inside the scheduling cycle. A 4xx (413, 400: the request's
+// fault) and a 503 to a large body (its own size against the daemon's body budget) pass through and leave the breaker
+// closed. `GET /healthz` answers 200; every other request 404.
 //
 // Its server side is the daemon's own (http::Listener): one event loop with a head deadline,
 // a body deadline at a minimum rate, connection caps in all and per peer (the oldest idle or slow
@@ -32,19 +31,19 @@
 namespace extender::relay {
 
 struct RelayOptions {
-  std::string listen_host = "127.0.0.1";  // loopback only (parse_listen)
-  int listen_port = 8890;                 // 0: any free port (Relay::port() says which)
-  std::string upstream;                   // http(s)://host[:port][/path]; the request path is appended
+  std::string listen_host = "127.0.0.1";            // loopback only (parse_listen)
+  int listen_port = 8890;                           // 0: any free port (Relay::port() says which)
+  std::string upstream;                             // http(s)://host[:port][/path]; the request path is appended
   std::chrono::milliseconds upstream_timeout{150};  // connect, and each read and write, upstream
   BreakerOptions breaker;
-  std::size_t max_body_bytes = 64u << 20;  // 413 above (as sent; chunked bodies counted as they arrive)
+  std::size_t max_body_bytes = 64u << 20;          // 413 above (as sent; chunked bodies counted as they arrive)
   std::chrono::milliseconds header_timeout{2000};  // a request head within this of its first byte
   std::chrono::milliseconds body_timeout{5000};    // a body (and an answer) within this plus 1 MiB/s
   std::size_t max_connections = 256;
   std::size_t max_connections_per_peer = 64;
-  std::size_t threads = 8;  // calls in flight upstream
-  std::string ca_file;                     // https: the CA that signs the daemon's certificate
-  std::string cert_file, key_file;         // https: a client certificate (mTLS), both or neither
+  std::size_t threads = 8;          // calls in flight upstream
+  std::string ca_file;              // https: the CA that signs the daemon's certificate
+  std::string cert_file, key_file;  // https: a client certificate (mTLS), both or neither
 };
 
 struct ListenAddress {

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "extender/engine/ports.h"
-#include "extender/server/decision_log.h"
 #include "extender/http/http_message.h"
+#include "extender/server/decision_log.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
@@ -35,14 +35,14 @@ struct ApiDeps {
   Metrics* metrics = nullptr;
   // A reason while not ready (caches not synced, shutting down); nullopt when ready.
   std::function<std::optional<std::string>()> not_ready;
-  std::string mode;  // "standalone" or "kubernetes", shown by /version
+  std::string mode;                                   // "standalone" or "kubernetes", shown by /version
   std::chrono::milliseconds request_deadline{4'000};  // filter and prioritize give up past this
-  bool admin_mutations = true;  // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
+  bool admin_mutations = true;        // DELETE /admin/pods (standalone only: in a cluster the API server is the record)
   wire::NodeFieldFilter node_fields;  // what to keep of each node in Nodes-form requests
   // Past these, filter answers an Error (kube-scheduler's event shows it) and prioritize 413.
   wire::DecodeLimits decode_limits;
-  state::DemandCache* demands = nullptr;  // its size is a metric
-  wire::PodMemo* pods = nullptr;           // the pods last decoded, shared by the verbs of one cycle
+  state::DemandCache* demands = nullptr;            // its size is a metric
+  wire::PodMemo* pods = nullptr;                    // the pods last decoded, shared by the verbs of one cycle
   std::function<std::vector<WatchView>()> watches;  // Kubernetes mode: the reflectors, for /metrics
   // Kubernetes mode with leader election: this replica's part, for /readyz, /version, /debug/state
   // and /metrics. Empty: no election (every verb is decided here). A replica that does not lead

@@ -27,8 +27,8 @@ struct GpuHolder {
 struct GpuCell {
   enum class Kind { kDevice, kCounted, kDra, kPartition };
   Kind kind = Kind::kDevice;
-  std::string label;     // "0" (device index), "nvidia.com/gpu", a DRA device's name
-  std::string resource;  // the resource or DRA driver
+  std::string label;                // "0" (device index), "nvidia.com/gpu", a DRA device's name
+  std::string resource;             // the resource or DRA driver
   std::int64_t capacity_bytes = 0;  // 0: unknown
   std::int64_t used_bytes = 0;      // shares' memory (capacity when held whole)
   bool whole = false;               // held whole (or allocated, for DRA)
@@ -59,7 +59,7 @@ struct NodeRow {
   std::size_t in_flight = 0;  // reservations of binds in flight
   bool unschedulable = false;
   std::vector<std::string> problems;  // "subject: what is wrong"
-  std::string shape;  // what alike nodes share: GPU resources, counts, memory, pools
+  std::string shape;                  // what alike nodes share: GPU resources, counts, memory, pools
 };
 
 NodeRow node_row(const state::NodeState& node, const model::NodeDra* dra, TimePoint now);
@@ -100,8 +100,8 @@ struct ClusterSummary {
 };
 
 // One pass over every node; `mix` may be empty (then no fragmentation figure).
-ClusterSummary summarise(const state::Snapshot& snapshot, const model::DraInventory* dra,
-                         const policy::ShapeMix& mix, TimePoint now);
+ClusterSummary summarise(const state::Snapshot& snapshot, const model::DraInventory* dra, const policy::ShapeMix& mix,
+                         TimePoint now);
 
 // "2 GiB" etc. (policy::format_bytes) and a fraction as "37.5%".
 std::string percent(double fraction);

@@ -11,8 +11,7 @@
 namespace extender::server {
 
 // With `leadership`, the view starts with this replica's part in leader election.
-std::string render_state(const state::Snapshot& snapshot, TimePoint now,
-                         const LeadershipView* leadership = nullptr);
+std::string render_state(const state::Snapshot& snapshot, TimePoint now, const LeadershipView* leadership = nullptr);
 std::string render_node(const state::NodeState& node, TimePoint now);
 
 }  // namespace extender::server

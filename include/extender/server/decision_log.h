@@ -68,8 +68,8 @@ class DecisionLog {
                   TimePoint at);
   void forget_pod(std::string_view pod);
 
-  std::vector<Decision> decisions() const;           // newest first
-  std::vector<PodRefusal> refused_pods() const;      // most recently refused first
+  std::vector<Decision> decisions() const;                            // newest first
+  std::vector<PodRefusal> refused_pods() const;                       // most recently refused first
   std::optional<PodRefusal> refused_pod(std::string_view pod) const;  // namespace/name
 
  private:

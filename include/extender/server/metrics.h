@@ -17,9 +17,9 @@
 
 #include "extender/common/clock.h"
 #include "extender/engine/refusal.h"
+#include "extender/model/dra_inventory.h"
 #include "extender/server/leadership_view.h"
 #include "extender/state/cluster_state.h"
-#include "extender/model/dra_inventory.h"
 #include "extender/state/overcommit.h"
 
 namespace prometheus {
@@ -47,9 +47,9 @@ struct ScrapeView {
   const state::Snapshot* snapshot = nullptr;  // nullptr: no state metrics
   TimePoint now{};
   std::optional<std::size_t> demand_cache_entries;
-  std::vector<WatchView> watches;  // empty outside Kubernetes mode
+  std::vector<WatchView> watches;            // empty outside Kubernetes mode
   std::optional<LeadershipView> leadership;  // Kubernetes mode with leader election
-  const model::DraInventory* dra = nullptr;   // Kubernetes mode, while DRA is served
+  const model::DraInventory* dra = nullptr;  // Kubernetes mode, while DRA is served
 };
 
 class Metrics {
@@ -77,13 +77,14 @@ class Metrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Counter* requests_[static_cast<int>(Verb::kCount)][static_cast<int>(Outcome::kCount)] = {};
   prometheus::Histogram* latency_[static_cast<int>(Verb::kCount)] = {};
-  prometheus::Counter* verdicts_[3] = {};  // passed, failed, unresolvable
+  prometheus::Counter* verdicts_[3] = {};                                             // passed, failed, unresolvable
   prometheus::Counter* refusals_[2][static_cast<int>(engine::Refusal::kCount)] = {};  // bind, preempt
   prometheus::Counter* expired_ = nullptr;
   prometheus::Counter* overcommits_[2] = {};  // gpu, pool
 };
 
 // The state families of one scrape (exposed for tests).
-std::vector<prometheus::MetricFamily> state_families(const ScrapeView& view, const std::vector<std::string>& gpu_resources);
+std::vector<prometheus::MetricFamily> state_families(const ScrapeView& view,
+                                                     const std::vector<std::string>& gpu_resources);
 
 }  // namespace extender::server

@@ -22,10 +22,10 @@ enum class Endpoint {
   kDebugState,
   kDebugDra,
   kDebugGroups,
-  kDebugNode,   // argument: node name
-  kDebugPod,    // argument: namespace/name (why the pod waits)
-  kUi,          // the status page (status_page.h)
-  kAdminPod,    // argument: pod uid
+  kDebugNode,  // argument: node name
+  kDebugPod,   // argument: namespace/name (why the pod waits)
+  kUi,         // the status page (status_page.h)
+  kAdminPod,   // argument: pod uid
 };
 
 struct Route {
@@ -41,10 +41,10 @@ struct RouteResult {
 
 // What a listener serves besides /healthz, /readyz and /version, which every listener serves.
 struct RouterOptions {
-  std::string path_prefix;  // verbs answer at /<verb> and <path_prefix>/<verb>
-  bool verbs = true;        // filter, prioritize, bind, preempt
-  bool metrics = true;      // /metrics
-  bool admin_routes = true; // /debug/*, /admin/* (answered to loopback peers only, see Api)
+  std::string path_prefix;   // verbs answer at /<verb> and <path_prefix>/<verb>
+  bool verbs = true;         // filter, prioritize, bind, preempt
+  bool metrics = true;       // /metrics
+  bool admin_routes = true;  // /debug/*, /admin/* (answered to loopback peers only, see Api)
 };
 
 RouteResult route(std::string_view method, std::string_view path, const RouterOptions& options);

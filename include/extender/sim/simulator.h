@@ -45,12 +45,12 @@ std::int64_t common_device_memory(const std::vector<model::NodeSupply>& nodes);
 
 // GPU capacity and allocation count device-plugin and DRA GPUs alike.
 struct PolicyResult {
-  double allocated_at_100 = 0;   // allocated GPU capacity / the cluster's, when arrived demand reaches 100%
+  double allocated_at_100 = 0;  // allocated GPU capacity / the cluster's, when arrived demand reaches 100%
   double allocated_at_end = 0;
-  double first_refusal_at = 0;   // arrived GPU demand / capacity at the first refusal (at end if none)
-  double fragmented_at_100 = 0;  // expected fragmented GPU capacity / the cluster's, at 100%
-  std::map<std::string, std::int64_t> refused;      // by shape ("1", "0.47", "none" for no GPU)
-  std::vector<Placement> placements;                // in arrival order, refused pods left out
+  double first_refusal_at = 0;                  // arrived GPU demand / capacity at the first refusal (at end if none)
+  double fragmented_at_100 = 0;                 // expected fragmented GPU capacity / the cluster's, at 100%
+  std::map<std::string, std::int64_t> refused;  // by shape ("1", "0.47", "none" for no GPU)
+  std::vector<Placement> placements;            // in arrival order, refused pods left out
 };
 
 // Which pods kube-scheduler shows the daemon. gpu-pods: those that ask GPUs (the extender entry

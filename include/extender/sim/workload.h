@@ -53,7 +53,7 @@ Result<std::vector<model::NodeSupply>> parse_trace_nodes(const std::string& text
 
 // The paper's protocol: the pods shuffled by `seed`, then pods drawn uniformly with replacement from
 // that list appended until the requested GPUs reach `arrival_percent` of `capacity_gpus`.
-std::vector<WorkloadRow> paper_workload(std::vector<WorkloadRow> pods, std::int64_t capacity_gpus,
-                                        std::uint64_t seed, std::int64_t arrival_percent = 130);
+std::vector<WorkloadRow> paper_workload(std::vector<WorkloadRow> pods, std::int64_t capacity_gpus, std::uint64_t seed,
+                                        std::int64_t arrival_percent = 130);
 
 }  // namespace extender::sim

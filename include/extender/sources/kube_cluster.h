@@ -161,8 +161,8 @@ class KubeCluster final : public engine::PodSource,
   OptionalKinds& optional_kinds(KindGroup group);
   const OptionalKinds& optional_kinds(KindGroup group) const;
   std::unique_ptr<DraStore> dra_;
-  std::unique_ptr<BaremetalStore> baremetal_;    // null: storage.baremetal off
-  std::unique_ptr<DriveReservations> drives_;    // with baremetal_
+  std::unique_ptr<BaremetalStore> baremetal_;  // null: storage.baremetal off
+  std::unique_ptr<DriveReservations> drives_;  // with baremetal_
   bool pending_named(const std::string& ns, const std::string& name) const;
   // Deletes the reservations of pods no longer pending, once the watches are synced.
   void collect_reservations();

@@ -20,17 +20,18 @@ struct WatchOptions {
 
 // Pools from the capacity CSI drivers publish (CSIStorageCapacity, capacity_store.h).
 struct CapacityOptions {
-  bool enabled = true;               // watch CSIDrivers and CSIStorageCapacities
-  std::vector<std::string> classes;  // the classes to manage so (local PV classes too); empty: every class whose driver publishes
-  policy::CapacityRule rule;         // when a claim's volume counts as reflected
+  bool enabled = true;  // watch CSIDrivers and CSIStorageCapacities
+  std::vector<std::string>
+      classes;  // the classes to manage so (local PV classes too); empty: every class whose driver publishes
+  policy::CapacityRule rule;  // when a claim's volume counts as reflected
 };
 
 // csi-baremetal's drives (baremetal_store.h), read as its own extender's flags say.
 struct BaremetalOptions {
-  bool enabled = true;                         // watch its kinds when the API server serves them
-  std::string provisioner = "csi-baremetal";   // the StorageClasses whose claims go on its drives
-  std::string node_id_annotation;              // set: a node's id is this annotation's value; empty: baremetal_node_id.h
-  model::StringMap node_selector;              // labels a node must carry to have drives; empty: any node
+  bool enabled = true;                        // watch its kinds when the API server serves them
+  std::string provisioner = "csi-baremetal";  // the StorageClasses whose claims go on its drives
+  std::string node_id_annotation;             // set: a node's id is this annotation's value; empty: baremetal_node_id.h
+  model::StringMap node_selector;             // labels a node must carry to have drives; empty: any node
   // A reservation unchanged this long whose pod is no longer pending is deleted.
   std::chrono::milliseconds reservation_grace{10'000};
   // A reservation no filter has written or confirmed this long, none of whose claims has a

@@ -36,7 +36,7 @@ enum class KindGroup { kRequired, kDra, kCapacity, kLocalVolumes, kBaremetal, kP
 struct WatchedKind {
   Kind kind;
   KindGroup group;
-  std::string_view api_group;       // "" for the core group
+  std::string_view api_group;  // "" for the core group
   std::string_view version;
   std::string_view resource;        // plural, as in URLs and RBAC
   std::string_view field_selector;  // URL-encoded; empty: every object
@@ -57,7 +57,8 @@ inline constexpr std::array<WatchedKind, 14> kWatchedKinds{{
     {Kind::kVolumes, KindGroup::kLocalVolumes, "", "v1", "persistentvolumes", ""},
     // csi-baremetal's kinds (its CRDs), served where it is installed.
     {Kind::kAvailableCapacities, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacities", ""},
-    {Kind::kCapacityReservations, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "availablecapacityreservations", ""},
+    {Kind::kCapacityReservations, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1",
+     "availablecapacityreservations", ""},
     {Kind::kBaremetalVolumes, KindGroup::kBaremetal, "csi-baremetal.dell.com", "v1", "volumes", ""},
     // Pod groups (KEP-4671; served with the GenericWorkload gate and scheduling.k8s.io/v1beta1 on).
     {Kind::kPodGroups, KindGroup::kPodGroups, "scheduling.k8s.io", "v1beta1", "podgroups", ""},

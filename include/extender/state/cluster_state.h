@@ -27,15 +27,14 @@
 
 namespace extender::state {
 
-
 struct Claim {
   enum class Kind { kPlaced, kReserved };
-  std::string owner;  // "namespace/name" of the pod (or claim) for people reading /debug
+  std::string owner;           // "namespace/name" of the pod (or claim) for people reading /debug
   std::string source = "pod";  // what the claim stands for: "pod", or "volume" (a claimed volume)
   std::string node;
   model::Allocation allocation;
   Kind kind = Kind::kPlaced;
-  bool terminating = false;  // the pod is being deleted (it holds its allocation until it is gone)
+  bool terminating = false;   // the pod is being deleted (it holds its allocation until it is gone)
   std::int64_t priority = 0;  // the pod's spec.priority
   TimePoint since{};
   TimePoint expires{};  // kReserved only
@@ -56,8 +55,8 @@ struct NodeState {
   NodeState& operator=(const NodeState&) = delete;
 
   model::NodeSupply supply;
-  std::map<std::string, Claim, std::less<>> claims;  // by uid
-  model::NodeUsage placed;                           // the sum of the placed claims
+  std::map<std::string, Claim, std::less<>> claims;       // by uid
+  model::NodeUsage placed;                                // the sum of the placed claims
   std::set<std::string, std::less<>> held_volume_claims;  // claims (namespace/name) placed claims hold
   std::size_t reservations = 0;                           // claims that are reservations
   model::GpuAvailability placed_gpus;                     // model::gpu_availability(supply, placed)
@@ -75,8 +74,7 @@ struct NodeState {
   bool sees_placed_only(const model::PodDemand& pod) const;
   // As usage_for(), without a copy when sees_placed_only(pod): then `placed` itself, else
   // `scratch` filled in.
-  const model::NodeUsage& usage_for(const model::PodDemand& pod, TimePoint now,
-                                    model::NodeUsage& scratch) const;
+  const model::NodeUsage& usage_for(const model::PodDemand& pod, TimePoint now, model::NodeUsage& scratch) const;
 };
 
 // The ledger's device rule for one volume of a device pool: the recorded device when the pool has

@@ -42,7 +42,7 @@ class FilterVerdicts {
   const std::size_t max_names_;
   const Duration max_age_;
   mutable std::mutex mu_;
-  Order order_;  // most recently filtered first
+  Order order_;                                                  // most recently filtered first
   std::unordered_map<std::string_view, Order::iterator> index_;  // keys view Entry::uid
   std::size_t names_ = 0;
 };

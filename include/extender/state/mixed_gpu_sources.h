@@ -17,9 +17,9 @@ namespace extender::state {
 
 struct MixedGpuSources {
   std::string node;
-  std::string resource;            // the device-plugin resource, e.g. nvidia.com/gpu
-  std::int64_t allocatable = 0;    // its allocatable
-  std::int64_t dra_gpus = 0;       // GPUs of the node's complete DRA pools
+  std::string resource;          // the device-plugin resource, e.g. nvidia.com/gpu
+  std::int64_t allocatable = 0;  // its allocatable
+  std::int64_t dra_gpus = 0;     // GPUs of the node's complete DRA pools
   bool operator==(const MixedGpuSources&) const = default;
 };
 

@@ -79,7 +79,7 @@ class NodeMap {
   static constexpr std::size_t kBlock = 256;  // a block splits in two past twice this
   using Block = std::vector<value_type>;
   struct Place {
-    std::size_t block = 0;   // blocks_.size(): past the last
+    std::size_t block = 0;  // blocks_.size(): past the last
     std::size_t offset = 0;
   };
   Place lower_bound(std::string_view name) const;
@@ -126,10 +126,10 @@ class NodeIndex {
   NodeIndex& operator=(const NodeIndex&) = delete;
   const NodeMap& nodes() const { return *nodes_; }
   struct Found {
-    const NodeState* node = nullptr;      // null when the map has no such node
-    std::uint32_t order = 0;              // the node's index in the map (name order)
+    const NodeState* node = nullptr;  // null when the map has no such node
+    std::uint32_t order = 0;          // the node's index in the map (name order)
     const NodeSummary* summary = nullptr;
-    std::string_view name;                // the index's own copy of the name (names sorted lie together)
+    std::string_view name;  // the index's own copy of the name (names sorted lie together)
   };
   Found lookup(std::string_view name) const;
   // lookup() of each of `names` into `out` (as many), the memory reads of one name overlapped
@@ -185,7 +185,7 @@ class NodeIndex {
   std::shared_ptr<const NodeMap> nodes_;
   std::shared_ptr<const model::GpuModelSupply> gpu_models_;
   std::shared_ptr<Layout> layout_;
-  const char* names_ = nullptr;  // layout_->names.data()
+  const char* names_ = nullptr;                 // layout_->names.data()
   std::vector<std::shared_ptr<Block>> blocks_;  // a block is written only by the index that made it
 };
 

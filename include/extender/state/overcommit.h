@@ -21,7 +21,7 @@ struct Overcommit {
   enum class Kind { kGpu, kPool };
   std::string node;
   Kind kind = Kind::kGpu;
-  std::string subject;  // the GPU resource name, or the pool ("pool" or "pool/device")
+  std::string subject;        // the GPU resource name, or the pool ("pool" or "pool/device")
   std::int64_t bound = 0;     // GPUs, or bytes
   std::int64_t capacity = 0;  // allocatable GPUs, or bytes
   std::size_t pods = 0;       // placed claims holding the subject

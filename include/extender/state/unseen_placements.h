@@ -25,7 +25,6 @@
 
 #include "extender/common/clock.h"
 
-
 namespace extender::state {
 
 class UnseenPlacements {

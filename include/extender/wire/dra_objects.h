@@ -22,8 +22,8 @@ struct DraLimits {
   std::size_t results = 1024;
   std::size_t reserved_for = 512;
   std::size_t pod_claims = 256;
-  std::size_t name_bytes = 512;        // names, qualified attribute names, identifiers
-  std::size_t value_bytes = 1024;      // string and version attribute values
+  std::size_t name_bytes = 512;    // names, qualified attribute names, identifiers
+  std::size_t value_bytes = 1024;  // string and version attribute values
   std::size_t expression_bytes = 16384;
   std::int64_t max_count = 1 << 20;
 };

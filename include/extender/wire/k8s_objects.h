@@ -33,5 +33,4 @@ Result<Claim> decode_claim(const nlohmann::json& pvc);
 // The claim annotation that records which device of a pool holds the claim's volume.
 inline constexpr const char* kDeviceAnnotation = "scheduler-extender.io/device";
 
-
 }  // namespace extender::wire

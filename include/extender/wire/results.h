@@ -1,8 +1,8 @@
 #pragma once
 // Encoders for the answers, byte for byte as Go's encoding/json writes the extender/v1 structs:
 // compact, fields in declaration order, map keys sorted, `<>&` escaped. Pure; thread-safe.
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -66,11 +66,11 @@ class FailedNodes {
 
 // Node names and objects are views into the request they answer, which must outlive the result.
 struct FilterResult {
-  std::optional<std::vector<std::string_view>> node_objects;      // raw node bytes (Nodes form)
-  std::optional<std::vector<std::string_view>> node_names;        // NodeNames form
-  bool node_names_plain = false;  // the producer vouches that no name in node_names needs JSON escaping
-  FailedNodes failed;                                             // FailedNodes
-  FailedNodes failed_unresolvable;                                // FailedAndUnresolvableNodes
+  std::optional<std::vector<std::string_view>> node_objects;  // raw node bytes (Nodes form)
+  std::optional<std::vector<std::string_view>> node_names;    // NodeNames form
+  bool node_names_plain = false;    // the producer vouches that no name in node_names needs JSON escaping
+  FailedNodes failed;               // FailedNodes
+  FailedNodes failed_unresolvable;  // FailedAndUnresolvableNodes
   std::string error;
 };
 std::string encode_filter_result(const FilterResult& r);

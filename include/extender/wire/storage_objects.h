@@ -29,8 +29,8 @@ struct StorageCapacity {
   std::string storage_class;
   // nodeTopology as requirements (matchLabels as In); nullopt when absent (no node).
   std::optional<std::vector<model::NodeSelectorRequirement>> topology;
-  std::optional<std::int64_t> capacity_bytes;      // absent: unknown (no space is assumed)
-  std::optional<std::int64_t> max_volume_bytes;    // maximumVolumeSize
+  std::optional<std::int64_t> capacity_bytes;    // absent: unknown (no space is assumed)
+  std::optional<std::int64_t> max_volume_bytes;  // maximumVolumeSize
 };
 Result<StorageCapacity> decode_storage_capacity(const nlohmann::json& capacity);
 

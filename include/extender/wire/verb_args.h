@@ -24,8 +24,8 @@ struct BindingArgs {
 Result<BindingArgs> decode_binding_args(std::string_view body);
 
 struct Victims {
-  std::vector<std::string> uids;     // in the scheduler's order
-  std::vector<model::Pod> pods;      // full victim pods (NodeNameToVictims form only)
+  std::vector<std::string> uids;  // in the scheduler's order
+  std::vector<model::Pod> pods;   // full victim pods (NodeNameToVictims form only)
   std::int64_t num_pdb_violations = 0;
 };
 
