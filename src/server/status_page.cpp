@@ -233,7 +233,10 @@ void holders_text(std::string& out, const NodeRow& row) {
       append_html(out, c.label);
       out += ": ";
       append_html(out, h.pod);
-      if (!h.whole) out += " " + format_bytes(h.bytes);
+      if (!h.whole) {
+        out += ' ';
+        out += format_bytes(h.bytes);
+      }
       if (h.in_flight) out += " (in flight)";
     }
   }
