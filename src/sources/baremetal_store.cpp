@@ -173,14 +173,30 @@ std::optional<wire::CapacityReservation> BaremetalStore::reservation(const std::
 }
 
 void BaremetalStore::reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr,
-                                         TimePoint now) {
+                                         TimePoint now, bool sending) {
   std::lock_guard lock(mu_);
   if (acr) {
-    reservations_[name] = {std::move(*acr), now};
+    reservations_[name] = {std::move(*acr), now, sending};
   } else {
     reservations_.erase(name);
   }
   place_holds_of(name);
+}
+
+void BaremetalStore::reservation_answered(const wire::CapacityReservation& sent,
+                                          std::optional<wire::CapacityReservation> now_is, TimePoint now) {
+  std::lock_guard lock(mu_);
+  auto it = reservations_.find(sent.name);
+  if (it == reservations_.end()) return;
+  wire::CapacityReservation held = it->second.acr;
+  held.resource_version = sent.resource_version;
+  if (!(held == sent)) return;
+  if (now_is) {
+    it->second = {std::move(*now_is), now, false};
+  } else {
+    reservations_.erase(it);
+  }
+  place_holds_of(sent.name);
 }
 
 void BaremetalStore::reservation_confirmed(const std::string& name, TimePoint now) {
@@ -274,12 +290,16 @@ void BaremetalStore::reservations_listed(std::vector<wire::CapacityReservation> 
     std::string name = acr.name;
     next.insert_or_assign(std::move(name), Held{std::move(acr), same ? before->second.changed : now});
   }
+  for (auto& [name, held] : reservations_) {
+    if (held.sending) next.insert_or_assign(name, std::move(held));
+  }
   reservations_ = std::move(next);
   place_holds();
 }
 
 void BaremetalStore::reservation_changed(const std::string& name, std::optional<wire::CapacityReservation> acr) {
   std::lock_guard lock(mu_);
+  if (auto it = reservations_.find(name); it != reservations_.end() && it->second.sending) return;
   if (acr) {
     auto it = reservations_.find(name);
     if (it != reservations_.end() && it->second.acr == *acr) return;

@@ -78,8 +78,18 @@ class BaremetalStore {
   std::string id_of(std::string_view node) const;
   // A reservation as the store has it (written or watched), by name.
   std::optional<wire::CapacityReservation> reservation(const std::string& name) const;
-  // Applies a reservation written (nullopt: deleted) before its watch event arrives.
-  void reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr, TimePoint now);
+  // Applies a reservation written (nullopt: deleted) before its watch event arrives. `sending`:
+  // its write is still to be answered; until a later call says otherwise, watch events and
+  // relists of that reservation (an earlier write's echo) leave it as written here, so the drives
+  // of a rewrite still to be sent stay held.
+  void reservation_written(const std::string& name, std::optional<wire::CapacityReservation> acr, TimePoint now,
+                           bool sending = false);
+  // The API server answered the write of `sent`: when the store still holds `sent` (its content,
+  // whatever its resourceVersion), it takes `now_is` (the reservation as written, or, for a
+  // write that failed, what it held before; nullopt: none), no longer sending. A newer rewrite
+  // still to be sent is left as it is.
+  void reservation_answered(const wire::CapacityReservation& sent, std::optional<wire::CapacityReservation> now_is,
+                            TimePoint now);
   // A filter found the reservation as it would write it: it is current as of `now`.
   void reservation_confirmed(const std::string& name, TimePoint now);
   // Whether a claim of the reservation shows a selected node (kube-scheduler chose; CreateVolume
@@ -97,6 +107,7 @@ class BaremetalStore {
   struct Held {
     wire::CapacityReservation acr;
     TimePoint changed;
+    bool sending = false;  // written here, the write not yet answered
   };
   void acs_listed(std::vector<wire::AvailableCapacity> acs);
   void ac_changed(const std::string& name, std::optional<wire::AvailableCapacity> ac);

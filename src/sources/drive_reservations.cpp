@@ -116,7 +116,7 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
   }
   if (acr.reserved_nodes.empty()) return {};
   if (current) acr.resource_version = current->resource_version;
-  store_.reservation_written(acr.name, acr, now);
+  store_.reservation_written(acr.name, acr, now, true);
   auto done = std::make_shared<Outcome>();
   auto queued = enqueue(Job{acr, current, done});
   if (!queued) {
@@ -196,15 +196,13 @@ void DriveReservations::run_writer() {
 }
 
 void DriveReservations::finish(const Job& job, Result<wire::CapacityReservation> written) {
-  const auto now_held = store_.reservation(job.acr.name);
-  const bool still_ours = now_held && same_content(job.acr, *now_held);
   if (written) {
-    if (still_ours) store_.reservation_written(job.acr.name, std::move(*written), clock_.now());
+    store_.reservation_answered(job.acr, std::move(*written), clock_.now());
     job.done->set(Status{});
     return;
   }
   spdlog::warn("csi-baremetal: reservation {} not written: {}", job.acr.name, written.message());
-  if (still_ours) store_.reservation_written(job.acr.name, job.before, clock_.now());
+  store_.reservation_answered(job.acr, job.before, clock_.now());
   job.done->set(Status{written.error()});
 }
 

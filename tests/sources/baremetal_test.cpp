@@ -391,6 +391,23 @@ TEST_F(BaremetalSlowApi, AFilterDoesNotWaitForASlowWriteButItsDrivesCountAtOnce)
       << "p1's drive was held while its write was in flight";
 }
 
+TEST_F(BaremetalSlowApi, AnEarlierWritesEchoDoesNotReleaseTheDrivesOfARewriteStillToBeSent) {
+  start();
+  add_pod("p1", false);
+  add_pod("p2", false);
+  h_.fake.delay_writes(300ms);
+  ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u) << "a rewrite within the interval, sent later";
+  ASSERT_TRUE(eventually([&] { return reservation("ml-p1").has_value(); })) << "the first write landed";
+  std::this_thread::sleep_for(200ms);  // its watch event arrives meanwhile
+  EXPECT_EQ(passed(filter("p2", {"n2"})), std::vector<std::string>{})
+      << "n2's one SSD is still held for p1's rewrite, whatever the first write's echo said";
+  EXPECT_TRUE(eventually([&] {
+    const auto acr = reservation("ml-p1");
+    return acr && drives_for(*acr, "p1-data") == std::vector<std::string>{"n1-ssd60", "n2-ssd100"};
+  }));
+}
+
 // Trust: what a caller of /filter may change. The fixture's engine decides through the cluster's
 // gate; the reservations' writes follow this one, as the daemon's election would have them.
 class TermGate final : public engine::Gate {
