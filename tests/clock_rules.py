@@ -3,7 +3,7 @@
 instead of through the injected extender::Clock (include/extender/common/clock.h), so that every
 expiry and wait can be driven by a test's FakeClock.
 
-usage: clock_rules.py REPO [--allow FILE]
+usage: clock_rules.py REPO
 
 Scans src/**/*.{cpp,h} and include/**/*.h after blanking comments and literals
 (function_length.blank). Reports `path:line what` for each:
@@ -12,10 +12,10 @@ Scans src/**/*.{cpp,h} and include/**/*.h after blanking comments and literals
 - a sleep: sleep_for/sleep_until not called on an object (std::this_thread's), sleep, usleep,
   nanosleep;
 - a wait with a timeout: `.wait_for(` / `.wait_until(` (a condition variable's, a future's).
-The clock module itself (include/extender/common/clock.h, src/common/clock.cpp) is exempt. The
-allow-list holds `path  # reason` lines (files where a real clock is still read); a listed file
-that no longer reads a clock directly, or that does not exist, is an error too, so the list only
-shrinks. Exit status 1 when anything is reported.
+The clock module itself (include/extender/common/clock.h, src/common/clock.cpp) is exempt, and
+nothing else is: the I/O edges (the event loop, the API server client, the relay) take the
+injected clock as well, and pass the time it leaves to the kernel or to cpp-httplib. Exit status
+1 when anything is reported.
 """
 import os
 import re
@@ -52,33 +52,17 @@ def findings(repo, rel):
                 break
 
 
-def read_allow(path):
-    allowed = {}
-    for number, line in enumerate(open(path, encoding="utf-8"), 1):
-        entry = line.split("#", 1)[0].strip()
-        if entry:
-            allowed[entry] = number
-    return allowed
-
-
 def main(argv):
-    repo, args = argv[1], argv[2:]
-    allowed = read_allow(args[1]) if args[:1] == ["--allow"] and len(args) == 2 else {}
-    if args and not allowed and args[:1] != ["--allow"]:
+    if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
+    repo = argv[1]
     problems = []
-    direct = set()
     for rel in sources(repo):
         if rel in CLOCK_MODULE:
             continue
         for number, what in findings(repo, rel):
-            direct.add(rel)
-            if rel not in allowed:
-                problems.append(f"{rel}:{number}: {what}; take the time and waits from an extender::Clock")
-    for rel in sorted(set(allowed) - direct):
-        problems.append(f"{rel}: allowed to read the clock directly but no longer does (or is gone); "
-                        f"drop it from the allow-list")
+            problems.append(f"{rel}:{number}: {what}; take the time and waits from an extender::Clock")
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -41,7 +41,7 @@ void EventLoop::serve() {
   const auto threads = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(1, n)); };
   lanes = std::make_unique<Lanes>(options.name, threads(options.light_threads), threads(options.threads),
                                   threads(options.bind_threads), static_cast<std::size_t>(options.max_body_bytes),
-                                  &bodies, &budget, options.decode_content);
+                                  &bodies, &budget, options.decode_content, clock);
   run();
   sessions.clear();
   lanes.reset();
@@ -78,12 +78,12 @@ void EventLoop::run() {
     if (stopping) {
       if (accepting) {
         begin_stop();
-        stop_by = SteadyClock::now() + kShutdownGrace;
+        stop_by = clock.now() + kShutdownGrace;
       }
       reap();
-      if (sessions.empty() || SteadyClock::now() > stop_by) return;
+      if (sessions.empty() || clock.now() > stop_by) return;
     }
-    const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms(SteadyClock::now()));
+    const int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms(clock.now()));
     for (int i = 0; i < n; ++i) {
       const std::uint64_t id = events[i].data.u64;
       if (id == kListenId) {
@@ -97,7 +97,7 @@ void EventLoop::run() {
         on_event(*it->second, events[i].events);
       }
     }
-    expire(SteadyClock::now());
+    expire(clock.now());
     reap();
   }
 }
@@ -132,7 +132,7 @@ void EventLoop::accept_all() {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if ((errno == EMFILE || errno == ENFILE) && reserve_fd >= 0) {
-        if (evict_oldest(nullptr, SteadyClock::now())) {
+        if (evict_oldest(nullptr, clock.now())) {
           reap();
           continue;
         }
@@ -147,7 +147,7 @@ void EventLoop::accept_all() {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     PeerAddress peer = peer_address(ss);
-    const auto now = SteadyClock::now();
+    const auto now = clock.now();
     if (per_peer[peer.ip] >= options.max_connections_per_peer && !evict_oldest(&peer.ip, now)) {
       if (log_refusal(now)) {
         spdlog::warn(
@@ -217,7 +217,7 @@ bool EventLoop::evict_oldest(const std::string* peer_ip, TimePoint now, bool slo
 bool EventLoop::admit(Session& s, std::size_t held_bytes) {
   const std::size_t held = budget.charge_for(held_bytes);
   const std::string& ip = s.http.peer().ip;
-  const auto now = SteadyClock::now();
+  const auto now = clock.now();
   for (;;) {
     const BodyBudget::Fit fit = budget.set(ip, s.accounted, held);
     if (fit == BodyBudget::Fit::kFits) return true;
@@ -349,7 +349,7 @@ void EventLoop::read_some(Session& s) {
       return;
     }
     total += r.bytes;
-    s.http.on_bytes(std::string_view(buf, r.bytes), SteadyClock::now());
+    s.http.on_bytes(std::string_view(buf, r.bytes), clock.now());
     pump(s);
   }
 }
@@ -374,7 +374,7 @@ void EventLoop::pump(Session& s) {
       close(s);
       return;
     }
-    s.http.wrote(r.bytes, SteadyClock::now());
+    s.http.wrote(r.bytes, clock.now());
     const Phase phase = s.http.phase();
     if (phase == Phase::kIdle || phase == Phase::kLinger) account(s, 0);
   }
@@ -391,9 +391,9 @@ void EventLoop::settle(Session& s) {
 }
 
 void EventLoop::start_dispatch(Session& s, HttpRequest req) {
-  const Lane lane = options.lane_of ? options.lane_of(req.method, req.path) : Lane::kDecide;
+  const Lane lane = options.lane_of ? options.lane_of(req.method, req.path) : Lane::kCompute;
   if (lane == Lane::kInline) {
-    s.http.respond(dispatch(req), SteadyClock::now());
+    s.http.respond(dispatch(req), clock.now());
     return;
   }
   lanes->serve(lane, dispatch, std::move(req), [this, id = s.id](HttpResponse res) {
@@ -411,7 +411,7 @@ void EventLoop::drain_done() {
     std::lock_guard lock(done_mu);
     ready.swap(done);
   }
-  const auto now = SteadyClock::now();
+  const auto now = clock.now();
   for (auto& [id, res] : ready) {
     auto it = sessions.find(id);
     if (it == sessions.end() || it->second->closing) continue;

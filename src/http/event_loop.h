@@ -65,10 +65,11 @@ struct Session {
 struct EventLoop {
   using Session = event_loop::Session;
 
-  // `options` and `dispatch` outlive the loop (the Listener holds them).
-  EventLoop(const ListenerOptions& o, const Dispatch& d)
+  // `options`, `dispatch` and `clock` outlive the loop (the Listener holds the first two).
+  EventLoop(const ListenerOptions& o, const Dispatch& d, const Clock& c)
       : options(o),
         dispatch(d),
+        clock(c),
         budget(static_cast<std::size_t>(o.max_buffered_bytes),
                BodyBudget::share_for(static_cast<std::size_t>(o.max_buffered_bytes),
                                      static_cast<std::size_t>(o.max_body_bytes + o.max_header_bytes))) {}
@@ -87,6 +88,7 @@ struct EventLoop {
 
   const ListenerOptions& options;
   const Dispatch& dispatch;
+  const Clock& clock;
   std::unique_ptr<TlsContextSource> tls;
   int listen_fd = -1;
   int epoll_fd = -1;

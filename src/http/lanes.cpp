@@ -17,7 +17,7 @@ struct Lanes::Job {
 };
 
 void Lanes::serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver) {
-  WorkerPool& pool = lane == Lane::kBind ? bind_ : lane == Lane::kLight ? light_ : decide_;
+  WorkerPool& pool = lane == Lane::kBlocking ? blocking_ : lane == Lane::kLight ? light_ : compute_;
   const std::string caller = request.peer_ip;
   // A coded body is weighed by the most its inflating may cost (content_decoding.h).
   std::size_t work = request.body.size();

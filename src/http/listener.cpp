@@ -15,17 +15,17 @@ ListenerOptions listener_options(const ServerOptions& s, std::string name) {
   return o;
 }
 
-Listener::Listener(ListenerOptions options, Dispatch dispatch)
+Listener::Listener(ListenerOptions options, Dispatch dispatch, const Clock& clock)
     : options_(std::move(options)),
       dispatch_(std::move(dispatch)),
-      loop_(std::make_unique<EventLoop>(options_, dispatch_)) {}
+      loop_(std::make_unique<EventLoop>(options_, dispatch_, clock)) {}
 
 Listener::~Listener() { stop(); }
 
 Status Listener::bind(const std::string& host, int port) {
   std::unique_ptr<TlsContextSource> tls;
   if (!options_.tls.cert_file.empty()) {
-    auto source = TlsContextSource::create(options_.tls, options_.name);
+    auto source = TlsContextSource::create(options_.tls, options_.name, std::chrono::seconds(1), loop_->clock);
     if (!source) return source.error();
     tls = std::move(*source);
   }

@@ -94,14 +94,15 @@ bool client_name_allowed(const std::vector<std::string>& names, const std::vecto
 }
 
 Result<std::unique_ptr<TlsContextSource>> TlsContextSource::create(TlsOptions tls, std::string listener_name,
-                                                                   std::chrono::milliseconds check_interval) {
+                                                                   std::chrono::milliseconds check_interval,
+                                                                   const Clock& clock) {
   std::unique_ptr<TlsContextSource> source(
-      new TlsContextSource(std::move(tls), std::move(listener_name), check_interval));
+      new TlsContextSource(std::move(tls), std::move(listener_name), check_interval, clock));
   source->loaded_stamps_ = source->stamps();
   auto ctx = load_server_context(source->tls_);
   if (!ctx) return Error{source->name_ + " listener: " + ctx.message()};
   source->current_ = std::move(*ctx);
-  source->checked_ = SteadyClock::now();
+  source->checked_ = clock.now();
   return source;
 }
 
@@ -123,7 +124,7 @@ std::vector<TlsContextSource::FileStamp> TlsContextSource::stamps() const {
 
 SslContext TlsContextSource::current() {
   std::lock_guard lock(mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   if (now - checked_ < interval_) return current_;
   checked_ = now;
   std::vector<FileStamp> seen = stamps();

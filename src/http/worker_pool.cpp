@@ -12,8 +12,8 @@ std::size_t WorkerPool::default_heavy_limit(std::size_t threads, std::size_t cor
   return std::min(all_but_one, cores_but_one);
 }
 
-WorkerPool::WorkerPool(std::size_t threads, std::size_t heavy_limit)
-    : thread_count_(threads), heavy_limit_(std::max<std::size_t>(1, heavy_limit)) {
+WorkerPool::WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock)
+    : thread_count_(threads), heavy_limit_(std::max<std::size_t>(1, heavy_limit)), clock_(clock) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -92,10 +92,10 @@ void WorkerPool::run() {
     const std::string key = it->first;
     forget_settled_callers();
     lock.unlock();
-    const auto started = SteadyClock::now();
+    const auto started = clock_.now();
     task();
     task = nullptr;
-    const Nanos cost = std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - started).count();
+    const Nanos cost = std::chrono::duration_cast<std::chrono::nanoseconds>(clock_.now() - started).count();
     lock.lock();
     Caller& done = callers_[key];
     --done.running;

@@ -113,8 +113,10 @@ std::string status_message(const ApiReply& reply) {
 ApiClient::ApiClient(ClusterAccess access, Options options)
     : access_(std::move(access)),
       options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : steady_clock()),
       cert_pem_(access_.client_cert_pem),
-      key_pem_(access_.client_key_pem) {}
+      key_pem_(access_.client_key_pem),
+      deadlines_(std::chrono::milliseconds(50), clock_) {}
 ApiClient::~ApiClient() {
   if (ca_data_fd_ >= 0) ::close(ca_data_fd_);
 }
@@ -211,7 +213,7 @@ ApiClient::Pooled ApiClient::make_client() {
 void ApiClient::refresh_client_cert() {
   if (access_.client_cert_file.empty() && access_.client_key_file.empty()) return;
   std::lock_guard lock(cert_mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   if (now - cert_checked_ < std::chrono::seconds(1)) return;
   cert_checked_ = now;
   std::string cert_stamp = file_stamp(access_.client_cert_file);
@@ -269,7 +271,7 @@ void ApiClient::release(Pooled pooled) {
 std::string ApiClient::token(bool force_reload) {
   if (access_.token_file.empty()) return access_.token;
   std::lock_guard lock(token_mu_);
-  const auto now = SteadyClock::now();
+  const auto now = clock_.now();
   if (force_reload || token_.empty() || now - token_read_ >= options_.token_reload) {
     if (auto t = read_small_file(access_.token_file)) {
       std::string value = std::move(*t);
@@ -283,13 +285,13 @@ std::string ApiClient::token(bool force_reload) {
 
 Result<ApiReply> ApiClient::send(const std::string& method, const std::string& path, const std::string* body,
                                  std::chrono::milliseconds timeout) {
-  const TimePoint deadline = SteadyClock::now() + timeout;
+  const TimePoint deadline = clock_.now() + timeout;
   auto late = [&] {
     return Error{method + " " + access_.server + path + ": no complete answer within the call's " +
                  std::to_string(timeout.count()) + " ms"};
   };
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - SteadyClock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock_.now());
     if (left.count() <= 0) return late();
     Pooled pooled = acquire();
     httplib::ClientImpl& client = *pooled.client;
@@ -307,7 +309,7 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
       return r;
     }();
     if (!res) {
-      if (expired || SteadyClock::now() >= deadline) return late();
+      if (expired || clock_.now() >= deadline) return late();
       return Error{method + " " + access_.server + path + ": " + describe(res.error())};
     }
     ApiReply reply{res->status, std::move(res->body)};

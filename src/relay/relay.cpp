@@ -290,7 +290,7 @@ http::ListenerOptions listener_options_of(const RelayOptions& o) {
   l.max_buffered_bytes = static_cast<std::int64_t>(std::max(o.max_body_bytes * 4, std::size_t{64} << 20));
   l.decode_content = false;
   l.lane_of = [](std::string_view method, std::string_view path) {
-    return method == "POST" && forwardable_path(path) ? http::Lane::kDecide : http::Lane::kInline;
+    return method == "POST" && forwardable_path(path) ? http::Lane::kCompute : http::Lane::kInline;
   };
   return l;
 }
@@ -299,6 +299,7 @@ http::ListenerOptions listener_options_of(const RelayOptions& o) {
 
 struct Relay::Impl {
   RelayOptions options;
+  const Clock* clock = &steady_clock();
   UpstreamUrl upstream;
   std::unique_ptr<http::Listener> listener;
   int port = 0;
@@ -381,7 +382,7 @@ struct Relay::Impl {
     Breaker::Ticket ticket;
     {
       std::lock_guard lock(breaker_mu);
-      ticket = breaker.admit(SteadyClock::now());
+      ticket = breaker.admit(clock->now());
     }
     if (!ticket.admitted) return text_answer(503, "relay: upstream unavailable (circuit open)\n");
     if (ticket.probe) spdlog::info("circuit half-open: one call goes to upstream {}", upstream.scheme_host_port());
@@ -392,7 +393,7 @@ struct Relay::Impl {
       // The admitted call must be reported, or a probe would hold the breaker half-open forever.
       if (!reported) {
         std::lock_guard lock(breaker_mu);
-        breaker.report(ticket, false, SteadyClock::now());
+        breaker.report(ticket, false, clock->now());
       }
       spdlog::error("relay: {}", e.what());
       return text_answer(503, "relay: internal error\n");
@@ -406,11 +407,11 @@ struct Relay::Impl {
     const std::string_view body(req.body);
     bool reused = false;
     auto client = take_client(true, reused);
-    const auto sent = SteadyClock::now();
+    const auto sent = clock->now();
     httplib::Result r = client->Post(path, body.data(), body.size(), content_type);
     // A kept-alive connection the daemon closed while idle fails at once: one more try on a new
     // connection (never after a failure that took half the timeout, so no call waits much longer).
-    if (!r && reused && SteadyClock::now() - sent < options.upstream_timeout / 2) {
+    if (!r && reused && clock->now() - sent < options.upstream_timeout / 2) {
       client = take_client(false, reused);
       r = client->Post(path, body.data(), body.size(), content_type);
     }
@@ -419,7 +420,7 @@ struct Relay::Impl {
     Breaker::Transition t;
     {
       std::lock_guard lock(breaker_mu);
-      t = breaker.report(ticket, !failed, SteadyClock::now());
+      t = breaker.report(ticket, !failed, clock->now());
       reported = true;
     }
     log_transition(t, why);
@@ -463,10 +464,11 @@ Result<std::unique_ptr<Relay>> Relay::create(const RelayOptions& options) {
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->upstream = *up;
+    if (options.clock) impl->clock = options.clock;
     impl->breaker = Breaker(options.breaker);
     Impl* self = impl.get();
     impl->listener = std::make_unique<http::Listener>(
-        listener_options_of(options), [self](const http::HttpRequest& req) { return self->handle(req); });
+        listener_options_of(options), [self](const http::HttpRequest& req) { return self->handle(req); }, *impl->clock);
     if (auto st = impl->listener->bind(listen->host, listen->port); !st) return st.error();
     impl->port = impl->listener->port();
     return std::unique_ptr<Relay>(new Relay(std::move(impl)));
@@ -489,7 +491,7 @@ void Relay::stop() {
 
 BreakerState Relay::breaker_state() const {
   std::lock_guard lock(impl_->breaker_mu);
-  return impl_->breaker.state(SteadyClock::now());
+  return impl_->breaker.state(impl_->clock->now());
 }
 
 }  // namespace extender::relay

@@ -20,6 +20,8 @@
 namespace extender::server {
 namespace {
 
+const Clock& clock_of(const ApiDeps& deps) { return deps.clock ? *deps.clock : steady_clock(); }
+
 http::HttpResponse json(int status, std::string body) { return {status, std::move(body), "application/json", {}}; }
 http::HttpResponse error(int status, std::string_view message) {
   return json(status, wire::encode_request_error(message));
@@ -82,7 +84,7 @@ void decline(Endpoint endpoint, std::string message, VerbCall& call) {
 }
 
 void remember_filter(const ApiDeps& deps, const model::Pod& pod, std::size_t nodes_in, const wire::FilterResult& r) {
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = clock_of(deps).now();
   std::optional<model::PodDemand> demand;
   if (deps.demands) demand = deps.demands->find(pod.uid, now);
   deps.decisions->add_filter(pod.namespace_name, pod.name, pod.uid, std::move(demand), nodes_in, r, now);
@@ -102,7 +104,7 @@ void remember_decision(const ApiDeps& deps, Endpoint endpoint, const VerbCall& c
   const engine::Summary& s = call.summary;
   std::string note = !call.declined.empty() ? call.declined : !call.body_error.empty() ? call.body_error : s.note;
   deps.decisions->add_decision(
-      {SteadyClock::now(), verb_name(endpoint), s.pod, s.nodes_in, s.nodes_out, outcome_name(call), std::move(note)});
+      {clock_of(deps).now(), verb_name(endpoint), s.pod, s.nodes_in, s.nodes_out, outcome_name(call), std::move(note)});
   if (endpoint == Endpoint::kBind && call.outcome == Outcome::kOk && call.refusal == engine::Refusal::kNone) {
     deps.decisions->forget_pod(s.pod);
   }
@@ -264,15 +266,15 @@ http::Lane Api::lane_of(std::string_view method, std::string_view path) const {
     case Endpoint::kPrioritize:
     case Endpoint::kPrioritizeUnmanaged:
     case Endpoint::kFilterUnmanaged:
-    case Endpoint::kPreempt: return http::Lane::kDecide;
-    case Endpoint::kBind: return http::Lane::kBind;
+    case Endpoint::kPreempt: return http::Lane::kCompute;
+    case Endpoint::kBind: return http::Lane::kBlocking;
     case Endpoint::kHealthz: return http::Lane::kInline;
     default: return http::Lane::kLight;
   }
 }
 
 http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& request) {
-  const auto started = request.queued_at != TimePoint{} ? request.queued_at : SteadyClock::now();
+  const auto started = request.queued_at != TimePoint{} ? request.queued_at : clock_of(deps_).now();
   VerbCall call;
   if (request.body.empty()) {
     call.body_error = "request body is empty; send a JSON object";
@@ -295,7 +297,7 @@ http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& reques
     call.outcome = Outcome::kRejected;
     call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
-  record(deps_, route.endpoint, request, call, SteadyClock::now() - started);
+  record(deps_, route.endpoint, request, call, clock_of(deps_).now() - started);
   remember_decision(deps_, route.endpoint, call);
   return std::move(call.res);
 }
@@ -326,7 +328,7 @@ http::HttpResponse Api::metrics() const {
   ScrapeView view;
   std::optional<state::Snapshot> snap;
   if (deps_.state) view.snapshot = &snap.emplace(deps_.state->snapshot());
-  view.now = SteadyClock::now();
+  view.now = clock_of(deps_).now();
   if (deps_.demands) view.demand_cache_entries = deps_.demands->size();
   if (deps_.watches) view.watches = deps_.watches();
   if (deps_.leadership) view.leadership = deps_.leadership();
@@ -340,7 +342,7 @@ http::HttpResponse Api::metrics() const {
 http::HttpResponse Api::debug_state() const {
   std::optional<LeadershipView> leadership;
   if (deps_.leadership) leadership = deps_.leadership();
-  return json(200, render_state(deps_.state->snapshot(), SteadyClock::now(), leadership ? &*leadership : nullptr));
+  return json(200, render_state(deps_.state->snapshot(), clock_of(deps_).now(), leadership ? &*leadership : nullptr));
 }
 
 http::HttpResponse Api::debug_dra() const {
@@ -351,14 +353,14 @@ http::HttpResponse Api::debug_dra() const {
 
 http::HttpResponse Api::debug_groups() const {
   const auto holds = deps_.in_flight ? deps_.in_flight->holds() : std::vector<state::InFlightHolds::HoldView>{};
-  return json(200, render_groups(holds, SteadyClock::now()));
+  return json(200, render_groups(holds, clock_of(deps_).now()));
 }
 
 http::HttpResponse Api::debug_node(const std::string& name) const {
   const state::Snapshot snap = deps_.state->snapshot();
   const state::NodeState* node = snap.find(name);
   if (!node) return error(404, "node " + name.substr(0, 256) + " is not known");
-  return json(200, render_node(*node, SteadyClock::now()));
+  return json(200, render_node(*node, clock_of(deps_).now()));
 }
 
 http::HttpResponse Api::admin_remove_pod(const std::string& uid) {
@@ -383,7 +385,7 @@ http::HttpResponse Api::status_page(const std::string& query) const {
     in.decisions = deps_.decisions->decisions();
   }
   if (deps_.extender) in.mix = deps_.extender->shape_mix(snap);
-  in.now = SteadyClock::now();
+  in.now = clock_of(deps_).now();
   in.title = "scheduler-extender (" + deps_.mode + ")";
   return {200, render_status_page(in, parse_page_query(query)), "text/html; charset=utf-8", {}};
 }
@@ -396,7 +398,7 @@ http::HttpResponse Api::debug_pod(const std::string& pod) const {
                  "pod " + pod.substr(0, 256) +
                      " was refused nothing recently (placed, unknown, or past the memory of the last refused pods)");
   }
-  return json(200, render_pending_json(pending_view(*refusal, deps_.state->snapshot(), SteadyClock::now())));
+  return json(200, render_pending_json(pending_view(*refusal, deps_.state->snapshot(), clock_of(deps_).now())));
 }
 
 }  // namespace extender::server

@@ -39,7 +39,7 @@ TEST(Lanes, AHandlerThatThrowsIsAnswered500AndALargeBodyGoesBackToThePoolThenThe
     large.path = "/filter";
     large.body.reserve(2 << 20);
     large.body.assign(2 << 20, 'x');
-    lanes.serve(Lane::kDecide, dispatch, std::move(large), deliver);
+    lanes.serve(Lane::kCompute, dispatch, std::move(large), deliver);
   }  // the destructor finishes what was posted
   ASSERT_EQ(answers.size(), 2u);
   const auto thrown = answers[0].status == 500 ? answers[0] : answers[1];
@@ -87,7 +87,7 @@ TEST(Lanes, ACodedBodyIsDecodedOnTheWorkerAndOneThatCannotBeIsAnsweredWithoutThe
       r.path = c.name;
       r.body = c.wire;
       r.content_coding = c.coding;
-      lanes.serve(Lane::kDecide, dispatch, std::move(r), [&, name = c.name](HttpResponse res) {
+      lanes.serve(Lane::kCompute, dispatch, std::move(r), [&, name = c.name](HttpResponse res) {
         std::lock_guard lock(mu);
         answers.emplace_back(name, std::move(res));
       });
@@ -133,7 +133,7 @@ TEST(Lanes, WhatIsInflatedIsChargedToItsPeerWhileItIsHandledAndAPeerPastItsShare
       r.peer_ip = peer;
       r.body = wire;
       r.content_coding = "gzip";
-      lanes.serve(Lane::kDecide, dispatch, std::move(r), [&, p = std::string(peer)](HttpResponse res) {
+      lanes.serve(Lane::kCompute, dispatch, std::move(r), [&, p = std::string(peer)](HttpResponse res) {
         std::lock_guard lock(mu);
         answers.emplace_back(p, res.status);
       });
@@ -182,7 +182,7 @@ TEST(Lanes, ACodedBodyIsWeighedByWhatItMayDecodeTo) {
       r.peer_ip = "10.0.0." + std::to_string(i);
       r.body = wire;
       r.content_coding = "gzip";
-      lanes.serve(Lane::kDecide, dispatch, std::move(r), [&](HttpResponse res) {
+      lanes.serve(Lane::kCompute, dispatch, std::move(r), [&](HttpResponse res) {
         EXPECT_EQ(res.status, 200);
         ++answered;
       });

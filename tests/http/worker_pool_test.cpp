@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/fake_clock.h"
+
 namespace extender::http {
 namespace {
 
@@ -65,6 +67,34 @@ TEST(WorkerPool, AHeavyCallersBacklogDoesNotDelayALightCaller) {
   ASSERT_EQ(log.order.size(), 7u);
   EXPECT_EQ(log.order[0], "heavy-running");
   EXPECT_EQ(log.order[1], "light") << "the light caller waited behind the heavy caller's backlog";
+}
+
+// "slow" tasks take a second of the pool's clock and no real time; "quick" ones take real time
+// but none of the pool's clock: the pool charges the clock it was given, so after one task each
+// the quick caller has received less service and runs again first.
+TEST(WorkerPool, ATasksCostIsItsRunTimeOnThePoolsClock) {
+  testing::FakeClock clock;
+  Log log;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  {
+    WorkerPool pool(1, 1, clock);
+    pool.post("gate", [&] { gate.wait(); });
+    for (int i = 0; i < 2; ++i) {
+      pool.post("slow", [&, i] {
+        clock.advance(1s);
+        log.add("slow-" + std::to_string(i));
+      });
+    }
+    for (int i = 0; i < 2; ++i) {
+      pool.post("quick", [&, i] {
+        std::this_thread::sleep_for(5ms);
+        log.add("quick-" + std::to_string(i));
+      });
+    }
+    release.set_value();
+  }
+  EXPECT_EQ(log.order, (std::vector<std::string>{"slow-0", "quick-0", "quick-1", "slow-1"}));
 }
 
 TEST(WorkerPool, ACallerWithATaskRunningYieldsAFreeThreadToAnother) {

@@ -67,8 +67,11 @@ HttpResponse error_response(int status, std::string_view message);
 
 using Dispatch = std::function<HttpResponse(const HttpRequest&)>;
 
-// Where a request runs. kInline: on the event loop itself (trivial answers only).
-enum class Lane { kInline, kLight, kDecide, kBind };
+// Where a request runs: kInline on the event loop itself (trivial answers only); kLight on the few
+// workers for cheap reads; kCompute on the workers for CPU-bound handlers (ServerOptions::threads);
+// kBlocking on the workers for handlers that wait on another service (ServerOptions::bind_threads),
+// so that such waits never hold a thread CPU-bound requests need.
+enum class Lane { kInline, kLight, kCompute, kBlocking };
 using LaneOf = std::function<Lane(std::string_view method, std::string_view path)>;
 
 }  // namespace extender::http

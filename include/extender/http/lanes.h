@@ -1,5 +1,5 @@
 #pragma once
-// Lanes: the worker pools requests run on (light reads, decisions, binds; kInline runs on the
+// Lanes: the worker pools requests run on (Lane: kLight, kCompute, kBlocking; kInline runs on the
 // caller's thread), each fair between peers (WorkerPool, keyed by the request's peer address). A
 // request's work is its body as sent, or for a coded body the most it may decode to (its gzip size
 // field, which decoding enforces, else deflate's largest ratio), so what a request costs follows
@@ -9,13 +9,14 @@
 // the body as sent, its coding named), runs the handler, hands its answer to `deliver` (an exception becomes a 500),
 // then frees what the answer no longer needs (`spent`, then the body, which goes back to the BodyPool) and, after a
 // large body, asks the pool's thread to trim the heap. Thread-safe; the destructor finishes the requests already
-// posted. The pool must outlive the lanes.
+// posted. The pool and `clock` (which times each job's cost) must outlive the lanes.
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "extender/common/clock.h"
 #include "extender/http/body_budget.h"
 #include "extender/http/body_pool.h"
 #include "extender/http/http_message.h"
@@ -26,16 +27,16 @@ namespace extender::http {
 class Lanes {
  public:
   using Deliver = std::function<void(HttpResponse)>;
-  Lanes(std::string name, std::size_t light, std::size_t decide, std::size_t bind, std::size_t max_body_bytes,
-        BodyPool* bodies, BodyBudget* budget = nullptr, bool decode = true)
+  Lanes(std::string name, std::size_t light, std::size_t compute, std::size_t blocking, std::size_t max_body_bytes,
+        BodyPool* bodies, BodyBudget* budget = nullptr, bool decode = true, const Clock& clock = steady_clock())
       : name_(std::move(name)),
         max_body_bytes_(max_body_bytes),
         bodies_(bodies),
         budget_(budget),
         decode_(decode),
-        light_(light),
-        decide_(decide),
-        bind_(bind) {}
+        light_(light, clock),
+        compute_(compute, clock),
+        blocking_(blocking, clock) {}
 
   void serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver);
 
@@ -50,7 +51,7 @@ class Lanes {
   BodyPool* bodies_;
   BodyBudget* budget_;
   bool decode_;
-  WorkerPool light_, decide_, bind_;
+  WorkerPool light_, compute_, blocking_;
 };
 
 }  // namespace extender::http

@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/common/result.h"
 #include "extender/http/http_message.h"
 #include "extender/http/server_options.h"
@@ -45,7 +46,7 @@ namespace extender::http {
 struct EventLoop;  // src/http/event_loop.h
 
 // A listener's settings: the server's options, a name for logs ("scheduler" or "admin") and the
-// lane of each request (unset: every request on kDecide), whether coded bodies are decoded.
+// lane of each request (unset: every request on kCompute), whether coded bodies are decoded.
 // TLS when tls.cert_file is set.
 struct ListenerOptions : ServerOptions {
   std::string name;
@@ -60,7 +61,8 @@ ListenerOptions listener_options(const ServerOptions& server, std::string name);
 
 class Listener {
  public:
-  Listener(ListenerOptions options, Dispatch dispatch);
+  // `clock` (which outlives the listener) stamps requests and times deadlines and lane costs.
+  Listener(ListenerOptions options, Dispatch dispatch, const Clock& clock = steady_clock());
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;

@@ -26,9 +26,9 @@ struct TlsOptions {
 };
 
 struct ServerOptions {
-  std::int64_t threads = 8;        // workers deciding filter, prioritize and preempt
-  std::int64_t bind_threads = 64;  // workers for binds (each may wait on the API server)
-  std::int64_t light_threads = 2;  // workers for light reads (not a config key)
+  std::int64_t threads = 8;        // workers of Lane::kCompute (CPU-bound handlers)
+  std::int64_t bind_threads = 64;  // workers of Lane::kBlocking (handlers that wait on another service)
+  std::int64_t light_threads = 2;  // workers of Lane::kLight (cheap reads; not a config key)
   std::int64_t max_body_bytes = defaults::kMaxBodyBytes;
   std::int64_t max_header_bytes = defaults::kMaxHeaderBytes;
   std::int64_t max_header_count = defaults::kMaxHeaderCount;

@@ -27,9 +27,11 @@ using SslContext = std::shared_ptr<SSL_CTX>;
 
 class TlsContextSource {
  public:
-  // Fails when the files cannot be read or do not form a certificate and matching key.
+  // Fails when the files cannot be read or do not form a certificate and matching key. `clock`
+  // times the checks; it outlives the source.
   static Result<std::unique_ptr<TlsContextSource>> create(
-      TlsOptions tls, std::string listener_name, std::chrono::milliseconds check_interval = std::chrono::seconds(1));
+      TlsOptions tls, std::string listener_name, std::chrono::milliseconds check_interval = std::chrono::seconds(1),
+      const Clock& clock = steady_clock());
 
   SslContext current();
   bool requires_client_certificate() const { return !tls_.client_ca_file.empty(); }
@@ -43,13 +45,14 @@ class TlsContextSource {
     std::int64_t mtime_ns = 0;
     bool operator==(const FileStamp&) const = default;
   };
-  TlsContextSource(TlsOptions tls, std::string name, std::chrono::milliseconds interval)
-      : tls_(std::move(tls)), name_(std::move(name)), interval_(interval) {}
+  TlsContextSource(TlsOptions tls, std::string name, std::chrono::milliseconds interval, const Clock& clock)
+      : tls_(std::move(tls)), name_(std::move(name)), interval_(interval), clock_(clock) {}
   std::vector<FileStamp> stamps() const;
 
   TlsOptions tls_;
   std::string name_;
   std::chrono::milliseconds interval_;
+  const Clock& clock_;
   std::mutex mu_;
   SslContext current_;
   std::vector<FileStamp> loaded_stamps_;

@@ -14,7 +14,8 @@
 // threads but one, and no more than the process's CPUs but one (usable_cpus(): affinity, cpuset,
 // CPU quota; more weighed tasks at once than CPUs only share them, and leave none to the event
 // loop and light tasks).
-// The destructor runs every task already posted, then joins. Thread-safe.
+// A task's cost is its run time on `clock` (which outlives the pool). The destructor runs every
+// task already posted, then joins. Thread-safe.
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -27,14 +28,16 @@
 #include <thread>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/common/usable_cpus.h"
 
 namespace extender::http {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(std::size_t threads) : WorkerPool(threads, default_heavy_limit(threads, usable_cpus())) {}
-  WorkerPool(std::size_t threads, std::size_t heavy_limit);
+  explicit WorkerPool(std::size_t threads, const Clock& clock = steady_clock())
+      : WorkerPool(threads, default_heavy_limit(threads, usable_cpus()), clock) {}
+  WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock = steady_clock());
   // min(threads - 1, cores - 1), at least 1 (cores: 0 when unknown counts as 1).
   static std::size_t default_heavy_limit(std::size_t threads, std::size_t cores);
   ~WorkerPool();
@@ -79,6 +82,7 @@ class WorkerPool {
   std::size_t work_running_ = 0;  // of the weighed tasks running
   const std::size_t thread_count_;
   const std::size_t heavy_limit_;
+  const Clock& clock_;
   std::uint64_t seq_ = 0;
   Nanos virtual_time_ = 0;
   bool stopping_ = false;

@@ -59,6 +59,9 @@ class ApiClient {
     std::string user_agent = "scheduler-extender";
     std::chrono::milliseconds token_reload{60'000};
     std::chrono::milliseconds connect_timeout{5'000};
+    // Calls' deadlines, token and certificate re-reads (it outlives the client); null: steady_clock().
+    // The sockets' own timeouts are cpp-httplib's, set from the time left on this clock.
+    const Clock* clock = nullptr;
   };
 
   static Result<std::unique_ptr<ApiClient>> create(ClusterAccess access, Options options);
@@ -103,6 +106,7 @@ class ApiClient {
 
   ClusterAccess access_;
   Options options_;
+  const Clock& clock_;
   bool https_ = true;
   std::string host_;
   int port_ = 443;

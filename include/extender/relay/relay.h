@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/common/result.h"
 #include "extender/relay/breaker.h"
 
@@ -44,6 +45,9 @@ struct RelayOptions {
   std::size_t threads = 8;          // calls in flight upstream
   std::string ca_file;              // https: the CA that signs the daemon's certificate
   std::string cert_file, key_file;  // https: a client certificate (mTLS), both or neither
+  // The breaker's and the listener's clock (it outlives the relay); null: steady_clock(). The
+  // upstream sockets' own timeouts are cpp-httplib's.
+  const Clock* clock = nullptr;
 };
 
 struct ListenAddress {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "extender/common/clock.h"
 #include "extender/engine/ports.h"
 #include "extender/http/http_message.h"
 #include "extender/server/decision_log.h"
@@ -57,6 +58,9 @@ struct ApiDeps {
   DecisionLog* decisions = nullptr;
   // Pod groups in flight, for /debug/groups; null: none are held (the view is empty).
   const state::InFlightHolds* in_flight = nullptr;
+  // The listeners' clock (their requests' queued_at), which the views' ages are measured on too;
+  // null: steady_clock().
+  const Clock* clock = nullptr;
 };
 
 class Api {
