@@ -22,7 +22,7 @@ LAUNCHER = $$(command -v ccache >/dev/null 2>&1 && echo -DCMAKE_CXX_COMPILER_LAU
 # stack traces; assertions as in Release.
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DEXTENDER_BENCH=OFF
 
-.PHONY: all deps configure daemon build run test test-guards test-asan test-tsan fuzz bench e2e e2e-v1.20 clean
+.PHONY: all deps configure daemon build run test test-guards test-asan test-tsan fuzz benchmarks bench e2e e2e-v1.20 clean
 
 all: build
 
@@ -32,7 +32,8 @@ deps:
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release $(LAUNCHER) $(CMAKE_FLAGS) >/dev/null
 
-# The daemon alone (what `make run` needs); `build` adds the relay, the tests and the benchmarks.
+# The daemon alone (what `make run` needs); `build` adds the relay and the tests; `benchmarks` builds
+# the programs of bench/.
 daemon: configure
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target scheduler-extender
 
@@ -93,7 +94,10 @@ e2e: build
 e2e-v1.20: build
 	E2E_KUBE=1.20 tests/e2e/run.sh
 
-bench: build
+benchmarks: configure
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target benchmarks
+
+bench: build benchmarks
 	bench/run.sh $(BUILD_DIR)
 
 clean:

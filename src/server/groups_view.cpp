@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json allocation_json(const model::Allocation& a) {
+ordered_json readable_allocation_json(const model::Allocation& a) {
   ordered_json j = ordered_json::object();
   if (!a.gpus.empty()) j["gpus"] = a.gpus;
   ordered_json shares = ordered_json::array();
@@ -40,7 +40,7 @@ std::string render_groups(const std::vector<state::InFlightHolds::HoldView>& hol
                       {"uid", h.uid},
                       {"node", h.node},
                       {"phase", state::InFlightHolds::phase_name(h.phase)},
-                      {"holds", allocation_json(h.allocation)},
+                      {"holds", readable_allocation_json(h.allocation)},
                       {"expires_in_seconds", static_cast<double>(left > 0 ? left : 0) / 1000.0}};
     auto [it, added] = by_group.try_emplace(h.group, ordered_json::array());
     it->second.push_back(std::move(m));
