@@ -2,6 +2,8 @@
 
 #include <thread>
 
+#include "extender/common/blocking_region.h"
+
 namespace extender {
 namespace {
 
@@ -9,8 +11,12 @@ class ProcessClock final : public Clock {
  public:
   TimePoint now() const override { return SteadyClock::now(); }
   WallTime wall_now() const override { return std::chrono::system_clock::now(); }
-  void sleep_until(TimePoint until) const override { std::this_thread::sleep_until(until); }
+  void sleep_until(TimePoint until) const override {
+    BlockingRegion waiting;
+    std::this_thread::sleep_until(until);
+  }
   void wait(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, TimePoint until) const override {
+    BlockingRegion waiting;
     cv.wait_until(lock, until);
   }
 };

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "extender/common/usable_cpus.h"
+
 namespace extender::http {
 using namespace event_loop;
 
@@ -41,7 +43,8 @@ void EventLoop::serve() {
   const auto threads = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(1, n)); };
   lanes = std::make_unique<Lanes>(options.name, threads(options.light_threads), threads(options.threads),
                                   threads(options.bind_threads), static_cast<std::size_t>(options.max_body_bytes),
-                                  &bodies, &budget, options.decode_content, clock);
+                                  &bodies, &budget, options.decode_content, clock,
+                                  options.computing > 0 ? static_cast<std::size_t>(options.computing) : usable_cpus());
   run();
   sessions.clear();
   lanes.reset();

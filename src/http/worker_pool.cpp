@@ -12,8 +12,23 @@ std::size_t WorkerPool::default_heavy_limit(std::size_t threads, std::size_t cor
   return std::min(all_but_one, cores_but_one);
 }
 
-WorkerPool::WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock)
-    : thread_count_(threads), heavy_limit_(std::max<std::size_t>(1, heavy_limit)), clock_(clock) {
+class WorkerPool::Observer final : public BlockingObserver {
+ public:
+  explicit Observer(WorkerPool& pool) : pool_(pool), previous_(set_blocking_observer(this)) {}
+  ~Observer() override { set_blocking_observer(previous_); }
+  void blocking_begins() override { pool_.blocking_begins(); }
+  void blocking_ends() override { pool_.blocking_ends(); }
+
+ private:
+  WorkerPool& pool_;
+  BlockingObserver* previous_;
+};
+
+WorkerPool::WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock, std::size_t compute_limit)
+    : thread_count_(threads),
+      heavy_limit_(std::max<std::size_t>(1, heavy_limit)),
+      compute_limit_(compute_limit == 0 ? std::max<std::size_t>(1, threads) : compute_limit),
+      clock_(clock) {
   threads_.reserve(threads);
   for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
 }
@@ -36,7 +51,21 @@ void WorkerPool::post_work(const std::string& key, std::function<void()> task, s
   cv_.notify_one();
 }
 
+void WorkerPool::blocking_begins() {
+  {
+    std::lock_guard lock(mu_);
+    --computing_;
+  }
+  cv_.notify_one();
+}
+
+void WorkerPool::blocking_ends() {
+  std::lock_guard lock(mu_);
+  ++computing_;
+}
+
 bool WorkerPool::may_start(std::size_t work) const {
+  if (computing_ >= compute_limit_) return false;
   if (work < kWeighedWork) return true;
   if (heavy_running_ >= heavy_limit_) return false;
   return work_running_ == 0 || work_running_ + work <= heavy_limit_ * kHeavyWork;
@@ -67,6 +96,7 @@ void WorkerPool::forget_settled_callers() {
 }
 
 void WorkerPool::run() {
+  const Observer observer(*this);
   std::unique_lock lock(mu_);
   for (;;) {
     auto it = callers_.end();
@@ -85,12 +115,14 @@ void WorkerPool::run() {
     caller.tasks.pop_front();
     --queued_;
     ++caller.running;
+    ++computing_;
     if (heavy) {
       ++heavy_running_;
       work_running_ += work;
     }
     const std::string key = it->first;
     forget_settled_callers();
+    if (stopping_ && queued_ == 0) cv_.notify_all();  // threads held back by the limits may end
     lock.unlock();
     const auto started = clock_.now();
     task();
@@ -99,6 +131,7 @@ void WorkerPool::run() {
     lock.lock();
     Caller& done = callers_[key];
     --done.running;
+    --computing_;
     done.last_cost = cost;
     done.tag = std::max(done.tag, start_tag + cost);
     if (heavy) {

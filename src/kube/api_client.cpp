@@ -14,6 +14,7 @@
 
 #include <charconv>
 
+#include "extender/common/blocking_region.h"
 #include "extender/kube/watch_event.h"
 
 namespace extender::kube {
@@ -299,6 +300,7 @@ Result<ApiReply> ApiClient::send(const std::string& method, const std::string& p
     if (std::string t = token(attempt > 0); !t.empty()) client.set_bearer_token_auth(t);
     bool expired = false;
     httplib::Result res = [&] {
+      const BlockingRegion waiting;
       auto watch = deadlines_.watch(deadline, [&client] { client.stop(); });
       httplib::Result r = method == "POST"     ? client.Post(path, *body, "application/json")
                           : method == "PATCH"  ? client.Patch(path, *body, "application/merge-patch+json")

@@ -97,6 +97,50 @@ TEST(WorkerPool, ATasksCostIsItsRunTimeOnThePoolsClock) {
   EXPECT_EQ(log.order, (std::vector<std::string>{"slow-0", "quick-0", "quick-1", "slow-1"}));
 }
 
+// Spins for `d` of real time, counting how many tasks spin at once.
+struct Concurrency {
+  std::atomic<int> now{0};
+  std::atomic<int> most{0};
+  void spin(std::chrono::milliseconds d) {
+    const int at = ++now;
+    for (int seen = most.load(); at > seen && !most.compare_exchange_weak(seen, at);) {
+    }
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    --now;
+  }
+};
+
+TEST(WorkerPool, NoMoreTasksComputeAtOnceThanTheComputeLimit) {
+  for (std::size_t limit : {1u, 2u}) {
+    Concurrency c;
+    {
+      WorkerPool pool(4, 4, steady_clock(), limit);
+      for (int i = 0; i < 8; ++i) pool.post("peer-" + std::to_string(i % 4), [&] { c.spin(5ms); });
+    }
+    EXPECT_EQ(c.most.load(), static_cast<int>(limit)) << "compute limit " << limit;
+  }
+}
+
+// With one task allowed to compute, a task waiting in a BlockingRegion for another task's signal
+// lets that task start; were it still counted, the other task could not start before it ended.
+TEST(WorkerPool, ATaskInABlockingRegionLetsAnotherTaskCompute) {
+  std::promise<void> signalled;
+  std::future<void> signal = signalled.get_future();
+  std::atomic<bool> heard{false};
+  {
+    WorkerPool pool(2, 2, steady_clock(), 1);
+    pool.post("waiter", [&] {
+      const BlockingRegion waiting;
+      heard = signal.wait_for(5s) == std::future_status::ready;
+    });
+    std::this_thread::sleep_for(20ms);
+    pool.post("signaller", [&] { signalled.set_value(); });
+  }
+  EXPECT_TRUE(heard) << "the second task did not start while the first waited in a BlockingRegion";
+}
+
 TEST(WorkerPool, ACallerWithATaskRunningYieldsAFreeThreadToAnother) {
   Log log;
   std::promise<void> release_a, release_c;

@@ -27,15 +27,17 @@ namespace extender::http {
 class Lanes {
  public:
   using Deliver = std::function<void(HttpResponse)>;
+  // `computing`: how many kCompute tasks compute at once (WorkerPool's compute limit; 0: all).
   Lanes(std::string name, std::size_t light, std::size_t compute, std::size_t blocking, std::size_t max_body_bytes,
-        BodyPool* bodies, BodyBudget* budget = nullptr, bool decode = true, const Clock& clock = steady_clock())
+        BodyPool* bodies, BodyBudget* budget = nullptr, bool decode = true, const Clock& clock = steady_clock(),
+        std::size_t computing = 0)
       : name_(std::move(name)),
         max_body_bytes_(max_body_bytes),
         bodies_(bodies),
         budget_(budget),
         decode_(decode),
         light_(light, clock),
-        compute_(compute, clock),
+        compute_(compute, WorkerPool::default_heavy_limit(compute, usable_cpus()), clock, computing),
         blocking_(blocking, clock) {}
 
   void serve(Lane lane, const Dispatch& dispatch, HttpRequest request, Deliver deliver);

@@ -29,6 +29,9 @@ struct ServerOptions {
   std::int64_t threads = 8;        // workers of Lane::kCompute (CPU-bound handlers)
   std::int64_t bind_threads = 64;  // workers of Lane::kBlocking (handlers that wait on another service)
   std::int64_t light_threads = 2;  // workers of Lane::kLight (cheap reads; not a config key)
+  // Of the kCompute workers, how many compute at once (one waiting on the network or a signal does
+  // not count); 0: the CPUs the process may use (usable_cpus). Not a config key.
+  std::int64_t computing = 0;
   std::int64_t max_body_bytes = defaults::kMaxBodyBytes;
   std::int64_t max_header_bytes = defaults::kMaxHeaderBytes;
   std::int64_t max_header_count = defaults::kMaxHeaderCount;

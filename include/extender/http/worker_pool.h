@@ -14,6 +14,11 @@
 // threads but one, and no more than the process's CPUs but one (usable_cpus(): affinity, cpuset,
 // CPU quota; more weighed tasks at once than CPUs only share them, and leave none to the event
 // loop and light tasks).
+// At most `compute_limit` tasks compute at once (by default every thread may): a task inside a
+// BlockingRegion (common/blocking_region.h: a wait, an API call) does not count, and another
+// task may start meanwhile; so with the limit at the CPUs, a task that starts runs on a CPU of
+// its own instead of sharing the CPUs with every task the callers keep running, and a new
+// caller's task waits for one task to end, not for all of them to share the CPUs with it.
 // A task's cost is its run time on `clock` (which outlives the pool). The destructor runs every
 // task already posted, then joins. Thread-safe.
 #include <chrono>
@@ -28,6 +33,7 @@
 #include <thread>
 #include <vector>
 
+#include "extender/common/blocking_region.h"
 #include "extender/common/clock.h"
 #include "extender/common/usable_cpus.h"
 
@@ -37,7 +43,9 @@ class WorkerPool {
  public:
   explicit WorkerPool(std::size_t threads, const Clock& clock = steady_clock())
       : WorkerPool(threads, default_heavy_limit(threads, usable_cpus()), clock) {}
-  WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock = steady_clock());
+  // compute_limit 0: every thread.
+  WorkerPool(std::size_t threads, std::size_t heavy_limit, const Clock& clock = steady_clock(),
+             std::size_t compute_limit = 0);
   // min(threads - 1, cores - 1), at least 1 (cores: 0 when unknown counts as 1).
   static std::size_t default_heavy_limit(std::size_t threads, std::size_t cores);
   ~WorkerPool();
@@ -69,7 +77,10 @@ class WorkerPool {
     Nanos last_cost = 0;
   };
   using Callers = std::map<std::string, Caller>;
+  class Observer;
   void run();
+  void blocking_begins();
+  void blocking_ends();
   Callers::iterator next_caller();         // end() when nothing may start now; needs mu_
   bool may_start(std::size_t work) const;  // needs mu_
   void forget_settled_callers();           // needs mu_
@@ -82,7 +93,9 @@ class WorkerPool {
   std::size_t work_running_ = 0;  // of the weighed tasks running
   const std::size_t thread_count_;
   const std::size_t heavy_limit_;
+  const std::size_t compute_limit_;
   const Clock& clock_;
+  std::size_t computing_ = 0;  // tasks running and not inside a BlockingRegion
   std::uint64_t seq_ = 0;
   Nanos virtual_time_ = 0;
   bool stopping_ = false;
