@@ -188,9 +188,7 @@ void BaremetalStore::reservation_answered(const wire::CapacityReservation& sent,
   std::lock_guard lock(mu_);
   auto it = reservations_.find(sent.name);
   if (it == reservations_.end()) return;
-  wire::CapacityReservation held = it->second.acr;
-  held.resource_version = sent.resource_version;
-  if (!(held == sent)) return;
+  if (!it->second.acr.same_content(sent)) return;
   if (now_is) {
     it->second = {std::move(*now_is), now, false};
   } else {

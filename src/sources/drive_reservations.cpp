@@ -48,11 +48,6 @@ wire::CapacityReservation reservation_of(const model::PodDemand& pod, std::span<
   return acr;
 }
 
-bool same_content(wire::CapacityReservation a, const wire::CapacityReservation& b) {
-  a.resource_version = b.resource_version;
-  return a == b;
-}
-
 Error api_error(const std::string& what, const kube::ApiReply& reply) {
   return Error{what + ": HTTP " + std::to_string(reply.status) + ": " + kube::status_message(reply)};
 }
@@ -110,7 +105,7 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
                  "\" whose name gives the same reservation name; not overwritten"};
   }
   const auto now = clock_.now();
-  if (current && (store_.being_placed(*current) || same_content(acr, *current))) {
+  if (current && (store_.being_placed(*current) || acr.same_content(*current))) {
     store_.reservation_confirmed(acr.name, now);
     return {};
   }

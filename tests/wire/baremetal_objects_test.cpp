@@ -82,6 +82,24 @@ TEST(BaremetalObjects, AReservationWrittenReadsBackTheSame) {
   EXPECT_FALSE(encode_capacity_reservation(acr)["metadata"].contains("resourceVersion")) << "a create names no version";
 }
 
+TEST(BaremetalObjects, TheSameContentIgnoresOnlyTheResourceVersion) {
+  CapacityReservation a;
+  a.name = "team-trainer-0";
+  a.resource_version = "41";
+  a.pod_namespace = "team";
+  a.reserved_nodes = {"uid-1"};
+  a.requests = {{"data", "HDD", 1 << 30, "", {"ac-1"}}};
+  CapacityReservation b = a;
+  b.resource_version = "42";
+  EXPECT_TRUE(a.same_content(b));
+  EXPECT_FALSE(a == b);
+  b.requests[0].reservations = {"ac-2"};
+  EXPECT_FALSE(a.same_content(b));
+  b = a;
+  b.reserved_nodes = {"uid-2"};
+  EXPECT_FALSE(a.same_content(b));
+}
+
 TEST(BaremetalObjects, AVolumeReadsItsNodeAndStatus) {
   auto out = decode_baremetal_volume(json::parse(R"({"metadata": {"name": "pvc-1"},
     "spec": {"Id": "pvc-1", "NodeId": "uid-3", "Location": "drive-2", "StorageClass": "HDD", "Size": 1073741824,

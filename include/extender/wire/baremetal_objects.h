@@ -50,6 +50,11 @@ struct CapacityReservation {
   std::vector<std::string> reserved_nodes;
   std::vector<CapacityRequest> requests;
   bool operator==(const CapacityReservation&) const = default;
+  // Equal but for resource_version: the same content, whichever write of it this copy comes from.
+  bool same_content(CapacityReservation other) const {
+    other.resource_version = resource_version;
+    return *this == other;
+  }
 };
 Result<CapacityReservation> decode_capacity_reservation(const nlohmann::json& acr);
 // The object to create or replace (resource_version set: an update guarded by it).
