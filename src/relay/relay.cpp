@@ -289,6 +289,7 @@ http::ListenerOptions listener_options_of(const RelayOptions& o) {
   l.max_connections_per_peer = static_cast<std::int64_t>(o.max_connections_per_peer);
   l.max_buffered_bytes = static_cast<std::int64_t>(std::max(o.max_body_bytes * 4, std::size_t{64} << 20));
   l.decode_content = false;
+  l.computing = l.threads;  // each forward waits on the daemon: all `threads` may be in flight
   l.lane_of = [](std::string_view method, std::string_view path) {
     return method == "POST" && forwardable_path(path) ? http::Lane::kCompute : http::Lane::kInline;
   };

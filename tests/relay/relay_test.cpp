@@ -269,6 +269,32 @@ TEST(Relay, PassesBodyTypeAndStatusThrough) {
   EXPECT_EQ(ok.load(), 8);
 }
 
+// Forwards wait on the daemon rather than compute: however few the CPUs, the relay's threads
+// all forward at once.
+TEST(Relay, ForwardsWaitingOnTheDaemonAreAllInFlightAtOnce) {
+  std::atomic<int> in_flight{0}, most{0};
+  Upstream up([&](httplib::Server& s) {
+    s.Post(kPath, [&](const httplib::Request&, httplib::Response& res) {
+      const int now = ++in_flight;
+      for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {
+      }
+      std::this_thread::sleep_for(300ms);
+      --in_flight;
+      res.set_content("{}", "application/json");
+    });
+  });
+  auto relay = start_relay(up.url());
+  ASSERT_TRUE(relay);
+  std::vector<std::thread> callers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i) {
+    callers.emplace_back([&] { ok += post(*relay, kPath, "{}").status == 200; });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(ok.load(), 6);
+  EXPECT_EQ(most.load(), 6) << "forwards were held back as if they computed";
+}
+
 TEST(Relay, IdleConnectionClosedByTheUpstreamIsNoFailure) {
   Upstream up([](httplib::Server& s) {
     s.set_keep_alive_timeout(1);

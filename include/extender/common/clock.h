@@ -6,8 +6,8 @@
 // Clock is the injectable source of "now", and of the waits measured against it, for code that
 // expires or waits on time, so that tests can set the time (tests/support/fake_clock.h);
 // steady_clock() is the process's; its sleeps and waits are BlockingRegions (blocking_region.h).
-// Outside this module, src/ neither reads a clock nor sleeps
-// nor waits with a timeout directly, not even at its I/O edges (tests/clock_rules.py).
+// Outside this module, src/ neither reads a clock nor sleeps nor waits with a timeout directly,
+// not even at its I/O edges (tests/clock_rules.py).
 // Implementations must be thread-safe.
 #include <chrono>
 #include <condition_variable>
