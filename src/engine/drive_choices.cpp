@@ -41,12 +41,25 @@ std::vector<DriveChoice> drive_choices(const model::PodDemand& demand, const pol
 
 std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand, const policy::DraFit* dra,
                                        const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                       std::span<const std::uint32_t> passed, TimePoint now) {
+                                       std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now) {
   const auto choices = drive_choices(demand, dra, snapshot, names, passed, now);
   auto held = drives.reserve(demand, choices);
-  if (held) return std::nullopt;
-  return "pod " + demand.display_name() +
-         ": the drives of its csi-baremetal volumes could not be reserved: " + held.message();
+  if (!held) {
+    return "pod " + demand.display_name() +
+           ": the drives of its csi-baremetal volumes could not be reserved: " + held.message();
+  }
+  if (!held->only) return std::nullopt;
+  const std::set<std::string_view> only(held->only->begin(), held->only->end());
+  std::vector<std::uint32_t> kept;
+  for (std::uint32_t i : passed) {
+    if (only.count(names[i])) {
+      kept.push_back(i);
+    } else {
+      r.failed.add(names[i], held->others_why);
+    }
+  }
+  passed = std::move(kept);
+  return std::nullopt;
 }
 
 }  // namespace extender::engine

@@ -14,6 +14,7 @@
 #include "extender/model/demand.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/state/cluster_state.h"
+#include "extender/wire/results.h"
 
 namespace extender::engine {
 
@@ -26,9 +27,10 @@ std::vector<DriveChoice> drive_choices(const model::PodDemand& demand, const pol
                                        const state::Snapshot& snapshot, std::span<const std::string_view> names,
                                        std::span<const std::uint32_t> passed, TimePoint now);
 
-// Reserves through `drives` the drives of the passed nodes; the filter's error when that failed.
+// Reserves through `drives` the drives of the passed nodes and keeps in `passed` those the
+// reservation holds, the others recorded in r.failed; the filter's error when that failed.
 std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand, const policy::DraFit* dra,
                                        const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                       std::span<const std::uint32_t> passed, TimePoint now);
+                                       std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
 
 }  // namespace extender::engine

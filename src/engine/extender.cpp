@@ -313,7 +313,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
     return answer;
   }
   const bool held = judge_in_flight(args.pod, *demand, dra.get(), judge.snapshot(), names, fitting, r, now);
-  if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, now)) {
+  if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, r, now)) {
     if (held) deps_.in_flight->released(demand->uid);
     r = wire::FilterResult{};
     return answered_error(std::move(answer), std::move(*not_held));
@@ -340,9 +340,10 @@ std::optional<std::string> Extender::volumes_of_pending_pod(const model::Pod& re
 std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
                                                     const state::Snapshot& snapshot,
                                                     std::span<const std::string_view> names,
-                                                    std::span<const std::uint32_t> passed, TimePoint now) {
+                                                    std::vector<std::uint32_t>& passed, wire::FilterResult& r,
+                                                    TimePoint now) {
   if (!deps_.drives || !wants_drives(demand)) return std::nullopt;
-  return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, now);
+  return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, r, now);
 }
 
 bool Extender::judge_in_flight(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,

@@ -97,8 +97,10 @@ std::string DriveReservations::path(const std::string& name) {
   return name.empty() ? p : p + "/" + name;
 }
 
-Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) {
+Result<engine::DriveHold> DriveReservations::reserve(const model::PodDemand& pod,
+                                                     std::span<const engine::DriveChoice> choices) {
   wire::CapacityReservation acr = reservation_of(pod, choices, store_);
+  std::unique_lock changing(change_mu_);
   const auto current = store_.reservation(acr.name);
   if (current && current->pod_namespace != acr.pod_namespace) {
     return Error{"reservation " + acr.name + " is held by a pod of namespace \"" + current->pod_namespace +
@@ -107,22 +109,59 @@ Status DriveReservations::reserve(const model::PodDemand& pod, std::span<const e
   const auto now = clock_.now();
   if (current && (store_.being_placed(*current) || acr.same_content(*current))) {
     store_.reservation_confirmed(acr.name, now);
-    return {};
+    return engine::DriveHold{};
   }
-  if (acr.reserved_nodes.empty()) return {};
-  if (current) acr.resource_version = current->resource_version;
+  if (acr.reserved_nodes.empty()) return engine::DriveHold{};
+  if (current) {
+    if (auto changed = changed_.find(acr.name);
+        changed != changed_.end() && now < changed->second + rewrite_interval_) {
+      store_.reservation_confirmed(acr.name, now);
+      return standing(*current, choices, now - changed->second);
+    }
+    acr.resource_version = current->resource_version;
+  }
   store_.reservation_written(acr.name, acr, now, true);
   auto done = std::make_shared<Outcome>();
-  auto queued = enqueue(Job{acr, current, done});
-  if (!queued) {
+  if (auto queued = enqueue(Job{acr, current, done}); !queued) {
     store_.reservation_written(acr.name, current, clock_.now());
     return queued.error();
   }
-  if (!*queued) return {};
+  if (changed_.size() >= kQueued)
+    std::erase_if(changed_, [&](const auto& e) { return e.second + rewrite_interval_ <= now; });
+  changed_[acr.name] = now;
+  changing.unlock();
   std::unique_lock lock(done->mu);
-  if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); }))
-    return *done->status;
-  return {};
+  if (clock_.wait(lock, done->cv, clock_.now() + write_wait_, [&] { return done->status.has_value(); })) {
+    if (!*done->status) return done->status->error();
+  }
+  return engine::DriveHold{};
+}
+
+engine::DriveHold DriveReservations::standing(const wire::CapacityReservation& current,
+                                              std::span<const engine::DriveChoice> choices, Duration age) const {
+  engine::DriveHold hold;
+  hold.only.emplace();
+  for (const auto& choice : choices) {
+    const std::string id = store_.id_of(choice.node);
+    if (id.empty() ||
+        std::find(current.reserved_nodes.begin(), current.reserved_nodes.end(), id) == current.reserved_nodes.end())
+      continue;
+    const bool as_chosen =
+        std::all_of(choice.volumes.begin(), choice.volumes.end(), [&](const model::VolumePlacement& placed) {
+          const auto request =
+              std::find_if(current.requests.begin(), current.requests.end(),
+                           [&](const wire::CapacityRequest& r) { return r.name == claim_name(placed.claim); });
+          return request != current.requests.end() &&
+                 std::find(request->reservations.begin(), request->reservations.end(), placed.device) !=
+                     request->reservations.end();
+        });
+    if (as_chosen) hold.only->push_back(choice.node);
+  }
+  hold.others_why = "the pod's csi-baremetal reservation " + current.name + " was rewritten " +
+                    std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(age).count()) +
+                    " ms ago and does not hold this node's drives; it is rewritten at most once every " +
+                    std::to_string(rewrite_interval_.count()) + " ms, so a later try may pass it";
+  return hold;
 }
 
 void DriveReservations::Outcome::set(Status s) {
@@ -133,15 +172,10 @@ void DriveReservations::Outcome::set(Status s) {
   cv.notify_all();
 }
 
-Result<bool> DriveReservations::enqueue(Job job) {
-  bool now_due = true;
+Status DriveReservations::enqueue(Job job) {
   {
     std::lock_guard lock(mu_);
     if (writers_.empty() || stopping_) return Error{"reservation " + job.acr.name + ": no writer thread to send it"};
-    if (auto sent = last_sent_.find(job.acr.name); sent != last_sent_.end()) {
-      job.not_before = sent->second + rewrite_interval_;
-      now_due = job.not_before <= clock_.now();
-    }
     auto same = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.acr.name == job.acr.name; });
     if (same != queue_.end()) {
       job.before = std::move(same->before);
@@ -153,40 +187,33 @@ Result<bool> DriveReservations::enqueue(Job job) {
     } else {
       queue_.push_back(std::move(job));
     }
-    ++enqueued_;
   }
   wake_.notify_all();
-  return now_due;
+  return {};
 }
 
-std::optional<DriveReservations::Job> DriveReservations::take_ready(TimePoint now) {
-  auto ready = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return j.not_before <= now; });
+std::optional<DriveReservations::Job> DriveReservations::take_ready() {
+  auto ready = std::find_if(queue_.begin(), queue_.end(), [&](const Job& j) { return !sending_.count(j.acr.name); });
   if (ready == queue_.end()) return std::nullopt;
   Job job = std::move(*ready);
   queue_.erase(ready);
-  if (last_sent_.size() >= kQueued)
-    std::erase_if(last_sent_, [&](const auto& e) { return e.second + rewrite_interval_ <= now; });
-  last_sent_[job.acr.name] = now;
+  sending_.insert(job.acr.name);
   return job;
 }
 
 void DriveReservations::run_writer() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    if (auto job = take_ready(clock_.now())) {
-      lock.unlock();
-      finish(*job, write(job->acr));
-      lock.lock();
+    auto job = take_ready();
+    if (!job) {
+      wake_.wait(lock);
       continue;
     }
-    const std::uint64_t seen = enqueued_;
-    TimePoint until = TimePoint::max();
-    for (const auto& j : queue_) until = std::min(until, j.not_before);
-    if (until == TimePoint::max()) {
-      wake_.wait(lock, [&] { return stopping_ || enqueued_ != seen; });
-    } else {
-      clock_.wait(lock, wake_, until, [&] { return stopping_ || enqueued_ != seen; });
-    }
+    lock.unlock();
+    finish(*job, write(job->acr));
+    lock.lock();
+    sending_.erase(job->acr.name);
+    wake_.notify_all();
   }
 }
 

@@ -13,14 +13,15 @@
 // Budget: the drives count as held in the store at once, before the write; the write then goes to
 // a fixed pool of kWriters threads through a queue of at most kQueued writes (a newer write of
 // the same reservation replaces one not yet sent), each send waiting its turn under the API
-// client's write rate limit (kubernetes.api_qps, shared with the binder). reserve() waits for it
-// at most options.reservation_write_wait: a slow API server does not make the filter miss
-// kube-scheduler's timeout. One reservation is sent at most once per
-// options.reservation_rewrite_interval: a rewrite within it waits in the queue until the interval
-// has passed (a newer one replacing it), and reserve() answers at once, the drives held meanwhile;
-// so one pod's rewrites cannot take the budget everyone's writes share. A write that fails, or
-// that finds the queue full or no writer thread, puts the store back as it was (a hold never
-// written is dropped); one that fails within that wait fails the filter.
+// client's write rate limit (kubernetes.api_qps, shared with the binder), one write of a
+// reservation at a time. reserve() waits for it at most options.reservation_write_wait: a slow API
+// server does not make the filter miss kube-scheduler's timeout. One reservation changes at most
+// once per options.reservation_rewrite_interval: within it, a filter that would rewrite it is
+// answered from the reservation as it stands (the nodes it holds as the filter chose them pass,
+// the others fail with why), so one pod's rewrites take neither the budget everyone's writes
+// share nor the node cache's publishing. A write that fails, or that finds the queue full or no
+// writer thread, puts the store back as it was (a hold never written is dropped); one that fails
+// within that wait fails the filter.
 // Fencing: with an election (set_terms' gate), a write is sent only while this replica leads and
 // each request must be answered by the term's write fence (engine::Gate::write_fence), as
 // Bindings are; collect() runs on the leader only. The idle time counts the leader's own
@@ -33,7 +34,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -43,6 +43,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "baremetal_store.h"
@@ -70,7 +71,7 @@ class DriveReservations : public engine::DriveReserver {
   // The write rate limit and the election's gate (either may be null: none); call before writes.
   void set_terms(kube::RateLimiter* writes, const engine::Gate* gate);
 
-  Status reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) override;
+  Result<engine::DriveHold> reserve(const model::PodDemand& pod, std::span<const engine::DriveChoice> choices) override;
   // Deletes the reservations BaremetalStore::stale_reservations names for the options' grace and
   // idle times; returns how many. Nothing while another replica leads.
   std::size_t collect(TimePoint now);
@@ -91,17 +92,19 @@ class DriveReservations : public engine::DriveReserver {
     wire::CapacityReservation acr;
     std::optional<wire::CapacityReservation> before;  // what the store had before the first unsent write
     std::shared_ptr<Outcome> done;
-    TimePoint not_before{};  // the reservation's last send plus the rewrite interval
   };
+  // The choices `current`, changed `age` ago, holds as chosen (reserve() within the interval).
+  engine::DriveHold standing(const wire::CapacityReservation& current, std::span<const engine::DriveChoice> choices,
+                             Duration age) const;
   Result<wire::CapacityReservation> write(const wire::CapacityReservation& acr);
   Status remove(const std::string& name);
   // Why no request may be sent now (not leading, the fence passed, the rate limit), or the
   // request's timeout.
   Result<std::chrono::milliseconds> send_terms();
-  // Queues the write; false when it must wait for its reservation's rewrite interval.
-  Result<bool> enqueue(Job job);
-  // The first queued job whose interval has passed, or none; under mu_.
-  std::optional<Job> take_ready(TimePoint now);
+  // Queues the write (replacing one of the same reservation not yet sent).
+  Status enqueue(Job job);
+  // The first queued job whose reservation is not being sent, or none; under mu_.
+  std::optional<Job> take_ready();
   void run_writer();
   void finish(const Job& job, Result<wire::CapacityReservation> written);
 
@@ -118,11 +121,13 @@ class DriveReservations : public engine::DriveReserver {
   std::atomic<const engine::Gate*> gate_{nullptr};
   std::optional<TimePoint> leading_since_;  // collect()'s thread only
 
-  std::mutex mu_;  // guards queue_, last_sent_, enqueued_, stopping_
+  std::mutex change_mu_;  // held by reserve() from reading the store to queuing; guards changed_
+  std::unordered_map<std::string, TimePoint> changed_;  // when reserve() last changed each, by name
+
+  std::mutex mu_;  // guards queue_, sending_, stopping_
   std::condition_variable wake_;
   std::deque<Job> queue_;
-  std::unordered_map<std::string, TimePoint> last_sent_;  // within the rewrite interval, by name
-  std::uint64_t enqueued_ = 0;
+  std::unordered_set<std::string> sending_;  // names a writer is sending
   bool stopping_ = false;
   std::vector<std::thread> writers_;
 };

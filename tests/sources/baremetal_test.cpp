@@ -66,14 +66,25 @@ json pod_with(const std::string& name, const std::vector<std::pair<std::string, 
   return pod;
 }
 
+std::size_t reservation_writes(const kube::testing::FakeApiServer& server) {
+  const std::string path = "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations";
+  std::size_t n = 0;
+  for (const auto& r : server.requests()) {
+    if (r.method != "GET" && r.path.rfind(path, 0) == 0) ++n;
+  }
+  return n;
+}
+
 class Baremetal : public kube::testing::EngineFixture {
  protected:
   // write_wait 5s: the reservation is on the server when /filter answers.
-  explicit Baremetal(std::chrono::milliseconds idle = 60s, std::chrono::milliseconds write_wait = 5s)
-      : EngineFixture([idle, write_wait](config::Config& c) {
+  explicit Baremetal(std::chrono::milliseconds idle = 60s, std::chrono::milliseconds write_wait = 5s,
+                     std::chrono::milliseconds rewrite_interval = 1s)
+      : EngineFixture([idle, write_wait, rewrite_interval](config::Config& c) {
           c.storage.baremetal.reservation_grace = 300ms;
           c.storage.baremetal.reservation_idle = idle;
           c.storage.baremetal.reservation_write_wait = write_wait;
+          c.storage.baremetal.reservation_rewrite_interval = rewrite_interval;
         }) {}
 
   void SetUp() override {
@@ -164,13 +175,40 @@ TEST_F(Baremetal, TheFilterReservesTheBestFitDriveOfEveryPassingNodeInOneCycle) 
   EXPECT_EQ(passed(filter("p1", {"n1", "n2", "n3"})).size(), 2u) << "its own holds do not count against it";
   EXPECT_EQ((*reservation("ml-p1"))["metadata"]["resourceVersion"], version) << "unchanged: not written again";
 
-  EXPECT_EQ(passed(filter("p1", {"n2"})), std::vector<std::string>{"n2"});
-  EXPECT_TRUE(eventually([&] {
-    return (*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"] == json({"node-n2"});
-  })) << "follows the candidates, sent once the rewrite interval has passed";
   EXPECT_TRUE(passed(filter("p1", {"n3"})).empty());
-  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n2"}))
+  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n1", "node-n2"}))
       << "passing nowhere deletes nothing: the sweep does, so no caller can drop a pod's reservation";
+}
+
+class BaremetalQuickRewrites : public Baremetal {
+ protected:
+  BaremetalQuickRewrites() : Baremetal(60s, 5s, 300ms) {}
+};
+
+TEST_F(BaremetalQuickRewrites, WithinTheRewriteIntervalTheReservationStandsAndOnlyTheNodesItHoldsPass) {
+  start();
+  add_pod("p1");
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u);
+  const std::string version = (*reservation("ml-p1"))["metadata"]["resourceVersion"];
+  const std::size_t writes = reservation_writes(h_.server);
+
+  const auto a = filter("p1", {"n2", "n3"});
+  EXPECT_EQ(passed(a), std::vector<std::string>{"n2"}) << "n2's drives are held as this filter chose them";
+  EXPECT_EQ((*reservation("ml-p1"))["metadata"]["resourceVersion"], version) << "not rewritten within the interval";
+
+  h_.fake.put(Kind::kAvailableCapacities, ac("n3-ssd100", "n3", "SSD", "100Gi"));
+  ASSERT_TRUE(eventually([&] { return pool_of("n3", kSsdPool)->devices.size() == 3u; }));
+  const auto b = filter("p1", {"n3"});
+  EXPECT_TRUE(passed(b).empty()) << "n3 fits now, but the standing reservation holds none of its drives";
+  ASSERT_NE(b.result.failed.find("n3"), nullptr);
+  EXPECT_NE(b.result.failed.find("n3")->find("rewritten"), std::string::npos) << *b.result.failed.find("n3");
+  EXPECT_EQ(reservation_writes(h_.server), writes);
+
+  std::this_thread::sleep_for(350ms);
+  EXPECT_EQ(passed(filter("p1", {"n3"})), std::vector<std::string>{"n3"}) << "the interval has passed";
+  EXPECT_EQ((*reservation("ml-p1"))["spec"]["NodeRequests"]["Reserved"], json({"node-n3"}))
+      << "the reservation follows the candidates";
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n3-ssd100"});
 }
 
 TEST_F(Baremetal, NoReservationIsWrittenForAPodTheApiServerDoesNotHavePending) {
@@ -391,13 +429,20 @@ TEST_F(BaremetalSlowApi, AFilterDoesNotWaitForASlowWriteButItsDrivesCountAtOnce)
       << "p1's drive was held while its write was in flight";
 }
 
-TEST_F(BaremetalSlowApi, AnEarlierWritesEchoDoesNotReleaseTheDrivesOfARewriteStillToBeSent) {
+class BaremetalSlowApiQuickRewrites : public Baremetal {
+ protected:
+  BaremetalSlowApiQuickRewrites() : Baremetal(60s, 50ms, 100ms) {}
+};
+
+TEST_F(BaremetalSlowApiQuickRewrites, AnEarlierWritesEchoDoesNotReleaseTheDrivesOfARewriteStillToBeSent) {
   start();
   add_pod("p1", false);
   add_pod("p2", false);
-  h_.fake.delay_writes(300ms);
+  h_.fake.delay_writes(600ms);
   ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
-  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u) << "a rewrite within the interval, sent later";
+  std::this_thread::sleep_for(150ms);
+  ASSERT_FALSE(reservation("ml-p1").has_value());
+  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u) << "a rewrite while the first write is in flight";
   ASSERT_TRUE(eventually([&] { return reservation("ml-p1").has_value(); })) << "the first write landed";
   std::this_thread::sleep_for(200ms);  // its watch event arrives meanwhile
   EXPECT_EQ(passed(filter("p2", {"n2"})), std::vector<std::string>{})
@@ -430,15 +475,6 @@ struct StopFirst {
   kube::testing::ClusterHarness& h;
   ~StopFirst() { h.cluster.reset(); }
 };
-
-std::size_t reservation_writes(const kube::testing::FakeApiServer& server) {
-  const std::string path = "/apis/csi-baremetal.dell.com/v1/availablecapacityreservations";
-  std::size_t n = 0;
-  for (const auto& r : server.requests()) {
-    if (r.method != "GET" && r.path.rfind(path, 0) == 0) ++n;
-  }
-  return n;
-}
 
 TEST_F(Baremetal, AReservationHoldsWhatThePodTheApiServerHasNotWhatTheRequestSays) {
   start();
@@ -575,7 +611,12 @@ int thread_count() {
   return -1;
 }
 
-TEST_F(BaremetalSlowApi, ReservationWritesShareTheApiRateLimitAndAFixedPoolOfWriters) {
+class BaremetalEveryRewrite : public Baremetal {
+ protected:
+  BaremetalEveryRewrite() : Baremetal(60s, 50ms, 0ms) {}
+};
+
+TEST_F(BaremetalEveryRewrite, ReservationWritesShareTheApiRateLimitAndAFixedPoolOfWriters) {
   kube::RateLimiter writes(5, 5);
   h_.cluster->set_write_terms(&writes, nullptr);
   StopFirst stop_first{h_};
@@ -600,9 +641,12 @@ TEST_F(BaremetalSlowApi, ReservationWritesShareTheApiRateLimitAndAFixedPoolOfWri
   EXPECT_LE(thread_count(), threads) << "no thread per write: the writers are a fixed pool";
 }
 
-TEST_F(Baremetal, OnePodsRewritesTakeOneWriteAnIntervalAndTheNewestContentIsWhatLands) {
-  kube::RateLimiter writes(2, 2);
-  h_.cluster->set_write_terms(&writes, nullptr);
+class BaremetalSlowRewrites : public Baremetal {
+ protected:
+  BaremetalSlowRewrites() : Baremetal(60s, 5s, 60s) {}
+};
+
+TEST_F(BaremetalSlowRewrites, OnePodsRewritesWithinTheIntervalChangeNothingAndTakeNoDrive) {
   StopFirst stop_first{h_};
   start();
   add_pod("p1", false);
@@ -610,22 +654,17 @@ TEST_F(Baremetal, OnePodsRewritesTakeOneWriteAnIntervalAndTheNewestContentIsWhat
   ASSERT_EQ(passed(filter("p1", {"n1"})).size(), 1u);
   ASSERT_TRUE(reservation("ml-p1"));
   const std::size_t before = reservation_writes(h_.server);
-  for (int i = 0; i < 30; ++i) ASSERT_EQ(passed(filter("p1", {i % 2 ? "n1" : "n2"})).size(), 1u);
-  ASSERT_EQ(passed(filter("p1", {"n1", "n2"})).size(), 2u);
-  EXPECT_LE(reservation_writes(h_.server) - before, 1u)
-      << "31 rewrites within the interval: none sent yet (one, had the interval just passed)";
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_EQ(passed(filter("p1", {i % 2 ? "n1" : "n2"})).size(), i % 2 ? 1u : 0u)
+        << "n1 stands as written; n2 is not held";
+  }
+  EXPECT_EQ(reservation_writes(h_.server), before) << "30 rewrites within the interval: none written";
+  EXPECT_EQ(drives_for(*reservation("ml-p1"), "p1-data"), std::vector<std::string>{"n1-ssd60"});
 
-  EXPECT_EQ(passed(filter("p2", {"n2", "n3"})), std::vector<std::string>{})
-      << "n2's one SSD is held by p1's newest content at once, before its write; n3's is too small";
-  ASSERT_EQ(passed(filter("p2", {"n1"})), std::vector<std::string>{"n1"});
-  ASSERT_TRUE(reservation("ml-p2")) << "another pod's write is not held back by p1's rewrites";
-  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n1-ssd100"});
-
-  EXPECT_TRUE(eventually([&] {
-    const auto acr = reservation("ml-p1");
-    return acr && drives_for(*acr, "p1-data") == std::vector<std::string>{"n1-ssd60", "n2-ssd100"};
-  })) << "the newest content lands once the interval has passed";
-  EXPECT_LE(reservation_writes(h_.server) - before, 3u) << "p1's rewrites coalesced into one write, p2's one";
+  ASSERT_EQ(passed(filter("p2", {"n2"})), std::vector<std::string>{"n2"})
+      << "n2's one SSD is free: p1's rewrites never held it";
+  ASSERT_TRUE(reservation("ml-p2")) << "another pod's write is not held back by p1's";
+  EXPECT_EQ(drives_for(*reservation("ml-p2"), "p2-data"), std::vector<std::string>{"n2-ssd100"});
 }
 
 TEST(BaremetalConfig, TurnedOffNeitherWatchesNorReserves) {

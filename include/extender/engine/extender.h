@@ -159,10 +159,11 @@ class Extender {
   // hold or reservation follows what a caller wrote; why not when there is no such pod.
   std::optional<std::string> volumes_of_pending_pod(const model::Pod& request_pod, Result<model::PodDemand>& demand);
   // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes (a demand
-  // volumes_of_pending_pod read from the API server's pod); the filter's error, if any.
+  // volumes_of_pending_pod read from the API server's pod) and keeps in `passed` the nodes the
+  // reservation holds (hold_drives); the filter's error, if any.
   std::optional<std::string> reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
                                             const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                            std::span<const std::uint32_t> passed, TimePoint now);
+                                            std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
   // What kube-scheduler decided but has not published (docs/kubernetes.md, "Pod groups"): the pods
   // nominated to the passed nodes count (count_nominated), then a pod group's member is narrowed
   // and held (hold_group_member), or, refused, may end its group's cycle; whether it was held.

@@ -79,14 +79,21 @@ struct DriveChoice {
   std::vector<model::VolumePlacement> volumes;  // each with its claim and its AvailableCapacity (device)
 };
 
+// What a reservation holds of the choices /filter handed over.
+struct DriveHold {
+  // The nodes whose drives are held as chosen; nullopt: every choice's. The others do not pass.
+  std::optional<std::vector<std::string>> only;
+  std::string others_why;  // why the others do not (set with `only`)
+};
+
 // csi-baremetal (kubernetes mode): CreateVolume provisions a claim only on a drive listed for the selected node
 // by the first RESERVED AvailableCapacityReservation of the claim's namespace with a request named after the claim.
-// /filter hands over, before it answers, the drives of every node it passed (none: the reservation is dropped); an
-// error fails the filter, and kube-scheduler tries the pod again.
+// /filter hands over, before it answers, the drives of every node it passed (none: the reservation is dropped),
+// and passes only the nodes the answer holds; an error fails the filter, and kube-scheduler tries the pod again.
 class DriveReserver {
  public:
   virtual ~DriveReserver() = default;
-  virtual Status reserve(const model::PodDemand& pod, std::span<const DriveChoice> choices) = 0;
+  virtual Result<DriveHold> reserve(const model::PodDemand& pod, std::span<const DriveChoice> choices) = 0;
 };
 
 // Dynamic Resource Allocation (resource.k8s.io/v1) as the watches have it (kubernetes mode).

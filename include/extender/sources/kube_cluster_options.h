@@ -41,9 +41,9 @@ struct BaremetalOptions {
   // How long /filter waits for its reservation's write before it answers (the drives count as
   // held meanwhile, and the write goes on; drive_reservations.h).
   std::chrono::milliseconds reservation_write_wait{50};
-  // A pod's reservation is sent at most once per this interval: a rewrite within it is sent when
-  // it has passed, carrying the newest content, and /filter answers without waiting for it. One
-  // pod re-filtered with changing node lists so takes one write a second of the shared budget.
+  // A pod's reservation changes at most once per this interval: within it, /filter is answered
+  // from the reservation as it stands (the nodes it holds pass). One pod re-filtered with changing
+  // node lists so takes one write a second of the shared budget, and republishes no drive more.
   std::chrono::milliseconds reservation_rewrite_interval{1'000};
 };
 
