@@ -24,10 +24,11 @@
 // /filter p50 and p99 (quiet / attacked, and attacked p99 over quiet), the reservation writes
 // (POST/PUT/DELETE) and pod reads per second the API server received (quiet / attacked), and
 // whether the attacked phase's writes stayed within client-go's budget (kubernetes.api_qps a
-// second plus one api_burst). The real client's own writes are a POST per csi-baremetal pod and,
-// reservation_grace (10 s) after it was placed, the sweep's DELETE, so from the second phase on
-// they are about twice the first's. Exits 1 when the real client got a wrong answer or when a
-// forged request caused a write.
+// second plus one api_burst), the strangers' requests a second, and the daemon's CPU seconds a
+// second (quiet / attacked; the strangers run on the same machine). The real client's own writes
+// are a POST per csi-baremetal pod and, reservation_grace (10 s) after it was placed, the sweep's
+// DELETE, so from the second phase on they are about twice the first's. Exits 1 when the real
+// client got a wrong answer or when a forged request caused a write.
 //
 // usage: storage_hostile_bench [--seconds S] [--only NAME]   (default 8 s a phase, about 90 s)
 #include <httplib.h>
@@ -36,9 +37,15 @@
 #include <atomic>
 #include <cstdio>
 #include <deque>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
+
+#include <unistd.h>
 
 #include "daemon/daemon_process.h"
 #include "scenario_flags.h"
@@ -280,6 +287,9 @@ using Attack = std::function<void(Cluster&, int port, const std::atomic<bool>& s
 
 // `connections` keep-alive strangers (addresses 127.0.0.2 and up, `addresses` of them) each
 // repeating send(client, connection, iteration) until `stop`.
+// The strangers' requests sent so far, in every scenario.
+std::atomic<long> stranger_calls{0};
+
 void strangers(int port, const std::atomic<bool>& stop, int connections, int addresses,
                const std::function<void(httplib::Client&, int, long)>& send) {
   std::vector<std::thread> threads;
@@ -290,7 +300,10 @@ void strangers(int port, const std::atomic<bool>& stop, int connections, int add
       c.set_keep_alive(true);
       c.set_tcp_nodelay(true);
       c.set_read_timeout(30s);
-      for (long n = 0; !stop; ++n) send(c, i, n);
+      for (long n = 0; !stop; ++n) {
+        send(c, i, n);
+        stranger_calls.fetch_add(1, std::memory_order_relaxed);
+      }
     });
   }
   for (auto& t : threads) t.join();
@@ -378,14 +391,34 @@ struct Phase {
   double writes_per_s = 0;
   double reads_per_s = 0;
   long forged_writes = 0;
+  double stranger_calls_per_s = 0;
+  double daemon_cpu = 0;  // the daemon's CPU seconds a second
 };
 
-Phase run_phase(Cluster& c, RealClient& client, int port, const Attack* attack, int seconds) {
+// The process's user and system CPU time so far, in seconds; 0 when unreadable.
+double cpu_seconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto end = text.rfind(')');
+  if (end == std::string::npos) return 0;
+  std::istringstream fields(text.substr(end + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+Phase run_phase(Cluster& c, RealClient& client, const DaemonProcess& d, const Attack* attack, int seconds) {
+  const int port = d.port();
   std::atomic<bool> stop{false};
   std::thread attacker;
   if (attack) attacker = std::thread([&] { (*attack)(c, port, stop); });
   if (attack) std::this_thread::sleep_for(1s);
   const ApiCounts before = api_counts(c.server);
+  const long calls_before = stranger_calls.load();
+  const double cpu_before = cpu_seconds(d.pid());
   const auto start = BenchClock::now();
   std::atomic<bool> real_stop{false};
   Phase p;
@@ -395,6 +428,8 @@ Phase run_phase(Cluster& c, RealClient& client, int port, const Attack* attack, 
   real.join();
   const ApiCounts after = api_counts(c.server);
   const double elapsed = std::chrono::duration<double>(BenchClock::now() - start).count();
+  p.stranger_calls_per_s = static_cast<double>(stranger_calls.load() - calls_before) / elapsed;
+  p.daemon_cpu = (cpu_seconds(d.pid()) - cpu_before) / elapsed;
   stop = true;
   if (attacker.joinable()) attacker.join();
   p.seconds = elapsed;
@@ -419,12 +454,12 @@ bool report(const char* name, const Phase& quiet, const Phase& hit) {
   std::printf(
       "%-7s calls %4d / %4d  wrong %d / %d | volume p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f, worst %6.2f)"
       " | gpu p50 %5.2f / %5.2f  p99 %6.2f / %6.2f ms (x%.1f) | writes/s %5.1f / %5.1f (api_qps %d, %s)"
-      " | pod reads/s %4.1f / %4.1f",
+      " | pod reads/s %4.1f / %4.1f | strangers' calls/s %.0f | daemon CPU %.2f / %.2f",
       name, q.calls, h.calls, q.wrong, h.wrong, at(q.volume_ms, 0.5), at(h.volume_ms, 0.5), at(q.volume_ms, 0.99),
       at(h.volume_ms, 0.99), ratio(q.volume_ms, h.volume_ms), at(h.volume_ms, 1.0), at(q.gpu_ms, 0.5),
       at(h.gpu_ms, 0.5), at(q.gpu_ms, 0.99), at(h.gpu_ms, 0.99), ratio(q.gpu_ms, h.gpu_ms), quiet.writes_per_s,
       hit.writes_per_s, kApiQps, within_budget(hit) ? "within budget" : "OVER budget", quiet.reads_per_s,
-      hit.reads_per_s);
+      hit.reads_per_s, hit.stranger_calls_per_s, quiet.daemon_cpu, hit.daemon_cpu);
   if (std::string(name) == "forged") std::printf(" | forged writes %ld", hit.forged_writes);
   std::printf("\n");
   std::fflush(stdout);
@@ -441,8 +476,8 @@ bool run(const char* name, const Attack& attack, int seconds) {
     std::fprintf(stderr, "%s: the daemon never answered right:\n%s\n", name, d.log().c_str());
     return false;
   }
-  const Phase quiet = run_phase(c, client, d.port(), nullptr, seconds);
-  const Phase hit = run_phase(c, client, d.port(), &attack, seconds);
+  const Phase quiet = run_phase(c, client, d, nullptr, seconds);
+  const Phase hit = run_phase(c, client, d, &attack, seconds);
   return report(name, quiet, hit);
 }
 
