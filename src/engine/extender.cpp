@@ -8,6 +8,7 @@
 
 #include "drive_choices.h"
 #include "extender/policy/fit.h"
+#include "extender/policy/gpu_model_constraint.h"
 #include "extender/policy/node_eligibility.h"
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
@@ -35,8 +36,21 @@ void Extender::remember(const model::PodDemand& demand, TimePoint now, PodScope 
   if (known && scope != PodScope::kManaged) return;  // what /bind reads comes from the GPU entry's verbs
   deps_.demands->remember(demand, now);
   if (known) return;
+  const policy::GpuShape shape = window_shape(demand);
   std::lock_guard lock(shapes_mu_);
-  shapes_.add(policy::shape_of(demand));
+  shapes_.add(shape);
+}
+
+policy::GpuShape Extender::window_shape(const model::PodDemand& demand) const {
+  policy::GpuShape shape = policy::shape_of(demand);
+  const auto dra = dra_fit(demand);
+  if (!dra) return shape;
+  const state::Snapshot snapshot = deps_.state->snapshot();
+  std::vector<const model::NodeSupply*> nodes;
+  nodes.reserve(snapshot.nodes().size());
+  for (const auto& [name, node] : snapshot.nodes()) nodes.push_back(&node->supply);
+  shape.models = policy::gpu_models_of_both(shape.models, policy::gpu_models_served(demand, *dra, nodes));
+  return shape;
 }
 
 policy::ShapeMix Extender::shape_mix(const state::Snapshot& snapshot) const {

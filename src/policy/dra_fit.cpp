@@ -26,6 +26,13 @@ std::vector<std::string> DraFit::dra_resources(const model::NodeSupply& node) co
   return out;
 }
 
+std::optional<bool> DraFit::dra_can_serve(const model::NodeSupply& node) const {
+  const model::NodeDra* dra = nullptr;
+  const Served& served = served_on(node, dra);
+  if (served.empty()) return std::nullopt;
+  return !refusal(served, *dra);
+}
+
 bool DraFit::serves(const model::NodeSupply& node) const {
   const model::NodeDra* dra = nullptr;
   return !served_on(node, dra).empty();
@@ -110,6 +117,7 @@ std::optional<DraFit::ScoringView> DraFit::take_scoring_view(const model::NodeSu
   view.supply.memory_bytes = node.memory_bytes;
   view.supply.pods = node.pods;
   view.supply.unschedulable = node.unschedulable;
+  view.supply.gpu_model = node.gpu_model;
   view.usage = std::move(usage);
   const std::int64_t allocated = dra.allocated_gpus();
   for (const std::string* resource : served) {

@@ -48,6 +48,28 @@ std::optional<Models> affinity_models(const model::PodConstraints& c) {
 
 }  // namespace
 
+std::vector<std::string> gpu_models_served(const model::PodDemand& pod, const DraFit& dra,
+                                           std::span<const model::NodeSupply* const> nodes) {
+  Models models;
+  for (const model::NodeSupply* node : nodes) {
+    const std::optional<bool> by_dra = dra.dra_can_serve(*node);
+    const bool by_plugin = std::any_of(pod.gpus.begin(), pod.gpus.end(), [&](const auto& asked) {
+      const auto it = node->gpus.find(asked.first);
+      return it != node->gpus.end() && it->second > 0;
+    });
+    if (!by_plugin && !by_dra.value_or(false)) continue;
+    if (node->gpu_model.empty()) return {};
+    models.push_back(node->gpu_model);
+  }
+  return sorted_unique(std::move(models));
+}
+
+std::vector<std::string> gpu_models_of_both(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return intersect(a, b);
+}
+
 std::vector<std::string> gpu_models_allowed(const model::PodConstraints& constraints) {
   std::optional<Models> models = affinity_models(constraints);
   if (auto it = constraints.node_selector.find(model::kGpuProductLabel); it != constraints.node_selector.end()) {

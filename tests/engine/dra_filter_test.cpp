@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -264,6 +265,47 @@ TEST(DraPrioritize, BinpackRanksDraAndDevicePluginNodesByTheirGpusInUse) {
     EXPECT_EQ(p.scores[1].score > p.scores[0].score, c.dra8_first)
         << c.what << ": dp " << p.scores[0].score << ", dra8 " << p.scores[1].score;
   }
+}
+
+// A class selecting one product by name: the pod's shape in the mix may use only the models of
+// the nodes that have it (labelled as GPU Feature Discovery labels them), and of the nodes whose
+// device plugin serves the resource, not the other DRA nodes'.
+TEST(DraPrioritize, APodOfAClassSelectingAProductJoinsTheMixBoundToTheModelsOfItsNodes) {
+  config::Config cfg;
+  cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
+  testing::EngineHarness h(cfg);
+  h.load_inventory(R"(
+nodes:
+  - name: h100
+    labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  - name: a100
+    labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+  - name: t4
+    labels: {nvidia.com/gpu.product: Tesla-T4}
+    gpus: {nvidia.com/gpu: 4}
+)");
+  model::ResourceSlice h100 = slice("h100", 8);
+  for (auto& d : h100.devices)
+    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA H100 80GB HBM3"};
+  model::ResourceSlice a100 = slice("a100", 8);
+  for (auto& d : a100.devices)
+    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA A100-SXM4-40GB"};
+  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100, a100}, {}));
+  h.dra.classes = {{"h100.nvidia.com",
+                    {"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"},
+                    "nvidia.com/gpu"}};
+  Extender& ext = h.standalone();
+  wire::ExtenderArgs args;
+  args.pod = gpu_pod("u1", "2");
+  args.set_node_names({"h100", "a100", "t4"});
+  ASSERT_EQ(ext.prioritize(args).scores.size(), 3u);
+
+  const std::vector<std::string> models{"NVIDIA-H100-80GB-HBM3", "Tesla-T4"};
+  auto bound_to_them = [&](const policy::ShapeMix& mix) {
+    return std::count_if(mix.begin(), mix.end(),
+                         [&](const auto& s) { return s.first.whole == 2 && s.first.models == models; });
+  };
+  EXPECT_EQ(bound_to_them(ext.shape_mix(h.state.snapshot())), 1);
 }
 
 // Binds through a test binder, as kubernetes mode does through the API server.

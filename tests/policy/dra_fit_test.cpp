@@ -101,8 +101,11 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   model::NodeUsage usage;
   usage.cpu_milli = 700;
 
-  auto view = fit.scoring_view(supply("dra4"), usage);
+  model::NodeSupply labelled = supply("dra4");
+  labelled.gpu_model = "NVIDIA-H100-80GB-HBM3";
+  auto view = fit.scoring_view(labelled, usage);
   ASSERT_TRUE(view.has_value());
+  EXPECT_EQ(view->supply.gpu_model, "NVIDIA-H100-80GB-HBM3") << "the node's model, for shapes bound to models";
   EXPECT_EQ(view->supply.gpus.at("nvidia.com/gpu"), 4);
   EXPECT_EQ(view->usage.gpus_used("nvidia.com/gpu"), 2);
   EXPECT_EQ(view->supply.gpu_memory_bytes.at("nvidia.com/gpu"), std::int64_t{40} << 30) << "the smallest device";
@@ -118,6 +121,12 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
   EXPECT_FALSE(bare->supply.gpu_memory_bytes.contains("nvidia.com/gpu")) << "a device without memory: unknown";
 
   EXPECT_FALSE(fit.scoring_view(supply("mixed", 4), {})) << "device-plugin allocatable: scored as before";
+  EXPECT_EQ(fit.dra_can_serve(supply("dra4")), true);
+  EXPECT_EQ(fit.dra_can_serve(supply("mixed", 4)), std::nullopt) << "not DRA-served there";
+  EXPECT_EQ(DraFit(demand(3), inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}))
+                .dra_can_serve(supply("bare2")),
+            false)
+      << "two devices for three";
   EXPECT_FALSE(fit.scoring_view(supply("other"), {})) << "not a DRA node";
 }
 

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+
+#include "extender/policy/dra_fit.h"
 #include "extender/policy/gpu_model_constraint.h"
 #include "extender/policy/gpu_placement.h"
 #include "extender/policy/score.h"
@@ -62,6 +65,87 @@ TEST(GpuModels, AllowedByTheConstraintsKubeSchedulerEnforces) {
       {"no model admitted: counted as any", affinity({term({{kProduct, "In", {"A"}}, {kProduct, "In", {"B"}}})}), {}},
   };
   for (const auto& c : cases) EXPECT_EQ(gpu_models_allowed(c.constraints), c.models) << c.what;
+}
+
+// DRA nodes of two models (labelled as GPU Feature Discovery labels them) beside a device-plugin
+// node; a class backing example.com/h100 selects one product by name.
+model::ResourceSlice dra_slice(const std::string& node, const std::string& product, int gpus) {
+  model::ResourceSlice s;
+  s.name = node + "-slice";
+  s.driver = model::kNvidiaGpuDriver;
+  s.node_name = node;
+  s.pool = node;
+  for (int i = 0; i < gpus; ++i) {
+    model::DraDevice d;
+    d.name = "gpu-" + std::to_string(i);
+    d.attributes["gpu.nvidia.com/type"] = {model::DraAttribute::Kind::kString, 0, false, "gpu"};
+    d.attributes["gpu.nvidia.com/productName"] = {model::DraAttribute::Kind::kString, 0, false, product};
+    s.devices.push_back(std::move(d));
+  }
+  return s;
+}
+
+model::NodeSupply dra_host(std::string name, std::string gpu_model) {
+  model::NodeSupply n;
+  n.name = std::move(name);
+  n.gpu_model = std::move(gpu_model);
+  return n;
+}
+
+TEST(GpuModels, ServedByTheNodesWhoseDevicesTheClassSelects) {
+  using Models = std::vector<std::string>;
+  const char* h100 = "NVIDIA H100 80GB HBM3";
+  auto inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory(
+      {dra_slice("h", h100, 2), dra_slice("a", "NVIDIA A100-SXM4-40GB", 2), dra_slice("x", h100, 4)}, {}));
+  auto classes = std::make_shared<const DraClasses>(
+      std::vector<model::DeviceClass>{{"gpu.nvidia.com", {"device.driver == 'gpu.nvidia.com'"}, "nvidia.com/gpu"},
+                                      {"h100.nvidia.com",
+                                       {"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"},
+                                       "example.com/h100"}});
+  const model::NodeSupply h = dra_host("h", "NVIDIA-H100-80GB-HBM3");
+  const model::NodeSupply a = dra_host("a", "NVIDIA-A100-SXM4-40GB");
+  const model::NodeSupply x = dra_host("x", "");
+  const model::NodeSupply t4 = host("t4", "Tesla-T4", 4, 16);
+  const model::NodeSupply x_labelled = dra_host("x", "NVIDIA-H100-80GB-HBM3");
+  struct Case {
+    const char* what;
+    std::string resource;
+    std::int64_t count;
+    std::vector<const model::NodeSupply*> nodes;
+    Models models;
+  };
+  const std::vector<Case> cases = {
+      {"the class's product: the models of the nodes that have it",
+       "example.com/h100",
+       1,
+       {&h, &a, &t4},
+       {h.gpu_model}},
+      {"a class of any GPU: every model, the device plugin's too",
+       "nvidia.com/gpu",
+       1,
+       {&h, &a, &t4},
+       {a.gpu_model, h.gpu_model, "Tesla-T4"}},
+      {"more devices than a node of the product has: no node serves it, any", "example.com/h100", 3, {&h, &a}, {}},
+      {"a node that serves it without a model: any", "example.com/h100", 1, {&h, &x}, {}},
+      {"only the nodes with enough of them", "example.com/h100", 3, {&h, &x_labelled}, {h.gpu_model}},
+  };
+  for (const auto& c : cases) {
+    model::PodDemand pod;
+    pod.uid = "u";
+    pod.gpus[c.resource] = c.count;
+    const DraFit fit(pod, inventory, classes);
+    ASSERT_FALSE(fit.empty()) << c.what;
+    EXPECT_EQ(gpu_models_served(pod, fit, c.nodes), c.models) << c.what;
+  }
+}
+
+TEST(GpuModels, BothSetsAdmitTheirCommonModelsAndNoneInCommonIsAny) {
+  using Models = std::vector<std::string>;
+  EXPECT_EQ(gpu_models_of_both({}, {}), Models{});
+  EXPECT_EQ(gpu_models_of_both({"A"}, {}), Models{"A"});
+  EXPECT_EQ(gpu_models_of_both({}, {"B"}), Models{"B"});
+  EXPECT_EQ(gpu_models_of_both({"A", "B"}, {"B", "C"}), Models{"B"});
+  EXPECT_EQ(gpu_models_of_both({"A"}, {"C"}), Models{}) << "no model admitted: counted as any";
 }
 
 TEST(GpuModels, ANodeOfAnotherModelIsAllFragmentForTheShape) {

@@ -221,6 +221,9 @@ class Extender {
   // The every-pod verbs (kUnmanaged) never replace a demand remembered before (standalone /bind
   // reads it).
   void remember(const model::PodDemand& demand, TimePoint now, PodScope scope);
+  // The pod's shape for the window: its models narrowed to those of the nodes that could give it
+  // its GPUs when a DeviceClass backs a resource it asks (policy::gpu_models_served).
+  policy::GpuShape window_shape(const model::PodDemand& demand) const;
   policy::GpuPlacement gpu_placement(policy::ShapeMix& mix, const state::Snapshot& snapshot) const;
   // The GPU a share pod takes in `allocation` (what its Binder records on the pod); nullopt for
   // a pod that asks no share.

@@ -47,6 +47,10 @@ class DraFit {
   bool serves(const model::NodeSupply& node) const;
   // The pod's resources `node` gets from DRA, in name order.
   std::vector<std::string> dra_resources(const model::NodeSupply& node) const;
+  // Whether `node`'s DRA devices could serve the pod's DRA-served resources there (as check()
+  // judges them: enough matching devices in total; a need it cannot evaluate counts as served);
+  // nullopt when no resource of the pod is DRA-served on `node`.
+  std::optional<bool> dra_can_serve(const model::NodeSupply& node) const;
   // check_fit with the DRA-served resources judged as above. `pod` is the demand DraFit was built for.
   Fit check(const model::PodDemand& pod, const model::NodeSupply& node, const model::NodeUsage& usage,
             const GpuPlacement& gpu = {}) const;
