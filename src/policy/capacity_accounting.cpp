@@ -54,6 +54,23 @@ CapacityAccount account(const PublishedCapacity& published, const std::vector<Ca
   return out;
 }
 
+CapacityAccount account_hand_written(std::int64_t largest, const std::vector<CapacityClaim>& claims, TimePoint now,
+                                     const CapacityRule& rule) {
+  CapacityAccount out;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const CapacityClaim& c = claims[i];
+    const std::int64_t bytes = std::max<std::int64_t>(c.bytes, 0);
+    if (!c.volume_seen && !counted_unbound(c, largest, now, rule)) {
+      out.ignored = saturating_add(out.ignored, bytes);
+      out.ignored_claims.push_back(i);
+      continue;
+    }
+    out.subtracted = saturating_add(out.subtracted, bytes);
+    if (!c.volume_seen) note_change(out, c.selected + rule.selected_hold);
+  }
+  return out;
+}
+
 bool topology_selects(const std::optional<std::vector<model::NodeSelectorRequirement>>& topology,
                       const model::StringMap& labels) {
   if (!topology) return false;

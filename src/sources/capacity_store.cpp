@@ -18,6 +18,14 @@ using nlohmann::json;
 
 std::string claim_key(const wire::Claim& pvc) { return "pvc/" + pvc.uid; }
 
+// The most one volume of a hand-written pool can take: its largest device, or its capacity.
+std::int64_t largest_volume(const model::Pool& pool) {
+  if (pool.max_volume_bytes > 0) return pool.max_volume_bytes;
+  std::int64_t largest = pool.devices.empty() ? pool.capacity_bytes : 0;
+  for (const auto& d : pool.devices) largest = std::max(largest, d.capacity_bytes);
+  return largest;
+}
+
 constexpr std::string_view kTopolvmPrefix = "capacity.topolvm.io/";
 constexpr std::string_view kTopolvmDriver = "topolvm.io";
 constexpr std::string_view kTopolvmDeviceClass = "topolvm.io/device-class";
@@ -258,7 +266,7 @@ void CapacityStore::claim_changed(const wire::Claim& pvc, bool deleted) {
   const std::vector<Place> places = record(pvc.uid, deleted ? nullptr : &pvc, now);
   std::set<std::string, std::less<>> touched;
   for (const auto& [node, cls] : places) {
-    if (class_pools_->count(cls)) touched.insert(node);
+    if (class_pools_->count(cls) || rules_.pool_by_class.count(cls)) touched.insert(node);
   }
   recompute(touched, now);
   if (deleted) {
@@ -673,10 +681,9 @@ void CapacityStore::unselect(const std::string& key, Published& p, std::set<std:
   p.selects.clear();
 }
 
-policy::CapacityAccount CapacityStore::account_at(const Place& where, const policy::PublishedCapacity& published,
-                                                  TimePoint now, std::set<std::string, std::less<>>& ignored) const {
+std::vector<policy::CapacityClaim> CapacityStore::claims_at(const Place& where,
+                                                            std::vector<const std::string*>& uids) const {
   std::vector<policy::CapacityClaim> claims;
-  std::vector<const std::string*> uids;
   if (auto at = claims_at_.find(where); at != claims_at_.end()) {
     for (const auto& uid : at->second) {
       const Recorded& r = claims_.at(uid);
@@ -684,9 +691,34 @@ policy::CapacityAccount CapacityStore::account_at(const Place& where, const poli
       uids.push_back(&uid);
     }
   }
-  policy::CapacityAccount a = policy::account(published, claims, now, options_.rule);
+  return claims;
+}
+
+policy::CapacityAccount CapacityStore::account_at(const Place& where, const policy::PublishedCapacity& published,
+                                                  TimePoint now, std::set<std::string, std::less<>>& ignored) const {
+  std::vector<const std::string*> uids;
+  policy::CapacityAccount a = policy::account(published, claims_at(where, uids), now, options_.rule);
   for (std::size_t i : a.ignored_claims) ignored.insert(*uids[i]);
   return a;
+}
+
+std::optional<TimePoint> CapacityStore::hand_written_claims(const std::string& node, TimePoint now,
+                                                            std::set<std::string, std::less<>>& ignored) const {
+  std::optional<TimePoint> next;
+  const state::Snapshot snapshot = state_.snapshot();
+  const state::NodeState* given = snapshot.find(node);
+  for (auto at = claims_at_.lower_bound(Place{node, std::string()}); at != claims_at_.end() && at->first.first == node;
+       ++at) {
+    const auto pool = rules_.pool_by_class.find(at->first.second);
+    if (pool == rules_.pool_by_class.end() || local_classes_.count(at->first.second)) continue;
+    const model::Pool* written = given ? given->supply.find_pool(pool->second) : nullptr;
+    std::vector<const std::string*> uids;
+    const policy::CapacityAccount a = policy::account_hand_written(written ? largest_volume(*written) : INT64_MAX,
+                                                                   claims_at(at->first, uids), now, options_.rule);
+    for (std::size_t i : a.ignored_claims) ignored.insert(*uids[i]);
+    if (a.next_change && (!next || *a.next_change < *next)) next = a.next_change;
+  }
+  return next;
 }
 
 void CapacityStore::hold_claims(const std::string& node, const std::set<std::string, std::less<>>& ignored,
@@ -766,12 +798,12 @@ void CapacityStore::recompute(const std::set<std::string, std::less<>>& nodes, T
     std::vector<PoolAccount> accounts;
     std::set<std::string, std::less<>> ignored;
     node_pools(node, now, pools, accounts, ignored);
+    std::optional<TimePoint> next = hand_written_claims(node, now, ignored);
     hold_claims(node, ignored, now);
     if (auto was = next_change_.find(node); was != next_change_.end()) {
       changes_.erase({was->second, node});
       next_change_.erase(was);
     }
-    std::optional<TimePoint> next;
     for (const auto& a : accounts) {
       if (a.account.next_change && (!next || *a.account.next_change < *next)) next = a.account.next_change;
     }

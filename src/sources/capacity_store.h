@@ -13,7 +13,8 @@
 // rule (a change of the annotation seen by the node watch is a change of the figure). It places every claim of a
 // managed class that has a selected node in the state
 // ("volume" claims), and publishes the pools (ClusterState::set_derived_pools) after each change
-// and from tick() when a claim settles.
+// and from tick() when a claim settles. Claims of a class storage.classes maps to a hand-written
+// pool are placed too, bounded and expiring without a volume as published pools' are.
 // Local PersistentVolumes (local-static-provisioner's) are read too: a class provisioned by
 // kubernetes.io/no-provisioner, WaitForFirstConsumer, with local volumes is managed (unless
 // storage.classes names it, or capacity.classes leaves it out); on each node its pool's devices
@@ -169,6 +170,13 @@ class CapacityStore {
   // The pool's account of the claims selected for it, their ignored uids to `ignored`.
   policy::CapacityAccount account_at(const Place& where, const policy::PublishedCapacity& published, TimePoint now,
                                      std::set<std::string, std::less<>>& ignored) const;
+  // The claims recorded at `where`, and their uids (views into claims_at_).
+  std::vector<policy::CapacityClaim> claims_at(const Place& where, std::vector<const std::string*>& uids) const;
+  // The claims selected for the node of classes storage.classes maps to hand-written pools that
+  // count no more (policy::account_hand_written, with the pool the node's own object gives; none
+  // there: the timeout alone) to `ignored`; when the next of those still counted stops counting.
+  std::optional<TimePoint> hand_written_claims(const std::string& node, TimePoint now,
+                                               std::set<std::string, std::less<>>& ignored) const;
   void merge_class_pools();
 
   state::ClusterState& state_;

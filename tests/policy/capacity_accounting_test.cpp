@@ -128,6 +128,44 @@ TEST(CapacityAccounting, SelectedClaimsWithoutAVolume) {
   }
 }
 
+TEST(CapacityAccounting, HandWrittenPoolsBoundAndExpireClaimsWithoutAVolume) {
+  const CapacityRule rule{std::chrono::milliseconds(120'000), std::chrono::milliseconds(600'000)};
+  struct HandRow {
+    const char* what;
+    std::int64_t largest_gi;
+    std::vector<std::pair<std::int64_t, int>> claims;  // size in Gi, volume seen at (-1: none); selected at 0
+    int now;
+    std::int64_t want_subtracted_gi;
+    std::int64_t want_ignored_gi;
+    std::vector<std::size_t> want_ignored_claims;
+    int want_next_change;  // -1: none
+  };
+  const HandRow rows[] = {
+      {"within the largest volume: counted until it expires", 100, {{100, -1}}, 10, 100, 0, {}, 600},
+      {"larger than the largest volume: ignored", 100, {{1024, -1}, {20, -1}}, 10, 20, 1024, {0}, 600},
+      {"the timeout passed without a volume: ignored", 100, {{40, -1}}, 600, 0, 40, {0}, -1},
+      {"a claim with a volume counts whatever its size and age, with no change to wait for",
+       10,
+       {{40, 5}},
+       9000,
+       40,
+       0,
+       {},
+       -1},
+  };
+  for (const HandRow& r : rows) {
+    std::vector<CapacityClaim> claims;
+    for (const auto& [gi, seen] : r.claims) {
+      claims.push_back({"ns/c", gi * kGi, seen < 0 ? std::nullopt : std::optional(at(seen)), at(0)});
+    }
+    const CapacityAccount a = account_hand_written(r.largest_gi * kGi, claims, at(r.now), rule);
+    EXPECT_EQ(a.subtracted, r.want_subtracted_gi * kGi) << r.what;
+    EXPECT_EQ(a.ignored, r.want_ignored_gi * kGi) << r.what;
+    EXPECT_EQ(a.ignored_claims, r.want_ignored_claims) << r.what;
+    EXPECT_EQ(a.next_change, r.want_next_change < 0 ? std::nullopt : std::optional(at(r.want_next_change))) << r.what;
+  }
+}
+
 // A claim is subtracted exactly once over its life: before its volume, until a change after it,
 // and never again after (a republish, or more time, does not bring it back).
 TEST(CapacityAccounting, OnceReflectedStaysReflected) {

@@ -133,5 +133,48 @@ TEST_F(SelectedClaims, HandSetAnnotationsAreBoundedByThePoolAndExpire) {
   EXPECT_EQ(ignored("n3"), 0);
 }
 
+// A class storage.classes maps to a hand-written pool (the default configuration's local-storage,
+// sized by each node's scheduler-extender.io/pool.local annotation) has no figure to reflect
+// anything: its claims without a volume count by the same bound and timeout.
+constexpr auto kHandTimeout = 3s;
+
+class HandWrittenPoolClaims : public ::testing::Test {
+ protected:
+  std::int64_t used(const std::string& node) {
+    return h_.state.snapshot().find(node)->usage_excluding("", SteadyClock::now()).pool_used("local");
+  }
+  kube::testing::ClusterHarness h_{[](config::Config& c) { c.storage.selected_claim_timeout = kHandTimeout; }};
+};
+
+TEST_F(HandWrittenPoolClaims, ClaimsWithoutAVolumeAreBoundedByThePoolAndExpire) {
+  constexpr const char* kPool = "scheduler-extender.io/pool.local";
+  h_.fake.put(Kind::kClasses, kube::testing::storage_class_object("local-storage", false));
+  h_.fake.put(Kind::kNodes, node_object("cap", 0, {{kPool, "100Gi"}}));
+  h_.fake.put(Kind::kNodes, node_object("dev", 0, {{kPool, "d0=50Gi,d1=50Gi"}}));
+  auto selected = [](const std::string& name, const std::string& size, const std::string& node, bool bound = false) {
+    json pvc = claim_object("ml", name, "pvc-" + name, "local-storage", size, node);
+    if (bound) {
+      pvc["spec"]["volumeName"] = "pv-" + name;
+      pvc["status"]["phase"] = "Bound";
+    }
+    return pvc;
+  };
+  h_.fake.put(Kind::kClaims, selected("attack-cap", "1Ti", "cap"));
+  h_.fake.put(Kind::kClaims, selected("bound-cap", "30Gi", "cap", true));
+  h_.fake.put(Kind::kClaims, selected("attack-dev", "60Gi", "dev"));
+  h_.fake.put(Kind::kClaims, selected("pending-dev", "40Gi", "dev"));
+  const auto started = SteadyClock::now();
+  h_.start();
+  ASSERT_TRUE(h_.wait_ready());
+  ASSERT_TRUE(eventually([&] { return used("cap") == 30 * kGiB && used("dev") == 40 * kGiB; }))
+      << "cap " << used("cap") << ", dev " << used("dev")
+      << ": a 1Ti claim on a 100Gi pool and a 60Gi one on 50Gi devices are not counted";
+  ASSERT_LT(SteadyClock::now() - started, kHandTimeout) << "the machine is too slow for this test's timeout";
+  EXPECT_TRUE(eventually([&] { return used("dev") == 0; }, kHandTimeout + 5s))
+      << "the 40Gi claim still without a volume stops counting once the timeout has passed";
+  EXPECT_GE(SteadyClock::now() - started, kHandTimeout);
+  EXPECT_EQ(used("cap"), 30 * kGiB) << "a claim with a volume counts whatever its age";
+}
+
 }  // namespace
 }  // namespace extender::engine

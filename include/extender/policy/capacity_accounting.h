@@ -78,6 +78,14 @@ struct CapacityAccount {
 CapacityAccount account(const PublishedCapacity& published, const std::vector<CapacityClaim>& claims, TimePoint now,
                         const CapacityRule& rule);
 
+// A hand-written pool (a size the operator gave: no figure to reflect anything) counts its claims
+// without a volume by the same bound and timeout, `largest` being the most one volume there could
+// take (its largest device, or its capacity). The claims with a volume count; the account's
+// `ignored` and `ignored_claims` are the others not counted, `subtracted` those counted, and
+// `next_change` when the next of those stops counting.
+CapacityAccount account_hand_written(std::int64_t largest, const std::vector<CapacityClaim>& claims, TimePoint now,
+                                     const CapacityRule& rule);
+
 // A CSIStorageCapacity's nodeTopology: nullopt selects no node (the field absent), an empty list
 // every node, else the nodes whose labels meet every requirement (matchLabels as In).
 bool topology_selects(const std::optional<std::vector<model::NodeSelectorRequirement>>& topology,
