@@ -76,12 +76,17 @@ policy::GpuPlacement Extender::gpu_placement(policy::ShapeMix& mix, const state:
 
 Result<model::Pod> Extender::actionable_pod(const std::string& uid, const std::string& ns, const std::string& name,
                                             Refusal& refusal) const {
+  const std::string who = ns + "/" + name + " (uid " + uid + ")";
   std::optional<model::Pod> pod = deps_.pods->pending_pod(uid);
   if (!pod) {
-    pod = deps_.pods->fetch_pod(ns, name);
+    auto fetched = deps_.pods->fetch_pod(ns, name);
+    if (!fetched) {
+      refusal = Refusal::kUnknownPod;
+      return Error{"pod " + who + " is not in the watch yet and could not be read: " + fetched.message()};
+    }
+    pod = std::move(*fetched);
     if (pod && pod->uid != uid) pod.reset();
   }
-  const std::string who = ns + "/" + name + " (uid " + uid + ")";
   if (!pod) {
     refusal = Refusal::kUnknownPod;
     return Error{"pod " + who + " is not a pod the API server has"};

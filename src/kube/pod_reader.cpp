@@ -1,11 +1,9 @@
 #include "extender/kube/pod_reader.h"
 
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 
-#include "extender/common/logging.h"
 #include "extender/wire/json_text.h"
 #include "extender/wire/k8s_objects.h"
 
@@ -25,29 +23,18 @@ std::string path_segment(std::string_view s) {
   return out;
 }
 
-std::optional<model::Pod> read_pod(ApiClient& client, const std::string& ns, const std::string& name,
-                                   std::chrono::milliseconds timeout) {
+Result<std::optional<model::Pod>> read_pod(ApiClient& client, const std::string& ns, const std::string& name,
+                                           std::chrono::milliseconds timeout) {
   auto reply = client.get("/api/v1/namespaces/" + path_segment(ns) + "/pods/" + path_segment(name), timeout);
-  if (!reply) {
-    spdlog::warn("reading pod {}/{}: {}", printable(ns, 256), printable(name, 256), reply.message());
-    return std::nullopt;
-  }
-  if (reply->status != 200) {
-    if (reply->status != 404) {
-      spdlog::warn("reading pod {}/{}: HTTP {}: {}", printable(ns, 256), printable(name, 256), reply->status,
-                   status_message(*reply));
-    }
-    return std::nullopt;
-  }
-  if (!wire::nesting_within(reply->body, 128)) return std::nullopt;
+  if (!reply) return reply.error();
+  if (reply->status == 404) return std::optional<model::Pod>{};
+  if (reply->status != 200) return Error{"HTTP " + std::to_string(reply->status) + ": " + status_message(*reply)};
+  if (!wire::nesting_within(reply->body, 128)) return Error{"the pod's body nests too deep"};
   auto doc = nlohmann::json::parse(reply->body, nullptr, false);
-  if (doc.is_discarded()) return std::nullopt;
+  if (doc.is_discarded()) return Error{"the pod's body is not JSON"};
   auto pod = wire::decode_pod(doc);
-  if (!pod) {
-    spdlog::warn("reading pod {}/{}: {}", printable(ns, 256), printable(name, 256), pod.message());
-    return std::nullopt;
-  }
-  return std::move(*pod);
+  if (!pod) return pod.error();
+  return std::optional<model::Pod>{std::move(*pod)};
 }
 
 }  // namespace extender::kube

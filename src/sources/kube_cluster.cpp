@@ -656,7 +656,7 @@ KubeCluster::GroupMembers KubeCluster::group_members(const std::string& ns, cons
   return out;
 }
 
-std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {
+Result<std::optional<model::Pod>> KubeCluster::fetch_pod(const std::string& ns, const std::string& name) const {
   {
     std::lock_guard lock(fetch_mu_);
     const auto now = clock_.now();
@@ -665,16 +665,21 @@ std::optional<model::Pod> KubeCluster::fetch_pod(const std::string& ns, const st
         fetch_refusal_logged_ = now;
         spdlog::warn(
             "pod {}/{} is not in the watch and reads of unknown pods are at their limit ({} at once, {}/s): "
-            "answered as unknown",
+            "not judged in this request",
             printable(ns, 256), printable(name, 256), kFetchesInFlight, kFetchesPerSecond);
       }
-      return std::nullopt;
+      return Error{"reads of pods the watch has not shown are at their limit (" + std::to_string(kFetchesInFlight) +
+                   " at once, " + std::to_string(kFetchesPerSecond) + "/s)"};
     }
     ++fetching_;
   }
   auto pod = kube::read_pod(client_, ns, name, fetch_timeout_);
   std::lock_guard lock(fetch_mu_);
   --fetching_;
+  if (!pod) {
+    spdlog::warn("reading pod {}/{}: {}", printable(ns, 256), printable(name, 256), pod.message());
+    return Error{"reading it from the API server: " + pod.message()};
+  }
   return pod;
 }
 

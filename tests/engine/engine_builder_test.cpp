@@ -10,7 +10,9 @@ namespace {
 // One source of all four ports, as sources::KubeCluster is.
 struct OneCluster final : PodSource, ClaimSource, DraSource, Gate {
   std::optional<model::Pod> pending_pod(const std::string&) const override { return std::nullopt; }
-  std::optional<model::Pod> fetch_pod(const std::string&, const std::string&) const override { return std::nullopt; }
+  Result<std::optional<model::Pod>> fetch_pod(const std::string&, const std::string&) const override {
+    return std::optional<model::Pod>{};
+  }
   std::optional<model::ClaimInfo> claim(const std::string&, const std::string&) const override { return std::nullopt; }
   std::string default_storage_class() const override { return ""; }
   std::shared_ptr<const model::DraInventory> dra_snapshot() const override { return nullptr; }

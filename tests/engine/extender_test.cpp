@@ -405,6 +405,21 @@ TEST(WhoMayBind, APodTheWatchHasNotShownIsReadFromTheApiServerAndItsUidChecked) 
   EXPECT_EQ(binder.bound, std::vector<std::string>{"u1"});
 }
 
+TEST(WhoMayBind, APodThatCouldNotBeReadIsNotCalledAbsent) {
+  Harness h;
+  h.cfg.mode = config::Mode::kKubernetes;
+  RecordingBinder binder;
+  h.pods.fetch = [](const std::string&, const std::string&) -> Result<std::optional<model::Pod>> {
+    return Error{"reads of pods the watch has not shown are at their limit (2 at once, 10/s)"};
+  };
+  Extender& ext = h.kubernetes(binder);
+  BindAnswer a = ext.bind({"pod-u1", "ml", "u1", "big"});
+  EXPECT_EQ(a.refusal, Refusal::kUnknownPod);
+  EXPECT_NE(a.error.find("not in the watch yet and could not be read: reads of pods"), std::string::npos) << a.error;
+  EXPECT_EQ(a.error.find("is not a pod the API server has"), std::string::npos) << a.error;
+  EXPECT_TRUE(binder.bound.empty());
+}
+
 TEST(WhoMayBind, StandaloneModeIgnoresSchedulerNamesAndRefusesPodsThatNeedNothingManaged) {
   Harness h;
   wire::ExtenderArgs args;

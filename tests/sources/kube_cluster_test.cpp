@@ -380,9 +380,18 @@ TEST(KubeClusterAsPodSource, APodTheWatchHasNotShownIsReadFromTheApiServer) {
   const engine::PodSource& pods = *h.cluster;
   EXPECT_FALSE(pods.pending_pod("uid-late")) << "the watch has not shown it";
   auto fetched = pods.fetch_pod("ml", "late");
-  ASSERT_TRUE(fetched);
-  EXPECT_EQ(fetched->uid, "uid-late");
-  EXPECT_FALSE(pods.fetch_pod("ml", "never")) << "a pod the API server does not have";
+  ASSERT_TRUE(fetched && *fetched) << fetched.message();
+  EXPECT_EQ((*fetched)->uid, "uid-late");
+  auto never = pods.fetch_pod("ml", "never");
+  ASSERT_TRUE(never) << never.message();
+  EXPECT_FALSE(*never) << "a pod the API server does not have";
+  h.server.route("GET", "/api/v1/namespaces/ml/pods/broken", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 500;
+    res.set_content(R"({"kind":"Status","message":"etcdserver: request timed out"})", "application/json");
+  });
+  auto broken = pods.fetch_pod("ml", "broken");
+  ASSERT_FALSE(broken) << "a read that fails is not a pod that does not exist";
+  EXPECT_NE(broken.message().find("etcdserver: request timed out"), std::string::npos) << broken.message();
 }
 
 }  // namespace

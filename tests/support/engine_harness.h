@@ -46,8 +46,8 @@ class FakePods final : public engine::PodSource {
     if (it == pending.end()) return std::nullopt;
     return it->second;
   }
-  std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override {
-    if (!fetch) return std::nullopt;
+  Result<std::optional<model::Pod>> fetch_pod(const std::string& ns, const std::string& name) const override {
+    if (!fetch) return std::optional<model::Pod>{};
     return fetch(ns, name);
   }
   std::vector<model::Pod> nominated_pods() const override { return nominated; }
@@ -60,7 +60,7 @@ class FakePods final : public engine::PodSource {
   std::map<std::string, model::Pod> pending;
   std::map<std::string, std::size_t> bound_members;  // "ns/group" -> members bound
   std::vector<model::Pod> nominated;                 // what nominated_pods() answers
-  std::function<std::optional<model::Pod>(const std::string& ns, const std::string& name)> fetch;
+  std::function<Result<std::optional<model::Pod>>(const std::string& ns, const std::string& name)> fetch;
 };
 
 class FakeClaims final : public engine::ClaimSource {

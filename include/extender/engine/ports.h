@@ -33,8 +33,9 @@ class PodSource {
   // pending pod of that uid.
   virtual std::optional<model::Pod> pending_pod(const std::string& uid) const = 0;
   // The pod read from the API server by namespace and name, for a uid the watch has not shown
-  // yet; nullopt when it cannot be read.
-  virtual std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const = 0;
+  // yet; nullopt when the API server has no such pod; an error when it could not be read (the
+  // read failed, or the source's limit on such reads refused it).
+  virtual Result<std::optional<model::Pod>> fetch_pod(const std::string& ns, const std::string& name) const = 0;
   // The pending pods the watch shows nominated to a node (status.nominatedNodeName); usually few.
   virtual std::vector<model::Pod> nominated_pods() const { return {}; }
   // The members of pod group `group` in namespace `ns` the watch shows pending and bound.

@@ -6,14 +6,16 @@
 #include <string>
 #include <string_view>
 
+#include "extender/common/result.h"
 #include "extender/kube/api_client.h"
 #include "extender/model/pod.h"
 
 namespace extender::kube {
 
-// The pod, or nullopt when it does not exist or cannot be read (the reason is logged).
-std::optional<model::Pod> read_pod(ApiClient& client, const std::string& ns, const std::string& name,
-                                   std::chrono::milliseconds timeout);
+// The pod; nullopt when the API server says it does not exist (404); an error when it cannot be
+// read (the request failed, another status, a body that cannot be decoded).
+Result<std::optional<model::Pod>> read_pod(ApiClient& client, const std::string& ns, const std::string& name,
+                                           std::chrono::milliseconds timeout);
 
 // `s` escaped for use as one segment of a URL path.
 std::string path_segment(std::string_view s);

@@ -93,8 +93,9 @@ class KubeCluster final : public engine::PodSource,
   // The pod read from the API server within options.fetch_timeout (a pod the watch has not shown yet).
   // A read of the API server for a pod the watch has not shown: at most kFetchesInFlight at once
   // and kFetchesPerSecond (burst as many), so made-up pods cannot make every worker wait on reads;
-  // past that nullopt at once (the pod is unknown for this request; logged at most once a second).
-  std::optional<model::Pod> fetch_pod(const std::string& ns, const std::string& name) const override;
+  // past that an error at once (the pod cannot be judged in this request; logged at most once a
+  // second).
+  Result<std::optional<model::Pod>> fetch_pod(const std::string& ns, const std::string& name) const override;
   static constexpr int kFetchesInFlight = 2;
   static constexpr int kFetchesPerSecond = 10;
   // The StorageClass marked default in the cluster, or empty.
