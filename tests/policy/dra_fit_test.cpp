@@ -6,27 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "support/nvidia_dra_devices.h"
+
 namespace extender::policy {
 namespace {
 
-using model::DraAttribute;
-
 const char* kGpuClass = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'";
-
-model::ResourceSlice slice(const std::string& node, int gpus) {
-  model::ResourceSlice s;
-  s.name = node + "-slice";
-  s.driver = model::kNvidiaGpuDriver;
-  s.node_name = node;
-  s.pool = node;
-  for (int i = 0; i < gpus; ++i) {
-    model::DraDevice d;
-    d.name = "gpu-" + std::to_string(i);
-    d.attributes["gpu.nvidia.com/type"] = {DraAttribute::Kind::kString, 0, false, "gpu"};
-    s.devices.push_back(std::move(d));
-  }
-  return s;
-}
 
 std::shared_ptr<const DraClasses> compiled(const std::vector<model::DeviceClass>& classes) {
   return std::make_shared<const DraClasses>(classes);
@@ -49,7 +34,7 @@ model::NodeSupply supply(const std::string& name, std::int64_t allocatable = 0) 
 
 TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
   auto inv = std::make_shared<const model::DraInventory>(
-      model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {}));
+      model::build_dra_inventory({testing::nvidia_gpus("dra4", 4), testing::nvidia_gpus("mixed", 4)}, {}));
   const auto classes = compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}});
   const model::PodDemand pod = demand(2);
   DraFit fit(pod, inv, classes);
@@ -83,11 +68,11 @@ TEST(DraFit, JudgesDraServedResourcesByDevicesAndTheRestByCheckFit) {
 }
 
 TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
-  model::ResourceSlice with_memory = slice("dra4", 4);
+  model::ResourceSlice with_memory = testing::nvidia_gpus("dra4", 4);
   for (std::size_t i = 0; i < with_memory.devices.size(); ++i) {
     with_memory.devices[i].capacity["gpu.nvidia.com/memory"] = *Quantity::parse(i == 2 ? "40Gi" : "80Gi");
   }
-  model::ResourceSlice without_memory = slice("bare2", 2);
+  model::ResourceSlice without_memory = testing::nvidia_gpus("bare2", 2);
   model::ResourceClaim held;
   held.uid = "c";
   held.allocated = true;
@@ -95,7 +80,7 @@ TEST(DraFit, ScoringViewOffersTheDraGpusAsDevicePluginGpus) {
                   {"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-3", false},
                   {"gpus", model::kNvidiaGpuDriver, "bare2", "gpu-0", false}};
   auto inv = std::make_shared<const model::DraInventory>(
-      model::build_dra_inventory({with_memory, without_memory, slice("mixed", 4)}, {held}));
+      model::build_dra_inventory({with_memory, without_memory, testing::nvidia_gpus("mixed", 4)}, {held}));
   const model::PodDemand pod = demand(1);
   DraFit fit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}));
   model::NodeUsage usage;
@@ -136,7 +121,7 @@ TEST(DraFit, TakeScoringViewMovesTheUsageOnlyWhenItGivesAView) {
   held.allocated = true;
   held.results = {{"gpus", model::kNvidiaGpuDriver, "dra4", "gpu-1", false}};
   auto inv = std::make_shared<const model::DraInventory>(
-      model::build_dra_inventory({slice("dra4", 4), slice("mixed", 4)}, {held}));
+      model::build_dra_inventory({testing::nvidia_gpus("dra4", 4), testing::nvidia_gpus("mixed", 4)}, {held}));
   const model::PodDemand pod = demand(1);
   DraFit fit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, "nvidia.com/gpu"}}));
   model::NodeUsage usage;
@@ -166,7 +151,8 @@ TEST(DraFit, TakeScoringViewMovesTheUsageOnlyWhenItGivesAView) {
 }
 
 TEST(DraFit, EmptyWhenNoClassBacksTheResource) {
-  auto inv = std::make_shared<const model::DraInventory>(model::build_dra_inventory({slice("dra4", 4)}, {}));
+  auto inv =
+      std::make_shared<const model::DraInventory>(model::build_dra_inventory({testing::nvidia_gpus("dra4", 4)}, {}));
   const model::PodDemand pod = demand(2);
   EXPECT_TRUE(DraFit(pod, inv, compiled({{"gpu.nvidia.com", {kGpuClass}, ""}})).empty());
   DraFit none(pod, inv, compiled({}));

@@ -6,6 +6,7 @@
 #include "extender/policy/gpu_model_constraint.h"
 #include "extender/policy/gpu_placement.h"
 #include "extender/policy/score.h"
+#include "support/nvidia_dra_devices.h"
 
 namespace extender::policy {
 namespace {
@@ -67,24 +68,8 @@ TEST(GpuModels, AllowedByTheConstraintsKubeSchedulerEnforces) {
   for (const auto& c : cases) EXPECT_EQ(gpu_models_allowed(c.constraints), c.models) << c.what;
 }
 
-// DRA nodes of two models (labelled as GPU Feature Discovery labels them) beside a device-plugin
-// node; a class backing example.com/h100 selects one product by name.
-model::ResourceSlice dra_slice(const std::string& node, const std::string& product, int gpus) {
-  model::ResourceSlice s;
-  s.name = node + "-slice";
-  s.driver = model::kNvidiaGpuDriver;
-  s.node_name = node;
-  s.pool = node;
-  for (int i = 0; i < gpus; ++i) {
-    model::DraDevice d;
-    d.name = "gpu-" + std::to_string(i);
-    d.attributes["gpu.nvidia.com/type"] = {model::DraAttribute::Kind::kString, 0, false, "gpu"};
-    d.attributes["gpu.nvidia.com/productName"] = {model::DraAttribute::Kind::kString, 0, false, product};
-    s.devices.push_back(std::move(d));
-  }
-  return s;
-}
-
+// A DRA node as the node watch has it: no allocatable GPUs, its model labelled as GPU Feature
+// Discovery labels it.
 model::NodeSupply dra_host(std::string name, std::string gpu_model) {
   model::NodeSupply n;
   n.name = std::move(name);
@@ -92,11 +77,15 @@ model::NodeSupply dra_host(std::string name, std::string gpu_model) {
   return n;
 }
 
+// DRA nodes of two models beside a device-plugin node; a class backing example.com/h100 selects
+// one product by name.
 TEST(GpuModels, ServedByTheNodesWhoseDevicesTheClassSelects) {
   using Models = std::vector<std::string>;
   const char* h100 = "NVIDIA H100 80GB HBM3";
   auto inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory(
-      {dra_slice("h", h100, 2), dra_slice("a", "NVIDIA A100-SXM4-40GB", 2), dra_slice("x", h100, 4)}, {}));
+      {testing::nvidia_gpus("h", 2, h100), testing::nvidia_gpus("a", 2, "NVIDIA A100-SXM4-40GB"),
+       testing::nvidia_gpus("x", 4, h100)},
+      {}));
   auto classes = std::make_shared<const DraClasses>(
       std::vector<model::DeviceClass>{{"gpu.nvidia.com", {"device.driver == 'gpu.nvidia.com'"}, "nvidia.com/gpu"},
                                       {"h100.nvidia.com",
