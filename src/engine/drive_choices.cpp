@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "node_fit.h"
-
 namespace extender::engine {
 
 namespace {
@@ -17,32 +15,33 @@ bool wants_drives(const model::PodDemand& demand) {
   return std::any_of(demand.volumes.begin(), demand.volumes.end(), unplaced_drive_volume);
 }
 
-std::vector<DriveChoice> drive_choices(const model::PodDemand& demand, const policy::DraFit* dra,
-                                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                       std::span<const std::uint32_t> passed, TimePoint now) {
+std::vector<DriveChoice> drive_choices(const model::PodDemand& demand,
+                                       std::span<const FilterPass::PlacedVolumes> placed,
+                                       std::span<const std::string_view> names, std::span<const std::uint32_t> passed) {
   std::set<std::string_view> volumes;
   for (const auto& v : demand.volumes) {
     if (unplaced_drive_volume(v)) volumes.insert(v.volume);
   }
   std::vector<DriveChoice> out;
+  auto at = placed.begin();
   for (std::uint32_t i : passed) {
-    const state::NodeState* node = snapshot.find(names[i]);
-    if (!node) continue;
-    const policy::Fit fit = fit_on(dra, demand, node->supply, node->usage_for(demand, now), policy::GpuPlacement{});
-    if (fit.verdict != policy::Verdict::kFits) continue;
-    DriveChoice choice{node->supply.name, {}};
-    for (const auto& placed : fit.allocation.volumes) {
-      if (volumes.count(placed.volume)) choice.volumes.push_back(placed);
+    at = std::lower_bound(at, placed.end(), i, [](const auto& p, std::uint32_t index) { return p.index < index; });
+    if (at == placed.end()) break;
+    if (at->index != i) continue;
+    DriveChoice choice{std::string(names[i]), {}};
+    for (const auto& volume : at->volumes) {
+      if (volumes.count(volume.volume)) choice.volumes.push_back(volume);
     }
     out.push_back(std::move(choice));
   }
   return out;
 }
 
-std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand, const policy::DraFit* dra,
-                                       const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                       std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now) {
-  const auto choices = drive_choices(demand, dra, snapshot, names, passed, now);
+std::optional<std::string> hold_drives(DriveReserver& drives, const model::PodDemand& demand,
+                                       std::span<const FilterPass::PlacedVolumes> placed,
+                                       std::span<const std::string_view> names, std::vector<std::uint32_t>& passed,
+                                       wire::FilterResult& r) {
+  const auto choices = drive_choices(demand, placed, names, passed);
   auto held = drives.reserve(demand, choices);
   if (!held) {
     return "pod " + demand.display_name() +

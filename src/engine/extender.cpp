@@ -325,14 +325,15 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   if (deps_.in_flight && !args.pod.pod_group.empty()) deps_.in_flight->cycle(demand->uid, group_key(args.pod), now);
 
   const auto dra = dra_fit(*demand);
-  FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod);
+  FilterPass judge(*demand, dra.get(), deps_.state->snapshot(), now, answer.summary.pod,
+                   deps_.drives && wants_drives(*demand));
   std::vector<std::uint32_t> fitting;
   if (!judge_in_steps(judge, names, deadline, clock_, fitting, r)) {
     answer.summary.note = r.error;
     return answer;
   }
   const bool held = judge_in_flight(args.pod, *demand, dra.get(), judge.snapshot(), names, fitting, r, now);
-  if (auto not_held = reserve_drives(*demand, dra.get(), judge.snapshot(), names, fitting, r, now)) {
+  if (auto not_held = reserve_drives(*demand, judge, names, fitting, r)) {
     if (held) deps_.in_flight->released(demand->uid);
     r = wire::FilterResult{};
     return answered_error(std::move(answer), std::move(*not_held));
@@ -356,13 +357,11 @@ std::optional<std::string> Extender::volumes_of_pending_pod(const model::Pod& re
   return std::nullopt;
 }
 
-std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
-                                                    const state::Snapshot& snapshot,
+std::optional<std::string> Extender::reserve_drives(const model::PodDemand& demand, const FilterPass& judged,
                                                     std::span<const std::string_view> names,
-                                                    std::vector<std::uint32_t>& passed, wire::FilterResult& r,
-                                                    TimePoint now) {
+                                                    std::vector<std::uint32_t>& passed, wire::FilterResult& r) {
   if (!deps_.drives || !wants_drives(demand)) return std::nullopt;
-  return hold_drives(*deps_.drives, demand, dra, snapshot, names, passed, r, now);
+  return hold_drives(*deps_.drives, demand, judged.placed_volumes(), names, passed, r);
 }
 
 bool Extender::judge_in_flight(const model::Pod& pod, const model::PodDemand& demand, const policy::DraFit* dra,

@@ -15,14 +15,15 @@ constexpr policy::GpuPlacement kVerdictOnly{policy::PackingStrategy::kBinpack, n
 std::string FilterPass::unknown_node_reason() { return "node is not known to scheduler-extender"; }
 
 FilterPass::FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot,
-                       TimePoint now, std::string_view pod_for_logs)
+                       TimePoint now, std::string_view pod_for_logs, bool keep_volume_placements)
     : demand_(demand),
       dra_(dra),
       snapshot_(std::move(snapshot)),
       now_(now),
       pod_(pod_for_logs),
       whole_gpus_only_(policy::asks_whole_gpus_only(demand)),
-      uid_bits_(state::NodeIndex::claim_bits(demand.uid)) {}
+      uid_bits_(state::NodeIndex::claim_bits(demand.uid)),
+      keep_placements_(keep_volume_placements) {}
 
 const FilterPass::Remembered* FilterPass::remembered(const state::NodeSummary& s) const {
   for (const Remembered& m : remembered_) {
@@ -100,7 +101,10 @@ void FilterPass::judge(std::span<const std::string_view> names, std::size_t begi
       policy::Fit fit = fit_of(found, summarized);
       std::uint32_t reason = 0;
       switch (fit.verdict) {
-        case policy::Verdict::kFits: fitting.push_back(static_cast<std::uint32_t>(base + k)); break;
+        case policy::Verdict::kFits:
+          fitting.push_back(static_cast<std::uint32_t>(base + k));
+          if (keep_placements_) placed_.push_back({fitting.back(), std::move(fit.allocation.volumes)});
+          break;
         case policy::Verdict::kInsufficient:
           reason = record(r.failed, failed_reasons_, found.name, facts(found), std::move(fit.reason));
           log(found.name, r.failed, false);

@@ -3,8 +3,10 @@
 // up in the snapshot's index in batches. A pod asking whole GPUs alone is judged from each node's
 // summary wherever that tells the pod's usage (the verdict of each distinct summary is reused, as
 // nodes of one kind share it); any other pod, or node, by check_fit (or the DRA judge) on the
-// node's usage. Failures are recorded with their reason formatted once per kind of failure. One
-// per request; not thread-safe. The demand, the DRA judge and the names must outlive it.
+// node's usage. Failures are recorded with their reason formatted once per kind of failure. Made
+// to, it keeps the volume placements the check chose on each node that fits (what csi-baremetal's
+// reservation is written from), so they are not computed twice. One per request; not thread-safe.
+// The demand, the DRA judge and the names must outlive it.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -24,8 +26,14 @@ namespace extender::engine {
 
 class FilterPass {
  public:
+  // The volumes' placements on a node that fits, names[index].
+  struct PlacedVolumes {
+    std::uint32_t index;
+    std::vector<model::VolumePlacement> volumes;
+  };
+
   FilterPass(const model::PodDemand& demand, const policy::DraFit* dra, state::Snapshot snapshot, TimePoint now,
-             std::string_view pod_for_logs);
+             std::string_view pod_for_logs, bool keep_volume_placements = false);
 
   // Judges names[begin, end): appends the index of each node that fits to `fitting` and records
   // the others (unknown names too) in r.failed / r.failed_unresolvable, a known node by the
@@ -34,6 +42,9 @@ class FilterPass {
              std::vector<std::uint32_t>& fitting, wire::FilterResult& r);
 
   const state::Snapshot& snapshot() const { return snapshot_; }
+  // Each fitting node's volume placements, in the order judge() passed them; empty unless made to
+  // keep them.
+  std::span<const PlacedVolumes> placed_volumes() const { return placed_; }
   // Whether every name judge() can pass needs no JSON escaping (every node's name is of the DNS
   // alphabet; a passing name is a known node's).
   bool passing_names_plain() const { return snapshot_.names_dns_only(); }
@@ -72,6 +83,8 @@ class FilterPass {
   const std::string_view pod_;
   const bool whole_gpus_only_;
   const std::uint64_t uid_bits_;
+  const bool keep_placements_;
+  std::vector<PlacedVolumes> placed_;
   model::NodeUsage scratch_;
   Formatted failed_reasons_, unresolvable_reasons_;
   std::vector<Remembered> remembered_;

@@ -384,7 +384,7 @@ Fit check_fit(const PodDemand& pod, const NodeSupply& node, const NodeUsage& usa
   check_gpu_memory(pod, figures, f);
   check_volumes(pod, node, usage, f, fit.allocation.volumes);
   if (f.unresolvable || f.insufficient) return verdict_of(f);
-  if (gpu.verdict_only) return {};
+  if (gpu.verdict_only) return fit;
   fit.allocation.gpus = pod.gpus;
   fit.allocation.cpu_milli = pod.cpu_milli;
   fit.allocation.memory_bytes = pod.memory_bytes;

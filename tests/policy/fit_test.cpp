@@ -325,6 +325,53 @@ TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
   EXPECT_EQ(check_fit(pod({{"SSDLVG", 99 * GiB}}), node, used).verdict, Verdict::kUnresolvable);
 }
 
+// /filter keeps a fitting node's volume placements from its verdict-only check: the same drives
+// and devices the full check chooses, for each pod below.
+TEST(CheckFit, VerdictOnlyKeepsTheVolumesPlacementsTheFullCheckMakes) {
+  Pool drives{"csi-baremetal:SSD", 0, {{"ac-big"}, {"ac-small"}}};
+  drives.devices[0].capacity_bytes = 100 * GiB;
+  drives.devices[1].capacity_bytes = 10 * GiB;
+  for (auto& d : drives.devices) d.drive_class = "SSD";
+  drives.drives = true;
+  Pool lvm{"nvme", 500 * GiB, {{"vg-a"}, {"vg-b"}}};
+  lvm.devices[0].capacity_bytes = 200 * GiB;
+  lvm.devices[1].capacity_bytes = 300 * GiB;
+  NodeSupply node = pool_node({drives, lvm});
+  node.gpus["nvidia.com/gpu"] = 2;
+  node.gpu_devices = {"nvidia.com/gpu", 2, 40 * GiB};
+  auto drive_volume = [](const char* cls, std::int64_t bytes) {
+    model::VolumeDemand v;
+    v.volume = std::string("d-") + cls;
+    v.pool = "csi-baremetal:SSD";
+    v.drive_class = cls;
+    v.bytes = bytes;
+    return v;
+  };
+  PodDemand with_gpu = volume_pod({{"nvme", 250 * GiB}});
+  with_gpu.gpus["nvidia.com/gpu"] = 1;
+  with_gpu.volumes.push_back(drive_volume("SSD", 5 * GiB));
+  PodDemand groups = volume_pod({});
+  groups.volumes = {drive_volume("SSDLVG", GiB + 1), drive_volume("SSD", 50 * GiB)};
+  PodDemand too_large = volume_pod({{"nvme", 600 * GiB}});
+  GpuPlacement verdict_only;
+  verdict_only.verdict_only = true;
+  for (const PodDemand* pod : {&with_gpu, &groups, &too_large}) {
+    const Fit full = check_fit(*pod, node, {});
+    const Fit quick = check_fit(*pod, node, {}, verdict_only);
+    EXPECT_EQ(quick.verdict, full.verdict) << pod->volumes[0].volume;
+    EXPECT_EQ(quick.allocation.volumes, full.allocation.volumes) << pod->volumes[0].volume;
+    EXPECT_TRUE(quick.allocation.gpus.empty());
+    EXPECT_TRUE(quick.allocation.gpu_devices.empty());
+  }
+  const Fit quick = check_fit(with_gpu, node, {}, verdict_only);
+  ASSERT_EQ(quick.verdict, Verdict::kFits) << format_reason(quick.reason);
+  ASSERT_EQ(quick.allocation.volumes.size(), 2u);
+  EXPECT_EQ(quick.allocation.volumes[0].device, "ac-small") << "the smallest drive that holds it";
+  EXPECT_EQ(quick.allocation.volumes[1].device, "vg-b") << "the only volume group it fits";
+  EXPECT_FALSE(check_fit(with_gpu, node, {}).allocation.gpu_devices.empty()) << "the full check chooses devices";
+  EXPECT_EQ(check_fit(too_large, node, {}, verdict_only).verdict, Verdict::kUnresolvable);
+}
+
 // csi-baremetal's default class (storageType ANY): its claims' pool "csi-baremetal:ANY" stands for
 // the node's HDD, SSD and NVME pools, planned together with the pod's claims of those pools: a
 // whole HDD drive first, then SSD, then NVME; never a volume group; no drive twice, across pods.

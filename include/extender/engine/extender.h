@@ -36,6 +36,8 @@
 
 namespace extender::engine {
 
+class FilterPass;  // filter_pass.h, private to the engine
+
 // What a verb did, for the request log line.
 struct Summary {
   std::string pod;  // namespace/name
@@ -161,9 +163,9 @@ class Extender {
   // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes (a demand
   // volumes_of_pending_pod read from the API server's pod) and keeps in `passed` the nodes the
   // reservation holds (hold_drives); the filter's error, if any.
-  std::optional<std::string> reserve_drives(const model::PodDemand& demand, const policy::DraFit* dra,
-                                            const state::Snapshot& snapshot, std::span<const std::string_view> names,
-                                            std::vector<std::uint32_t>& passed, wire::FilterResult& r, TimePoint now);
+  std::optional<std::string> reserve_drives(const model::PodDemand& demand, const FilterPass& judged,
+                                            std::span<const std::string_view> names, std::vector<std::uint32_t>& passed,
+                                            wire::FilterResult& r);
   // What kube-scheduler decided but has not published (docs/kubernetes.md, "Pod groups"): the pods
   // nominated to the passed nodes count (count_nominated), then a pod group's member is narrowed
   // and held (hold_group_member), or, refused, may end its group's cycle; whether it was held.

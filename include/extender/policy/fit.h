@@ -64,8 +64,9 @@ struct Fit {
 struct GpuPlacement {
   PackingStrategy strategy = PackingStrategy::kBinpack;
   const ShapeMix* mix = nullptr;
-  // The verdict and the reason only (what /filter answers): no allocation and no choice of
-  // devices for a pod that fits. The verdict and the reason are the same either way.
+  // The verdict and the reason (what /filter answers), with the volumes' placements, which the
+  // verdict comes from, as the only allocation: no choice of GPU devices for a pod that fits. The
+  // verdict, the reason and the volumes' placements are the same either way.
   bool verdict_only = false;
 };
 
