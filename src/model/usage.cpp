@@ -68,6 +68,20 @@ std::int64_t NodeUsage::pool_used(std::string_view pool) const { return lookup(p
 std::int64_t NodeUsage::device_used(std::string_view pool, std::string_view device) const {
   return lookup(device_bytes, device_key(pool, device));
 }
+PoolDeviceUse::PoolDeviceUse(const NodeUsage& usage, std::string_view pool) {
+  const std::string prefix = device_key(pool, "");
+  for (auto it = usage.device_bytes.lower_bound(prefix);
+       it != usage.device_bytes.end() && std::string_view(it->first).starts_with(prefix); ++it) {
+    used_.emplace_back(std::string_view(it->first).substr(prefix.size()), it->second);
+  }
+}
+
+std::int64_t PoolDeviceUse::used(std::string_view device) const {
+  auto it = std::lower_bound(used_.begin(), used_.end(), device,
+                             [](const auto& entry, std::string_view name) { return entry.first < name; });
+  return it != used_.end() && it->first == device ? it->second : 0;
+}
+
 std::int64_t NodeUsage::pool_freeable_bytes(std::string_view pool) const { return lookup(pool_freeable, pool); }
 std::int64_t NodeUsage::device_freeable_bytes(std::string_view pool, std::string_view device) const {
   return lookup(device_freeable, device_key(pool, device));

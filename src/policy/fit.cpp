@@ -152,8 +152,9 @@ bool place_on_drives(const PodDemand& pod, std::span<const Pool* const> pools, c
   std::vector<DriveOffer> offers;
   std::vector<std::pair<const Pool*, const model::Device*>> offered;
   for (const Pool* pool : pools) {
+    const model::PoolDeviceUse on_devices(usage, pool->name);
     for (const auto& d : pool->devices) {
-      const std::int64_t used = usage.device_used(pool->name, d.name);
+      const std::int64_t used = on_devices.used(d.name);
       offers.push_back({d.name, d.drive_class, std::max<std::int64_t>(d.capacity_bytes - used, 0), used > 0});
       offered.emplace_back(pool, &d);
     }

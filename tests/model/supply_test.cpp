@@ -119,5 +119,27 @@ TEST(NodeUsage, AddsAndSubtractsAllocations) {
   EXPECT_EQ(u, NodeUsage{});
 }
 
+// A pool's devices read in one walk give each device what a lookup of it gives, among pools whose
+// names share a prefix and devices that hold nothing.
+TEST(PoolDeviceUse, GivesWhatALookupOfEachDeviceGives) {
+  Allocation a;
+  a.volumes = {{"v1", "csi-baremetal:SSD", "ac-2", 100, "", ""},   {"v2", "csi-baremetal:SSD", "ac-10", 7, "", ""},
+               {"v3", "csi-baremetal:SSDLVG", "ac-3", 50, "", ""}, {"v4", "csi-baremetal:SS", "ac-2", 9, "", ""},
+               {"v5", "csi-baremetal:SSD", "ac-2", 1, "", ""},     {"v6", "hdd", "", 5, "", ""}};
+  NodeUsage u;
+  u.add(a);
+  std::size_t held = 0;
+  for (const char* pool :
+       {"csi-baremetal:SSD", "csi-baremetal:SSDLVG", "csi-baremetal:SS", "csi-baremetal", "hdd", "none"}) {
+    const PoolDeviceUse on_devices(u, pool);
+    for (const char* device : {"ac-2", "ac-10", "ac-3", "ac-1", "", "ac-20"}) {
+      EXPECT_EQ(on_devices.used(device), u.device_used(pool, device)) << pool << " " << device;
+      if (on_devices.used(device) > 0) ++held;
+    }
+  }
+  EXPECT_EQ(held, 4u) << "every device that holds bytes is found";
+  EXPECT_EQ(PoolDeviceUse(u, "csi-baremetal:SSD").used("ac-2"), 101);
+}
+
 }  // namespace
 }  // namespace extender::model

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "extender/model/gpu_devices.h"
@@ -59,6 +61,18 @@ struct NodeUsage {
 };
 
 std::string device_key(std::string_view pool, std::string_view device);
+
+// The bytes a usage holds on the devices of one pool, read in one walk of its device_bytes: for a
+// pool of many devices (csi-baremetal's drives), one key built instead of one per device. used()
+// gives what NodeUsage::device_used gives. Views into the usage, which must outlive it unchanged.
+class PoolDeviceUse {
+ public:
+  PoolDeviceUse(const NodeUsage& usage, std::string_view pool);
+  std::int64_t used(std::string_view device) const;
+
+ private:
+  std::vector<std::pair<std::string_view, std::int64_t>> used_;  // by device name
+};
 
 // The ledger's device rule: places volumes of `sizes`, in order, each on the device with the least
 // free space that still holds it (best fit), and returns each one's device index; nullopt for a
