@@ -13,6 +13,7 @@
 #include "extender/policy/packing.h"
 #include "extender/policy/score.h"
 #include "filter_pass.h"
+#include "gpu_model_count.h"
 #include "group_hold.h"
 #include "node_fit.h"
 #include "nominated_pods.h"
@@ -53,9 +54,22 @@ policy::GpuShape Extender::window_shape(const model::PodDemand& demand) const {
   return shape;
 }
 
+std::shared_ptr<const model::GpuModelSupply> Extender::gpu_model_count(const state::Snapshot& snapshot) const {
+  auto device_plugin = snapshot.shared_gpu_models();
+  auto dra = deps_.dra ? deps_.dra->dra_snapshot() : nullptr;
+  if (!dra || dra->nodes.empty()) return device_plugin;
+  std::lock_guard lock(gpu_model_count_mu_);
+  if (gpu_model_count_.device_plugin != device_plugin || gpu_model_count_.dra != dra) {
+    auto both = std::make_shared<const model::GpuModelSupply>(gpu_models_with_dra(snapshot, *dra));
+    gpu_model_count_ = {std::move(device_plugin), std::move(dra), std::move(both)};
+  }
+  return gpu_model_count_.both;
+}
+
 policy::ShapeMix Extender::shape_mix(const state::Snapshot& snapshot) const {
+  const auto gpus = gpu_model_count(snapshot);
   std::lock_guard lock(shapes_mu_);
-  return shapes_.mix(snapshot.gpu_models());
+  return shapes_.mix(*gpus);
 }
 
 std::optional<GpuShareAssignment> Extender::share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,

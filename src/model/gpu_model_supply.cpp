@@ -2,11 +2,15 @@
 
 namespace extender::model {
 
-void GpuModelSupply::add(const NodeSupply& node) {
-  const std::int64_t n = node.gpu_devices.count;
-  if (n <= 0) return;
-  total += n;
-  if (!node.gpu_model.empty()) by_model[node.gpu_model] += n;
+void GpuModelSupply::add(const NodeSupply& node) { add_gpus(node.gpu_model, node.gpu_devices.count); }
+
+void GpuModelSupply::add_gpus(std::string_view model, std::int64_t gpus) {
+  if (gpus <= 0) return;
+  total += gpus;
+  if (model.empty()) return;
+  auto it = by_model.find(model);
+  if (it == by_model.end()) it = by_model.emplace(std::string(model), 0).first;
+  it->second += gpus;
 }
 
 void GpuModelSupply::remove(const NodeSupply& node) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <string>
@@ -306,6 +307,53 @@ nodes:
                          [&](const auto& s) { return s.first.whole == 2 && s.first.models == models; });
   };
   EXPECT_EQ(bound_to_them(ext.shape_mix(h.state.snapshot())), 1);
+}
+
+// Scarcity counts DRA's GPUs: a shape bound to models that 12 of the cluster's 20 GPUs have (8 of
+// them DRA's, on a node without device-plugin GPUs) weighs (2 GPUs x 20/12)^2 pods, not the
+// (2 x 4/4)^2 it would if only the device plugin's 4 GPUs were counted.
+TEST(DraPrioritize, TheMixWeighsAShapeByTheShareOfTheClustersGpusDraIncludedItMayUse) {
+  config::Config cfg;
+  cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
+  cfg.scoring.fragmentation_size_exponent = 2;
+  testing::EngineHarness h(cfg);
+  h.load_inventory(R"(
+nodes:
+  - name: h100
+    labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  - name: a100
+    labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
+  - name: t4
+    labels: {nvidia.com/gpu.product: Tesla-T4}
+    gpus: {nvidia.com/gpu: 4}
+)");
+  model::ResourceSlice h100 = slice("h100", 8);
+  for (auto& d : h100.devices)
+    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA H100 80GB HBM3"};
+  model::ResourceSlice a100 = slice("a100", 8);
+  for (auto& d : a100.devices)
+    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA A100-SXM4-40GB"};
+  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100, a100}, {}));
+  h.dra.classes = {{"h100.nvidia.com",
+                    {"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"},
+                    "nvidia.com/gpu"}};
+  Extender& ext = h.standalone();
+  wire::ExtenderArgs args;
+  args.pod = gpu_pod("u1", "2");
+  args.set_node_names({"h100", "a100", "t4"});
+  ASSERT_EQ(ext.prioritize(args).scores.size(), 3u);
+
+  const std::vector<std::string> models{"NVIDIA-H100-80GB-HBM3", "Tesla-T4"};
+  const policy::ShapeMix mix = ext.shape_mix(h.state.snapshot());
+  const auto bound = std::find_if(mix.begin(), mix.end(), [&](const auto& s) { return s.first.models == models; });
+  ASSERT_NE(bound, mix.end());
+  EXPECT_EQ(bound->second, std::llround(4 * std::pow(2.0 * 20 / 12, 2))) << "in quarter pods";
+
+  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100}, {}));
+  const policy::ShapeMix fewer = ext.shape_mix(h.state.snapshot());
+  const auto again = std::find_if(fewer.begin(), fewer.end(), [&](const auto& s) { return s.first.models == models; });
+  ASSERT_NE(again, fewer.end());
+  EXPECT_EQ(again->second, std::llround(4 * std::pow(2.0 * 12 / 12, 2))) << "the count follows DRA's inventory";
 }
 
 // Binds through a test binder, as kubernetes mode does through the API server.

@@ -40,6 +40,17 @@ TEST(GpuModelSupply, CountsEachNodesDevicesUnderItsModel) {
   for (const auto& c : cases) EXPECT_EQ(s.of(c.models), c.gpus) << c.what;
 }
 
+TEST(GpuModelSupply, GpusAddedByModelCountAsANodesDevicesDo) {
+  GpuModelSupply by_node;
+  by_node.add(node("T4", 2));
+  by_node.add(node("", 8));
+  GpuModelSupply by_model;
+  by_model.add_gpus("T4", 2);
+  by_model.add_gpus("", 8);
+  by_model.add_gpus("A10", 0);
+  EXPECT_EQ(by_model, by_node);
+}
+
 TEST(GpuModelSupply, RemovingANodeUndoesItsAdd) {
   GpuModelSupply s;
   s.add(node("T4", 2));

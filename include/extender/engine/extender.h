@@ -23,6 +23,7 @@
 #include "extender/engine/options.h"
 #include "extender/engine/ports.h"
 #include "extender/engine/refusal.h"
+#include "extender/model/gpu_model_supply.h"
 #include "extender/policy/dra_fit.h"
 #include "extender/policy/fit.h"
 #include "extender/state/cluster_state.h"
@@ -148,7 +149,7 @@ class Extender {
 
   // The recent mix of task shapes: each pod counted once, at its first /filter or /prioritize (a
   // pod that needs no GPU as its CPU and memory), in a window of scoring.fragmentation_window pods
-  // over scoring.fragmentation_prior, weighed by the snapshot's GPUs by model.
+  // over scoring.fragmentation_prior, weighed by the cluster's GPUs by model (gpu_model_count).
   policy::ShapeMix shape_mix(const state::Snapshot& snapshot) const;
 
  private:
@@ -231,6 +232,16 @@ class Extender {
   // a pod that asks no share.
   std::optional<GpuShareAssignment> share_assignment(const model::PodDemand& pod, const model::NodeSupply& node,
                                                      const model::Allocation& allocation) const;
+  // The snapshot's GPUs by model with DRA's GPUs (engine/gpu_model_count.h), computed again only
+  // when either changed.
+  std::shared_ptr<const model::GpuModelSupply> gpu_model_count(const state::Snapshot& snapshot) const;
+  struct GpuModelCount {
+    std::shared_ptr<const model::GpuModelSupply> device_plugin;
+    std::shared_ptr<const model::DraInventory> dra;
+    std::shared_ptr<const model::GpuModelSupply> both;
+  };
+  mutable std::mutex gpu_model_count_mu_;
+  mutable GpuModelCount gpu_model_count_;
   mutable std::mutex shapes_mu_;
   policy::ShapeWindow shapes_;
   state::UnseenPlacements unseen_;

@@ -97,6 +97,7 @@ class Snapshot {
   const NodeMap& nodes() const { return index_->nodes(); }
   bool names_dns_only() const { return index_->names_dns_only(); }
   const model::GpuModelSupply& gpu_models() const { return index_->gpu_models(); }
+  std::shared_ptr<const model::GpuModelSupply> shared_gpu_models() const { return index_->shared_gpu_models(); }
 
  private:
   std::shared_ptr<const NodeIndex> index_;

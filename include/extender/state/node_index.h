@@ -142,8 +142,10 @@ class NodeIndex {
   bool names_dns_only() const { return layout_->names_dns_only; }
   // Two bits of a claim's uid, for NodeSummary::claim_bits.
   static std::uint64_t claim_bits(std::string_view uid);
-  // The GPUs of the map's nodes by model (shared with the previous index while they are the same).
+  // The GPUs of the map's nodes by model (shared with the previous index while they are the same:
+  // a new object whenever a node's GPU count or model changes).
   const model::GpuModelSupply& gpu_models() const { return *gpu_models_; }
+  const std::shared_ptr<const model::GpuModelSupply>& shared_gpu_models() const { return gpu_models_; }
 
  private:
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
