@@ -268,13 +268,16 @@ TEST(DraPrioritize, BinpackRanksDraAndDevicePluginNodesByTheirGpusInUse) {
   }
 }
 
-// A class selecting one product by name: the pod's shape in the mix may use only the models of
-// the nodes that have it (labelled as GPU Feature Discovery labels them), and of the nodes whose
-// device plugin serves the resource, not the other DRA nodes'.
-TEST(DraPrioritize, APodOfAClassSelectingAProductJoinsTheMixBoundToTheModelsOfItsNodes) {
-  config::Config cfg;
-  cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
-  testing::EngineHarness h(cfg);
+model::ResourceSlice product_slice(const std::string& node, const std::string& product) {
+  model::ResourceSlice s = slice(node, 8);
+  for (auto& d : s.devices)
+    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, product};
+  return s;
+}
+
+// Nodes of three models: h100 and a100 with 8 DRA GPUs each (named by productName), t4 with 4
+// device-plugin GPUs; a class backing nvidia.com/gpu that selects the H100 product.
+void product_cluster(testing::EngineHarness& h) {
   h.load_inventory(R"(
 nodes:
   - name: h100
@@ -285,16 +288,21 @@ nodes:
     labels: {nvidia.com/gpu.product: Tesla-T4}
     gpus: {nvidia.com/gpu: 4}
 )");
-  model::ResourceSlice h100 = slice("h100", 8);
-  for (auto& d : h100.devices)
-    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA H100 80GB HBM3"};
-  model::ResourceSlice a100 = slice("a100", 8);
-  for (auto& d : a100.devices)
-    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA A100-SXM4-40GB"};
-  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100, a100}, {}));
+  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory(
+      {product_slice("h100", "NVIDIA H100 80GB HBM3"), product_slice("a100", "NVIDIA A100-SXM4-40GB")}, {}));
   h.dra.classes = {{"h100.nvidia.com",
                     {"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"},
                     "nvidia.com/gpu"}};
+}
+
+// A class selecting one product by name: the pod's shape in the mix may use only the models of
+// the nodes that have it (labelled as GPU Feature Discovery labels them), and of the nodes whose
+// device plugin serves the resource, not the other DRA nodes'.
+TEST(DraPrioritize, APodOfAClassSelectingAProductJoinsTheMixBoundToTheModelsOfItsNodes) {
+  config::Config cfg;
+  cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
+  testing::EngineHarness h(cfg);
+  product_cluster(h);
   Extender& ext = h.standalone();
   wire::ExtenderArgs args;
   args.pod = gpu_pod("u1", "2");
@@ -317,26 +325,7 @@ TEST(DraPrioritize, TheMixWeighsAShapeByTheShareOfTheClustersGpusDraIncludedItMa
   cfg.scoring.packing = policy::PackingStrategy::kFragmentation;
   cfg.scoring.fragmentation_size_exponent = 2;
   testing::EngineHarness h(cfg);
-  h.load_inventory(R"(
-nodes:
-  - name: h100
-    labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-  - name: a100
-    labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-40GB}
-  - name: t4
-    labels: {nvidia.com/gpu.product: Tesla-T4}
-    gpus: {nvidia.com/gpu: 4}
-)");
-  model::ResourceSlice h100 = slice("h100", 8);
-  for (auto& d : h100.devices)
-    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA H100 80GB HBM3"};
-  model::ResourceSlice a100 = slice("a100", 8);
-  for (auto& d : a100.devices)
-    d.attributes["gpu.nvidia.com/productName"] = {DraAttribute::Kind::kString, 0, false, "NVIDIA A100-SXM4-40GB"};
-  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100, a100}, {}));
-  h.dra.classes = {{"h100.nvidia.com",
-                    {"device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"},
-                    "nvidia.com/gpu"}};
+  product_cluster(h);
   Extender& ext = h.standalone();
   wire::ExtenderArgs args;
   args.pod = gpu_pod("u1", "2");
@@ -349,7 +338,8 @@ nodes:
   ASSERT_NE(bound, mix.end());
   EXPECT_EQ(bound->second, std::llround(4 * std::pow(2.0 * 20 / 12, 2))) << "in quarter pods";
 
-  h.dra.inventory = std::make_shared<const model::DraInventory>(model::build_dra_inventory({h100}, {}));
+  h.dra.inventory = std::make_shared<const model::DraInventory>(
+      model::build_dra_inventory({product_slice("h100", "NVIDIA H100 80GB HBM3")}, {}));
   const policy::ShapeMix fewer = ext.shape_mix(h.state.snapshot());
   const auto again = std::find_if(fewer.begin(), fewer.end(), [&](const auto& s) { return s.first.models == models; });
   ASSERT_NE(again, fewer.end());
