@@ -13,7 +13,7 @@
 # daemon's scoring settings for each deployment (config.scoring with placementByRoute's everyPod or
 # gpuPods set) unless CONFIG names a daemon configuration file to use for both instead. SCHEDULER=paper
 # runs the FGD paper's simulator instead of kube-scheduler (the policy's score alone over every
-# node, ties to the first node of the list: how the paper's figures were measured). SCALE (a fraction,
+# node, ties to a fixed node order drawn from the seed: how the paper's figures were measured). SCALE (a fraction,
 # default 1) runs a drawn part of the nodes and pods, for quick checks. Builds the Release daemon
 # into BUILD_DIR (default build) when it is not there.
 # usage: bench/run_trace.sh [--family NAME]... TRACE_DIR [BUILD_DIR]

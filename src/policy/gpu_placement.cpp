@@ -119,15 +119,22 @@ std::vector<ShapeGroup> group_mix(const GpuNodeView& view, const Stats& before, 
   return groups;
 }
 
+bool asks_no_gpu(const GpuShape& s) { return s.whole <= 0 && !is_share(s); }
+
 // The change of expected fragmentation (bytes x weight) when device frees go from `before` to
 // `after` on the devices in `changed` (old free, new free). A shape that fits the node's CPU and
 // memory after the placement sees the GPU change; one that fit only before loses all free GPU
-// memory; one that fit neither sees the free GPU memory shrink.
+// memory; one that fit neither sees the free GPU memory shrink. Under kAlwaysFragment a shape
+// asking no GPU sees the free GPU memory shrink, whatever it fits.
 __int128 delta_of(const GpuNodeView& view, const Stats& before, const Stats& after,
                   const std::vector<std::pair<std::int64_t, std::int64_t>>& changed,
-                  const std::vector<ShapeGroup>& groups) {
+                  const std::vector<ShapeGroup>& groups, NoGpuShapes no_gpu) {
   __int128 total = 0;
   for (const auto& g : groups) {
+    if (no_gpu == NoGpuShapes::kAlwaysFragment && asks_no_gpu(g.gpu)) {
+      total += g.weight * (after.sum_free - before.sum_free);
+      continue;
+    }
     __int128 frag_after = g.frag_before;
     if (is_share(g.gpu)) {
       const std::int64_t need = share_need(view, g.gpu);
@@ -157,10 +164,24 @@ struct ShareChoice {
   FragmentationDelta delta;
 };
 
+// The device stats once a share of `need` bytes takes `need` of a device of free memory `f`.
+Stats after_share(const GpuNodeView& view, const Stats& before, std::int64_t f, std::int64_t need) {
+  Stats after = before;
+  if (f == view.capacity) {
+    --after.full;
+    after.sum_partial += f - need;
+  } else {
+    after.sum_partial -= need;
+  }
+  after.sum_free -= need;
+  return after;
+}
+
 // The device for a share of `need` bytes asking `cpu_used` and `memory_used` of the node: best fit,
 // or under `by_fragmentation` least increase first.
 std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t need, std::int64_t cpu_used,
-                                        std::int64_t memory_used, bool by_fragmentation, const ShapeMix& mix) {
+                                        std::int64_t memory_used, bool by_fragmentation, const ShapeMix& mix,
+                                        NoGpuShapes no_gpu = NoGpuShapes::kFragmentWhenHostFull) {
   if (!view.memory_known || need > view.capacity) return std::nullopt;
   const Stats before = stats_of(view);
   const __int128 den = static_cast<__int128>(view.capacity) * total_weight(mix);
@@ -172,15 +193,7 @@ std::optional<ShareChoice> choose_share(const GpuNodeView& view, std::int64_t ne
     if (f < need) continue;
     ShareChoice c{i, {0, den}};
     if (by_fragmentation) {
-      Stats after = before;
-      if (f == view.capacity) {
-        --after.full;
-        after.sum_partial += f - need;
-      } else {
-        after.sum_partial -= need;
-      }
-      after.sum_free -= need;
-      c.delta.num = delta_of(view, before, after, {{f, f - need}}, groups);
+      c.delta.num = delta_of(view, before, after_share(view, before, f, need), {{f, f - need}}, groups, no_gpu);
     }
     if (!best) {
       best = c;
@@ -334,9 +347,10 @@ std::optional<std::vector<model::GpuHold>> choose_devices(const model::PodDemand
 }
 
 std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
-                                                      const GpuNodeView& view, const ShapeMix& mix) {
+                                                      const GpuNodeView& view, const ShapeMix& mix,
+                                                      NoGpuShapes no_gpu) {
   if (pod.gpu_share_bytes > 0) {
-    auto c = choose_share(view, pod.gpu_share_bytes, pod.cpu_milli, pod.memory_bytes, true, mix);
+    auto c = choose_share(view, pod.gpu_share_bytes, pod.cpu_milli, pod.memory_bytes, true, mix, no_gpu);
     if (!c) return std::nullopt;
     return c->delta;
   }
@@ -348,8 +362,25 @@ std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& po
   after.sum_free -= static_cast<__int128>(k) * view.capacity;
   std::vector<std::pair<std::int64_t, std::int64_t>> changed(static_cast<std::size_t>(k), {view.capacity, 0});
   const auto groups = group_mix(view, before, mix, pod.cpu_milli, pod.memory_bytes);
-  return FragmentationDelta{delta_of(view, before, after, changed, groups),
+  return FragmentationDelta{delta_of(view, before, after, changed, groups, no_gpu),
                             static_cast<__int128>(view.capacity) * total_weight(mix)};
+}
+
+std::vector<std::optional<FragmentationDelta>> share_deltas(const model::PodDemand& pod, const GpuNodeView& view,
+                                                            const ShapeMix& mix, NoGpuShapes no_gpu) {
+  const std::int64_t need = pod.gpu_share_bytes;
+  if (need <= 0 || !view.memory_known || need > view.capacity) return {};
+  const Stats before = stats_of(view);
+  const __int128 den = static_cast<__int128>(view.capacity) * total_weight(mix);
+  const auto groups = group_mix(view, before, mix, pod.cpu_milli, pod.memory_bytes);
+  std::vector<std::optional<FragmentationDelta>> out(view.free.size());
+  for (std::size_t i = 0; i < view.free.size(); ++i) {
+    const std::int64_t f = view.free[i];
+    if (f < need) continue;
+    out[i] = FragmentationDelta{
+        delta_of(view, before, after_share(view, before, f, need), {{f, f - need}}, groups, no_gpu), den};
+  }
+  return out;
 }
 
 long double free_after(const model::PodDemand& pod, const model::NodeSupply& node, const GpuNodeView& view) {

@@ -56,9 +56,19 @@ std::int64_t balanced_allocation_score(std::int64_t cpu_requested, std::int64_t 
   return static_cast<std::int64_t>((1 - deviation) * static_cast<double>(kMaxNodeScore));
 }
 
+std::vector<std::size_t> paper_tie_order(std::size_t nodes, std::uint64_t seed) {
+  std::vector<std::size_t> order(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) order[i] = i;
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
 SchedulerModel::SchedulerModel(const std::vector<model::NodeSupply>& nodes, std::uint64_t seed,
                                SchedulerSettings settings)
-    : settings_(settings), rng_(seed) {
+    : settings_(settings),
+      rng_(seed),
+      tie_order_(settings.paper ? paper_tie_order(nodes.size(), seed) : std::vector<std::size_t>{}) {
   nodes_.reserve(nodes.size());
   for (const auto& n : nodes) {
     index_.emplace(n.name, nodes_.size());
@@ -113,14 +123,18 @@ std::int64_t SchedulerModel::plugin_scores(const Node& n, std::int64_t cpu_milli
                                    n.memory_allocatable);
 }
 
-std::optional<std::size_t> SchedulerModel::pick(const std::vector<std::int64_t>& total) {
+std::optional<std::size_t> SchedulerModel::pick(const std::vector<std::int64_t>& total,
+                                                const std::vector<std::size_t>& at) {
   if (total.empty()) return std::nullopt;
   const std::int64_t best = *std::max_element(total.begin(), total.end());
   std::vector<std::size_t> top;
   for (std::size_t k = 0; k < total.size(); ++k) {
     if (total[k] == best) top.push_back(k);
   }
-  if (settings_.paper) return top.front();
+  if (settings_.paper) {
+    auto place = [&](std::size_t k) { return at[k] < tie_order_.size() ? tie_order_[at[k]] : tie_order_.size(); };
+    return *std::min_element(top.begin(), top.end(), [&](std::size_t a, std::size_t b) { return place(a) < place(b); });
+  }
   return top[std::uniform_int_distribution<std::size_t>(0, top.size() - 1)(rng_)];
 }
 
@@ -128,15 +142,17 @@ std::optional<std::size_t> SchedulerModel::choose(const std::vector<std::string>
                                                   const std::vector<std::int64_t>& extender_scores,
                                                   std::int64_t cpu_milli, std::int64_t memory_bytes) {
   std::vector<std::int64_t> total(candidates.size(), 0);
+  std::vector<std::size_t> at(candidates.size(), nodes_.size());
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    if (auto it = index_.find(candidates[k]); it != index_.end() && !settings_.paper) {
-      total[k] = plugin_scores(nodes_[it->second], cpu_milli, memory_bytes);
+    if (auto it = index_.find(candidates[k]); it != index_.end()) {
+      at[k] = it->second;
+      if (!settings_.paper) total[k] = plugin_scores(nodes_[it->second], cpu_milli, memory_bytes);
     }
     if (k < extender_scores.size()) {
       total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
     }
   }
-  return pick(total);
+  return pick(total, at);
 }
 
 std::optional<std::size_t> SchedulerModel::choose_at(const std::vector<std::size_t>& candidates,
@@ -149,7 +165,7 @@ std::optional<std::size_t> SchedulerModel::choose_at(const std::vector<std::size
       total[k] += extender_scores[k] * settings_.extender_weight * (kMaxNodeScore / kMaxExtenderPriority);
     }
   }
-  return pick(total);
+  return pick(total, candidates);
 }
 
 void SchedulerModel::place(const std::string& node, std::int64_t cpu_milli, std::int64_t memory_bytes,

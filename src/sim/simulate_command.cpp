@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string_view>
 #include <thread>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -28,10 +29,10 @@ Result<std::string> read_text(const std::string& path) {
   return text.str();
 }
 
-// The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`.
-Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read_trace(const std::string& dir,
-                                                                                       const std::string& gpu_resource,
-                                                                                       std::uint64_t seed) {
+// The trace's node and pod lists in `dir`, the pods arranged by the paper's protocol for `seed`, and
+// how many pods the trace lists (the arranged list's first ones).
+Result<std::tuple<std::vector<model::NodeSupply>, std::vector<WorkloadRow>, std::size_t>> read_trace(
+    const std::string& dir, const std::string& gpu_resource, std::uint64_t seed) {
   const std::string node_file = dir + "/openb_node_list_gpu_node.csv";
   const std::string pod_file = dir + "/openb_pod_list_default.csv";
   auto node_text = read_text(node_file);
@@ -45,7 +46,8 @@ Result<std::pair<std::vector<model::NodeSupply>, std::vector<WorkloadRow>>> read
   if (!pods) return pods.error();
   std::int64_t capacity = 0;
   for (const auto& n : *nodes) capacity += n.gpu_devices.count;
-  return std::pair{std::move(*nodes), paper_workload(std::move(*pods), capacity, seed)};
+  const std::size_t listed = pods->size();
+  return std::tuple{std::move(*nodes), paper_workload(std::move(*pods), capacity, seed), listed};
 }
 
 struct Policy {
@@ -69,6 +71,7 @@ struct Input {
   std::vector<model::NodeSupply> nodes;
   std::vector<sources::DraGpus> dra;
   std::vector<WorkloadRow> rows;
+  std::size_t typical_rows = 0;  // SimulationOptions::typical_rows
 };
 
 using Outcomes = std::vector<std::optional<Result<PolicyResult>>>;  // by policy
@@ -175,8 +178,9 @@ Result<Input> read_input(const Command& c, const SimulatorConfig& cfg) {
   if (!c.trace.empty()) {
     auto read = read_trace(c.trace, cfg.gpu_resources.empty() ? std::string() : cfg.gpu_resources.front().name, c.seed);
     if (!read) return read.error();
-    in.nodes = std::move(read->first);
-    in.rows = std::move(read->second);
+    in.nodes = std::move(std::get<0>(*read));
+    in.rows = std::move(std::get<1>(*read));
+    in.typical_rows = std::get<2>(*read);
     return in;
   }
   auto inv = sources::load_inventory_with_dra(c.inventory, cfg.gpu_resources, cfg.share);
@@ -199,6 +203,7 @@ Outcomes run_policies(const Command& c, const Input& in, const engine::ExtenderO
     for (std::size_t k; (k = next++) < c.policies.size();) {
       SimulationOptions run = c.options;
       run.reference = c.policies[k].reference;
+      run.typical_rows = in.typical_rows;
       results[k].emplace(simulate(in.nodes, in.dra, in.rows, engine, c.policies[k].packing, c.seed, run));
     }
   };

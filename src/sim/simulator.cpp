@@ -23,6 +23,12 @@ std::string shape_key(const WorkloadRow& r) {
   return std::to_string(r.num_gpu);
 }
 
+// The first `n` rows (0: all of them).
+std::vector<WorkloadRow> listed(const std::vector<WorkloadRow>& rows, std::size_t n) {
+  if (n == 0 || n >= rows.size()) return rows;
+  return {rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(n)};
+}
+
 double gpu_demand(const WorkloadRow& r) { return static_cast<double>(gpu_milli_requested(r)) / 1000; }
 
 // What a pod that found no node asked. Pods never leave, so free CPU, memory and GPUs only shrink:
@@ -88,7 +94,8 @@ class Simulation {
         scheduler_(nodes, seed, options.scheduler),
         is_dra_(nodes.size(), false),
         device_free_(nodes.size()),
-        typical_(options.reference == Reference::kFgd ? typical_pods_mix(rows) : policy::ShapeMix{}) {
+        typical_(options.reference == Reference::kFgd ? typical_pods_mix(listed(rows, options.typical_rows))
+                                                      : policy::ShapeMix{}) {
     cluster_.upsert_nodes(nodes);
   }
 
@@ -114,6 +121,8 @@ class Simulation {
                                             const std::vector<std::size_t>& candidates);
   Result<std::vector<std::int64_t>> scores(const Arrival& a, wire::ExtenderArgs& args,
                                            const std::vector<std::size_t>& candidates);
+  Result<std::optional<std::int64_t>> fgd_device(const Arrival& a, std::size_t node) const;
+  void move_share(const std::string& uid, std::int64_t device);
   Result<std::optional<std::size_t>> cycle(const Arrival& a);
   Result<bool> refused_again(const Arrival& a);
   void count_refusal(const WorkloadRow& row);
@@ -260,6 +269,25 @@ Result<std::vector<std::int64_t>> Simulation::scores(const Arrival& a, wire::Ext
   return scores;
 }
 
+// Under fgd, the device the FGD paper's simulator gives a share on `node` (fgd_share_device), as
+// the node is before the pod binds; nullopt for any other pod or reference.
+Result<std::optional<std::int64_t>> Simulation::fgd_device(const Arrival& a, std::size_t node) const {
+  if (options_.reference != Reference::kFgd || !a.managed || !is_share(a.row)) return std::optional<std::int64_t>{};
+  auto demand = model::compute_demand(a.pod, cfg_.demand);
+  if (!demand) return Error{demand.message()};
+  return fgd_share_device(cluster_.snapshot(), scheduler_.name(node), *demand, typical_, dra_fit(*demand).get());
+}
+
+// Moves the share uid's claim holds to `device` of its node (the daemon's bind chose its own).
+void Simulation::move_share(const std::string& uid, std::int64_t device) {
+  auto claim = cluster_.claim_of(uid);
+  if (!claim) return;
+  for (auto& h : claim->allocation.gpu_devices) {
+    if (!h.whole) h.index = device;
+  }
+  cluster_.place(uid, std::move(*claim));
+}
+
 // One scheduling cycle: the node that took the pod, nullopt when none did.
 Result<std::optional<std::size_t>> Simulation::cycle(const Arrival& a) {
   wire::ExtenderArgs args;
@@ -277,8 +305,11 @@ Result<std::optional<std::size_t>> Simulation::cycle(const Arrival& a) {
   if (!pick) return std::optional<std::size_t>{};
   const std::size_t node = candidates[*pick];
   if (a.managed) {
+    auto device = fgd_device(a, node);
+    if (!device) return device.error();
     auto bound = ext_.bind({a.pod.name, a.pod.namespace_name, a.pod.uid, scheduler_.name(node)});
     if (!bound.error.empty()) return std::optional<std::size_t>{};
+    if (*device) move_share(a.pod.uid, **device);
   } else {
     state::Claim claim;
     claim.owner = a.pod.display_name();

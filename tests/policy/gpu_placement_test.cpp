@@ -241,6 +241,54 @@ TEST(GpuDevices, ShapesWithoutGpusCountTheGpusTheirCpuStrands) {
   }
 }
 
+// A shape asking no GPU: the daemon counts a node's free GPUs as its fragmentation once its CPU no
+// longer fits; the FGD paper's simulator always does, so a placement changes it by the GPUs it takes.
+TEST(GpuDevices, NoGpuShapesRuleTheIncreaseOfAShapeWithoutGpus) {
+  struct Case {
+    const char* what;
+    model::NodeUsage usage;
+    std::int64_t pod_cores;
+    std::int64_t host_full_gib;  // the increase under kFragmentWhenHostFull
+    std::int64_t always_gib;     // under kAlwaysFragment
+  };
+  const ShapeMix cpu_only = {{GpuShape{0, 0, 0, 8000, 0}, 1}};
+  const std::vector<Case> cases = {
+      {"its CPU fits before and after", asking(0, 0), 4, 0, -16},
+      {"the pod's CPU strands the other GPU", asking(0, 0), 12, 16, -16},
+      {"its CPU fit neither before nor after", asking(12, 0), 2, -16, -16},
+  };
+  for (const auto& c : cases) {
+    const auto n = host("n", 2, 16, 64);
+    const auto view = gpu_view(n, c.usage);
+    const auto pod = with_host(whole(1), c.pod_cores, 0);
+    for (auto [rule, gib] : {std::pair{NoGpuShapes::kFragmentWhenHostFull, c.host_full_gib},
+                             std::pair{NoGpuShapes::kAlwaysFragment, c.always_gib}}) {
+      const auto d = fragmentation_delta(pod, n, view, cpu_only, rule);
+      ASSERT_TRUE(d) << c.what;
+      EXPECT_EQ(d->num, static_cast<__int128>(gib) * kGi) << c.what;
+      EXPECT_EQ(d->den, 16 * kGi) << c.what;
+    }
+  }
+}
+
+// share_deltas gives each device's increase as fragmentation_delta counts the best one.
+TEST(GpuDevices, ShareDeltasScoreEachDevice) {
+  const auto n = node("n", 3, 16);
+  const auto view = gpu_view(n, holding({{0, 8 * kGi, false}, {1, 14 * kGi, false}}));
+  const ShapeMix one_gpu = {{GpuShape{1, 0, 0, 0, 0}, 1}};
+  const auto deltas = share_deltas(share(4), view, one_gpu);
+  ASSERT_EQ(deltas.size(), 3u);
+  ASSERT_TRUE(deltas[0]);
+  EXPECT_FALSE(deltas[1]) << "2 GiB left: the share does not fit";
+  ASSERT_TRUE(deltas[2]);
+  EXPECT_EQ(deltas[0]->num, -4 * kGi) << "the partly used device's free memory shrinks";
+  EXPECT_EQ(deltas[2]->num, 12 * kGi) << "a whole device becomes a fragment for one-GPU shapes";
+  const auto best = fragmentation_delta(share(4), n, view, one_gpu);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->num, deltas[0]->num);
+  EXPECT_TRUE(share_deltas(whole(1), view, one_gpu).empty());
+}
+
 TEST(GpuDevices, PodsWithoutGpusKeepCpuNextToFreeGpus) {
   // a: 2 free GPUs, 16 cores. b: 2 free GPUs, 64 cores. c: both GPUs held, 16 cores. d: no GPUs.
   std::vector<model::NodeSupply> nodes = {host("a", 2, 16, 256), host("b", 2, 64, 256), host("c", 2, 16, 256),

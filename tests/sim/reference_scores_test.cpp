@@ -2,6 +2,7 @@
 // fgd ranks by the increase of expected fragmentation alone, so nodes of equal increase tie.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,61 @@ TEST(ReferenceScores, FgdPrefersTheNodeThatKeepsRoomForTheLargestShape) {
   const policy::ShapeMix four = {{{4, 0, 0, 0, 0}, 1}};
   const auto scores = fgd_scores(state.snapshot(), {"a", "b"}, pod(1, 1000), four);
   EXPECT_LT(scores[0], scores[1]);
+}
+
+// The paper simulator's score: 100 * sigmoid(-increase in devices), truncated.
+TEST(ReferenceScores, PaperFgdScoreIsATruncatedSigmoid) {
+  struct Case {
+    __int128 num, den;
+    std::int64_t score;
+  };
+  const Case cases[] = {
+      {0, 1, 50}, {1, 2, 37},  {1, 1, 26},    {-1, 1, 73},    {3, 1, 4},
+      {5, 1, 0},  {-5, 1, 99}, {-50, 1, 100}, {40, 1000, 49}, {-40, 1000, 50},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(paper_fgd_score({c.num, c.den}), c.score) << static_cast<double>(c.num) / static_cast<double>(c.den);
+  }
+}
+
+// Holds a share of `bytes` on device `device` of the node.
+void hold_share(state::ClusterState& state, const std::string& node_name, std::int64_t device, std::int64_t bytes) {
+  state::Claim claim;
+  claim.owner = "ns/share-" + node_name;
+  claim.node = node_name;
+  claim.allocation.gpu_devices.push_back({device, bytes, false});
+  claim.allocation.pods = 1;
+  state.place("share-" + node_name + std::to_string(device), std::move(claim));
+}
+
+// A share's device: the best score, ties to the lowest index under the paper's integer scores; the
+// least increase, ties to the least free memory, under exact ones.
+TEST(ReferenceScores, FgdShareDeviceBreaksTiesAsItsScoresDo) {
+  state::ClusterState state;
+  state.upsert_nodes({node("a", 2, 64000)});
+  hold_share(state, "a", 1, std::int64_t{8} << 30);
+  model::PodDemand share = pod(0, 1000);
+  share.gpu_share_bytes = std::int64_t{2} << 30;
+  share.gpu_share_resource = "aliyun.com/gpu-mem";
+  const policy::ShapeMix cpu_only = {{{0, 0, 0, 4000, 0}, 1}};  // every device's change is the same
+  const policy::ShapeMix one_gpu = {{{1, 0, 0, 0, 0}, 1}};      // device 0 would fragment
+  struct Case {
+    const char* what;
+    policy::ShapeMix mix;
+    bool integer_scores;
+    std::optional<std::int64_t> device;
+  };
+  const Case cases[] = {
+      {"equal scores: the lowest index", cpu_only, true, 0},
+      {"equal increases: the least free memory", cpu_only, false, 1},
+      {"the better score", one_gpu, true, 1},
+  };
+  for (const auto& c : cases) {
+    FgdRules rules;
+    rules.integer_scores = c.integer_scores;
+    EXPECT_EQ(fgd_share_device(state.snapshot(), "a", share, c.mix, nullptr, rules), c.device) << c.what;
+  }
+  EXPECT_EQ(fgd_share_device(state.snapshot(), "gone", share, one_gpu), std::nullopt);
 }
 
 // The paper's typical pods: specs by count until 95% of the pods, models part of a spec, memory not.

@@ -160,24 +160,43 @@ TEST(SchedulerModel, ChoosesTheHighestTotalOfPluginsAndWeightedExtenderScoresAtR
   for (int i = 0; i < 20; ++i) EXPECT_EQ(again.choose(kAbc, {}, 100, 0), other.choose(kAbc, {}, 100, 0)) << "seeded";
 }
 
-TEST(SchedulerModel, ThePapersSimulatorSearchesEveryNodeAndTheExtenderAloneDecidesTiesToTheFirst) {
+TEST(SchedulerModel, ThePapersTieOrderIsAPermutationFixedBySeed) {
+  const std::vector<std::size_t> order = paper_tie_order(50, 42);
+  std::vector<std::size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) EXPECT_EQ(sorted[i], i) << "each place once";
+  EXPECT_EQ(paper_tie_order(50, 42), order) << "the same seed, the same order";
+  EXPECT_NE(paper_tie_order(50, 43), order) << "another seed, another order";
+  EXPECT_TRUE(paper_tie_order(0, 42).empty());
+}
+
+TEST(SchedulerModel, ThePapersSimulatorSearchesEveryNodeAndTheExtenderAloneDecidesTiesByTheSeedsOrder) {
   // loaded_abc: the plugins alone would choose a (197 points against b 147, c 146).
   SchedulerSettings paper{1, 0};
   paper.paper = true;
   struct Case {
     const char* what;
     std::vector<std::int64_t> scores;
-    std::size_t chosen;
+    std::set<std::size_t> possible;  // over seeds
   };
   const std::vector<Case> cases = {
-      {"one extender step outvotes the plugins' 50 points", {0, 1, 0}, 1},
-      {"a tie goes to the first node of the list, every time", {0, 5, 5}, 1},
-      {"no extender scores: all tie, the first", {}, 0},
+      {"one extender step outvotes the plugins' 50 points", {0, 1, 0}, {1}},
+      {"a tie goes to b or c, by the seed's order", {0, 5, 5}, {1, 2}},
+      {"no extender scores: all tie", {}, {0, 1, 2}},
   };
   for (const auto& c : cases) {
     std::set<std::size_t> seen;
-    for (int seed = 0; seed < 20; ++seed) seen.insert(*loaded_abc(seed, paper).choose(kAbc, c.scores, 0, 0));
-    EXPECT_EQ(seen, std::set<std::size_t>{c.chosen}) << c.what;
+    for (int seed = 0; seed < 20; ++seed) {
+      SchedulerModel m = loaded_abc(seed, paper);
+      const auto first = m.choose(kAbc, c.scores, 0, 0);
+      for (int again = 0; again < 5; ++again) EXPECT_EQ(m.choose(kAbc, c.scores, 0, 0), first) << "a fixed order";
+      const auto order = paper_tie_order(3, static_cast<std::uint64_t>(seed));
+      if (c.possible.size() == 3) {
+        EXPECT_EQ(order[*first], 0u) << "the first of the order: " << c.what;
+      }
+      seen.insert(*first);
+    }
+    EXPECT_EQ(seen, c.possible) << c.what;
   }
   paper.percentage_of_nodes_to_score = 1;
   SchedulerModel m(numbered(300, 8000, kGi), 3, paper);

@@ -118,8 +118,20 @@ struct FragmentationDelta {
   __int128 num = 0;
   __int128 den = 1;
 };
+// How a shape of the mix that asks no GPU counts a node's free GPU memory: as fragmentation only
+// once the node can no longer hold the shape's CPU and memory (the daemon's rule), or always (the
+// FGD paper's simulator: a task without GPUs uses none of them, so all of them are fragmentation
+// for it, whether it fits or not).
+enum class NoGpuShapes { kFragmentWhenHostFull, kAlwaysFragment };
 std::optional<FragmentationDelta> fragmentation_delta(const model::PodDemand& pod, const model::NodeSupply& node,
-                                                      const GpuNodeView& view, const ShapeMix& mix);
+                                                      const GpuNodeView& view, const ShapeMix& mix,
+                                                      NoGpuShapes no_gpu = NoGpuShapes::kFragmentWhenHostFull);
+// For a share (pod.gpu_share_bytes > 0): the increase of expected fragmentation placing it on each
+// device makes, one entry per device of the view (nullopt where the share does not fit), as
+// fragmentation_delta counts it. Empty for a pod asking no share, or when memory is unknown.
+std::vector<std::optional<FragmentationDelta>> share_deltas(const model::PodDemand& pod, const GpuNodeView& view,
+                                                            const ShapeMix& mix,
+                                                            NoGpuShapes no_gpu = NoGpuShapes::kFragmentWhenHostFull);
 
 // Best-fit's measure of what the node keeps free once it holds the pod (less is a tighter fit):
 // its free CPU after over its CPU (0 when either is unknown), plus its devices' free memory after

@@ -32,9 +32,17 @@ struct SchedulerSettings {
   std::int64_t percentage_of_nodes_to_score = 0;  // 0: the adaptive default
   // The FGD paper's simulator instead of kube-scheduler: every feasible node is found, in the
   // node list's order, and the extender's score alone decides (no plugin scores), ties going to
-  // the first node of the list. How the paper's published figures were measured.
+  // the node first in paper_tie_order for the run's seed. How the paper's published figures were
+  // measured.
   bool paper = false;
 };
+
+// The order in which the FGD paper's simulator breaks score ties: it prefixes each node's name
+// with the node's place in a permutation drawn once per run from the seed, and among tied nodes
+// takes the least name; so ties go to a fixed node order, random per seed. Returns each node's
+// place (0 first) in such an order of `nodes` nodes drawn from `seed` (a permutation of
+// 0..nodes-1; the same for the same arguments).
+std::vector<std::size_t> paper_tie_order(std::size_t nodes, std::uint64_t seed);
 
 // How many feasible nodes the filter phase looks for among `nodes`: all below 100 nodes; else
 // `percentage` of them (0: 50 - nodes/125, at least 5), at least 100.
@@ -95,8 +103,9 @@ class SchedulerModel {
     std::int64_t dra_free = -1;  // free DRA devices; -1: not a DRA node
   };
   std::int64_t plugin_scores(const Node& n, std::int64_t cpu_milli, std::int64_t memory_bytes) const;
-  // The highest total, at random among ties; nullopt when there is none.
-  std::optional<std::size_t> pick(const std::vector<std::int64_t>& total);
+  // The highest total, at random among ties (paper: the first in paper_tie_order); nullopt when
+  // there is none. `at`: each total's node (nodes_.size(): not one of them).
+  std::optional<std::size_t> pick(const std::vector<std::int64_t>& total, const std::vector<std::size_t>& at);
 
   std::vector<Node> nodes_;
   std::vector<model::NodeSupply> labelled_;  // each node's name and labels, for NodeAffinity
@@ -105,6 +114,7 @@ class SchedulerModel {
   std::size_t next_start_ = 0;
   std::size_t last_searched_ = 0;
   std::mt19937_64 rng_;
+  std::vector<std::size_t> tie_order_;  // paper: paper_tie_order, by node
 };
 
 }  // namespace extender::sim

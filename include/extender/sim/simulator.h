@@ -71,6 +71,9 @@ struct SimulationOptions {
   // Scores with a reference policy (reference_scores.h) instead of the daemon's prioritize; filter
   // and bind stay the daemon's.
   Reference reference = Reference::kNone;
+  // fgd learns its typical pods from the first `typical_rows` rows only (0: all of them): for the
+  // trace, its own pod list, which paper_workload keeps first, before the pods it draws again.
+  std::size_t typical_rows = 0;
 };
 
 // Runs the workload through an Extender of `base` with scoring.gpu_packing = `policy`. The share unit is set to
