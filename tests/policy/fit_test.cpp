@@ -281,26 +281,35 @@ TEST(CheckFit, DevicesBestFit) {
             "pool nvme: volume v0 needs 1100 GiB on one device, largest free device has 1000 GiB");
 }
 
-// A pool of csi-baremetal drives and volume groups: a drive claim takes a whole drive, a group
-// claim whole extents of a group (or of a free drive, which then serves no drive claim), and what
-// earlier pods hold carries from one pod to the next.
-TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
+// csi-baremetal's SSD pool of one node: a 100 GiB drive and a 10 GiB one.
+Pool ssd_drives() {
   Pool pool{"csi-baremetal:SSD", 0, {{"ac-big"}, {"ac-small"}}};
   pool.devices[0].capacity_bytes = 100 * GiB;
   pool.devices[1].capacity_bytes = 10 * GiB;
   for (auto& d : pool.devices) d.drive_class = "SSD";
   pool.drives = true;
-  const NodeSupply node = pool_node({pool});
+  return pool;
+}
+
+// A claim of that pool's storage class `cls` (a drive class, or a volume group's: SSDLVG).
+model::VolumeDemand ssd_claim(std::string volume, const char* cls, std::int64_t bytes) {
+  model::VolumeDemand v;
+  v.volume = std::move(volume);
+  v.pool = "csi-baremetal:SSD";
+  v.drive_class = cls;
+  v.bytes = bytes;
+  return v;
+}
+
+// A pool of csi-baremetal drives and volume groups: a drive claim takes a whole drive, a group
+// claim whole extents of a group (or of a free drive, which then serves no drive claim), and what
+// earlier pods hold carries from one pod to the next.
+TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
+  const NodeSupply node = pool_node({ssd_drives()});
   auto pod = [](std::vector<std::pair<const char*, std::int64_t>> asks) {
     PodDemand p = volume_pod({});
-    for (const auto& [cls, bytes] : asks) {
-      model::VolumeDemand v;
-      v.volume = "v" + std::to_string(p.volumes.size() + 1);
-      v.pool = "csi-baremetal:SSD";
-      v.drive_class = cls;
-      v.bytes = bytes;
-      p.volumes.push_back(v);
-    }
+    for (const auto& [cls, bytes] : asks)
+      p.volumes.push_back(ssd_claim("v" + std::to_string(p.volumes.size() + 1), cls, bytes));
     return p;
   };
 
@@ -328,30 +337,17 @@ TEST(CheckFit, CsiBaremetalDrivesAreTakenWholeAndGroupsByExtents) {
 // /filter keeps a fitting node's volume placements from its verdict-only check: the same drives
 // and devices the full check chooses, for each pod below.
 TEST(CheckFit, VerdictOnlyKeepsTheVolumesPlacementsTheFullCheckMakes) {
-  Pool drives{"csi-baremetal:SSD", 0, {{"ac-big"}, {"ac-small"}}};
-  drives.devices[0].capacity_bytes = 100 * GiB;
-  drives.devices[1].capacity_bytes = 10 * GiB;
-  for (auto& d : drives.devices) d.drive_class = "SSD";
-  drives.drives = true;
   Pool lvm{"nvme", 500 * GiB, {{"vg-a"}, {"vg-b"}}};
   lvm.devices[0].capacity_bytes = 200 * GiB;
   lvm.devices[1].capacity_bytes = 300 * GiB;
-  NodeSupply node = pool_node({drives, lvm});
+  NodeSupply node = pool_node({ssd_drives(), lvm});
   node.gpus["nvidia.com/gpu"] = 2;
   node.gpu_devices = {"nvidia.com/gpu", 2, 40 * GiB};
-  auto drive_volume = [](const char* cls, std::int64_t bytes) {
-    model::VolumeDemand v;
-    v.volume = std::string("d-") + cls;
-    v.pool = "csi-baremetal:SSD";
-    v.drive_class = cls;
-    v.bytes = bytes;
-    return v;
-  };
   PodDemand with_gpu = volume_pod({{"nvme", 250 * GiB}});
   with_gpu.gpus["nvidia.com/gpu"] = 1;
-  with_gpu.volumes.push_back(drive_volume("SSD", 5 * GiB));
+  with_gpu.volumes.push_back(ssd_claim("d-SSD", "SSD", 5 * GiB));
   PodDemand groups = volume_pod({});
-  groups.volumes = {drive_volume("SSDLVG", GiB + 1), drive_volume("SSD", 50 * GiB)};
+  groups.volumes = {ssd_claim("d-SSDLVG", "SSDLVG", GiB + 1), ssd_claim("d-SSD", "SSD", 50 * GiB)};
   PodDemand too_large = volume_pod({{"nvme", 600 * GiB}});
   GpuPlacement verdict_only;
   verdict_only.verdict_only = true;
