@@ -16,7 +16,7 @@
 // median, p99 and worst latency. Exits 1 when the real client saw a failure (latencies are
 // reported, never judged here).
 //
-// usage: hostile_bench [--seconds S] [--only NAME]
+// usage: hostile_bench [--seconds S] [--only NAME] [--idle-strangers]
 #include <httplib.h>
 #include <sys/resource.h>
 
@@ -224,10 +224,15 @@ void medium_body(int port, const std::atomic<bool>& stop) {
   repeat_coded(port, stop, wire, "gzip", 8, 8, 30);
 }
 
-bool run(const char* name, const Attack& attack, int seconds, const std::string& real_body) {
+bool run(const char* name, const Attack& attack, const extender::bench::ScenarioFlags& flags,
+         const std::string& real_body) {
+  const int seconds = flags.seconds;
   DaemonProcess d({}, kConfig);
   std::atomic<bool> stop{false};
-  std::thread attacker([&] { attack(d.port(), stop); });
+  std::thread attacker([&] {
+    flags.become_stranger();
+    attack(d.port(), stop);
+  });
   std::this_thread::sleep_for(1s);
   std::atomic<bool> real_stop{false};
   Report r;
@@ -261,11 +266,12 @@ int main(int argc, char** argv) {
       {"medium-body", medium_body}};
   bool ok = true;
   std::printf(
-      "the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario\n",
-      seconds);
+      "the real client: keep-alive POST /scheduler/filter (fixture, Nodes form) from 127.0.0.1, %d s per scenario; "
+      "the strangers %s\n",
+      seconds, flags->idle_strangers ? "under SCHED_IDLE" : "at normal priority");
   for (const auto& [name, attack] : scenarios) {
     if (!flags->wanted(name)) continue;
-    ok = run(name, attack, seconds, real_body) && ok;
+    ok = run(name, attack, *flags, real_body) && ok;
   }
   return ok ? 0 : 1;
 }

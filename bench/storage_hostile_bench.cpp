@@ -30,7 +30,7 @@
 // DELETE, so from the second phase on they are about twice the first's. Exits 1 when the real
 // client got a wrong answer or when a forged request caused a write.
 //
-// usage: storage_hostile_bench [--seconds S] [--only NAME]   (default 8 s a phase, about 90 s)
+// usage: storage_hostile_bench [--seconds S] [--only NAME] [--idle-strangers]   (default 8 s a phase, about 90 s)
 #include <httplib.h>
 
 #include <algorithm>
@@ -410,11 +410,18 @@ double cpu_seconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-Phase run_phase(Cluster& c, RealClient& client, const DaemonProcess& d, const Attack* attack, int seconds) {
+Phase run_phase(Cluster& c, RealClient& client, const DaemonProcess& d, const Attack* attack,
+                const extender::bench::ScenarioFlags& flags) {
+  const int seconds = flags.seconds;
   const int port = d.port();
   std::atomic<bool> stop{false};
   std::thread attacker;
-  if (attack) attacker = std::thread([&] { (*attack)(c, port, stop); });
+  if (attack) {
+    attacker = std::thread([&] {
+      flags.become_stranger();
+      (*attack)(c, port, stop);
+    });
+  }
   if (attack) std::this_thread::sleep_for(1s);
   const ApiCounts before = api_counts(c.server);
   const long calls_before = stranger_calls.load();
@@ -466,7 +473,7 @@ bool report(const char* name, const Phase& quiet, const Phase& hit) {
   return q.wrong == 0 && h.wrong == 0 && hit.forged_writes == 0;
 }
 
-bool run(const char* name, const Attack& attack, int seconds) {
+bool run(const char* name, const Attack& attack, const extender::bench::ScenarioFlags& flags) {
   Cluster c;
   seed_targets(c);
   if (std::string(name) == "reads") c.read_delay_ms = 1500;
@@ -476,8 +483,8 @@ bool run(const char* name, const Attack& attack, int seconds) {
     std::fprintf(stderr, "%s: the daemon never answered right:\n%s\n", name, d.log().c_str());
     return false;
   }
-  const Phase quiet = run_phase(c, client, d, nullptr, seconds);
-  const Phase hit = run_phase(c, client, d, &attack, seconds);
+  const Phase quiet = run_phase(c, client, d, nullptr, flags);
+  const Phase hit = run_phase(c, client, d, &attack, flags);
   return report(name, quiet, hit);
 }
 
@@ -491,12 +498,12 @@ int main(int argc, char** argv) {
       {"forged", forged}, {"wait", wait_stall}, {"writes", write_churn}, {"reads", unknown_reads}};
   std::printf(
       "each figure: quiet / attacked, %d s a phase; the real client: 1 csi-baremetal pod in 8 volume pods, "
-      "a GPU /filter between volume pods\n",
-      seconds);
+      "a GPU /filter between volume pods; the strangers %s\n",
+      seconds, flags->idle_strangers ? "under SCHED_IDLE" : "at normal priority");
   bool ok = true;
   for (const auto& [name, attack] : scenarios) {
     if (!flags->wanted(name)) continue;
-    ok = run(name, attack, seconds) && ok;
+    ok = run(name, attack, *flags) && ok;
   }
   return ok ? 0 : 1;
 }
