@@ -256,14 +256,15 @@ Status load_fragmentation(YamlReader& r, const YAML::Node& n, policy::ScoringRul
   }
   EXTENDER_TRY(read_decimal(r, n, "fragmentation_size_exponent", "scoring", s.fragmentation_size_exponent, 0, 2));
   EXTENDER_TRY(read_decimal(r, n, "fragmentation_fit_weight", "scoring", s.fragmentation_fit_weight, 0, 100));
+  EXTENDER_TRY(read_decimal(r, n, "fragmentation_cpu_scarce_bin", "scoring", s.fragmentation_cpu_scarce_bin, 0, 1000));
   return load_fragmentation_prior(r, n["fragmentation_prior"], s.fragmentation_prior);
 }
 
 Status load_scoring(YamlReader& r, const YAML::Node& n, policy::ScoringRules& s) {
-  EXTENDER_TRY(r.expect_keys(
-      n, "scoring",
-      {"volume_balance_weight", "gpu_packing_weight", "gpu_packing", "fragmentation_window", "fragmentation_prior",
-       "fragmentation_size_exponent", "fragmentation_fit_weight", "capacity_weight", "capacity_preference"}));
+  EXTENDER_TRY(r.expect_keys(n, "scoring",
+                             {"volume_balance_weight", "gpu_packing_weight", "gpu_packing", "fragmentation_window",
+                              "fragmentation_prior", "fragmentation_size_exponent", "fragmentation_fit_weight",
+                              "fragmentation_cpu_scarce_bin", "capacity_weight", "capacity_preference"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   for (const policy::Scorer& scorer : policy::scorers()) {
     EXTENDER_TRY(read_at_least(r, n, scorer.weight_key, "scoring", s.*scorer.weight, 0));

@@ -4,12 +4,12 @@ namespace extender::policy {
 namespace {
 
 std::vector<std::int64_t> binpack_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                         const ShapeMix&, double) {
+                                         const ShapeMix&, double, double) {
   return fill_scores(pod, candidates, /*fuller_first=*/true);
 }
 
 std::vector<std::int64_t> spread_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                        const ShapeMix&, double) {
+                                        const ShapeMix&, double, double) {
   return fill_scores(pod, candidates, /*fuller_first=*/false);
 }
 

@@ -176,10 +176,42 @@ struct FragmentationInput {
   bool operator==(const FragmentationInput&) const = default;
 };
 
+// The requested CPU and the allocated GPUs of some nodes, each over what the nodes have.
+struct HostFill {
+  long double cpu_used = 0;
+  long double cpu_total = 0;
+  long double gpu_used = 0;  // devices: a device counts its used memory over its memory
+  long double gpu_total = 0;
+  void add(const model::NodeSupply& node, const GpuNodeView& view) {
+    if (node.cpu_milli > 0 && view.cpu_free != INT64_MAX) {
+      cpu_total += static_cast<long double>(node.cpu_milli);
+      cpu_used += static_cast<long double>(node.cpu_milli - view.cpu_free);
+    }
+    for (std::int64_t f : view.free) {
+      gpu_total += 1;
+      gpu_used += static_cast<long double>(view.capacity - f) / static_cast<long double>(view.capacity);
+    }
+  }
+  bool cpu_scarcer() const {
+    if (cpu_total <= 0 || gpu_total <= 0) return false;
+    return cpu_used / cpu_total > gpu_used / gpu_total;
+  }
+};
+
+bool asks_gpus(const model::PodDemand& pod) { return pod.gpu_share_bytes > 0 || !pod.gpus.empty(); }
+
+// The key ranked by the increase alone, in bins of `bin` GPUs: keys in one bin compare equal.
+RankKey binned(const RankKey& k, double bin) {
+  if (k.blended == HUGE_VALL) return k;
+  const long double devices = static_cast<long double>(k.delta.num) / static_cast<long double>(k.delta.den);
+  const auto at = static_cast<std::int64_t>(std::floor(devices / static_cast<long double>(bin)));
+  return {0, {at, 1}, {0, 1}, 0};
+}
+
 }  // namespace
 
 std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                               const ShapeMix& mix, double fit_weight) {
+                                               const ShapeMix& mix, double fit_weight, double cpu_scarce_bin) {
   constexpr std::size_t kRemembered = 16;
   constexpr std::size_t kFieldsAhead = 8;
   constexpr std::size_t kEntriesAhead = 4;
@@ -188,6 +220,7 @@ std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std:
   keys.reserve(candidates.size());
   for (std::size_t i = 0; i < std::min(kFieldsAhead, candidates.size()); ++i) prefetch_view_fields(candidates[i]);
   FragmentationInput in;
+  HostFill fill;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (i + kFieldsAhead < candidates.size()) prefetch_view_fields(candidates[i + kFieldsAhead]);
     if (i + kEntriesAhead < candidates.size()) prefetch_view_entries(candidates[i + kEntriesAhead]);
@@ -195,6 +228,7 @@ std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std:
     gpu_view(*c.node, *c.usage, in.view);
     in.resource = c.node->gpu_devices.resource;
     in.cpu_milli = c.node->cpu_milli;
+    fill.add(*c.node, in.view);
     auto hit = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == in; });
     if (hit != seen.end()) {
       keys.push_back(hit->second);
@@ -203,7 +237,16 @@ std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std:
     keys.push_back(fragmentation_key(pod, *c.node, in.view, mix, fit_weight));
     if (seen.size() < kRemembered) seen.emplace_back(in, keys.back());
   }
+  if (cpu_scarce_bin > 0 && asks_gpus(pod) && fill.cpu_scarcer()) {
+    for (auto& k : keys) k = binned(k, cpu_scarce_bin);
+  }
   return rank_scores(keys);
+}
+
+bool cpu_scarce(std::span<const Candidate> candidates) {
+  HostFill fill;
+  for (const auto& c : candidates) fill.add(*c.node, gpu_view(*c.node, *c.usage));
+  return fill.cpu_scarcer();
 }
 
 std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
@@ -232,8 +275,9 @@ std::vector<std::int64_t> fill_scores(const model::PodDemand& pod, std::span<con
 }
 
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                             PackingStrategy strategy, const ShapeMix& mix, double fit_weight) {
-  return packing_policy(strategy).score(pod, candidates, mix, fit_weight);
+                                             PackingStrategy strategy, const ShapeMix& mix, double fit_weight,
+                                             double cpu_scarce_bin) {
+  return packing_policy(strategy).score(pod, candidates, mix, fit_weight, cpu_scarce_bin);
 }
 
 namespace {
@@ -272,7 +316,8 @@ std::vector<std::int64_t> capacity(const model::PodDemand& pod, std::span<const 
 
 std::vector<std::int64_t> gpu_packing(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                       const ScoringRules& rules, const ShapeMix& mix) {
-  return gpu_packing_scores(pod, candidates, rules.packing, mix, rules.fragmentation_fit_weight);
+  return gpu_packing_scores(pod, candidates, rules.packing, mix, rules.fragmentation_fit_weight,
+                            rules.fragmentation_cpu_scarce_bin);
 }
 
 constexpr Scorer kScorers[] = {

@@ -63,6 +63,7 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->scoring.fragmentation_window, d->scoring.fragmentation_window);
   EXPECT_EQ(c->scoring.fragmentation_size_exponent, d->scoring.fragmentation_size_exponent);
   EXPECT_EQ(c->scoring.fragmentation_fit_weight, d->scoring.fragmentation_fit_weight);
+  EXPECT_EQ(c->scoring.fragmentation_cpu_scarce_bin, d->scoring.fragmentation_cpu_scarce_bin);
   EXPECT_EQ(c->scoring.fragmentation_prior, d->scoring.fragmentation_prior);
   EXPECT_EQ(c->ha.enabled, d->ha.enabled);
   EXPECT_EQ(c->ha.lease_name, d->ha.lease_name);
@@ -100,7 +101,8 @@ storage:
   selected_claim_timeout: 5m
   baremetal: {provisioner: bm, node_id_annotation: csi-baremetal.dell.com/uuid, node_selector: {disks: "yes"}}
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
-          capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05}
+          capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05,
+          fragmentation_cpu_scarce_bin: 0.5}
 logging: {level: debug, format: json}
 )",
                         "test");
@@ -135,6 +137,7 @@ logging: {level: debug, format: json}
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kSpread);
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_size_exponent, 1.5);
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_fit_weight, 0.05);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_cpu_scarce_bin, 0.5);
   EXPECT_EQ(c->logging.format, "json");
   model::DemandRules rules = c->demand_rules();
   EXPECT_EQ(rules.gpu_resources, (std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"}));
@@ -180,6 +183,8 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
        "scoring.fragmentation_fit_weight: expected a number from 0 to 100"},
       {"scoring:\n  fragmentation_fit_weight: a lot\n", "scoring.fragmentation_fit_weight: expected a number"},
       {"scoring:\n  fragmentation_fit_weight: nan\n", "scoring.fragmentation_fit_weight: expected a number"},
+      {"scoring:\n  fragmentation_cpu_scarce_bin: -1\n",
+       "scoring.fragmentation_cpu_scarce_bin: expected a number from 0 to 1000"},
       {"gpu:\n  resources:\n    - memory_label: x\n", "gpu.resources[0].name: is required"},
       {"gpu:\n  resources:\n    - {name: a}\n    - {name: a}\n", "listed twice"},
       {"gpu:\n  resources:\n    - {name: a, memory_label_unit: bananas}\n", "memory_label_unit"},

@@ -131,6 +131,89 @@ TEST(GpuPacking, FragmentationTellsApartNodesThatLookAlikeOnTheirGpus) {
   }
 }
 
+// Nodes a and b: 4 GPUs of 16 GiB and 32 cores each; b runs a 1-GPU pod. Both CPU-heavy rows
+// take 90% of each node's CPU (CPU scarcer than GPUs: 1 GPU of 8 allocated).
+struct ScarceFixture {
+  std::vector<NodeSupply> nodes = std::vector<NodeSupply>(2);
+  NodeUsage a, b;
+  std::vector<Candidate> candidates;
+  explicit ScarceFixture(std::int64_t cpu_used) {
+    for (auto& n : nodes) {
+      n.gpus["nvidia.com/gpu"] = 4;
+      n.gpu_devices = {"nvidia.com/gpu", 4, std::int64_t{16} << 30};
+      n.cpu_milli = 32000;
+    }
+    Allocation host, gpu_pod;
+    host.cpu_milli = cpu_used;
+    gpu_pod.gpus["nvidia.com/gpu"] = 1;
+    a.add(host);
+    b.add(host);
+    b.add(gpu_pod);
+    candidates = {{&nodes[0], &a}, {&nodes[1], &b}};
+  }
+};
+
+TEST(Fragmentation, WhereCpuIsScarcerAGpuPodsIncreasesAreBinned) {
+  // The mix: 2-GPU pods. A 1-GPU pod leaves both nodes able to hold one (the increase is 0 on
+  // each); b ranks first by the tie-break (less GPU free after) unless the increases are binned.
+  struct Row {
+    const char* what;
+    std::int64_t cpu_used;
+    std::int64_t gpus;  // the pod's
+    double bin;
+    Scores want;  // a, b
+  };
+  const Row rows[] = {
+      {"CPU scarcer, bins of 2 GPUs: one bin, a tie left to kube-scheduler", 28800, 1, 2, {10, 10}},
+      {"CPU scarcer, no bins: the tie-break decides", 28800, 1, 0, {9, 10}},
+      {"GPUs scarcer (no CPU used): the tie-break decides", 0, 1, 2, {9, 10}},
+      {"a pod without GPUs is never binned", 28800, 0, 2, {9, 10}},
+  };
+  for (const auto& row : rows) {
+    const ScarceFixture f(row.cpu_used);
+    PodDemand p = pod(row.gpus, 0);
+    p.cpu_milli = 1000;
+    const ShapeMix mix = {{{2, 0, 0}, 1}};
+    EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, row.bin), row.want)
+        << row.what;
+  }
+}
+
+TEST(Fragmentation, BinsKeepIncreasesOfDifferentBinsApart) {
+  // The mix: 4-GPU pods. On a (4 free) a 1-GPU pod strands 3 GPUs for them (+3); on b (3 free)
+  // one fewer (-1). A bin is the floor of the increase over its size: 1 and -1 for bins of 2,
+  // 0 and -1 for bins of 8, so b still ranks first; a node past the pod's reach ranks last.
+  const ScarceFixture f(28800);
+  PodDemand p = pod(1, 0);
+  p.cpu_milli = 1000;
+  const ShapeMix mix = {{{4, 0, 0}, 1}};
+  EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, 2), (Scores{9, 10}));
+  EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, 8), (Scores{9, 10}));
+  PodDemand four = pod(4, 0);
+  four.cpu_milli = 1000;
+  EXPECT_EQ(gpu_packing_scores(four, f.candidates, PackingStrategy::kFragmentation, mix, 0, 8), (Scores{10, 9}))
+      << "b cannot take 4 GPUs";
+}
+
+TEST(Fragmentation, CpuScarceComparesRequestedCpuWithAllocatedGpus) {
+  struct Row {
+    const char* what;
+    std::int64_t cpu_used;
+    bool want;
+  };
+  const Row rows[] = {
+      {"90% of CPU, 1 GPU of 8", 28800, true},
+      {"12.5% of CPU, 1 GPU of 8: equal, not scarcer", 4000, false},
+      {"no CPU used", 0, false},
+  };
+  for (const auto& row : rows) EXPECT_EQ(cpu_scarce(ScarceFixture(row.cpu_used).candidates), row.want) << row.what;
+  std::vector<NodeSupply> no_cpu(1);
+  no_cpu[0].gpus["nvidia.com/gpu"] = 4;
+  no_cpu[0].gpu_devices = {"nvidia.com/gpu", 4, std::int64_t{16} << 30};
+  const NodeUsage none;
+  EXPECT_FALSE(cpu_scarce(std::vector<Candidate>{{&no_cpu[0], &none}})) << "a node that gives no CPU";
+}
+
 TEST(GpuPacking, BinpackCountsSharesOnTheDevicesForWholeGpus) {
   // Both nodes: 2 devices of 16 GiB. a holds a 12 GiB share, b nothing.
   std::vector<NodeSupply> nodes(2);

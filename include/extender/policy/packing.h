@@ -26,7 +26,7 @@ struct PackingPolicy {
   ShareDevice share_device;
   // 0..10 per candidate, in candidate order (see gpu_packing_scores in score.h).
   std::vector<std::int64_t> (*score)(const model::PodDemand& pod, std::span<const Candidate> candidates,
-                                     const ShapeMix& mix, double fit_weight);
+                                     const ShapeMix& mix, double fit_weight, double cpu_scarce_bin);
 };
 
 // Every strategy, in the order they are listed to people (binpack, spread, fragmentation).
