@@ -79,13 +79,14 @@ std::string chart_default_config() {
 
 TEST(ScoringTables, TheChartShipsTheRecommendedPlacementSetup) {
   // docs/placement.md, "Which policy to run": fragmentation over a 600-pod mix weighted by size^2,
-  // blended with best-fit at 0.05, with the every-pod entry.
+  // blended with best-fit at 0.05, bins of 4 GPUs where CPU is scarcer, with the every-pod entry.
   auto c = parse_config(chart_default_config(), "deploy/scheduler-extender.yaml");
   ASSERT_TRUE(c) << c.message();
   EXPECT_EQ(c->scoring.packing, policy::PackingStrategy::kFragmentation);
   EXPECT_EQ(c->scoring.fragmentation_window, 600);
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_size_exponent, 2);
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_fit_weight, 0.05);
+  EXPECT_DOUBLE_EQ(c->scoring.fragmentation_cpu_scarce_bin, 4);
 }
 
 }  // namespace
