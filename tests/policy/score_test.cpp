@@ -131,12 +131,15 @@ TEST(GpuPacking, FragmentationTellsApartNodesThatLookAlikeOnTheirGpus) {
   }
 }
 
-// Nodes a and b: 4 GPUs of 16 GiB and 32 cores each; b runs a 1-GPU pod. Both CPU-heavy rows
-// take 90% of each node's CPU (CPU scarcer than GPUs: 1 GPU of 8 allocated).
+// Nodes a and b: 4 GPUs of 16 GiB and 32 cores each, `cpu_used` of each node's CPU taken; b
+// runs a 1-GPU pod (1 GPU of 8 allocated, so 28800 of 32000 makes CPU the scarcer). The
+// candidates point into the fixture, which is therefore not copied.
 struct ScarceFixture {
   std::vector<NodeSupply> nodes = std::vector<NodeSupply>(2);
   NodeUsage a, b;
   std::vector<Candidate> candidates;
+  ScarceFixture(const ScarceFixture&) = delete;
+  ScarceFixture& operator=(const ScarceFixture&) = delete;
   explicit ScarceFixture(std::int64_t cpu_used) {
     for (auto& n : nodes) {
       n.gpus["nvidia.com/gpu"] = 4;
