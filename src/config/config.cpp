@@ -395,10 +395,11 @@ Status load_admin(YamlReader& r, const YAML::Node& admin, AdminConfig& a) {
 }
 
 Status load_logging(YamlReader& r, const YAML::Node& logging, LoggingConfig& l) {
-  EXTENDER_TRY(r.expect_keys(logging, "logging", {"level", "format"}));
+  EXTENDER_TRY(r.expect_keys(logging, "logging", {"level", "format", "lines_per_caller"}));
   if (!logging.IsDefined() || logging.IsNull()) return {};
   EXTENDER_TRY(r.read(logging, "level", "logging", l.level));
   EXTENDER_TRY(r.read(logging, "format", "logging", l.format));
+  EXTENDER_TRY(read_decimal(r, logging, "lines_per_caller", "logging", l.lines_per_caller, 0, 1e6));
   if (l.format != "text" && l.format != "json") {
     return r.error_at(logging["format"], "logging.format", "expected text or json");
   }

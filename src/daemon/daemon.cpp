@@ -259,6 +259,7 @@ server::ApiDeps Daemon::Parts::api_deps() {
                        {}};
   deps.decisions = &decisions;
   deps.in_flight = &in_flight;
+  deps.log_lines_per_caller = cfg.logging.lines_per_caller;
   if (feed.cluster) {
     deps.watches = [kc = feed.cluster.get()] {
       std::vector<server::WatchView> out;

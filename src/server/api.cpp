@@ -180,25 +180,52 @@ void answer_preempt(const ApiDeps& deps, const http::HttpRequest& request, VerbC
   }
 }
 
+// What a caller's calls past its log budget were, for the line that reports them.
+std::string unlogged_calls(const LogBudget::Verdict& v, const http::HttpRequest& request) {
+  const double seconds = std::chrono::duration<double>(v.span).count();
+  return fmt::format("{} calls {} not logged in the last {:.1f} s (past logging.lines_per_caller)", v.unlogged,
+                     v.shared ? "from callers past the ones the log budget remembers" : "from " + request.peer_ip,
+                     seconds);
+}
+
+// Writes a call's log line within its caller's log budget, with the calls past it before it.
+template <class... Args>
+void log_call(LogBudget& budget, const Clock& clock, const http::HttpRequest& request, spdlog::level::level_enum level,
+              fmt::format_string<Args...> format, Args&&... args) {
+  const LogBudget::Verdict v = budget.admit(request.peer_ip, clock.now());
+  if (v.write) {
+    const std::string line = fmt::format(format, std::forward<Args>(args)...);
+    if (v.unlogged == 0) {
+      spdlog::log(level, "{}", line);
+    } else {
+      spdlog::log(level, "{}; {}", line, unlogged_calls(v, request));
+    }
+  }
+}
+
 // Counts the request (and a refusal) in the metrics and writes its log line.
-void record(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequest& request, const VerbCall& call,
-            Duration elapsed) {
+void record(const ApiDeps& deps, LogBudget& budget, Endpoint endpoint, const http::HttpRequest& request,
+            const VerbCall& call, Duration elapsed) {
   const char* name = verb_name(endpoint);
   if (deps.metrics) deps.metrics->observe_request(metric_verb(endpoint), call.outcome, elapsed);
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
   const engine::Summary& summary = call.summary;
+  const Clock& clock = clock_of(deps);
+  using spdlog::level::info, spdlog::level::warn;
   if (!call.declined.empty()) {
-    spdlog::warn("{} from {}: declined, {} ({:.2f} ms)", name, request.remote, printable(call.declined), ms);
+    log_call(budget, clock, request, warn, "{} from {}: declined, {} ({:.2f} ms)", name, request.remote,
+             printable(call.declined), ms);
   } else if (call.outcome == Outcome::kRejected) {
-    spdlog::warn("{} from {}: 400 {} ({:.2f} ms)", name, request.remote, printable(call.body_error), ms);
+    log_call(budget, clock, request, warn, "{} from {}: 400 {} ({:.2f} ms)", name, request.remote,
+             printable(call.body_error), ms);
   } else if (call.refusal != engine::Refusal::kNone) {
     if (deps.metrics) deps.metrics->observe_refusal(metric_verb(endpoint), call.refusal);
-    spdlog::warn("{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256), request.remote,
-                 engine::refusal_name(call.refusal), printable(summary.note));
+    log_call(budget, clock, request, warn, "{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256),
+             request.remote, engine::refusal_name(call.refusal), printable(summary.note));
   } else {
     const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
-    spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
-                 summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
+    log_call(budget, clock, request, info, "{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256),
+             summary.nodes_in, summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
   }
 }
 
@@ -216,8 +243,9 @@ http::HttpResponse Api::handle(const http::HttpRequest& request) {
   }
   const Route& rt = *r.route;
   if (loopback_only(rt.endpoint) && !request.peer_loopback) {
-    spdlog::warn("{} {} from {}: 403, debug and admin endpoints answer loopback peers only", request.method,
-                 printable(request.path, 256), request.remote);
+    log_call(log_budget_, clock_of(deps_), request, spdlog::level::warn,
+             "{} {} from {}: 403, debug and admin endpoints answer loopback peers only", request.method,
+             printable(request.path, 256), request.remote);
     return error(403, "debug and admin endpoints answer loopback peers only (use kubectl port-forward)");
   }
   switch (rt.endpoint) {
@@ -297,7 +325,7 @@ http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& reques
     call.outcome = Outcome::kRejected;
     call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
-  record(deps_, route.endpoint, request, call, clock_of(deps_).now() - started);
+  record(deps_, log_budget_, route.endpoint, request, call, clock_of(deps_).now() - started);
   remember_decision(deps_, route.endpoint, call);
   return std::move(call.res);
 }

@@ -65,6 +65,7 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->scoring.fragmentation_fit_weight, d->scoring.fragmentation_fit_weight);
   EXPECT_EQ(c->scoring.fragmentation_cpu_scarce_bin, d->scoring.fragmentation_cpu_scarce_bin);
   EXPECT_EQ(c->scoring.fragmentation_prior, d->scoring.fragmentation_prior);
+  EXPECT_EQ(c->logging.lines_per_caller, d->logging.lines_per_caller);
   EXPECT_EQ(c->ha.enabled, d->ha.enabled);
   EXPECT_EQ(c->ha.lease_name, d->ha.lease_name);
   EXPECT_EQ(c->ha.lease_namespace, d->ha.lease_namespace);
@@ -103,7 +104,7 @@ storage:
 scoring: {volume_balance_weight: 3, gpu_packing_weight: 0, gpu_packing: spread, capacity_weight: 2,
           capacity_preference: less_free, fragmentation_size_exponent: 1.5, fragmentation_fit_weight: 0.05,
           fragmentation_cpu_scarce_bin: 0.5}
-logging: {level: debug, format: json}
+logging: {level: debug, format: json, lines_per_caller: 2.5}
 )",
                         "test");
   ASSERT_TRUE(c) << c.message();
@@ -139,6 +140,7 @@ logging: {level: debug, format: json}
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_fit_weight, 0.05);
   EXPECT_DOUBLE_EQ(c->scoring.fragmentation_cpu_scarce_bin, 0.5);
   EXPECT_EQ(c->logging.format, "json");
+  EXPECT_DOUBLE_EQ(c->logging.lines_per_caller, 2.5);
   model::DemandRules rules = c->demand_rules();
   EXPECT_EQ(rules.gpu_resources, (std::vector<std::string>{"nvidia.com/gpu", "amd.com/gpu"}));
   EXPECT_EQ(rules.default_claim_bytes, 1 << 30);
@@ -190,6 +192,7 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"gpu:\n  resources:\n    - {name: a, memory_label_unit: bananas}\n", "memory_label_unit"},
       {"logging:\n  level: loud\n", "logging.level"},
       {"logging:\n  format: xml\n", "expected text or json"},
+      {"logging:\n  lines_per_caller: -1\n", "logging.lines_per_caller: expected a number from 0 to 1e+06"},
       {"storage:\n  classes: [a]\n", "storage.classes"},
       {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
       {"storage:\n  selected_claim_timeout: 0s\n", "storage.selected_claim_timeout: must be longer than 0"},

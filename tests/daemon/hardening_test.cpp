@@ -346,6 +346,36 @@ TEST(Budgets, ABodyBelowTheMinimumRateMakesRoomInTheBodyBudget) {
   EXPECT_TRUE(stalled.closed_by_peer() || status_of(stalled.read_until_closed(1s)) >= 400);
 }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+TEST(Budgets, AFloodOfCallsFromOnePeerIsLoggedWithinItsBudgetAndCounted) {
+  DaemonProcess d({}, "logging:\n  lines_per_caller: 5\n");
+  httplib::Client flood("127.0.0.1", d.port());
+  flood.set_interface("127.0.0.2");
+  const std::string flood_body = R"({"Pod":)" + gpu_pod("flood") + R"(,"NodeNames":["n1"]})";
+  const auto started = Clock::now();
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(flood.Post("/filter", flood_body, "application/json"));
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  httplib::Client own("127.0.0.1", d.port());
+  ASSERT_TRUE(own.Post("/filter", R"({"Pod":)" + gpu_pod("own") + R"(,"NodeNames":["n1"]})", "application/json"));
+  std::this_thread::sleep_for(300ms);  // the flooding peer's next token
+  ASSERT_TRUE(flood.Post("/filter", flood_body, "application/json"));
+  const std::string log = d.wait_for_log("calls from 127.0.0.2 not logged");
+  EXPECT_NE(log.find("filter t/own:"), std::string::npos) << "another caller keeps its own budget";
+  // The burst (10), five a second while it lasted, and the last call.
+  EXPECT_LE(count_of(log, "filter t/flood:"), 10 + 5 * seconds + 2) << log;
+  const auto at = log.find("calls from 127.0.0.2 not logged");
+  ASSERT_NE(at, std::string::npos) << log;
+  const auto semicolon = log.rfind("; ", at);
+  ASSERT_NE(semicolon, std::string::npos) << log;
+  const std::string counted = log.substr(semicolon + 2, at - semicolon - 2);
+  EXPECT_GE(std::stoul(counted), 300 - 10 - 5 * seconds - 2) << log.substr(semicolon, 300);
+}
+
 TEST(Budgets, OnePeerHoldsNoMoreThanItsShareOfTheBodyBudget) {
   // Budget 8 MiB, share max(4 MiB, one 2 MiB body charged 2.5 times) = 5 MiB; 1.5 MiB counts 3.75.
   DaemonProcess d({}, std::string("server:\n  max_body_bytes: 2Mi\n  max_buffered_bytes: 8Mi\n") + kAdmin);

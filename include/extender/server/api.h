@@ -6,7 +6,8 @@
 // points into the body, which the caller keeps until the answer's `spent` is released. /debug
 // and /admin answer 403 to any peer not on loopback. A standby is ready (200) once its caches
 // have synced; /readyz, /version and /debug/state say whether it leads. Writes one
-// log line per verb request (refusals with the caller's address) and feeds Metrics. Thread-safe.
+// log line per verb request (refusals with the caller's address) within its caller's LogBudget,
+// and feeds Metrics. Thread-safe.
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "extender/engine/ports.h"
 #include "extender/http/http_message.h"
 #include "extender/server/decision_log.h"
+#include "extender/server/log_budget.h"
 #include "extender/server/metrics.h"
 #include "extender/server/router.h"
 #include "extender/state/cluster_state.h"
@@ -61,11 +63,15 @@ struct ApiDeps {
   // The listeners' clock (their requests' queued_at), which the views' ages are measured on too;
   // null: steady_clock().
   const Clock* clock = nullptr;
+  // The per-call log lines one caller (peer address) may have written a second (LogBudget);
+  // 0: every one.
+  double log_lines_per_caller = 0;
 };
 
 class Api {
  public:
-  Api(ApiDeps deps, RouterOptions routes) : deps_(std::move(deps)), routes_(std::move(routes)) {}
+  Api(ApiDeps deps, RouterOptions routes)
+      : deps_(std::move(deps)), routes_(std::move(routes)), log_budget_({deps_.log_lines_per_caller}) {}
   http::HttpResponse handle(const http::HttpRequest& request);
   // The worker lane a request runs on: verbs that decide, binds, light reads, or inline for
   // /healthz and answers that need no work (404, 405).
@@ -88,6 +94,7 @@ class Api {
 
   ApiDeps deps_;
   RouterOptions routes_;
+  LogBudget log_budget_;
 };
 
 }  // namespace extender::server
