@@ -2,7 +2,9 @@
 # The 2023 Alibaba GPU trace (the FGD paper's "openb" files, read as published from TRACE_DIR)
 # through `scheduler-extender simulate`, by the paper's protocol for seeds 42-51: GPU allocation when
 # the arrived GPU demand reaches 100% of capacity, per seed, for each workload family
-# (bench/gen_families.py derives it from the trace; default: the trace as is), then per family,
+# (bench/gen_families.py derives it from the trace; default: the trace as is; list:NAME is the pod
+# list TRACE_DIR/openb_pod_list_NAME.csv the paper published beside the trace, as is, and
+# FAMILIES=published every such list TRACE_DIR holds), then per family,
 # deployment and policy the worst seed and the mean:
 #   worst|mean <family> <gpu-pods|every-pod> <policy> <allocation>%
 # then one table of them all (family × policy × deployment, mean and worst seed), and last how far
@@ -30,6 +32,15 @@ policies=${POLICIES:-binpack spread fragmentation best-fit fgd}
 deployments=${DEPLOYMENTS:-gpu-pods every-pod}
 [ ${#families[@]} -gt 0 ] || read -r -a families <<<"${FAMILIES:-default}"
 [ "${families[0]}" != all ] || read -r -a families <<<"$(bench/gen_families.py list)"
+if [ "${families[0]}" = published ]; then
+  families=()
+  for f in "$trace"/openb_pod_list_*.csv; do
+    name=${f##*/openb_pod_list_}
+    name=${name%.csv}
+    [ "$name" = default ] || [ ! -e "$f" ] || families+=("list:$name")
+  done
+  [ ${#families[@]} -gt 0 ] || { echo "$0: $trace holds no published pod list besides the default" >&2; exit 2; }
+fi
 scale=${SCALE:-1}
 values=charts/scheduler-extender/values.yaml
 chart() { python3 -c 'import sys, yaml; print(int(yaml.safe_load(open(sys.argv[1]))[sys.argv[2]][sys.argv[3]]))' "$values" "$1" "$2"; }
@@ -60,9 +71,19 @@ results=$work/results
 : >"$results"
 for family in "${families[@]}"; do
   dir=$trace
-  if [ "$family" != default ] || [ "$scale" != 1 ]; then
+  base=$family
+  if [ "${family#list:}" != "$family" ]; then
+    list=$trace/openb_pod_list_${family#list:}.csv
+    [ -r "$list" ] || { echo "$0: $list: not readable" >&2; exit 2; }
     dir=$work/$family
-    bench/gen_families.py derive "$trace" "$family" "$dir" --scale "$scale" 2>&1 | sed 's/^/# /'
+    mkdir -p "$dir"
+    ln -s "$(realpath "$trace/openb_node_list_gpu_node.csv")" "$dir/openb_node_list_gpu_node.csv"
+    ln -s "$(realpath "$list")" "$dir/openb_pod_list_default.csv"
+    base=default
+  fi
+  if [ "$base" != default ] || [ "$scale" != 1 ]; then
+    bench/gen_families.py derive "$dir" "$base" "$work/$family-derived" --scale "$scale" 2>&1 | sed 's/^/# /'
+    dir=$work/$family-derived
   fi
   for d in $deployments; do
     for s in $seeds; do
