@@ -237,10 +237,20 @@ std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std:
     keys.push_back(fragmentation_key(pod, *c.node, in.view, mix, fit_weight));
     if (seen.size() < kRemembered) seen.emplace_back(in, keys.back());
   }
-  if (cpu_scarce_bin > 0 && asks_gpus(pod) && fill.cpu_scarcer()) {
+  if (cpu_scarce_bin > 0 && asks_gpus(pod) && fill.cpu_scarcer() && !multi_gpu_heavy(mix)) {
     for (auto& k : keys) k = binned(k, cpu_scarce_bin);
   }
   return rank_scores(keys);
+}
+
+bool multi_gpu_heavy(const ShapeMix& mix) {
+  long double multi = 0;
+  long double all = 0;
+  for (const auto& [shape, weight] : mix) {
+    all += static_cast<long double>(weight);
+    if (shape.whole >= 2) multi += static_cast<long double>(weight);
+  }
+  return 2 * multi > all;
 }
 
 bool cpu_scarce(std::span<const Candidate> candidates) {

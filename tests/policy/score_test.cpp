@@ -157,39 +157,62 @@ struct ScarceFixture {
 };
 
 TEST(Fragmentation, WhereCpuIsScarcerAGpuPodsIncreasesAreBinned) {
-  // The mix: 2-GPU pods. A 1-GPU pod leaves both nodes able to hold one (the increase is 0 on
-  // each); b ranks first by the tie-break (less GPU free after) unless the increases are binned.
+  // The mix: 2-GPU and 1-GPU pods. A 1-GPU pod leaves both nodes able to hold either (the
+  // increase is 0 on each); b ranks first by the tie-break (less GPU free after) unless the
+  // increases are binned.
+  const ShapeMix even = {{{1, 0, 0}, 1}, {{2, 0, 0}, 1}};
+  const ShapeMix multi = {{{1, 0, 0}, 1}, {{2, 0, 0}, 2}};
   struct Row {
     const char* what;
     std::int64_t cpu_used;
     std::int64_t gpus;  // the pod's
     double bin;
+    const ShapeMix& mix;
     Scores want;  // a, b
   };
   const Row rows[] = {
-      {"CPU scarcer, bins of 2 GPUs: one bin, a tie left to kube-scheduler", 28800, 1, 2, {10, 10}},
-      {"CPU scarcer, no bins: the tie-break decides", 28800, 1, 0, {9, 10}},
-      {"GPUs scarcer (no CPU used): the tie-break decides", 0, 1, 2, {9, 10}},
-      {"a pod without GPUs is never binned", 28800, 0, 2, {9, 10}},
+      {"CPU scarcer, bins of 2 GPUs: one bin, a tie left to kube-scheduler", 28800, 1, 2, even, {10, 10}},
+      {"CPU scarcer, no bins: the tie-break decides", 28800, 1, 0, even, {9, 10}},
+      {"GPUs scarcer (no CPU used): the tie-break decides", 0, 1, 2, even, {9, 10}},
+      {"a pod without GPUs is never binned", 28800, 0, 2, even, {9, 10}},
+      {"a mix mostly of multi-GPU pods is never binned", 28800, 1, 2, multi, {9, 10}},
   };
   for (const auto& row : rows) {
     const ScarceFixture f(row.cpu_used);
     PodDemand p = pod(row.gpus, 0);
     p.cpu_milli = 1000;
-    const ShapeMix mix = {{{2, 0, 0}, 1}};
-    EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, row.bin), row.want)
+    EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, row.mix, 0, row.bin), row.want)
         << row.what;
   }
 }
 
+TEST(Fragmentation, AMixIsMultiGpuHeavyPastHalfItsWeightInShapesOfSeveralGpus) {
+  struct Row {
+    ShapeMix mix;
+    bool heavy;
+  };
+  const Row rows[] = {
+      {{}, false},
+      {{{{1, 0, 0}, 1}, {{2, 0, 0}, 1}}, false},
+      {{{{1, 0, 0}, 1}, {{2, 0, 0}, 1}, {{8, 0, 0}, 1}}, true},
+      {{{{0, 0, 500}, 5}, {{0, 0, 0, 4000}, 3}, {{4, 0, 0}, 7}}, false},
+      {{{{0, 0, 500}, 5}, {{4, 0, 0}, 6}}, true},
+      {{{{1, 0, 0}, INT64_MAX}, {{8, 0, 0}, INT64_MAX - 1}}, false},  // no overflow
+      {{{{1, 0, 0}, INT64_MAX - 1}, {{8, 0, 0}, INT64_MAX}}, true},
+  };
+  for (std::size_t i = 0; i < std::size(rows); ++i)
+    EXPECT_EQ(multi_gpu_heavy(rows[i].mix), rows[i].heavy) << "row " << i;
+}
+
 TEST(Fragmentation, BinsKeepIncreasesOfDifferentBinsApart) {
-  // The mix: 4-GPU pods. On a (4 free) a 1-GPU pod strands 3 GPUs for them (+3); on b (3 free)
-  // one fewer (-1). A bin is the floor of the increase over its size: 1 and -1 for bins of 2,
-  // 0 and -1 for bins of 8, so b still ranks first; a node past the pod's reach ranks last.
+  // The mix: 4-GPU pods, and as many 1-GPU pods (which fit anywhere, so they add nothing). On a
+  // (4 free) a 1-GPU pod strands 3 GPUs for the 4-GPU pods (+1.5 per pod of the mix); on b (3
+  // free) one fewer (-0.5). A bin is the floor of the increase over its size: 0 and -1 for bins
+  // of 2 and of 8, so b still ranks first; a node past the pod's reach ranks last.
   const ScarceFixture f(28800);
   PodDemand p = pod(1, 0);
   p.cpu_milli = 1000;
-  const ShapeMix mix = {{{4, 0, 0}, 1}};
+  const ShapeMix mix = {{{1, 0, 0}, 1}, {{4, 0, 0}, 1}};
   EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, 2), (Scores{9, 10}));
   EXPECT_EQ(gpu_packing_scores(p, f.candidates, PackingStrategy::kFragmentation, mix, 0, 8), (Scores{9, 10}));
   PodDemand four = pod(4, 0);

@@ -34,9 +34,10 @@ struct ScoringRules {
   // fragmentation (GPUs per pod of the mix) before ranking; 0: the increase alone.
   double fragmentation_fit_weight = 0;
   // fragmentation, for a pod with GPUs where CPU is scarcer than GPUs (the candidates' requested
-  // CPU over their CPU above their allocated GPUs over their GPUs): the increase is ranked in
-  // bins of this many GPUs, and candidates in one bin tie (no blend, no tie-breaks), so that
-  // kube-scheduler's own scores (NodeResourcesFit, BalancedAllocation) choose among them; 0: off.
+  // CPU over their CPU above their allocated GPUs over their GPUs) and shapes of several whole
+  // GPUs weigh at most half of the mix (multi_gpu_heavy): the increase is ranked in bins of this
+  // many GPUs, and candidates in one bin tie (no blend, no tie-breaks), so that kube-scheduler's
+  // own scores (NodeResourcesFit, BalancedAllocation) choose among them; 0: off.
   double fragmentation_cpu_scarce_bin = 0;
   ShapeMix fragmentation_prior = {{{1, 0, 0}, 4},   {{2, 0, 0}, 1},   {{4, 0, 0}, 1},  {{8, 0, 0}, 1},
                                   {{0, 0, 250}, 1}, {{0, 0, 500}, 2}, {{0, 0, 750}, 1}};
@@ -91,8 +92,8 @@ std::vector<std::int64_t> capacity_scores(const model::PodDemand& pod, std::span
 // for the pods kube-scheduler places by its own plugins), ranked:
 // the candidates best by that order score 10, the next distinct 9, and so on down to 0, so the
 // best node is never tied with a worse one; but for a pod with GPUs on candidates where CPU is
-// scarcer than GPUs (cpu_scarce), with `cpu_scarce_bin` > 0, the increase alone in bins of that
-// many GPUs (ScoringRules::fragmentation_cpu_scarce_bin).
+// scarcer than GPUs (cpu_scarce), with `cpu_scarce_bin` > 0 and a mix not multi_gpu_heavy, the
+// increase alone in bins of that many GPUs (ScoringRules::fragmentation_cpu_scarce_bin).
 // The strategy's scorer is its entry of the packing table (packing.h).
 std::vector<std::int64_t> gpu_packing_scores(const model::PodDemand& pod, std::span<const Candidate> candidates,
                                              PackingStrategy strategy, const ShapeMix& mix = {}, double fit_weight = 0,
@@ -107,5 +108,8 @@ std::vector<std::int64_t> fragmentation_scores(const model::PodDemand& pod, std:
 // CPU exceeds their GPUs allocated over their GPUs (a device counts its used memory over its
 // memory). False when either is unknown (no CPU given, no devices).
 bool cpu_scarce(std::span<const Candidate> candidates);
+// Whether shapes of two or more whole GPUs weigh more than half of the mix: then a placement's
+// exact increase decides where the next large pod still fits, and fragmentation never bins it.
+bool multi_gpu_heavy(const ShapeMix& mix);
 
 }  // namespace extender::policy
