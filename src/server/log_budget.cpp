@@ -15,6 +15,8 @@ void LogBudget::refill(Bucket& b, TimePoint now) const {
 }
 
 void LogBudget::forget_idle(TimePoint now) {
+  if (forgotten_ != TimePoint{} && now - forgotten_ < std::chrono::seconds(1)) return;
+  forgotten_ = now;
   for (auto it = buckets_.begin(); it != buckets_.end();) {
     refill(it->second, now);
     const bool idle = it->second.unlogged == 0 && it->second.tokens >= burst();

@@ -77,6 +77,15 @@ TEST(LogBudget, PastMaxCallersIdleCallersAreForgottenAndBusyOnesKept) {
   EXPECT_EQ(heavy.unlogged, 80u);  // the heavy caller was kept with its count
 }
 
+TEST(LogBudget, CallersAreWalkedForIdleOnesAtMostOnceASecond) {
+  LogBudget b({10, 2});
+  written(b, "10.0.0.1", 1, t0);    // light: full again 100 ms later
+  written(b, "10.0.0.2", 100, t0);  // heavy: owes counts
+  EXPECT_TRUE(b.admit("10.0.9.1", t0).shared) << "the walk at t0 finds the light caller busy";
+  EXPECT_TRUE(b.admit("10.0.9.2", t0 + 500ms).shared) << "no second walk within the second";
+  EXPECT_FALSE(b.admit("10.0.9.3", t0 + 1s).shared) << "a walk a second later forgets the light caller";
+}
+
 TEST(LogBudget, WhenEveryRememberedCallerIsBusyNewcomersShareOneBucket) {
   LogBudget b({10, 2});
   written(b, "10.0.0.1", 100, t0);

@@ -45,7 +45,8 @@ struct LoggingConfig {
   std::string level = "info";   // trace, debug, info, warn, error
   std::string format = "text";  // text or json
   // Per-call lines (a verb's answer, a refusal) one caller may have written a second; past it
-  // they are counted and summarised (server/log_budget.h). 0: every line.
+  // they are counted, and the count goes with the caller's next line (server/log_budget.h). 0:
+  // every line.
   double lines_per_caller = 100;
 };
 

@@ -6,9 +6,9 @@
 // past its caller's budget is counted instead of written, and the count goes with the caller's
 // next written line (within 1 / per_second of its last, while it keeps calling). Memory is
 // bounded: past `max_callers` callers, those whose bucket is full and who owe no count (the same
-// as a caller never seen) are forgotten; if every one is still busy, the newcomers share one
-// bucket. Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one mutex,
-// held for a hash lookup.
+// as a caller never seen) are forgotten, in one walk at most once a second; until that walk makes
+// room, newcomers share one bucket. Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one
+// mutex, held for a hash lookup.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -55,6 +55,7 @@ class LogBudget {
   const Options options_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Bucket> buckets_;
+  TimePoint forgotten_{};  // the last walk of forget_idle
 };
 
 }  // namespace extender::server
