@@ -224,6 +224,11 @@ void record(const ApiDeps& deps, LogBudget& budget, Endpoint endpoint, const htt
              request.remote, engine::refusal_name(call.refusal), printable(summary.note));
   } else {
     const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
+    if (endpoint == Endpoint::kBind && call.outcome == Outcome::kOk) {
+      spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
+                   summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
+      return;
+    }
     log_call(budget, clock, request, info, "{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256),
              summary.nodes_in, summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
   }

@@ -7,6 +7,7 @@
 // and /admin answer 403 to any peer not on loopback. A standby is ready (200) once its caches
 // have synced; /readyz, /version and /debug/state say whether it leads. Writes one
 // log line per verb request (refusals with the caller's address) within its caller's LogBudget,
+// but for a bind that landed (each one a Binding, which the API write budget bounds already),
 // and feeds Metrics. Thread-safe.
 #include <chrono>
 #include <functional>
