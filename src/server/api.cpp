@@ -188,11 +188,12 @@ std::string unlogged_calls(const LogBudget::Verdict& v, const http::HttpRequest&
                      seconds);
 }
 
-// Writes a call's log line within its caller's log budget, with the calls past it before it.
+// Writes a call's log line within its caller's log budget (null: always), with the calls past it
+// before it.
 template <class... Args>
-void log_call(LogBudget& budget, const Clock& clock, const http::HttpRequest& request, spdlog::level::level_enum level,
+void log_call(LogBudget* budget, const Clock& clock, const http::HttpRequest& request, spdlog::level::level_enum level,
               fmt::format_string<Args...> format, Args&&... args) {
-  const LogBudget::Verdict v = budget.admit(request.peer_ip, clock.now());
+  const LogBudget::Verdict v = budget ? budget->admit(request.peer_ip, clock.now()) : LogBudget::Verdict{};
   if (v.write) {
     const std::string line = fmt::format(format, std::forward<Args>(args)...);
     if (v.unlogged == 0) {
@@ -213,24 +214,22 @@ void record(const ApiDeps& deps, LogBudget& budget, Endpoint endpoint, const htt
   const Clock& clock = clock_of(deps);
   using spdlog::level::info, spdlog::level::warn;
   if (!call.declined.empty()) {
-    log_call(budget, clock, request, warn, "{} from {}: declined, {} ({:.2f} ms)", name, request.remote,
+    log_call(&budget, clock, request, warn, "{} from {}: declined, {} ({:.2f} ms)", name, request.remote,
              printable(call.declined), ms);
   } else if (call.outcome == Outcome::kRejected) {
-    log_call(budget, clock, request, warn, "{} from {}: 400 {} ({:.2f} ms)", name, request.remote,
+    log_call(&budget, clock, request, warn, "{} from {}: 400 {} ({:.2f} ms)", name, request.remote,
              printable(call.body_error), ms);
   } else if (call.refusal != engine::Refusal::kNone) {
     if (deps.metrics) deps.metrics->observe_refusal(metric_verb(endpoint), call.refusal);
-    log_call(budget, clock, request, warn, "{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256),
+    log_call(&budget, clock, request, warn, "{} {} from {}: refused ({}): {}", name, printable(summary.pod, 256),
              request.remote, engine::refusal_name(call.refusal), printable(summary.note));
   } else {
     const std::string form = *summary.form ? std::string(" [") + summary.form + "]" : std::string();
-    if (endpoint == Endpoint::kBind && call.outcome == Outcome::kOk) {
-      spdlog::info("{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256), summary.nodes_in,
-                   summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
-      return;
-    }
-    log_call(budget, clock, request, info, "{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name, printable(summary.pod, 256),
-             summary.nodes_in, summary.nodes_out, form, ms, summary.note.empty() ? "" : ": ", printable(summary.note));
+    // A bind that landed is a Binding, which the API write budget bounds already.
+    const bool landed = endpoint == Endpoint::kBind && call.outcome == Outcome::kOk;
+    log_call(landed ? nullptr : &budget, clock, request, info, "{} {}: nodes {} -> {}{} ({:.2f} ms){}{}", name,
+             printable(summary.pod, 256), summary.nodes_in, summary.nodes_out, form, ms,
+             summary.note.empty() ? "" : ": ", printable(summary.note));
   }
 }
 
@@ -248,7 +247,7 @@ http::HttpResponse Api::handle(const http::HttpRequest& request) {
   }
   const Route& rt = *r.route;
   if (loopback_only(rt.endpoint) && !request.peer_loopback) {
-    log_call(log_budget_, clock_of(deps_), request, spdlog::level::warn,
+    log_call(&log_budget_, clock_of(deps_), request, spdlog::level::warn,
              "{} {} from {}: 403, debug and admin endpoints answer loopback peers only", request.method,
              printable(request.path, 256), request.remote);
     return error(403, "debug and admin endpoints answer loopback peers only (use kubectl port-forward)");
