@@ -6,7 +6,8 @@
 // nodes 0-3 and 6-7 and 5Gi on nodes 4-5. The real client, keep-alive from 127.0.0.1, plays
 // kube-scheduler: pending pods with one 10Gi claim (one csi-baremetal pod for seven TopoLVM ones)
 // each get one /filter-unmanaged over the 8 nodes, then are placed (claim selected-node, pod bound)
-// and removed, new ones created ahead of their turn; between them a 1-GPU pending pod's /filter.
+// and removed, new ones created ahead of their turn; between them a 1-GPU pending pod's /filter
+// (each pod filtered once, as kube-scheduler does in an attempt: a new GPU pod each time).
 // An answer is right when exactly the nodes that fit pass (csi-baremetal 0-5, TopoLVM 0-3 and 6-7,
 // GPU all 8) and it carries no error; anything else, or no answer, is wrong. Each scenario runs
 // quiet, then with strangers on other loopback addresses attacking:
@@ -202,8 +203,10 @@ class RealClient {
     http_.set_tcp_nodelay(true);
     http_.set_read_timeout(10s);
     http_.set_connection_timeout(10s);
-    cluster_.fake.put(Kind::kPods, gpu_pod_);
-    for (int i = 0; i < 16; ++i) create_next();
+    for (int i = 0; i < 16; ++i) {
+      create_next();
+      create_next_gpu();
+    }
   }
 
   Report run(const std::atomic<bool>& stop) {
@@ -242,6 +245,12 @@ class RealClient {
     cluster_.fake.put(Kind::kPods, ahead_.back().pod);
   }
 
+  void create_next_gpu() {
+    const std::string name = "gpu-" + std::to_string(next_gpu_++);
+    gpu_ahead_.push_back(pod_object(kNs, name, "uid-" + name, 1));
+    cluster_.fake.put(Kind::kPods, gpu_ahead_.back());
+  }
+
   void place(const VolumePod& v, const std::string& node) {
     const std::string name = v.pod["metadata"]["name"];
     cluster_.fake.put(Kind::kClaims, claim_object(kNs, name + "-data", "c-" + name, v.cls, "10Gi", node));
@@ -254,7 +263,7 @@ class RealClient {
 
   void one_call(Report& r, bool volume, bool quiet = false) {
     ++serial_;
-    const VolumePod v = volume ? ahead_.front() : VolumePod{gpu_pod_, ""};
+    const VolumePod v = volume ? ahead_.front() : VolumePod{gpu_ahead_.front(), ""};
     const auto expected = fitting(v.cls);
     const auto start = BenchClock::now();
     auto res = http_.Post(volume ? "/scheduler/filter-unmanaged" : "/scheduler/filter", args_body(v.pod, all_nodes()),
@@ -269,7 +278,12 @@ class RealClient {
                      why.c_str());
       return;
     }
-    if (!volume) return;
+    if (!volume) {
+      gpu_ahead_.pop_front();
+      cluster_.fake.remove(Kind::kPods, std::string(kNs) + "/" + v.pod["metadata"]["name"].get<std::string>());
+      create_next_gpu();
+      return;
+    }
     ahead_.pop_front();
     place(v, expected.front());
     create_next();
@@ -277,9 +291,10 @@ class RealClient {
 
   Cluster& cluster_;
   httplib::Client http_;
-  json gpu_pod_ = pod_object(kNs, "gpu-0", "uid-gpu-0", 1);
+  std::deque<json> gpu_ahead_;
   std::deque<VolumePod> ahead_;
   int next_ = 0;
+  int next_gpu_ = 0;
   long serial_ = 0;
 };
 

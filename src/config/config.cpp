@@ -84,13 +84,43 @@ Status load_server_tls(YamlReader& r, const YAML::Node& tls, http::TlsOptions& t
   return {};
 }
 
+Status load_server_pacing(YamlReader& r, const YAML::Node& n, ServerConfig::Pacing& p) {
+  EXTENDER_TRY(r.expect_keys(n, "server.pacing", {"hold", "repeats_per_second", "errors_per_second"}));
+  if (!n.IsDefined() || n.IsNull()) return {};
+  EXTENDER_TRY(r.read_duration(n, "hold", "server.pacing", p.hold));
+  if (p.hold.count() < 0 || p.hold > std::chrono::seconds(10)) {
+    return r.error_at(n["hold"], "server.pacing.hold", "expected a duration from 0 to 10s");
+  }
+  EXTENDER_TRY(read_at_least(r, n, "repeats_per_second", "server.pacing", p.repeats_per_second, 2));
+  if (p.repeats_per_second > 1'000'000) {
+    return r.error_at(n["repeats_per_second"], "server.pacing.repeats_per_second", "must be at most 1000000");
+  }
+  EXTENDER_TRY(read_decimal(r, n, "errors_per_second", "server.pacing", p.errors_per_second, 1, 1e6));
+  return {};
+}
+
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
-  EXTENDER_TRY(
-      r.expect_keys(n, "server",
-                    {"listen", "path_prefix", "threads", "bind_threads", "max_body_bytes", "max_header_bytes",
-                     "max_header_count", "header_timeout", "read_timeout", "min_body_rate", "write_timeout",
-                     "keep_alive_timeout", "keep_alive_max_requests", "max_connections", "max_connections_per_peer",
-                     "max_buffered_bytes", "request_deadline", "max_nodes_per_request", "tls"}));
+  EXTENDER_TRY(r.expect_keys(n, "server",
+                             {"listen",
+                              "path_prefix",
+                              "threads",
+                              "bind_threads",
+                              "max_body_bytes",
+                              "max_header_bytes",
+                              "max_header_count",
+                              "header_timeout",
+                              "read_timeout",
+                              "min_body_rate",
+                              "write_timeout",
+                              "keep_alive_timeout",
+                              "keep_alive_max_requests",
+                              "max_connections",
+                              "max_connections_per_peer",
+                              "max_buffered_bytes",
+                              "request_deadline",
+                              "max_nodes_per_request",
+                              "tls",
+                              "pacing"}));
   if (!n.IsDefined() || n.IsNull()) return {};
   EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
   if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
@@ -129,6 +159,7 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   EXTENDER_TRY(read_at_least(r, n, "keep_alive_max_requests", "server", s.keep_alive_max_requests));
   EXTENDER_TRY(read_positive_duration(r, n, "request_deadline", "server", s.request_deadline));
   EXTENDER_TRY(read_at_least(r, n, "max_nodes_per_request", "server", s.max_nodes_per_request, 1));
+  EXTENDER_TRY(load_server_pacing(r, n["pacing"], s.pacing));
   return load_server_tls(r, n["tls"], s.tls);
 }
 

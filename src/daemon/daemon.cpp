@@ -260,6 +260,9 @@ server::ApiDeps Daemon::Parts::api_deps() {
   deps.decisions = &decisions;
   deps.in_flight = &in_flight;
   deps.log_lines_per_caller = cfg.logging.lines_per_caller;
+  deps.pacing.hold = cfg.server.pacing.hold;
+  deps.pacing.repeats_per_second = static_cast<int>(cfg.server.pacing.repeats_per_second);
+  deps.pacing.errors_per_second = cfg.server.pacing.errors_per_second;
   if (feed.cluster) {
     deps.watches = [kc = feed.cluster.get()] {
       std::vector<server::WatchView> out;

@@ -329,7 +329,7 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
   }
   auto refused = not_ready();
   refused = refused ? std::optional<std::string>("scheduler-extender is not ready: " + *refused)
-                    : volumes_of_pending_pod(args.pod, demand);
+                    : volumes_of_pending_pod(args.pod, demand, answer.refusal);
   if (refused) return answered_error(std::move(answer), std::move(*refused));
   auto claims = unplaced_claims(*demand);
   if (!claims.empty()) await_unseen_placements(caller, *demand, deadline);
@@ -361,9 +361,8 @@ FilterAnswer Extender::filter(const wire::ExtenderArgs& args, std::optional<Time
 }
 
 std::optional<std::string> Extender::volumes_of_pending_pod(const model::Pod& request_pod,
-                                                            Result<model::PodDemand>& demand) {
+                                                            Result<model::PodDemand>& demand, Refusal& refusal) {
   if (!deps_.pods || (unplaced_claims(*demand).empty() && !wants_drives(*demand))) return std::nullopt;
-  Refusal refusal{};
   auto pod = actionable_pod(request_pod.uid, request_pod.namespace_name, request_pod.name, refusal);
   if (!pod) return "not judging the pod's volumes: " + pod.message();
   demand = demand_of(*pod);

@@ -110,8 +110,15 @@ void EventLoop::begin_stop() {
   epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
   ::close(listen_fd);
   listen_fd = -1;
+  const auto now = clock.now();
   for (auto& [id, s] : sessions) {
     if (s->closing) continue;
+    if (s->held) {
+      HttpResponse res = std::move(*s->held);
+      s->held.reset();
+      answer(*s, std::move(res), now);
+      if (s->closing) continue;
+    }
     s->http.drain();
     settle(*s);
   }
@@ -257,13 +264,22 @@ void EventLoop::reap() {
 
 void EventLoop::account(Session& s, std::size_t bytes) { budget.force(s.http.peer().ip, s.accounted, bytes); }
 
-void EventLoop::schedule(Session& s) { timers.arm(s.id, s.http.deadline()); }
+void EventLoop::schedule(Session& s) {
+  timers.arm(s.id, s.http.deadline());
+  if (s.held) timers.arm(s.id, s.held_until);
+}
 
 void EventLoop::expire(TimePoint now) {
   while (auto id = timers.pop_due(now)) {
     auto it = sessions.find(*id);
     if (it == sessions.end() || it->second->closing) continue;
     Session& s = *it->second;
+    if (s.held && s.held_until <= now) {
+      HttpResponse res = std::move(*s.held);
+      s.held.reset();
+      answer(s, std::move(res), now);
+      if (s.closing) continue;
+    }
     if (s.http.deadline() <= now) {
       const Phase phase = s.http.phase();
       if (phase == Phase::kHead || phase == Phase::kBody) {
@@ -418,12 +434,21 @@ void EventLoop::drain_done() {
   for (auto& [id, res] : ready) {
     auto it = sessions.find(id);
     if (it == sessions.end() || it->second->closing) continue;
-    Session& s = *it->second;
-    account(s, 0);
-    s.http.respond(std::move(res), now);
-    pump(s);
-    settle(s);
+    answer(*it->second, std::move(res), now);
   }
+}
+
+void EventLoop::answer(Session& s, HttpResponse res, TimePoint now) {
+  if (res.not_before > now && !stopping) {
+    s.held_until = res.not_before;
+    s.held = std::move(res);
+    schedule(s);
+    return;
+  }
+  account(s, 0);
+  s.http.respond(std::move(res), now);
+  pump(s);
+  settle(s);
 }
 
 }  // namespace extender::http

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -58,6 +59,8 @@ struct Session {
   std::size_t accounted = 0;
   std::uint32_t events = 0;
   bool closing = false;
+  std::optional<HttpResponse> held;  // an answer not to be sent before held_until
+  TimePoint held_until{};
 };
 
 }  // namespace event_loop
@@ -128,6 +131,8 @@ struct EventLoop {
   void settle(Session& s);
   void start_dispatch(Session& s, HttpRequest req);
   void drain_done();
+  // Sends `res` on `s` now, or holds it there until its not_before.
+  void answer(Session& s, HttpResponse res, TimePoint now);
   void expire(TimePoint now);
   int wait_ms(TimePoint now) const;
   void close(Session& s);

@@ -67,7 +67,9 @@ struct VerbCall {
   engine::Summary summary;
   std::string body_error;  // the body is malformed: answered 400
   engine::Refusal refusal = engine::Refusal::kNone;
-  std::string declined;  // a body past the decode limits
+  std::string declined;        // a body past the decode limits
+  std::string pod_uid;         // the request's pod, when it was read
+  bool callers_error = false;  // the answer is an error the request caused (CallPacing)
 };
 
 // A filter or prioritize body past the decode limits: filter answers an Error, prioritize 413.
@@ -129,9 +131,11 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequ
     auto spent = std::make_shared<Spent<engine::FilterAnswer>>();
     spent->padded = padded;
     spent->args = std::move(*args);
+    call.pod_uid = spent->args.pod.uid;
     spent->answer = deps.extender->filter(spent->args, deadline, scope, request.peer_ip);
     engine::FilterAnswer& a = spent->answer;
     call.summary = std::move(a.summary);
+    call.callers_error = a.refusal != engine::Refusal::kNone;
     if (!a.result.error.empty()) call.outcome = Outcome::kError;
     if (deps.metrics)
       deps.metrics->observe_filter(call.summary.nodes_out, a.result.failed.size(), a.result.failed_unresolvable.size());
@@ -142,6 +146,7 @@ void answer_scoring(const ApiDeps& deps, Endpoint endpoint, const http::HttpRequ
     auto spent = std::make_shared<Spent<engine::PrioritizeAnswer>>();
     spent->padded = padded;
     spent->args = std::move(*args);
+    call.pod_uid = spent->args.pod.uid;
     spent->answer = deps.extender->prioritize(spent->args, deadline, scope);
     engine::PrioritizeAnswer& a = spent->answer;
     call.summary = std::move(a.summary);
@@ -156,6 +161,7 @@ void answer_bind(const ApiDeps& deps, const http::HttpRequest& request, VerbCall
     call.body_error = args.message();
     return;
   }
+  call.pod_uid = args->pod_uid;
   engine::BindAnswer a = deps.extender->bind(*args);
   call.summary = std::move(a.summary);
   if (!a.error.empty()) call.outcome = Outcome::kError;
@@ -169,6 +175,7 @@ void answer_preempt(const ApiDeps& deps, const http::HttpRequest& request, VerbC
     call.body_error = args.message();
     return;
   }
+  call.pod_uid = args->pod.uid;
   engine::PreemptAnswer a = deps.extender->preempt(*args);
   call.summary = std::move(a.summary);
   call.refusal = a.refusal;
@@ -231,6 +238,27 @@ void record(const ApiDeps& deps, LogBudget& budget, Endpoint endpoint, const htt
              printable(summary.pod, 256), summary.nodes_in, summary.nodes_out, form, ms,
              summary.note.empty() ? "" : ": ", printable(summary.note));
   }
+}
+
+// Holds the answer when `pacing` paces the call, saying why in its note.
+void pace(const ApiDeps& deps, CallPacing& pacing, Endpoint endpoint, const http::HttpRequest& request,
+          VerbCall& call) {
+  const bool error = call.callers_error || call.refusal != engine::Refusal::kNone || !call.body_error.empty() ||
+                     !call.declined.empty();
+  const CallPacing::Verdict v =
+      pacing.judge(request.peer_ip, verb_name(endpoint), call.pod_uid, error, clock_of(deps).now());
+  if (v.reason == CallPacing::Reason::kNone) return;
+  call.res.not_before = v.answer_at;
+  if (deps.metrics) deps.metrics->observe_paced(v.reason == CallPacing::Reason::kRepeated);
+  const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(deps.pacing.hold).count();
+  std::string why = v.reason == CallPacing::Reason::kRepeated
+                        ? fmt::format(
+                              "call {} of {} for this pod from {} within a second (kube-scheduler makes one "
+                              "an attempt)",
+                              v.repeats, verb_name(endpoint), request.peer_ip)
+                        : fmt::format("{} answers more errors than server.pacing allows it", request.peer_ip);
+  std::string& note = call.summary.note;
+  note += fmt::format("{}answer held {} ms: {}", note.empty() ? "" : "; ", held, why);
 }
 
 }  // namespace
@@ -329,6 +357,7 @@ http::HttpResponse Api::verb(const Route& route, const http::HttpRequest& reques
     call.outcome = Outcome::kRejected;
     call.res = error(400, "malformed " + std::string(verb_name(route.endpoint)) + " request: " + call.body_error);
   }
+  pace(deps_, pacing_, route.endpoint, request, call);
   record(deps_, log_budget_, route.endpoint, request, call, clock_of(deps_).now() - started);
   remember_decision(deps_, route.endpoint, call);
   return std::move(call.res);

@@ -224,6 +224,14 @@ Metrics::Metrics(std::vector<std::string> gpu_resources)
                           .Register(*registry_);
   overcommits_[0] = &overcommits.Add({{"kind", "gpu"}});
   overcommits_[1] = &overcommits.Add({{"kind", "pool"}});
+  auto& paced = prometheus::BuildCounter()
+                    .Name("scheduler_extender_paced_calls_total")
+                    .Help(
+                        "Verb calls whose answer was held (server.pacing), by reason: one pod's calls past the "
+                        "limit a second (repeated), or a caller's error answers past its budget (errors).")
+                    .Register(*registry_);
+  paced_[0] = &paced.Add({{"reason", "repeated"}});
+  paced_[1] = &paced.Add({{"reason", "errors"}});
 }
 
 Metrics::~Metrics() = default;
@@ -251,6 +259,8 @@ void Metrics::observe_expired_reservations(std::size_t n) { expired_->Increment(
 void Metrics::observe_overcommit(const state::Overcommit& o) {
   overcommits_[o.kind == state::Overcommit::Kind::kGpu ? 0 : 1]->Increment();
 }
+
+void Metrics::observe_paced(bool repeated) { paced_[repeated ? 0 : 1]->Increment(); }
 
 std::vector<MetricFamily> state_families(const ScrapeView& view, const std::vector<std::string>& gpu_resources) {
   std::vector<MetricFamily> out;

@@ -48,6 +48,9 @@ TEST(Config, TheDocumentedExampleLoadsAndEqualsTheDefaults) {
   EXPECT_EQ(c->server.max_connections_per_peer, d->server.max_connections_per_peer);
   EXPECT_EQ(c->server.max_buffered_bytes, d->server.max_buffered_bytes);
   EXPECT_EQ(c->server.max_nodes_per_request, d->server.max_nodes_per_request);
+  EXPECT_EQ(c->server.pacing.hold, d->server.pacing.hold);
+  EXPECT_EQ(c->server.pacing.repeats_per_second, d->server.pacing.repeats_per_second);
+  EXPECT_EQ(c->server.pacing.errors_per_second, d->server.pacing.errors_per_second);
   EXPECT_EQ(c->standalone.max_request_nodes, d->standalone.max_request_nodes);
   EXPECT_EQ(c->server.tls.client_names, d->server.tls.client_names);
   EXPECT_EQ(c->kubernetes.watch_timeout, d->kubernetes.watch_timeout);
@@ -88,6 +91,7 @@ server:
   read_timeout: 1m30s
   request_deadline: 500ms
   max_nodes_per_request: 20000
+  pacing: {hold: 20ms, repeats_per_second: 4, errors_per_second: 2.5}
   tls: {cert_file: /c.pem, key_file: /k.pem, client_ca_file: /ca.pem}
 standalone: {max_request_nodes: 0}
 gpu:
@@ -115,6 +119,9 @@ logging: {level: debug, format: json, lines_per_caller: 2.5}
   EXPECT_EQ(c->server.read_timeout, std::chrono::milliseconds(90'000));
   EXPECT_EQ(c->server.request_deadline, std::chrono::milliseconds(500));
   EXPECT_EQ(c->server.max_nodes_per_request, 20000);
+  EXPECT_EQ(c->server.pacing.hold, std::chrono::milliseconds(20));
+  EXPECT_EQ(c->server.pacing.repeats_per_second, 4);
+  EXPECT_DOUBLE_EQ(c->server.pacing.errors_per_second, 2.5);
   EXPECT_EQ(c->decode_limits().max_nodes, 20000u);
   EXPECT_EQ(c->standalone.max_request_nodes, 0);
   EXPECT_EQ(c->server.tls.client_ca_file, "/ca.pem");
@@ -193,6 +200,11 @@ TEST(Config, ErrorsNameTheKeyAndTheLine) {
       {"logging:\n  level: loud\n", "logging.level"},
       {"logging:\n  format: xml\n", "expected text or json"},
       {"logging:\n  lines_per_caller: -1\n", "logging.lines_per_caller: expected a number from 0 to 1e+06"},
+      {"server:\n  pacing: {hold: 11s}\n", "server.pacing.hold: expected a duration from 0 to 10s"},
+      {"server:\n  pacing: {repeats_per_second: 1}\n", "server.pacing.repeats_per_second: must be at least 2"},
+      {"server:\n  pacing: {repeats_per_second: 2000000}\n", "server.pacing.repeats_per_second: must be at most"},
+      {"server:\n  pacing: {errors_per_second: 0}\n", "server.pacing.errors_per_second: expected a number from 1"},
+      {"server:\n  pacing: {hold_for: 1s}\n", "hold_for"},
       {"storage:\n  classes: [a]\n", "storage.classes"},
       {"storage:\n  capacity_settle: 0s\n", "storage.capacity_settle: must be longer than 0"},
       {"storage:\n  selected_claim_timeout: 0s\n", "storage.selected_claim_timeout: must be longer than 0"},

@@ -353,7 +353,7 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 }
 
 TEST(Budgets, AFloodOfCallsFromOnePeerIsLoggedWithinItsBudgetAndCounted) {
-  DaemonProcess d({}, "logging:\n  lines_per_caller: 5\n");
+  DaemonProcess d({}, "server:\n  pacing:\n    hold: 0s\nlogging:\n  lines_per_caller: 5\n");
   httplib::Client flood("127.0.0.1", d.port());
   flood.set_interface("127.0.0.2");
   const std::string flood_body = R"({"Pod":)" + gpu_pod("flood") + R"(,"NodeNames":["n1"]})";
@@ -383,6 +383,54 @@ TEST(Budgets, AFloodOfCallsFromOnePeerIsLoggedWithinItsBudgetAndCounted) {
   EXPECT_NE(log.find("filter t/own:"), std::string::npos) << "another caller keeps its own budget";
   // The burst (10), five a second while it lasted, and the last call.
   EXPECT_LE(count_of(log, "filter t/flood:"), 10 + 5 * seconds + 2) << log;
+}
+
+// The value of the series `name{labels}` in a /metrics text; -1 when absent.
+double metric(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(Budgets, ACallerRepeatingOnePodOrSendingErrorsIsAnsweredLateAndOthersAreNot) {
+  DaemonProcess d({}, kAdmin);  // server.pacing as shipped: 50 ms past 10 calls a pod, 20 errors a second
+  httplib::Client loop("127.0.0.1", d.port());
+  loop.set_interface("127.0.0.2");
+  const std::string body = R"({"Pod":)" + gpu_pod("loop") + R"(,"NodeNames":["n1"]})";
+  const auto started = Clock::now();
+  std::string first;
+  for (int i = 0; i < 30; ++i) {
+    auto r = loop.Post("/filter", body, "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+    if (i == 0) first = r->body;
+    EXPECT_EQ(r->body, first) << "a held answer is still the answer";
+  }
+  // Calls 11 to 30 within the second were held (all of them, should the calls take over a second).
+  EXPECT_GE(Clock::now() - started, 20 * 45ms);
+  httplib::Client errors("127.0.0.1", d.port());
+  errors.set_interface("127.0.0.3");
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(errors.Post("/filter", "{}", "application/json"));
+  httplib::Client own("127.0.0.1", d.port());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(own.Post("/filter", R"({"Pod":)" + gpu_pod("own-" + std::to_string(i)) + R"(,"NodeNames":["n1"]})",
+                         "application/json"));
+  }
+  httplib::Client admin("127.0.0.1", d.admin_port());
+  auto m = admin.Get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(metric(m->body, R"(scheduler_extender_paced_calls_total{reason="repeated"})"), 20) << m->body;
+  // The budget's burst (40) answered at once; at most a few more for the time the calls took.
+  const double errors_held = metric(m->body, R"(scheduler_extender_paced_calls_total{reason="errors"})");
+  EXPECT_GE(errors_held, 5);
+  EXPECT_LE(errors_held, 10);
+  const std::string log = d.wait_for_log("filter t/own-4:");
+  EXPECT_NE(log.find("answer held 50 ms: call 11 of filter for this pod from 127.0.0.2"), std::string::npos) << log;
+  EXPECT_EQ(count_of(log, "answer held"), 20u) << "only the repeated calls' lines say so (400s carry no note)";
+  for (int i = 0; i < 5; ++i) {
+    const auto line = log.find("filter t/own-" + std::to_string(i) + ":");
+    ASSERT_NE(line, std::string::npos);
+    EXPECT_EQ(log.substr(line, log.find('\n', line) - line).find("held"), std::string::npos);
+  }
 }
 
 TEST(Budgets, OnePeerHoldsNoMoreThanItsShareOfTheBodyBudget) {

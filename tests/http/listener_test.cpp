@@ -17,14 +17,16 @@ namespace {
 using namespace std::chrono_literals;
 
 // A listener on a free loopback port, served on its own thread until the fixture ends.
+HttpResponse echo(const HttpRequest& r) {
+  HttpResponse res;
+  res.body = r.method + " " + r.path + " " + r.body;
+  return res;
+}
+
 class Served {
  public:
-  explicit Served(ListenerOptions options)
-      : listener_(std::move(options), [](const HttpRequest& r) {
-          HttpResponse res;
-          res.body = r.method + " " + r.path + " " + r.body;
-          return res;
-        }) {
+  explicit Served(ListenerOptions options, Dispatch dispatch = echo)
+      : listener_(std::move(options), std::move(dispatch)) {
     auto st = listener_.bind("127.0.0.1", 0);
     EXPECT_TRUE(st.ok()) << st.message();
     thread_ = std::thread([this] { listener_.serve(); });
@@ -95,6 +97,55 @@ TEST(Listener, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
   ASSERT_EQ(::send(fd, two.data(), two.size(), 0), static_cast<ssize_t>(two.size()));
   const std::string expected = answer("POST /a x") + answer("GET /b ");
   EXPECT_EQ(read_for(fd, expected.size(), 5s), expected);
+  ::close(fd);
+}
+
+// Echoes, holding the answer to /late until `hold` after it is ready.
+Dispatch holding(std::chrono::milliseconds hold) {
+  return [hold](const HttpRequest& r) {
+    HttpResponse res = echo(r);
+    if (r.path == "/late") res.not_before = steady_clock().now() + hold;
+    return res;
+  };
+}
+
+TEST(Listener, AnAnswerIsHeldUntilItsNotBeforeOnNoThread) {
+  ListenerOptions o = quick();
+  o.threads = 1;
+  o.lane_of = [](std::string_view, std::string_view) { return Lane::kCompute; };
+  Served s(o, holding(600ms));
+  const int late = connect_to(s.listener().port());
+  const int now = connect_to(s.listener().port());
+  const std::string late_req = "GET /late HTTP/1.1\r\n\r\n";
+  const std::string now_req = "GET /now HTTP/1.1\r\n\r\n";
+  ::send(late, late_req.data(), late_req.size(), 0);
+  EXPECT_EQ(read_for(late, 1, 200ms), "");  // held
+  // The one worker is free while the answer is held.
+  ::send(now, now_req.data(), now_req.size(), 0);
+  EXPECT_EQ(read_for(now, answer("GET /now ").size(), 5s), answer("GET /now "));
+  EXPECT_EQ(read_for(late, answer("GET /late ").size(), 5s), answer("GET /late "));
+  // The connection serves its next request as usual.
+  ::send(late, now_req.data(), now_req.size(), 0);
+  EXPECT_EQ(read_for(late, answer("GET /now ").size(), 5s), answer("GET /now "));
+  ::close(late);
+  ::close(now);
+}
+
+TEST(Listener, StopSendsHeldAnswersAtOnce) {
+  auto s = std::make_unique<Served>(quick(), holding(60s));
+  const int fd = connect_to(s->listener().port());
+  const std::string req = "GET /late HTTP/1.1\r\n\r\n";
+  ::send(fd, req.data(), req.size(), 0);
+  EXPECT_EQ(read_for(fd, 1, 200ms), "");
+  const auto start = std::chrono::steady_clock::now();
+  s->listener().stop();
+  bool eof = false;
+  const std::string got = read_for(fd, 1 << 16, 10s, &eof);
+  EXPECT_TRUE(eof);
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 200 OK")) << got;
+  EXPECT_TRUE(got.ends_with("GET /late ")) << got;
+  s->thread().join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // not after the hold
   ::close(fd);
 }
 

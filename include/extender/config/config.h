@@ -35,6 +35,14 @@ struct ServerConfig : http::ServerOptions {
   // Nodes in one filter or prioritize request, refused at the next one while decoding (above the
   // 65,000 of the largest managed clusters; see wire::DecodeLimits).
   std::int64_t max_nodes_per_request = 100'000;
+  // Answers held for a caller looping on calls kube-scheduler never makes (server/call_pacing.h):
+  // a call past `repeats_per_second` calls of its verb for one pod from its caller within a second,
+  // or an error answer past the caller's `errors_per_second`, is answered `hold` late (0: never).
+  struct Pacing {
+    milliseconds hold{50};
+    std::int64_t repeats_per_second = 10;
+    double errors_per_second = 20;
+  } pacing;
 };
 
 struct AdminConfig {

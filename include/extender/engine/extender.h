@@ -55,6 +55,8 @@ struct Summary {
 struct FilterAnswer {
   wire::FilterResult result;
   Summary summary;
+  // Set when the error is the request's: its pod is not one the verb may act on (actionable_pod).
+  Refusal refusal = Refusal::kNone;
   std::shared_ptr<const std::deque<std::string>> owned_names;
   std::optional<state::Snapshot> snapshot;
 };
@@ -159,8 +161,10 @@ class Extender {
                                std::optional<TimePoint> deadline);
   // Kubernetes mode, a pod with volumes to place: replaces `demand` (the request's) by the demand
   // of the pod the API server has pending under that uid, namespace and name, so that no wait,
-  // hold or reservation follows what a caller wrote; why not when there is no such pod.
-  std::optional<std::string> volumes_of_pending_pod(const model::Pod& request_pod, Result<model::PodDemand>& demand);
+  // hold or reservation follows what a caller wrote; why not (and `refusal`) when there is no
+  // such pod.
+  std::optional<std::string> volumes_of_pending_pod(const model::Pod& request_pod, Result<model::PodDemand>& demand,
+                                                    Refusal& refusal);
   // csi-baremetal: reserves the drives the pod's volumes take on the passed nodes (a demand
   // volumes_of_pending_pod read from the API server's pod) and keeps in `passed` the nodes the
   // reservation holds (hold_drives); the filter's error, if any.

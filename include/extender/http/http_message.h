@@ -58,6 +58,9 @@ struct HttpResponse {
   // worker frees it after handing the answer to the event loop, so the client does not wait on it,
   // and before the request body, which it may point into.
   std::shared_ptr<const void> spent = nullptr;
+  // Not sent before this time (a paced caller's answer): the event loop holds it, on no thread,
+  // until then. Unset or past: sent as soon as it is ready.
+  TimePoint not_before{};
 };
 
 // An answer the HTTP layer gives by itself (a request it refuses, a body it cannot decode, a

@@ -8,7 +8,9 @@
 // have synced; /readyz, /version and /debug/state say whether it leads. Writes one
 // log line per verb request (refusals with the caller's address) within its caller's LogBudget,
 // but for a bind that landed (each one a Binding, which the API write budget bounds already),
-// and feeds Metrics. Thread-safe.
+// and feeds Metrics. A verb's answer is held when CallPacing paces its call (a pod's calls past
+// the limit, or a caller's errors past its budget: refusals, malformed or declined bodies; never
+// the daemon's own errors, such as not being ready). Thread-safe.
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -18,6 +20,7 @@
 #include "extender/common/clock.h"
 #include "extender/engine/ports.h"
 #include "extender/http/http_message.h"
+#include "extender/server/call_pacing.h"
 #include "extender/server/decision_log.h"
 #include "extender/server/log_budget.h"
 #include "extender/server/metrics.h"
@@ -67,12 +70,17 @@ struct ApiDeps {
   // The per-call log lines one caller (peer address) may have written a second (LogBudget);
   // 0: every one.
   double log_lines_per_caller = 0;
+  // Which callers' answers are held, and for how long (CallPacing); a zero hold: none.
+  CallPacing::Options pacing{};
 };
 
 class Api {
  public:
   Api(ApiDeps deps, RouterOptions routes)
-      : deps_(std::move(deps)), routes_(std::move(routes)), log_budget_({deps_.log_lines_per_caller}) {}
+      : deps_(std::move(deps)),
+        routes_(std::move(routes)),
+        log_budget_({deps_.log_lines_per_caller}),
+        pacing_(deps_.pacing) {}
   http::HttpResponse handle(const http::HttpRequest& request);
   // The worker lane a request runs on: verbs that decide, binds, light reads, or inline for
   // /healthz and answers that need no work (404, 405).
@@ -96,6 +104,7 @@ class Api {
   ApiDeps deps_;
   RouterOptions routes_;
   LogBudget log_budget_;
+  CallPacing pacing_;
 };
 
 }  // namespace extender::server

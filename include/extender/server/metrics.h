@@ -68,6 +68,9 @@ class Metrics {
   void observe_expired_reservations(std::size_t n);
   // An overcommit episode that starts (see state/overcommit.h).
   void observe_overcommit(const state::Overcommit& o);
+  // A verb's answer held by CallPacing: `repeated` (one pod's calls past the limit) or not (a
+  // caller's errors past its budget).
+  void observe_paced(bool repeated);
 
   // The whole exposition text.
   std::string render(const ScrapeView& view) const;
@@ -81,6 +84,7 @@ class Metrics {
   prometheus::Counter* refusals_[2][static_cast<int>(engine::Refusal::kCount)] = {};  // bind, preempt
   prometheus::Counter* expired_ = nullptr;
   prometheus::Counter* overcommits_[2] = {};  // gpu, pool
+  prometheus::Counter* paced_[2] = {};        // repeated, errors
 };
 
 // The state families of one scrape (exposed for tests).
