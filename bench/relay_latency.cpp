@@ -23,7 +23,9 @@ using namespace extender::testing;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kConfig = "admin:\n  listen: 127.0.0.1:0\n";
+// Its clients replay one pod's request back to back, which server.pacing would answer late (kube-scheduler
+// sends each pod once an attempt): pacing is off, so that the figures are the daemon's own.
+constexpr const char* kConfig = "server:\n  pacing: {hold: 0s}\nadmin:\n  listen: 127.0.0.1:0\n";
 constexpr const char* kPath = "/scheduler/prioritize-unmanaged";
 
 double at(std::vector<double> v, double q) {

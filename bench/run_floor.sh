@@ -35,7 +35,11 @@ json.dump({"Pod": args["Pod"], "Nodes": None, "NodeNames": names}, open(sys.argv
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 daemon_port=$(port); admin_port=$(port); floor_port=$(port)
-"$build/scheduler-extender" --config examples/config.yaml --listen "127.0.0.1:$daemon_port" \
+# wrk replays one pod's request back to back, which server.pacing would answer late (kube-scheduler
+# sends each pod once an attempt): the daemon runs the example config with pacing off.
+config="$data/floor-config.yaml"
+sed 's/^server:$/server:\n  pacing: {hold: 0s}/' examples/config.yaml >"$config"
+"$build/scheduler-extender" --config "$config" --listen "127.0.0.1:$daemon_port" \
   --admin-listen "127.0.0.1:$admin_port" --log-level warn &
 daemon=$!
 "$build/bench/floor_server" "$floor_port" &

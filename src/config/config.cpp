@@ -99,6 +99,19 @@ Status load_server_pacing(YamlReader& r, const YAML::Node& n, ServerConfig::Paci
   return {};
 }
 
+// server.listen and server.path_prefix (without its trailing slashes).
+Status load_server_address(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
+  EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
+  if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
+  EXTENDER_TRY(r.read(n, "path_prefix", "server", s.path_prefix));
+  if (!s.path_prefix.empty() && s.path_prefix[0] != '/') {
+    return r.error_at(n["path_prefix"], "server.path_prefix", "must start with /");
+  }
+  while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
+  if (s.path_prefix == "/") s.path_prefix.clear();
+  return {};
+}
+
 Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
   EXTENDER_TRY(r.expect_keys(n, "server",
                              {"listen",
@@ -122,14 +135,7 @@ Status load_server(YamlReader& r, const YAML::Node& n, ServerConfig& s) {
                               "tls",
                               "pacing"}));
   if (!n.IsDefined() || n.IsNull()) return {};
-  EXTENDER_TRY(r.read(n, "listen", "server", s.listen));
-  if (auto hp = parse_host_port(s.listen); !hp) return r.error_at(n["listen"], "server.listen", hp.message());
-  EXTENDER_TRY(r.read(n, "path_prefix", "server", s.path_prefix));
-  if (!s.path_prefix.empty() && s.path_prefix[0] != '/') {
-    return r.error_at(n["path_prefix"], "server.path_prefix", "must start with /");
-  }
-  while (s.path_prefix.size() > 1 && s.path_prefix.back() == '/') s.path_prefix.pop_back();
-  if (s.path_prefix == "/") s.path_prefix.clear();
+  EXTENDER_TRY(load_server_address(r, n, s));
   EXTENDER_TRY(read_at_least(r, n, "threads", "server", s.threads, 1));
   EXTENDER_TRY(read_at_least(r, n, "bind_threads", "server", s.bind_threads, 1));
   if (s.threads > 1024 || s.bind_threads > 1024) {
