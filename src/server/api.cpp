@@ -245,18 +245,19 @@ void pace(const ApiDeps& deps, CallPacing& pacing, Endpoint endpoint, const http
           VerbCall& call) {
   const bool error = call.callers_error || call.refusal != engine::Refusal::kNone || !call.body_error.empty() ||
                      !call.declined.empty();
-  const CallPacing::Verdict v =
-      pacing.judge(request.peer_ip, verb_name(endpoint), call.pod_uid, error, clock_of(deps).now());
+  const TimePoint now = clock_of(deps).now();
+  const CallPacing::Verdict v = pacing.judge(request.peer_ip, verb_name(endpoint), call.pod_uid, error, now);
   if (v.reason == CallPacing::Reason::kNone) return;
   call.res.not_before = v.answer_at;
   if (deps.metrics) deps.metrics->observe_paced(v.reason == CallPacing::Reason::kRepeated);
-  const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(deps.pacing.hold).count();
-  std::string why = v.reason == CallPacing::Reason::kRepeated
-                        ? fmt::format(
-                              "call {} of {} for this pod from {} within a second (kube-scheduler makes one "
-                              "an attempt)",
-                              v.repeats, verb_name(endpoint), request.peer_ip)
-                        : fmt::format("{} answers more errors than server.pacing allows it", request.peer_ip);
+  const auto held = std::chrono::duration_cast<std::chrono::milliseconds>(v.answer_at - now).count();
+  std::string why =
+      v.reason == CallPacing::Reason::kRepeated
+          ? fmt::format(
+                "call {} of {} for this pod from {} within a second (kube-scheduler makes one "
+                "an attempt)",
+                v.repeats, verb_name(endpoint), request.peer_ip)
+          : fmt::format("the requests of {} caused more error answers than server.pacing allows", request.peer_ip);
   std::string& note = call.summary.note;
   note += fmt::format("{}answer held {} ms: {}", note.empty() ? "" : "; ", held, why);
 }

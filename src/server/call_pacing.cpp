@@ -1,5 +1,6 @@
 #include "extender/server/call_pacing.h"
 
+#include <algorithm>
 #include <chrono>
 #include <iterator>
 
@@ -39,21 +40,17 @@ CallPacing::Verdict CallPacing::judge(std::string_view caller, std::string_view 
   } else if (error && !errors_.admit(caller, now).write) {
     v.reason = Reason::kErrors;
   }
-  if (v.reason != Reason::kNone) v.answer_at = now + options_.hold;
+  if (v.reason == Reason::kRepeated) {
+    v.answer_at = now + options_.hold * std::min(v.repeats / options_.repeats_per_second, kMostHolds);
+  } else if (v.reason == Reason::kErrors) {
+    v.answer_at = now + options_.hold;
+  }
   return v;
 }
 
 std::size_t CallPacing::windows() const {
   std::lock_guard lock(mu_);
   return windows_.size();
-}
-
-const char* pacing_reason_name(CallPacing::Reason r) {
-  switch (r) {
-    case CallPacing::Reason::kRepeated: return "repeated";
-    case CallPacing::Reason::kErrors: return "errors";
-    default: return "none";
-  }
 }
 
 }  // namespace extender::server

@@ -36,7 +36,14 @@ TEST(CallPacing, OnePodsCallsOfOneVerbPastTheLimitInASecondAreHeld) {
   EXPECT_EQ(v.reason, Reason::kRepeated);
   EXPECT_EQ(v.repeats, 11);
   EXPECT_EQ(v.answer_at, t0 + 60ms);
-  EXPECT_EQ(paced_calls(p, 5, t0 + 999ms), 5);
+  EXPECT_EQ(paced_calls(p, 8, t0 + 20ms), 8);
+  // The hold grows with the calls past the limit: the 20th call twice, the 30th three times.
+  EXPECT_EQ(p.judge("10.0.0.1", "filter", "uid-a", false, t0 + 30ms).answer_at, t0 + 30ms + 2 * 50ms);
+  EXPECT_EQ(paced_calls(p, 9, t0 + 40ms), 9);
+  EXPECT_EQ(p.judge("10.0.0.1", "filter", "uid-a", false, t0 + 50ms).answer_at, t0 + 50ms + 3 * 50ms);
+  EXPECT_EQ(paced_calls(p, 1000, t0 + 60ms), 1000);
+  EXPECT_EQ(p.judge("10.0.0.1", "filter", "uid-a", false, t0 + 70ms).answer_at,
+            t0 + 70ms + CallPacing::kMostHolds * 50ms);
   EXPECT_EQ(paced_calls(p, 10, t0 + 1s), 0);  // a new window
 }
 
@@ -74,7 +81,8 @@ TEST(CallPacing, ErrorsPastTheCallersBudgetAreHeld) {
   EXPECT_EQ(held, 60);                                                    // bursts of twice the rate
   EXPECT_EQ(paced_calls(p, 1, t0, "10.0.0.1", "filter", "uid-good"), 0);  // right answers are not
   EXPECT_EQ(paced_calls(p, 1, t0, "10.0.0.2", "filter", "made-up-x", true), 0);
-  EXPECT_EQ(paced_calls(p, 30, t0 + 1s, "10.0.0.1", "filter", "", true), 10);  // twenty a second
+  EXPECT_EQ(paced_calls(p, 30, t0 + 1s, "10.0.0.1", "filter", "", true), 10);             // twenty a second
+  EXPECT_EQ(p.judge("10.0.0.1", "filter", "", true, t0 + 1s).answer_at, t0 + 1s + 50ms);  // errors: one hold
 }
 
 TEST(CallPacing, PastMaxPodsEndedWindowsAreForgottenAndNewOnesGoUncounted) {

@@ -36,8 +36,9 @@ struct ServerConfig : http::ServerOptions {
   // 65,000 of the largest managed clusters; see wire::DecodeLimits).
   std::int64_t max_nodes_per_request = 100'000;
   // Answers held for a caller looping on calls kube-scheduler never makes (server/call_pacing.h):
-  // a call past `repeats_per_second` calls of its verb for one pod from its caller within a second,
-  // or an error answer past the caller's `errors_per_second`, is answered `hold` late (0: never).
+  // a call past `repeats_per_second` calls of its verb for one pod from its caller within a second
+  // (held `hold` times its number over the limit), or an error answer past the caller's
+  // `errors_per_second` (held `hold`); 0: never.
   struct Pacing {
     milliseconds hold{50};
     std::int64_t repeats_per_second = 10;

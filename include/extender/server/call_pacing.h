@@ -6,9 +6,11 @@
 // backoff), and it rarely gets an error. So a call is paced when, within one second, it is past
 // `repeats_per_second` calls of its verb for one pod from its caller, or when its answer is an
 // error past the caller's budget of `errors_per_second` (a token bucket, bursts of twice that:
-// made-up pods, malformed bodies). A paced answer is held for `hold` before it is sent
-// (http::HttpResponse::not_before): it stays right, but a caller sending calls back to back gets
-// one per hold per connection. Memory is bounded: at most `max_pods` (caller, verb, pod)
+// made-up pods, malformed bodies). A paced answer is held before it is sent
+// (http::HttpResponse::not_before): `hold` for an error, and for a repeated call `hold` times
+// its number over the limit (calls 11 to 19 of a pod's second: once, 20 to 29: twice, ...; at
+// most kMostHolds times), so that a caller repeating one pod from many connections gets fewer
+// answers the longer it goes on. A held answer stays right. Memory is bounded: at most `max_pods` (caller, verb, pod)
 // windows are kept, those ended forgotten in one walk at most once a second, and past that new
 // ones go uncounted (never paced); the error budgets are a LogBudget's (bounded the same way).
 // Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one mutex, held for
@@ -33,6 +35,8 @@ class CallPacing {
     std::size_t max_pods = 16'384;
     std::size_t max_callers = 4'096;
   };
+
+  static constexpr int kMostHolds = 20;
 
   enum class Reason { kNone, kRepeated, kErrors };
   struct Verdict {
@@ -61,7 +65,5 @@ class CallPacing {
   std::unordered_map<std::string, Window> windows_;
   TimePoint forgotten_{};  // the last walk of forget_ended
 };
-
-const char* pacing_reason_name(CallPacing::Reason r);
 
 }  // namespace extender::server
