@@ -10,9 +10,10 @@
 // (http::HttpResponse::not_before): `hold` for an error, and for a repeated call `hold` times
 // its number over the limit (calls 11 to 19 of a pod's second: once, 20 to 29: twice, ...; at
 // most kMostHolds times), so that a caller repeating one pod from many connections gets fewer
-// answers the longer it goes on. A held answer stays right. Memory is bounded: at most `max_pods` (caller, verb, pod)
-// windows are kept, those ended forgotten in one walk at most once a second, and past that new
-// ones go uncounted (never paced); the error budgets are a LogBudget's (bounded the same way).
+// answers the longer it goes on. A held answer stays right. Memory is bounded: at most
+// `max_pods` (caller, verb, pod) windows are kept, those ended forgotten in one walk at most once
+// a second, and past that new ones go uncounted (never paced); the error budgets are a
+// LogBudget's (bounded the same way).
 // Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one mutex, held for
 // a hash lookup.
 #include <cstddef>
