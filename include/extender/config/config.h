@@ -37,7 +37,7 @@ struct ServerConfig : http::ServerOptions {
   std::int64_t max_nodes_per_request = 100'000;
   // Answers held for a caller looping on calls kube-scheduler never makes (server/call_pacing.h):
   // a call past `repeats_per_second` calls of its verb for one pod from its caller within a second
-  // (held `hold` times its number over the limit), or an error answer past the caller's
+  // (held `hold`, twice that past twice the limit), or an error answer past the caller's
   // `errors_per_second` (held `hold`); 0: never.
   struct Pacing {
     milliseconds hold{50};

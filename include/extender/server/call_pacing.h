@@ -7,15 +7,16 @@
 // `repeats_per_second` calls of its verb for one pod from its caller, or when its answer is an
 // error past the caller's budget of `errors_per_second` (a token bucket, bursts of twice that:
 // made-up pods, malformed bodies). A paced answer is held before it is sent
-// (http::HttpResponse::not_before): `hold` for an error, and for a repeated call `hold` times
-// its number over the limit (calls 11 to 19 of a pod's second: once, 20 to 29: twice, ...; at
-// most kMostHolds times), so that a caller repeating one pod from many connections gets fewer
-// answers the longer it goes on. A held answer stays right. Memory is bounded: at most
-// `max_pods` (caller, verb, pod) windows are kept, those ended forgotten in one walk at most once
-// a second, and past that new ones go uncounted (never paced); the error budgets are a
-// LogBudget's (bounded the same way).
-// Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one mutex, held for
-// a hash lookup.
+// (http::HttpResponse::not_before): `hold` for an error; for a repeated call `hold` times its
+// number over the limit, at most kMostHolds times (calls 11 to 19 of a pod's second once, from
+// the 20th twice), so that a caller repeating one pod from many connections gets fewer answers
+// the longer it goes on, while every held answer still leaves within the relay's upstream
+// timeout (a stranger calling through the relay cannot open its breaker with held answers). A
+// held answer stays right. Memory is bounded: at most `max_pods` (caller, verb, pod) windows are
+// kept, those ended forgotten in one walk at most once a second, and past that new ones go
+// uncounted (never paced); the error budgets are a LogBudget's (bounded the same way). Pure
+// bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one mutex, held for a
+// hash lookup.
 #include <cstddef>
 #include <mutex>
 #include <string>
@@ -37,7 +38,7 @@ class CallPacing {
     std::size_t max_callers = 4'096;
   };
 
-  static constexpr int kMostHolds = 20;
+  static constexpr int kMostHolds = 2;
 
   enum class Reason { kNone, kRepeated, kErrors };
   struct Verdict {
