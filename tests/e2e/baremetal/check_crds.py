@@ -1,6 +1,11 @@
 """Checks tests/e2e/baremetal/crds.yaml is as strict as csi-baremetal's own CRDs: every object schema
 types its properties, nothing keeps unknown fields, and Volume alone is namespaced. A fixture looser
-than upstream would let the e2e suite write objects the real API server prunes or refuses."""
+than upstream would let the e2e suite write objects the real API server prunes or refuses. Given
+upstream's CRD folder (../shared/upstream/csi-baremetal/crds beside the repository, when there), also
+checks that each CRD's spec equals upstream's.
+usage: check_crds.py CRDS_YAML [UPSTREAM_DIR]"""
+import glob
+import os
 import sys
 
 import yaml
@@ -23,9 +28,25 @@ def loose_paths(node, path):
             yield from loose_paths(value, f"{path}[{i}]")
 
 
-def main(path):
+def upstream_differences(crds, folder):
+    ours = {crd["metadata"]["name"]: crd["spec"] for crd in crds}
+    for path in sorted(glob.glob(os.path.join(folder, "*.yaml"))):
+        for crd in yaml.safe_load_all(open(path)):
+            if not crd:
+                continue
+            name = crd["metadata"]["name"]
+            if name not in ours:
+                yield f"{name}: in upstream, not in the fixture"
+            elif ours[name] != crd["spec"]:
+                yield f"{name}: spec differs from upstream's {os.path.basename(path)}"
+
+
+def main(path, upstream=None):
     crds = [d for d in yaml.safe_load_all(open(path)) if d]
     problems = []
+    if upstream and os.path.isdir(upstream):
+        problems += list(upstream_differences(crds, upstream))
+        print(f"crds: compared with {upstream}")
     for crd in crds:
         name = crd["metadata"]["name"]
         want = "Namespaced" if name.startswith("volumes.") else "Cluster"
@@ -46,4 +67,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(*sys.argv[1:3]))
