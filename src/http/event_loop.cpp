@@ -114,9 +114,7 @@ void EventLoop::begin_stop() {
   for (auto& [id, s] : sessions) {
     if (s->closing) continue;
     if (s->held) {
-      HttpResponse res = std::move(*s->held);
-      s->held.reset();
-      answer(*s, std::move(res), now);
+      release_held(*s, now);
       if (s->closing) continue;
     }
     s->http.drain();
@@ -275,9 +273,7 @@ void EventLoop::expire(TimePoint now) {
     if (it == sessions.end() || it->second->closing) continue;
     Session& s = *it->second;
     if (s.held && s.held_until <= now) {
-      HttpResponse res = std::move(*s.held);
-      s.held.reset();
-      answer(s, std::move(res), now);
+      release_held(s, now);
       if (s.closing) continue;
     }
     if (s.http.deadline() <= now) {
@@ -449,6 +445,12 @@ void EventLoop::answer(Session& s, HttpResponse res, TimePoint now) {
   s.http.respond(std::move(res), now);
   pump(s);
   settle(s);
+}
+
+void EventLoop::release_held(Session& s, TimePoint now) {
+  HttpResponse res = std::move(*s.held);
+  s.held.reset();
+  answer(s, std::move(res), now);
 }
 
 }  // namespace extender::http

@@ -133,6 +133,8 @@ struct EventLoop {
   void drain_done();
   // Sends `res` on `s` now, or holds it there until its not_before.
   void answer(Session& s, HttpResponse res, TimePoint now);
+  // Sends the answer held on `s` (its time has come, or the loop stops).
+  void release_held(Session& s, TimePoint now);
   void expire(TimePoint now);
   int wait_ms(TimePoint now) const;
   void close(Session& s);

@@ -37,12 +37,9 @@ CallPacing::Verdict CallPacing::judge(std::string_view caller, std::string_view 
   if (!pod_uid.empty()) v.repeats = count_repeat(caller, verb, pod_uid, now);
   if (v.repeats > options_.repeats_per_second) {
     v.reason = Reason::kRepeated;
+    v.answer_at = now + options_.hold * std::min(v.repeats / options_.repeats_per_second, kMostHolds);
   } else if (error && !errors_.admit(caller, now).write) {
     v.reason = Reason::kErrors;
-  }
-  if (v.reason == Reason::kRepeated) {
-    v.answer_at = now + options_.hold * std::min(v.repeats / options_.repeats_per_second, kMostHolds);
-  } else if (v.reason == Reason::kErrors) {
     v.answer_at = now + options_.hold;
   }
   return v;

@@ -7,8 +7,8 @@
 // next written line (within 1 / per_second of its last, while it keeps calling). Memory is
 // bounded: past `max_callers` callers, those whose bucket is full and who owe no count (the same
 // as a caller never seen) are forgotten, in one walk at most once a second; until that walk makes
-// room, newcomers share one bucket. Pure bookkeeping: no I/O, no clock (the caller passes `now`). Thread-safe: one
-// mutex, held for a hash lookup.
+// room, newcomers share one bucket. Pure bookkeeping: no I/O, no clock (the caller passes `now`).
+// Thread-safe: one mutex, held for a hash lookup.
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
